@@ -1,0 +1,383 @@
+/*
+ * ir.h - the Structured SDFG that every phase after import works on.
+ *
+ * An Sdfg is a tree of structured control flow whose leaves are blocks:
+ *
+ *   N_SEQ    ordered children
+ *   N_MAP    parallel loop  for var in [lo, hi) step: body (an N_SEQ), with
+ *            a schedule (sequential, parallel, vector, unroll, gpu ...)
+ *   N_FOR    sequential loop, same fields, iterations may depend on each other
+ *   N_BLOCK  a dataflow graph: either one library node (a coarse op such as
+ *            convolution or GEMM, with whole containers as its memlets) or a
+ *            list of tasklets in topological order. A tasklet computes one
+ *            scalar from operands that are memlets (one element of a
+ *            container, at symbolic indices), earlier tasklets' values or
+ *            constants; it may store its value through an output memlet,
+ *            optionally with write-conflict resolution (wcr: +=, max=, ...).
+ *
+ * Containers are typed, shaped arrays: inputs, outputs, constants (weights,
+ * with their bytes during compilation), transients (placed in one arena by
+ * the memory plan), views (aliases of another container's memory with their
+ * own shape, strides and offset: permute, expand, slice and view of
+ * contiguous data cost nothing) and locals (small per-iteration buffers such
+ * as accumulator tiles, declared inside the body of the loop that owns them).
+ *
+ * Sizes, bounds, strides and memlet indices are symbolic integer
+ * expressions (Expr) over symbols: loop variables and shape symbols.
+ * Everything lives in the Sdfg's arena and refers to containers and symbols
+ * by integer id, so dumps are deterministic.
+ *
+ * Invariant after expansion (checked by the verifier): every non-local
+ * container is written by exactly one top-level child of the root sequence,
+ * and without wcr each element is stored at most once. Passes rely on it to
+ * move stores (fusion) and to compute lifetimes (memory plan).
+ */
+#ifndef DOCCC_IR_H
+#define DOCCC_IR_H
+
+#include "../lib/lib.h"
+
+#define MAXDIM 8
+
+/* ---- dtypes ------------------------------------------------------------------ */
+typedef enum {
+	DT_F32, DT_F64, DT_F16, DT_BF16,
+	DT_I64, DT_I32, DT_I16, DT_I8, DT_U8, DT_BOOL,
+	NDTYPES
+} Dtype;
+
+typedef struct {
+	const char *name;     /* "float32" (torch spelling) */
+	const char *ctype;    /* storage type in C: "float", "uint16_t" for bf16 */
+	const char *npy;      /* numpy descr */
+	int size;             /* bytes */
+	int isfloat;
+	int torch_st;         /* ScalarType number of the export schema */
+	const char *st;       /* safetensors dtype */
+} DtypeInfo;
+extern const DtypeInfo dtype_info[NDTYPES];
+/* From the export schema's ScalarType number; -1 if unsupported (the caller
+ * names it: dtype_torch_name gives "complex64", "float8_e4m3fn", ...). */
+int dtype_from_torch(int st);
+const char *dtype_torch_name(int st);
+int dtype_from_npy(const char *descr);
+int dtype_from_st(const char *st);
+
+/* ---- expr.c: symbolic integer expressions -----------------------------------
+ * Kept in a canonical form: constants folded, sums and products flattened and
+ * sorted, like terms combined (2*i + 3*i -> 5*i), x*1, x+0, x/1 removed,
+ * floor division and modulo of constant multiples simplified. Two
+ * expressions that are equal in canonical form are structurally equal
+ * (ex_eq), which is what passes use to compare subsets. */
+typedef enum { E_INT, E_SYM, E_ADD, E_MUL, E_DIV, E_MOD, E_MIN, E_MAX } ExprKind;
+typedef struct Expr Expr;
+struct Expr {
+	ExprKind k;
+	int n;           /* number of args (E_ADD, E_MUL n-ary; others 2) */
+	int64_t v;       /* E_INT: value; E_SYM: symbol id */
+	Expr **a;        /* args */
+};
+/* E_DIV is floor division and E_MOD its remainder (Python semantics). */
+
+typedef enum { SYM_SHAPE, SYM_LOOP } SymKind;
+typedef struct {
+	char *name;      /* C identifier */
+	SymKind kind;
+	int64_t lo, hi;  /* known inclusive range (loop vars: from their loop) */
+} Symbol;
+
+typedef struct Sdfg Sdfg;
+Expr *ex_int(Sdfg *g, int64_t v);
+Expr *ex_sym(Sdfg *g, int sym);
+Expr *ex_add(Sdfg *g, Expr *a, Expr *b);
+Expr *ex_sub(Sdfg *g, Expr *a, Expr *b);
+Expr *ex_mul(Sdfg *g, Expr *a, Expr *b);
+Expr *ex_muli(Sdfg *g, Expr *a, int64_t c);
+Expr *ex_addi(Sdfg *g, Expr *a, int64_t c);
+Expr *ex_div(Sdfg *g, Expr *a, Expr *b);
+Expr *ex_mod(Sdfg *g, Expr *a, Expr *b);
+Expr *ex_min(Sdfg *g, Expr *a, Expr *b);
+Expr *ex_max(Sdfg *g, Expr *a, Expr *b);
+/* e with every occurrence of symbol sym replaced by val (re-simplified). */
+Expr *ex_subst(Sdfg *g, Expr *e, int sym, Expr *val);
+int ex_eq(const Expr *a, const Expr *b);
+int ex_isint(const Expr *e, int64_t *v);   /* 1 if constant */
+int ex_uses(const Expr *e, int sym);        /* 1 if sym occurs */
+/* Coefficient of sym if e is affine in it (e = c*sym + rest, rest free of
+ * sym): returns 1 and sets *c; returns 0 if not affine. */
+int ex_coeff(Sdfg *g, const Expr *e, int sym, int64_t *c);
+/* Evaluate with symbol values vals[sym]; returns 0 ok, -1 if unbound. */
+int ex_eval(const Sdfg *g, const Expr *e, const int64_t *vals, const int *bound, int64_t *out);
+/* C syntax (int64_t arithmetic); symbols by name. Division is printed as C
+ * '/' and '%', valid because index expressions are non-negative. */
+void ex_print(Buf *b, const Sdfg *g, const Expr *e);
+/* Parse a sympy srepr / plain string from the export format (Symbol('s77',
+ * ...), Integer(4), Mul, Add, FloorDiv, Mod, Max, Min, or "768*s0").
+ * Unknown symbols are created as SYM_SHAPE. NULL and *err set on failure. */
+Expr *ex_parse(Sdfg *g, const char *s, const char **err);
+
+/* ---- containers ------------------------------------------------------------- */
+typedef enum { CK_INPUT, CK_OUTPUT, CK_CONST, CK_TRANSIENT, CK_VIEW, CK_LOCAL } CKind;
+
+typedef struct {
+	char *name;          /* unique C identifier */
+	char *origin;        /* torch value it came from, or "" */
+	Dtype dt;
+	CKind kind;
+	int rank;
+	Expr *shape[MAXDIM];
+	Expr *stride[MAXDIM];   /* element strides into the memory it addresses */
+	Expr *offset;           /* element offset (views), else 0 */
+	int base;               /* CK_VIEW: aliased container (never a view); else -1 */
+	int io;                 /* CK_INPUT / CK_OUTPUT: position in the signature */
+	const void *data;       /* CK_CONST: numel*size bytes, contiguous */
+	int64_t wofs;           /* CK_CONST: byte offset in the weight blob (backend) */
+	int64_t aofs;           /* CK_TRANSIENT: byte offset in the arena, -1 = unplanned */
+	int owner;              /* CK_LOCAL: node id of the loop whose body declares it */
+	int dead;               /* removed (dead-code elimination); ids stay stable */
+} Container;
+
+/* ---- library nodes (ops.h lists them) --------------------------------------- */
+typedef enum { A_INT, A_INTS, A_FLOAT, A_STR, A_BOOL } AttrKind;
+typedef struct {
+	const char *name;
+	AttrKind kind;
+	int64_t *ints;   /* A_INT, A_BOOL: ints[0] */
+	int nints;
+	double f;
+	const char *s;
+} Attr;
+
+typedef struct {
+	int op;              /* OpKind */
+	int in[8];           /* input container ids, -1 for absent optional ones */
+	int nin;
+	int out[4];          /* output container ids, -1 for unused outputs */
+	int nout;
+	Attr *attrs;
+	int nattrs, capattrs;
+} LibNode;
+
+/* ---- tasklets -------------------------------------------------------------- */
+typedef enum {
+	T_ASSIGN,            /* a */
+	T_NEG, T_ABS, T_RELU, T_SIGMOID, T_TANH, T_EXP, T_LOG, T_SQRT, T_RSQRT,
+	T_ERF, T_RECIP, T_FLOOR, T_CEIL, T_ROUND, T_TRUNC, T_SIN, T_COS, T_NOT,
+	T_GELU, T_GELU_TANH, T_SILU, T_HARDSIGMOID, T_HARDSWISH, T_SIGN,
+	T_ISNAN,
+	T_ADD, T_SUB, T_MUL, T_DIV, T_MAX, T_MIN, T_POW, T_FMOD, T_REM,
+	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE, T_AND, T_OR, T_XOR,
+	T_FMA,               /* a*b + c */
+	T_WHERE,             /* a ? b : c */
+	T_CLAMP,             /* clamp(a, p[0], p[1]) */
+	T_CAST,              /* a converted to the tasklet's dtype */
+	NTCODES
+} TCode;
+extern const char *const tcode_name[NTCODES];
+int tcode_arity(TCode c);
+
+typedef enum { W_NONE, W_SUM, W_MAX, W_MIN, W_PROD } Wcr;
+
+typedef struct {
+	int data;                 /* container id */
+	Expr *idx[MAXDIM];        /* one index per dim of the container */
+} Memlet;
+
+typedef enum { OPD_MEM, OPD_VAL, OPD_CONST } OpdKind;
+typedef struct {
+	OpdKind kind;
+	Memlet m;                 /* OPD_MEM */
+	int val;                  /* OPD_VAL: index of an earlier tasklet in the block */
+	double c;                 /* OPD_CONST (exact for |c| < 2^53) */
+} Operand;
+
+typedef struct {
+	TCode code;
+	Dtype dt;                 /* result type (and compute type) */
+	Operand in[3];
+	int nin;
+	double p[2];              /* parameters (T_CLAMP bounds) */
+	int store;                /* 1 if the value is written to out */
+	Memlet out;
+	Wcr wcr;
+} Tasklet;
+
+/* ---- control-flow tree ------------------------------------------------------ */
+typedef enum { N_SEQ, N_BLOCK, N_MAP, N_FOR } NodeKind;
+typedef enum {
+	SCHED_SEQ,          /* plain loop */
+	SCHED_PARALLEL,     /* CPU threads (OpenMP) */
+	SCHED_VECTOR,       /* SIMD lanes: the backend emits vector code */
+	SCHED_UNROLL,       /* fully unrolled (constant trip count) */
+	SCHED_GPU_BLOCK,
+	SCHED_GPU_THREAD,
+	NSCHEDS
+} Sched;
+extern const char *const sched_name[NSCHEDS];
+
+typedef struct Node Node;
+struct Node {
+	NodeKind kind;
+	int id;
+	const char *label;        /* torch node it came from ("" if none) */
+	Node *parent;
+	/* N_SEQ */
+	Node **kids;
+	int nkids, capkids;
+	/* N_MAP, N_FOR */
+	int var;                  /* SYM_LOOP symbol */
+	Expr *lo, *hi;            /* [lo, hi) */
+	int64_t step;
+	Sched sched;
+	int collapse;             /* SCHED_PARALLEL: number of perfectly nested maps merged */
+	Node *body;               /* an N_SEQ */
+	/* N_BLOCK */
+	LibNode *lib;             /* a library-node block, or NULL */
+	Tasklet *ts;              /* else: tasklets in topological order */
+	int nts, capts;
+};
+
+/* ---- the SDFG ---------------------------------------------------------------- */
+struct Sdfg {
+	Arena *arena;
+	char *name;               /* model name, a C identifier */
+	Container *cs;
+	int ncs, capcs;
+	Symbol *syms;
+	int nsyms, capsyms;
+	Node *root;               /* N_SEQ */
+	int nextid;               /* node ids */
+	int ninputs, noutputs;
+	int *inputs;              /* container ids in signature order */
+	int *outputs;
+	/* Per-node provenance for messages: node label -> first stack_trace line. */
+	const char *src;          /* input file name, for messages */
+	int64_t arena_size;       /* bytes, set by the memory plan */
+	char hash[65];            /* content hash of the input (sha256 hex) */
+};
+
+/* sdfg.c: building */
+Sdfg *sdfg_new(Arena *a, const char *name);
+int sdfg_add_sym(Sdfg *g, const char *name, SymKind k, int64_t lo, int64_t hi);
+/* A new container; name made unique and a valid C identifier. Shape from
+ * integers; strides contiguous (row-major); offset 0; base -1; aofs -1. */
+int sdfg_add_container(Sdfg *g, const char *name, Dtype dt, CKind k, int rank, const int64_t *shape);
+int sdfg_add_container_x(Sdfg *g, const char *name, Dtype dt, CKind k, int rank, Expr *const *shape);
+/* A view of container base (resolved to its root) with given shape, strides
+ * (in elements of the root) and offset. */
+int sdfg_add_view(Sdfg *g, const char *name, int base, int rank, Expr *const *shape, Expr *const *stride, Expr *offset);
+Container *sdfg_c(Sdfg *g, int id);
+int64_t sdfg_numel(Sdfg *g, int id);        /* -1 if symbolic */
+Expr *sdfg_numel_x(Sdfg *g, int id);
+int sdfg_is_contiguous(Sdfg *g, int id);    /* row-major strides, offset 0 */
+/* Nodes */
+Node *sdfg_seq(Sdfg *g, const char *label);
+Node *sdfg_block(Sdfg *g, const char *label);
+Node *sdfg_libblock(Sdfg *g, const char *label, int op);
+/* A loop over a new SYM_LOOP symbol named after hint; body is a fresh N_SEQ. */
+Node *sdfg_loop(Sdfg *g, NodeKind k, const char *hint, Expr *lo, Expr *hi, int64_t step);
+void sdfg_append(Sdfg *g, Node *seq, Node *kid);
+void sdfg_insert(Sdfg *g, Node *seq, int pos, Node *kid);
+void sdfg_remove(Node *seq, int pos);
+/* Tasklets: append to block b, returns the tasklet's index (its value id). */
+int sdfg_tasklet(Sdfg *g, Node *b, TCode code, Dtype dt, int nin, const Operand *in);
+void sdfg_store(Node *b, int t, Memlet out, Wcr wcr);
+Operand opd_mem(int data, int rank, Expr *const *idx);
+Operand opd_val(int t);
+Operand opd_const(double c);
+/* Library-node attributes */
+void lib_set_int(Sdfg *g, LibNode *l, const char *name, int64_t v);
+void lib_set_ints(Sdfg *g, LibNode *l, const char *name, const int64_t *v, int n);
+void lib_set_float(Sdfg *g, LibNode *l, const char *name, double v);
+void lib_set_str(Sdfg *g, LibNode *l, const char *name, const char *s);
+const Attr *lib_attr(const LibNode *l, const char *name);
+int64_t lib_int(const LibNode *l, const char *name, int64_t dflt);
+int lib_ints(const LibNode *l, const char *name, int64_t *out, int max); /* count or -1 */
+double lib_float(const LibNode *l, const char *name, double dflt);
+const char *lib_str(const LibNode *l, const char *name, const char *dflt);
+/* Walk every node (pre-order). */
+typedef void (*NodeFn)(Sdfg *g, Node *n, void *ctx);
+void sdfg_walk(Sdfg *g, Node *n, NodeFn fn, void *ctx);
+/* Does subtree n read / write container c (views count for their base)? */
+int node_reads(Sdfg *g, Node *n, int c);
+int node_writes(Sdfg *g, Node *n, int c);
+int sdfg_root_of(Sdfg *g, int c);           /* base of a view, else c */
+
+/* verify.c: structural checks. Reports "sdfg 'name': <stage>: ..." through
+ * diag and returns the number of problems (internal errors). */
+int sdfg_verify(Sdfg *g, const char *stage);
+
+/* dump.c: JSON and Graphviz DOT, deterministic. */
+void sdfg_dump_json(Sdfg *g, Buf *b);
+void sdfg_dump_dot(Sdfg *g, Buf *b);
+
+/* ---- ops.h, ops.c: the op table ------------------------------------------------ */
+#include "ops.h"
+
+/* ---- import.c: torch.export -> SDFG ---------------------------------------------- */
+typedef struct {
+	const char *path;         /* .pt2 or .json */
+	const char *weights;      /* --weights FILE (safetensors), or NULL */
+} ImportArgs;
+/* NULL on failure (all problems reported, e.g. every unsupported op). */
+Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args);
+
+/* ---- passes.c: the pass table -------------------------------------------------- */
+typedef struct Target Target;
+typedef struct {
+	const char *name;
+	const char *type;     /* "bool", "int", "string" */
+	const char *dflt;
+	const char *doc;
+} PassParam;
+typedef struct Pass Pass;
+typedef struct {
+	Sdfg *g;
+	const Options *opts;
+	const Target *tgt;
+	const Pass *pass;
+	Arena *scratch;       /* freed after the pass */
+} PassCtx;
+struct Pass {
+	const char *name;
+	const char *doc;
+	int (*run)(PassCtx *c);   /* 0 ok, -1 error (reported) */
+	int enabled;              /* default */
+	int required;             /* cannot be disabled (e.g. expansion) */
+	const char *stage;        /* dump stage name written after it */
+	const PassParam *params;
+	int nparams;
+};
+extern const Pass pass_table[];
+extern const int npasses;
+/* Typed parameter lookup: option "pass.param" from opts, else the default. */
+int64_t pass_int(PassCtx *c, const char *param);
+int pass_bool(PassCtx *c, const char *param);
+const char *pass_str(PassCtx *c, const char *param);
+/* Check every pass option in opts against the table (unknown pass or
+ * parameter: warning; wrong type: error with its location). */
+int passes_check_options(const Options *o);
+/* Run the pipeline; dumpdir (or NULL) receives NN-stage.json/.dot after each
+ * stage. 0 ok, -1 failed. */
+int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir);
+
+/* ---- target.c: targets and categories ------------------------------------------ */
+typedef enum { TG_NONE, TG_SEQUENTIAL, TG_OPENMP, TG_CUDA, TG_ROCM } TargetKind;
+struct Target {
+	TargetKind kind;
+	const char *name;         /* "openmp" */
+	const char *category;     /* "desktop" */
+	const char *march;        /* clang -march value */
+	int vec_bits;             /* 0 (no explicit SIMD), 128, 256, 512 */
+	int vec_regs;             /* architectural vector registers */
+	int64_t l1, l2;           /* bytes per core */
+	int max_threads;          /* default thread cap for the category, 0 = all */
+	int tile_m, tile_n;       /* micro-kernel register tile: rows x floats */
+	const char *opt;          /* "-O2", "-O3" */
+};
+/* Resolve target + category (+ march override). -1 and a message if unknown. */
+int target_resolve(Target *t, const Options *o);
+extern const char *const target_names[];
+extern const char *const category_names[];
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * lib.h - doccc's support library: everything that knows nothing of the IR.
+ *
+ * One header, sectioned by file, so it reads as a table of contents of lib/.
+ * Dependencies point one way (cmd -> backends -> ir -> lib): nothing here may
+ * include ir/ or backends/ headers.
+ *
+ * Conventions: functions are module_verb; a function that can fail for a
+ * user-visible reason reports through diag_* (with a location) and returns
+ * -1 or NULL; internal bugs go through DOCC_ASSERT, which aborts.
+ */
+#ifndef DOCCC_LIB_H
+#define DOCCC_LIB_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define DOCCC_VERSION "0.1.0"
+
+#define COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#define NORETURN __attribute__((noreturn))
+#else
+#define PRINTF_LIKE(f, a)
+#define NORETURN
+#endif
+
+/* ---- diag.c: diagnostics --------------------------------------------------
+ * User errors carry a location first: "model.pt2: graph.nodes[12] (node
+ * 'addmm_3'): error: ..." or "opts.yaml:4:3: error: ...". loc may be NULL or
+ * "" (then "doccc: error: ..."). Everything goes to stderr. diag_errors()
+ * counts the errors reported so far, so a phase can report all problems of
+ * one kind before the caller stops. */
+void diag_error(const char *loc, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void diag_warn(const char *loc, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void diag_note(const char *loc, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void diag_verror(const char *loc, const char *fmt, va_list ap);
+int diag_errors(void);
+void diag_reset(void);
+/* When set, diagnostics are appended to this buffer instead of stderr (unit
+ * tests use it to check messages). NULL restores stderr. */
+struct Buf;
+void diag_capture(struct Buf *b);
+
+/* Internal bug: prints file:line and the failed expression, then aborts. */
+NORETURN void diag_internal(const char *file, int line, const char *fmt, ...) PRINTF_LIKE(3, 4);
+#define DOCC_ASSERT(x) \
+	((x) ? (void)0 : diag_internal(__FILE__, __LINE__, "assertion failed: %s", #x))
+#define DOCC_UNREACHABLE() diag_internal(__FILE__, __LINE__, "unreachable")
+
+/* ---- arena.c: arena memory -------------------------------------------------
+ * One arena per compilation; no individual frees. Memory is zeroed and
+ * aligned to 16 bytes (arena_alloc_aligned for more). Out of memory aborts
+ * with a message (there is nothing sensible to recover). */
+typedef struct Arena Arena;
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t n);
+void *arena_alloc_aligned(Arena *a, size_t n, size_t align);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) PRINTF_LIKE(2, 3);
+/* Grow *arr (element size elsz) so that it holds at least need elements;
+ * *cap tracks the capacity. Old contents are copied (the old block is left
+ * in the arena). */
+void arena_grow(Arena *a, void **arr, int *cap, int need, size_t elsz);
+/* Append one element: VEC_PUSH(arena, arr, n, cap, value). */
+#define VEC_PUSH(ar, arr, n, cap, v)                                             \
+	do {                                                                         \
+		if ((n) >= (cap))                                                        \
+			arena_grow((ar), (void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))); \
+		(arr)[(n)++] = (v);                                                      \
+	} while (0)
+
+/* ---- buf.c: growable strings (malloc'd, not arena) ------------------------- */
+typedef struct Buf {
+	char *s;    /* always NUL-terminated once anything was written */
+	size_t len;
+	size_t cap;
+} Buf;
+void buf_puts(Buf *b, const char *s);
+void buf_putn(Buf *b, const char *s, size_t n);
+void buf_putc(Buf *b, int c);
+void buf_printf(Buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void buf_vprintf(Buf *b, const char *fmt, va_list ap);
+void buf_free(Buf *b);
+/* C string literal of s (with quotes and escapes), for emitted code and JSON. */
+void buf_quote(Buf *b, const char *s);
+
+/* ---- file.c: whole files, paths --------------------------------------------- */
+/* Read a whole file; NUL-terminated (the NUL is not counted in *len).
+ * Reports "path: error: cannot read: <strerror>" and returns NULL. */
+char *file_read(const char *path, size_t *len);
+/* Write atomically: to "path.tmp.<pid>" then rename. Reports errors. */
+int file_write(const char *path, const void *data, size_t len);
+int file_exists(const char *path);
+int dir_exists(const char *path);
+int mkdir_p(const char *path);          /* like mkdir -p; reports errors */
+int rm_rf(const char *path);            /* remove a file or a tree; quiet */
+const char *path_base(const char *path); /* pointer into path after last '/' */
+/* Model name from a path: base name without extension, made a C identifier
+ * ("my-model.v2.pt2" -> "my_model_v2"; a leading digit gets a '_' prefix). */
+char *path_to_ident(Arena *a, const char *path);
+
+/* ---- hash.c: SHA-256 (content hashes for DOCC_REUSE_BINARIES, headers) ---- */
+typedef struct {
+	uint32_t h[8];
+	uint64_t n;
+	unsigned char buf[64];
+	size_t fill;
+} Sha256;
+void sha256_init(Sha256 *s);
+void sha256_update(Sha256 *s, const void *data, size_t n);
+void sha256_final(Sha256 *s, unsigned char out[32]);
+void sha256_hex(const unsigned char d[32], char out[65]);
+
+/* ---- json.c: JSON reading (cJSON underneath) --------------------------------
+ * cJSON stores numbers as doubles, which cannot hold int64 exactly (a slice
+ * end of 2^63-1 is common in exported graphs). json_parse therefore runs a
+ * lexical pre-pass that turns every integer literal with more than 15 digits
+ * into a string tagged with a leading '\x01' (a control character cannot
+ * appear unescaped in a valid JSON string, so the tag is unambiguous);
+ * json_int reads both forms exactly.
+ * Malformed text is reported as "fname:line:col: error: malformed JSON ...". */
+typedef struct cJSON cJSON;
+cJSON *json_parse(const char *text, size_t len, const char *fname);
+void json_free(cJSON *j);
+cJSON *json_get(const cJSON *obj, const char *key);   /* NULL if absent */
+int json_is_null(const cJSON *j);                      /* NULL pointer or null */
+/* These return 0 on success, -1 if j has another type (no message). */
+int json_int(const cJSON *j, int64_t *out);
+int json_float(const cJSON *j, double *out); /* numbers, "Infinity", "-Infinity", "NaN" */
+int json_bool(const cJSON *j, int *out);
+const char *json_str(const cJSON *j);        /* NULL if not a string */
+int json_len(const cJSON *j);                /* array or object size; 0 otherwise */
+cJSON *json_at(const cJSON *arr, int i);
+/* Union objects of torch.export have exactly one key: its name, value. */
+const char *json_union_tag(const cJSON *j, cJSON **value);
+
+/* ---- zipread.c: the .pt2 archive (libzip) ------------------------------------
+ * A .pt2 from torch.export.save puts every entry under one root folder
+ * ("<name>/..."); pt2_open finds it from the entry that ends in
+ * "archive_format" (or the first entry). Names below are relative to it. */
+typedef struct Pt2 Pt2;
+Pt2 *pt2_open(const char *path);      /* reports "path: error: ..." */
+void pt2_close(Pt2 *z);
+const char *pt2_root(const Pt2 *z);    /* "resnet18/" or "" */
+int pt2_has(Pt2 *z, const char *name);
+/* Read one entry into a malloc'd buffer (NUL-terminated, not counted); NULL
+ * and a message naming archive and entry if it is missing or unreadable. */
+void *pt2_read(Pt2 *z, const char *name, size_t *len);
+int pt2_count(Pt2 *z);
+const char *pt2_name(Pt2 *z, int i);   /* full name, root included */
+
+/* ---- safetensors.c ------------------------------------------------------------
+ * 8-byte LE header length, JSON header {"name":{"dtype","shape","data_offsets"}},
+ * data. dtype strings as in the format: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL. */
+typedef struct {
+	char *name;
+	char *dtype;
+	int rank;
+	int64_t shape[8];
+	const void *data;
+	size_t nbytes;
+} StTensor;
+typedef struct {
+	char *mem;      /* the whole file */
+	size_t len;
+	StTensor *t;
+	int nt;
+} Safetensors;
+int st_open(Safetensors *st, const char *path); /* 0 or -1 with message */
+const StTensor *st_find(const Safetensors *st, const char *name);
+void st_close(Safetensors *st);
+
+/* ---- npy.c: NumPy .npy files (version 1.0-3.0 read, 1.0 written) -------------
+ * descr is the numpy type string: "<f4", "<f8", "<f2", "<i8", "<i4", "<i2",
+ * "|i1", "|u1", "|b1" ("<u2" holds bfloat16 bits by convention). C order only. */
+typedef struct {
+	char descr[8];
+	int rank;
+	int64_t shape[8];
+	size_t nbytes;
+	void *data;     /* malloc'd */
+} Npy;
+int npy_read(const char *path, Npy *out);  /* reports "path: error: ..." */
+int npy_write(const char *path, const char *descr, int rank, const int64_t *shape, const void *data);
+void npy_free(Npy *a);
+
+/* ---- spawn.c: running other programs, temporary files ------------------------
+ * posix_spawnp with an argv vector, never a shell string. With verbose set,
+ * each command is echoed to stderr first, quoted so it can be pasted into a
+ * shell. The child's stderr is captured and returned (so a failing clang's
+ * messages can be passed through); stdout goes to our stderr. */
+extern int spawn_verbose;
+/* Returns the exit status (0 = ok), or -1 if the program could not be started
+ * (reported). *err receives the child's stderr (caller frees); may be NULL. */
+int spawn_run(char *const argv[], char **err);
+/* Temporary files and directories registered here are removed by
+ * tmp_cleanup() (called at exit and on fatal signals) unless keep is set. */
+void tmp_register(const char *path);
+void tmp_unregister(const char *path);
+void tmp_cleanup(void);
+extern int tmp_keep;
+/* mkdtemp under $DOCC_TMP (or $TMPDIR, or /tmp), prefix "doccc-"; registered. */
+char *tmp_dir(Arena *a);
+
+/* ---- options.c: compilation options (YAML file < CLI flags; env defaults) ----
+ * The YAML file (libyaml) is a mapping:
+ *   target: openmp            # none|sequential|openmp|cuda|rocm
+ *   category: desktop         # edge|desktop|server
+ *   march: native             # optional ISA override
+ *   approximate_math: false
+ *   contraction_precision: highest   # highest|high|medium
+ *   pass_options:
+ *     map_fusion: {enabled: false}   # nested form, or
+ *     expand.tile_m: 8               # flat "pass.option" form
+ * Unknown top-level keys: warning "file:line:col: warning: unknown option
+ * 'x' ignored". A known key with a wrong type or value: error with
+ * file:line:col. pass_options entries are kept as strings with their
+ * location; ir/passes validates them against the pass table. */
+typedef struct {
+	char *key;    /* "pass.option" */
+	char *val;    /* scalar text */
+	char *loc;    /* "file:line:col" (or "--pass-opt" for the CLI) */
+} PassOpt;
+
+typedef struct Options {
+	char *target;               /* default "none" */
+	char *category;             /* default "server" */
+	char *march;                /* NULL: from category */
+	int approximate_math;       /* default 0 on CPU */
+	char *contraction_precision; /* default "highest" */
+	PassOpt *passopts;
+	int npassopts, cappassopts;
+	Arena *arena;
+} Options;
+
+void opt_init(Options *o, Arena *a);        /* defaults, then env overrides */
+/* Load a YAML file on top of o. 0 ok, -1 error(s) reported. */
+int opt_load_yaml(Options *o, const char *path);
+/* Set one top-level option from a string (CLI); loc used in messages. */
+int opt_set(Options *o, const char *key, const char *val, const char *loc);
+void opt_add_passopt(Options *o, const char *key, const char *val, const char *loc);
+/* The last setting of key "pass.option", or NULL. */
+const PassOpt *opt_find_passopt(const Options *o, const char *key);
+/* Table of top-level options for --list-options. */
+typedef struct {
+	const char *name;
+	const char *type;      /* "string", "bool", "mapping" */
+	const char *dflt;
+	const char *values;    /* allowed values or "" */
+	const char *doc;
+} OptionInfo;
+extern const OptionInfo opt_table[];
+extern const int opt_ntable;
+
+#endif
