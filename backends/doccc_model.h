@@ -20,6 +20,12 @@
 
 #define DOCCC_ABI_VERSION 1
 
+#ifdef __cplusplus
+typedef bool doccc_bool;
+#else
+typedef _Bool doccc_bool;
+#endif
+
 /* Element types (stable numbers; not torch's). */
 enum {
 	DOCCC_F32 = 0, DOCCC_F64 = 1, DOCCC_F16 = 2, DOCCC_BF16 = 3,

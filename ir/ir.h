@@ -106,10 +106,14 @@ int ex_uses(const Expr *e, int sym);        /* 1 if sym occurs */
 /* Coefficient of sym if e is affine in it (e = c*sym + rest, rest free of
  * sym): returns 1 and sets *c; returns 0 if not affine. */
 int ex_coeff(Sdfg *g, const Expr *e, int sym, int64_t *c);
+/* Known inclusive range [*lo, *hi] of e from its symbols' lo/hi (interval
+ * arithmetic; INT64_MIN / INT64_MAX stand for unbounded). 1 if both finite. */
+int ex_range(const Sdfg *g, const Expr *e, int64_t *lo, int64_t *hi);
 /* Evaluate with symbol values vals[sym]; returns 0 ok, -1 if unbound. */
 int ex_eval(const Sdfg *g, const Expr *e, const int64_t *vals, const int *bound, int64_t *out);
 /* C syntax (int64_t arithmetic); symbols by name. Division is printed as C
- * '/' and '%', valid because index expressions are non-negative. */
+ * '/' and '%', valid because index expressions are non-negative.
+ * (Where ranges cannot prove that, a floor-correct C form is printed.) */
 void ex_print(Buf *b, const Sdfg *g, const Expr *e);
 /* Parse a sympy srepr / plain string from the export format (Symbol('s77',
  * ...), Integer(4), Mul, Add, FloorDiv, Mod, Max, Min, or "768*s0").
@@ -183,12 +187,17 @@ typedef struct {
 	Expr *idx[MAXDIM];        /* one index per dim of the container */
 } Memlet;
 
-typedef enum { OPD_MEM, OPD_VAL, OPD_CONST } OpdKind;
+typedef enum { OPD_MEM, OPD_VAL, OPD_CONST, OPD_EXPR } OpdKind;
 typedef struct {
 	OpdKind kind;
 	Memlet m;                 /* OPD_MEM */
 	int val;                  /* OPD_VAL: index of an earlier tasklet in the block */
 	double c;                 /* OPD_CONST (exact for |c| < 2^53) */
+	/* OPD_MEM with guard set: an index outside [0, shape) of any dim reads
+	 * the value pad instead of memory (padding for convolution, pooling). */
+	int guard;
+	double pad;
+	Expr *e;                  /* OPD_EXPR: an integer expression's value */
 } Operand;
 
 typedef struct {
@@ -285,11 +294,26 @@ void sdfg_store(Node *b, int t, Memlet out, Wcr wcr);
 Operand opd_mem(int data, int rank, Expr *const *idx);
 Operand opd_val(int t);
 Operand opd_const(double c);
+static inline Operand opd_guarded(int data, int rank, Expr *const *idx, double pad)
+{
+	Operand o = opd_mem(data, rank, idx);
+	o.guard = 1;
+	o.pad = pad;
+	return o;
+}
+static inline Operand opd_expr(Expr *e)
+{
+	Operand o = opd_const(0);
+	o.kind = OPD_EXPR;
+	o.e = e;
+	return o;
+}
 /* Library-node attributes */
 void lib_set_int(Sdfg *g, LibNode *l, const char *name, int64_t v);
 void lib_set_ints(Sdfg *g, LibNode *l, const char *name, const int64_t *v, int n);
 void lib_set_float(Sdfg *g, LibNode *l, const char *name, double v);
 void lib_set_str(Sdfg *g, LibNode *l, const char *name, const char *s);
+void lib_set_bool(Sdfg *g, LibNode *l, const char *name, int v);   /* A_BOOL */
 const Attr *lib_attr(const LibNode *l, const char *name);
 int64_t lib_int(const LibNode *l, const char *name, int64_t dflt);
 int lib_ints(const LibNode *l, const char *name, int64_t *out, int max); /* count or -1 */
@@ -348,6 +372,13 @@ struct Pass {
 	const PassParam *params;
 	int nparams;
 };
+/* The passes, one per file in ir/passes/, in pass_table order. */
+int pass_dce(PassCtx *c);
+int pass_fold_constants(PassCtx *c);
+int pass_expand(PassCtx *c);
+int pass_map_fusion(PassCtx *c);
+int pass_schedule(PassCtx *c);
+int pass_memplan(PassCtx *c);
 extern const Pass pass_table[];
 extern const int npasses;
 /* Typed parameter lookup: option "pass.param" from opts, else the default. */

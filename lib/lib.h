@@ -90,7 +90,8 @@ void buf_putc(Buf *b, int c);
 void buf_printf(Buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void buf_vprintf(Buf *b, const char *fmt, va_list ap);
 void buf_free(Buf *b);
-/* C string literal of s (with quotes and escapes), for emitted code and JSON. */
+/* C string literal of s (with quotes and escapes), for emitted code and JSON;
+ * valid in both, hence lossy for control characters (see buf.c). */
 void buf_quote(Buf *b, const char *s);
 
 /* ---- file.c: whole files, paths --------------------------------------------- */
@@ -242,7 +243,7 @@ typedef struct Options {
 	Arena *arena;
 } Options;
 
-void opt_init(Options *o, Arena *a);        /* defaults, then env overrides */
+void opt_init(Options *o, Arena *a);        /* the defaults of opt_table */
 /* Load a YAML file on top of o. 0 ok, -1 error(s) reported. */
 int opt_load_yaml(Options *o, const char *path);
 /* Set one top-level option from a string (CLI); loc used in messages. */

@@ -1,0 +1,40 @@
+/*
+ * backend.h - from a scheduled SDFG to a shared library and its header.
+ *
+ * emit_c.c writes the C source (C11, GCC/clang vector extensions for
+ * SCHED_VECTOR maps, OpenMP pragmas for SCHED_PARALLEL maps), emit_h.c the
+ * public header, build.c lays out the weights, writes the files into the
+ * working directory and runs clang. The GPU targets have their own emitter
+ * once they land.
+ */
+#ifndef DOCCC_BACKEND_H
+#define DOCCC_BACKEND_H
+
+#include "../ir/ir.h"
+
+typedef struct {
+	const char *workdir;     /* temporary directory (exists) */
+	const char *outlib;      /* final library path */
+	const char *outhdr;      /* final header path */
+	const char *outsrc;      /* NAME.c to keep, or NULL */
+	const char *outweights;  /* NAME.weights for --external-weights, or NULL */
+	const char *cmdline;     /* options summary for the generated comment */
+} BuildArgs;
+
+/* Weight blob: every live constant at a 64-byte aligned offset (sets wofs). */
+typedef struct {
+	unsigned char *data;
+	size_t size;
+	char sha[65];
+} Blob;
+void blob_layout(Sdfg *g, Blob *b);
+
+void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *out);
+void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *out);
+/* Status names and the C type of a dtype, shared by both emitters. */
+const char *emit_dtype_macro(Dtype d);
+
+/* 0 ok; 1 failure reported; 3 the external compiler failed (its stderr shown). */
+int backend_build(Sdfg *g, const Target *t, const BuildArgs *a);
+
+#endif

@@ -1,0 +1,695 @@
+/*
+ * emit_c.c - C source from the scheduled SDFG (targets none, sequential,
+ * openmp).
+ *
+ * The generated file has, in order: a comment saying how it was made (doccc
+ * version, options, hash of the input; no paths or times), small static
+ * helpers (NaN-propagating max/min, vector splat and select when the target
+ * has SIMD), one static function NAME_forward that runs the whole graph,
+ * and the public API of the header (create/run/destroy, ...) plus the
+ * descriptor.
+ *
+ * NAME_forward emits every top-level child of the root sequence as its own
+ * C block that declares restrict pointers to the containers it touches:
+ * inside one child those are live at the same time and so never share
+ * arena memory, which makes restrict true. Views have no pointer of their
+ * own: a memlet on a view addresses its root with the view's offset and
+ * strides, folded by the expression simplifier into one index.
+ *
+ * Maps become for loops with a pragma per schedule: SCHED_PARALLEL an OpenMP
+ * parallel for (collapse, static schedule, the handle's thread count),
+ * SCHED_UNROLL a full-unroll pragma, SCHED_VECTOR explicit vector code in
+ * GCC/clang vector extensions (the map steps by the lane count; unit-stride
+ * memlets become vector loads and stores, invariant ones broadcasts). Local
+ * containers are declared at the top of the body of the loop that owns them
+ * (an accumulator tile stays in registers once the unrolled code is
+ * scalar-replaced by the C compiler).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backend.h"
+
+typedef struct {
+	Sdfg *g;
+	const Target *t;
+	Buf *b;
+	int ind;
+	int lanes;          /* fp32 lanes of dc_vf, 0 without SIMD */
+	int vecvar;         /* symbol of the enclosing SCHED_VECTOR map, or -1 */
+	const char *nm;
+} Em;
+
+static const char *const storage_type[NDTYPES] = {
+	[DT_F32] = "float", [DT_F64] = "double", [DT_F16] = "uint16_t", [DT_BF16] = "uint16_t",
+	[DT_I64] = "int64_t", [DT_I32] = "int32_t", [DT_I16] = "int16_t", [DT_I8] = "int8_t",
+	[DT_U8] = "uint8_t", [DT_BOOL] = "_Bool",
+};
+
+static const char *ctype(Dtype d)
+{
+	return d == DT_F16 || d == DT_BF16 ? "float" : storage_type[d];
+}
+
+static int isfloat(Dtype d)
+{
+	return d == DT_F32 || d == DT_F64 || d == DT_F16 || d == DT_BF16;
+}
+
+static void indent(Em *e)
+{
+	for (int i = 0; i < e->ind; i++)
+		buf_puts(e->b, "\t");
+}
+
+static void line(Em *e, const char *fmt, ...) PRINTF_LIKE(2, 3);
+static void line(Em *e, const char *fmt, ...)
+{
+	va_list ap;
+	indent(e);
+	va_start(ap, fmt);
+	buf_vprintf(e->b, fmt, ap);
+	va_end(ap);
+	buf_putc(e->b, '\n');
+}
+
+static void print_double(Buf *b, double v, Dtype d)
+{
+	if (isnan(v))
+		buf_puts(b, d == DT_F64 ? "NAN" : "NAN");
+	else if (isinf(v))
+		buf_puts(b, v > 0 ? "INFINITY" : "-INFINITY");
+	else if (isfloat(d)) {
+		char tmp[64];
+		snprintf(tmp, sizeof tmp, d == DT_F64 ? "%.17g" : "%.9g", v);
+		buf_puts(b, tmp);
+		if (!strpbrk(tmp, ".e"))
+			buf_puts(b, ".0");
+		if (d != DT_F64)
+			buf_puts(b, "f");
+	}
+	else if (d == DT_BOOL)
+		buf_printf(b, "%d", v != 0);
+	else
+		buf_printf(b, "(%s)%.17g", storage_type[d], v);
+}
+
+/* Element index expression (in elements of the root) of memlet m. */
+static Expr *flat_index(Sdfg *g, const Memlet *m)
+{
+	Container *c = sdfg_c(g, m->data);
+	Expr *e = c->offset ? c->offset : ex_int(g, 0);
+	for (int d = 0; d < c->rank; d++)
+		e = ex_add(g, e, ex_mul(g, m->idx[d], c->stride[d]));
+	return e;
+}
+
+static void ptr_name(Em *e, Buf *b, int c)
+{
+	Container *k = sdfg_c(e->g, sdfg_root_of(e->g, c));
+	buf_printf(b, "%s%s", k->kind == CK_LOCAL ? "l_" : "v_", k->name);
+	(void)e;
+}
+
+/* The lvalue of memlet m: "v_x[...]" (or "l_acc" for a scalar local). */
+static void lvalue(Em *e, Buf *b, const Memlet *m)
+{
+	Container *c = sdfg_c(e->g, m->data);
+	ptr_name(e, b, m->data);
+	if (c->kind == CK_LOCAL && c->rank == 0)
+		return;
+	buf_puts(b, "[");
+	ex_print(b, e->g, flat_index(e->g, m));
+	buf_puts(b, "]");
+}
+
+static int uses_vec(Em *e, const Memlet *m)
+{
+	if (e->vecvar < 0)
+		return 0;
+	Container *c = sdfg_c(e->g, m->data);
+	for (int d = 0; d < c->rank; d++)
+		if (ex_uses(m->idx[d], e->vecvar))
+			return 1;
+	return 0;
+}
+
+static void operand(Em *e, Buf *b, const Operand *o, Dtype want)
+{
+	switch (o->kind) {
+	case OPD_CONST:
+		if (e->vecvar >= 0) {
+			buf_puts(b, "dc_splat(");
+			print_double(b, o->c, DT_F32);
+			buf_puts(b, ")");
+		} else
+			print_double(b, o->c, want);
+		return;
+	case OPD_VAL:
+		buf_printf(b, "t%d", o->val);
+		return;
+	case OPD_EXPR:
+		buf_printf(b, "((%s)(", ctype(want));
+		ex_print(b, e->g, o->e);
+		buf_puts(b, "))");
+		return;
+	case OPD_MEM:
+		break;
+	}
+	Container *c = sdfg_c(e->g, o->m.data);
+	Dtype dt = c->dt;
+	if (e->vecvar >= 0) {
+		Container *r = sdfg_c(e->g, sdfg_root_of(e->g, o->m.data));
+		if (uses_vec(e, &o->m)) {
+			buf_printf(b, "(*(%s *)&", r->kind == CK_LOCAL ? "dc_vf" : "const dc_vfu");
+			lvalue(e, b, &o->m);
+			buf_puts(b, ")");
+		} else {
+			buf_puts(b, "dc_splat(");
+			lvalue(e, b, &o->m);
+			buf_puts(b, ")");
+		}
+		return;
+	}
+	if (o->guard) {
+		buf_puts(b, "(");
+		int any = 0;
+		for (int d = 0; d < c->rank; d++) {
+			int64_t v, n;
+			if (ex_isint(o->m.idx[d], &v) && ex_isint(c->shape[d], &n) && v >= 0 && v < n)
+				continue;
+			if (o->m.idx[d]->k == E_SYM && ex_isint(c->shape[d], &n)) {
+				const Symbol *sy = &e->g->syms[o->m.idx[d]->v];
+				if (sy->kind == SYM_LOOP && sy->lo >= 0 && sy->hi < n)
+					continue;
+			}
+			if (any++)
+				buf_puts(b, " && ");
+			buf_puts(b, "(uint64_t)(");
+			ex_print(b, e->g, o->m.idx[d]);
+			buf_puts(b, ") < (uint64_t)(");
+			ex_print(b, e->g, c->shape[d]);
+			buf_puts(b, ")");
+		}
+		if (!any)
+			buf_puts(b, "1");
+		buf_puts(b, " ? ");
+	}
+	if (dt == DT_BF16)
+		buf_puts(b, "dc_b2f(");
+	else if (dt == DT_F16)
+		buf_puts(b, "dc_h2f(");
+	lvalue(e, b, &o->m);
+	if (dt == DT_BF16 || dt == DT_F16)
+		buf_puts(b, ")");
+	if (o->guard) {
+		buf_puts(b, " : ");
+		print_double(b, o->pad, want);
+		buf_puts(b, ")");
+	}
+}
+
+/* Scalar expression of tasklet t into b; operands already formatted. */
+static void scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
+{
+	Dtype d = t->dt;
+	const char *f = d == DT_F64 ? "" : "f"; /* libm suffix */
+	const char *T = ctype(d);
+	(void)e;
+	switch (t->code) {
+	case T_ASSIGN: buf_printf(b, "(%s)(%s)", T, a[0]); break;
+	case T_CAST:
+		if (d == DT_BOOL)
+			buf_printf(b, "(%s) != 0", a[0]);
+		else
+			buf_printf(b, "(%s)(%s)", T, a[0]);
+		break;
+	case T_NEG: buf_printf(b, "-(%s)", a[0]); break;
+	case T_ABS:
+		if (isfloat(d))
+			buf_printf(b, "fabs%s(%s)", f, a[0]);
+		else
+			buf_printf(b, "(%s < 0 ? -(%s) : (%s))", a[0], a[0], a[0]);
+		break;
+	case T_RELU: buf_printf(b, "(%s < 0 ? (%s)0 : %s)", a[0], T, a[0]); break;
+	case T_SIGMOID: buf_printf(b, "1 / (1 + exp%s(-(%s)))", f, a[0]); break;
+	case T_TANH: buf_printf(b, "tanh%s(%s)", f, a[0]); break;
+	case T_EXP: buf_printf(b, "exp%s(%s)", f, a[0]); break;
+	case T_LOG: buf_printf(b, "log%s(%s)", f, a[0]); break;
+	case T_SQRT: buf_printf(b, "sqrt%s(%s)", f, a[0]); break;
+	case T_RSQRT: buf_printf(b, "1 / sqrt%s(%s)", f, a[0]); break;
+	case T_ERF: buf_printf(b, "erf%s(%s)", f, a[0]); break;
+	case T_RECIP: buf_printf(b, "1 / (%s)", a[0]); break;
+	case T_FLOOR: buf_printf(b, "floor%s(%s)", f, a[0]); break;
+	case T_CEIL: buf_printf(b, "ceil%s(%s)", f, a[0]); break;
+	case T_ROUND: buf_printf(b, "nearbyint%s(%s)", f, a[0]); break;
+	case T_TRUNC: buf_printf(b, "trunc%s(%s)", f, a[0]); break;
+	case T_SIN: buf_printf(b, "sin%s(%s)", f, a[0]); break;
+	case T_COS: buf_printf(b, "cos%s(%s)", f, a[0]); break;
+	case T_NOT: buf_printf(b, "!(%s)", a[0]); break;
+	case T_GELU: buf_printf(b, "0.5%s * (%s) * (1 + erf%s((%s) * 0.70710678118654752440))", f, a[0], f, a[0]); break;
+	case T_GELU_TANH:
+		buf_printf(b, "0.5%s * (%s) * (1 + tanh%s(0.79788456080286535588 * ((%s) + 0.044715 * (%s) * (%s) * (%s))))", f, a[0],
+		           f, a[0], a[0], a[0], a[0]);
+		break;
+	case T_SILU: buf_printf(b, "(%s) / (1 + exp%s(-(%s)))", a[0], f, a[0]); break;
+	case T_HARDSIGMOID: buf_printf(b, "dc_clamp%s((%s) / 6 + 0.5%s, 0, 1)", f, a[0], f); break;
+	case T_HARDSWISH: buf_printf(b, "(%s) * dc_clamp%s((%s) + 3, 0, 6) / 6", a[0], f, a[0]); break;
+	case T_SIGN: buf_printf(b, "(%s)((%s > 0) - (%s < 0))", T, a[0], a[0]); break;
+	case T_ISNAN: buf_printf(b, "(%s) != (%s)", a[0], a[0]); break;
+	case T_ADD: buf_printf(b, "%s + %s", a[0], a[1]); break;
+	case T_SUB: buf_printf(b, "%s - %s", a[0], a[1]); break;
+	case T_MUL: buf_printf(b, "%s * %s", a[0], a[1]); break;
+	case T_DIV: buf_printf(b, "(%s)%s / (%s)%s", T, a[0], T, a[1]); break;
+	case T_MAX: buf_printf(b, isfloat(d) ? "dc_max%s(%s, %s)" : "dc_maxi(%s%s, %s)", isfloat(d) ? f : "", a[0], a[1]); break;
+	case T_MIN: buf_printf(b, isfloat(d) ? "dc_min%s(%s, %s)" : "dc_mini(%s%s, %s)", isfloat(d) ? f : "", a[0], a[1]); break;
+	case T_POW: buf_printf(b, "pow%s(%s, %s)", f, a[0], a[1]); break;
+	case T_FMOD: buf_printf(b, isfloat(d) ? "fmod%s(%s, %s)" : "(%s%s %% %s)", isfloat(d) ? f : "", a[0], a[1]); break;
+	case T_REM: buf_printf(b, isfloat(d) ? "dc_rem%s(%s, %s)" : "dc_remi(%s%s, %s)", isfloat(d) ? f : "", a[0], a[1]); break;
+	case T_EQ: buf_printf(b, "%s == %s", a[0], a[1]); break;
+	case T_NE: buf_printf(b, "%s != %s", a[0], a[1]); break;
+	case T_LT: buf_printf(b, "%s < %s", a[0], a[1]); break;
+	case T_LE: buf_printf(b, "%s <= %s", a[0], a[1]); break;
+	case T_GT: buf_printf(b, "%s > %s", a[0], a[1]); break;
+	case T_GE: buf_printf(b, "%s >= %s", a[0], a[1]); break;
+	case T_AND: buf_printf(b, d == DT_BOOL ? "(%s) && (%s)" : "(%s) & (%s)", a[0], a[1]); break;
+	case T_OR: buf_printf(b, d == DT_BOOL ? "(%s) || (%s)" : "(%s) | (%s)", a[0], a[1]); break;
+	case T_XOR: buf_printf(b, d == DT_BOOL ? "(!(%s)) != (!(%s))" : "(%s) ^ (%s)", a[0], a[1]); break;
+	case T_FMA: buf_printf(b, "%s * %s + %s", a[0], a[1], a[2]); break;
+	case T_WHERE: buf_printf(b, "(%s) ? (%s) : (%s)", a[0], a[1], a[2]); break;
+	case T_CLAMP: {
+		Buf lo = {0}, hi = {0};
+		print_double(&lo, t->p[0], d);
+		print_double(&hi, t->p[1], d);
+		buf_printf(b, "(%s < %s ? %s : (%s > %s ? %s : %s))", a[0], lo.s, lo.s, a[0], hi.s, hi.s, a[0]);
+		buf_free(&lo);
+		buf_free(&hi);
+		break;
+	}
+	default:
+		DOCC_UNREACHABLE();
+	}
+}
+
+static void vector_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
+{
+	(void)e;
+	switch (t->code) {
+	case T_ASSIGN: buf_printf(b, "%s", a[0]); break;
+	case T_NEG: buf_printf(b, "-(%s)", a[0]); break;
+	case T_ADD: buf_printf(b, "%s + %s", a[0], a[1]); break;
+	case T_SUB: buf_printf(b, "%s - %s", a[0], a[1]); break;
+	case T_MUL: buf_printf(b, "%s * %s", a[0], a[1]); break;
+	case T_DIV: buf_printf(b, "%s / %s", a[0], a[1]); break;
+	case T_FMA: buf_printf(b, "%s * %s + %s", a[0], a[1], a[2]); break;
+	case T_MAX: buf_printf(b, "dc_vmax(%s, %s)", a[0], a[1]); break;
+	case T_MIN: buf_printf(b, "dc_vmin(%s, %s)", a[0], a[1]); break;
+	case T_RELU: buf_printf(b, "dc_vrelu(%s)", a[0]); break;
+	case T_CLAMP: {
+		Buf lo = {0}, hi = {0};
+		print_double(&lo, t->p[0], DT_F32);
+		print_double(&hi, t->p[1], DT_F32);
+		buf_printf(b, "dc_vclamp(%s, %s, %s)", a[0], lo.s, hi.s);
+		buf_free(&lo);
+		buf_free(&hi);
+		break;
+	}
+	default:
+		DOCC_UNREACHABLE();
+	}
+}
+
+static void emit_block(Em *e, Node *n)
+{
+	Sdfg *g = e->g;
+	int vec = e->vecvar >= 0;
+	for (int i = 0; i < n->nts; i++) {
+		Tasklet *t = &n->ts[i];
+		Buf ops[3] = {{0}, {0}, {0}};
+		char *a[3] = {"", "", ""};
+		for (int k = 0; k < t->nin; k++) {
+			operand(e, &ops[k], &t->in[k], t->dt);
+			a[k] = ops[k].s;
+		}
+		Buf ex = {0};
+		if (vec)
+			vector_expr(e, &ex, t, a);
+		else
+			scalar_expr(e, &ex, t, a);
+		line(e, "%s t%d = %s;", vec ? "const dc_vf" : ctype(t->dt), i, ex.s);
+		buf_free(&ex);
+		for (int k = 0; k < 3; k++)
+			buf_free(&ops[k]);
+		if (!t->store)
+			continue;
+		Container *dc = sdfg_c(g, t->out.data);
+		Buf lv = {0};
+		if (vec) {
+			Container *r = sdfg_c(g, sdfg_root_of(g, t->out.data));
+			buf_printf(&lv, "*(%s *)&", r->kind == CK_LOCAL ? "dc_vf" : "dc_vfu");
+		}
+		lvalue(e, &lv, &t->out);
+		const char *conv = dc->dt == DT_BF16 ? "dc_f2b" : dc->dt == DT_F16 ? "dc_f2h" : "";
+		switch (t->wcr) {
+		case W_NONE:
+			if (*conv)
+				line(e, "%s = %s(t%d);", lv.s, conv, i);
+			else if (dc->dt != t->dt && !vec)
+				line(e, "%s = (%s)t%d;", lv.s, storage_type[dc->dt], i);
+			else
+				line(e, "%s = t%d;", lv.s, i);
+			break;
+		case W_SUM:
+			line(e, "%s += t%d;", lv.s, i);
+			break;
+		case W_PROD:
+			line(e, "%s *= t%d;", lv.s, i);
+			break;
+		case W_MAX:
+		case W_MIN:
+			if (vec)
+				line(e, "%s = dc_v%s(%s, t%d);", lv.s, t->wcr == W_MAX ? "max" : "min", lv.s, i);
+			else
+				line(e, "%s = dc_%s%s(%s, t%d);", lv.s, t->wcr == W_MAX ? "max" : "min", isfloat(dc->dt) ? (dc->dt == DT_F64 ? "" : "f") : "i", lv.s, i);
+			break;
+		}
+		buf_free(&lv);
+	}
+}
+
+static void emit_node(Em *e, Node *n);
+
+static void emit_locals(Em *e, Node *loop)
+{
+	Sdfg *g = e->g;
+	for (int i = 0; i < g->ncs; i++) {
+		Container *c = &g->cs[i];
+		if (c->kind != CK_LOCAL || c->dead || c->owner != loop->id)
+			continue;
+		if (c->rank == 0)
+			line(e, "%s l_%s;", storage_type[c->dt], c->name);
+		else
+			line(e, "%s l_%s[%lld] __attribute__((aligned(64)));", storage_type[c->dt], c->name, (long long)sdfg_numel(g, i));
+	}
+}
+
+static void emit_loop(Em *e, Node *n)
+{
+	Sdfg *g = e->g;
+	const char *v = g->syms[n->var].name;
+	Buf lo = {0}, hi = {0};
+	ex_print(&lo, g, n->lo);
+	ex_print(&hi, g, n->hi);
+	int64_t step = n->step;
+	int vec = n->sched == SCHED_VECTOR && e->lanes > 1 && e->vecvar < 0;
+	if (vec)
+		step = e->lanes;
+	if (n->sched == SCHED_PARALLEL)
+		line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)", n->collapse > 0 ? n->collapse : 1);
+	else if (n->sched == SCHED_UNROLL)
+		line(e, "#pragma clang loop unroll(full)");
+	else if (n->sched == SCHED_VECTOR && !vec)
+		line(e, "#pragma clang loop vectorize(enable)");
+	line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, lo.s, v, hi.s, v, (long long)step);
+	buf_free(&lo);
+	buf_free(&hi);
+	e->ind++;
+	emit_locals(e, n);
+	int saved = e->vecvar;
+	if (vec)
+		e->vecvar = n->var;
+	emit_node(e, n->body);
+	e->vecvar = saved;
+	e->ind--;
+	line(e, "}");
+}
+
+static void emit_node(Em *e, Node *n)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			emit_node(e, n->kids[i]);
+		break;
+	case N_MAP:
+	case N_FOR:
+		emit_loop(e, n);
+		break;
+	case N_BLOCK:
+		DOCC_ASSERT(!n->lib);
+		line(e, "{");
+		e->ind++;
+		emit_block(e, n);
+		e->ind--;
+		line(e, "}");
+		break;
+	}
+}
+
+/* Root containers touched by subtree n (bitmap indexed by id). */
+static void touched(Sdfg *g, Node *n, unsigned char *set)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			touched(g, n->kids[i], set);
+		break;
+	case N_MAP:
+	case N_FOR:
+		touched(g, n->body, set);
+		break;
+	case N_BLOCK:
+		for (int i = 0; i < n->nts; i++) {
+			Tasklet *t = &n->ts[i];
+			for (int k = 0; k < t->nin; k++)
+				if (t->in[k].kind == OPD_MEM)
+					set[sdfg_root_of(g, t->in[k].m.data)] = 1;
+			if (t->store)
+				set[sdfg_root_of(g, t->out.data)] = 2 | set[sdfg_root_of(g, t->out.data)];
+		}
+		break;
+	}
+}
+
+static void emit_helpers(Em *e)
+{
+	Buf *b = e->b;
+	buf_puts(b, "static inline float dc_maxf(float a, float b) { return (a != a || a > b) ? a : b; }\n"
+	            "static inline float dc_minf(float a, float b) { return (a != a || a < b) ? a : b; }\n"
+	            "static inline double dc_max(double a, double b) { return (a != a || a > b) ? a : b; }\n"
+	            "static inline double dc_min(double a, double b) { return (a != a || a < b) ? a : b; }\n"
+	            "static inline int64_t dc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }\n"
+	            "static inline int64_t dc_mini(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+	            "static inline float dc_clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }\n"
+	            "static inline double dc_clamp(double x, double lo, double hi) { return x < lo ? lo : (x > hi ? hi : x); }\n"
+	            "static inline float dc_remf(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+	            "static inline double dc_rem(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+	            "static inline int64_t dc_remi(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+	            "static inline float dc_b2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }\n"
+	            "static inline uint16_t dc_f2b(float f) { uint32_t u; memcpy(&u, &f, 4); if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64); u += 0x7fffu + ((u >> 16) & 1); return (uint16_t)(u >> 16); }\n"
+	            "static inline float dc_h2f(uint16_t h) { uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, u; float f;\n"
+	            "\tif (e == 31) u = s | 0x7f800000u | (m << 13); else if (e) u = s | ((e + 112) << 23) | (m << 13);\n"
+	            "\telse if (!m) u = s; else { f = (float)m * 5.9604644775390625e-8f; memcpy(&u, &f, 4); u |= s; }\n"
+	            "\tmemcpy(&f, &u, 4); return f; }\n"
+	            "static inline uint16_t dc_f2h(float f) { uint32_t u; memcpy(&u, &f, 4); uint32_t s = (u >> 16) & 0x8000; float a = fabsf(f);\n"
+	            "\tif (a != a) return (uint16_t)(s | 0x7e00); if (a >= 65520.0f) return (uint16_t)(s | 0x7c00);\n"
+	            "\tif (a < 6.103515625e-05f) return (uint16_t)(s | (uint32_t)nearbyintf(a * 16777216.0f));\n"
+	            "\tmemcpy(&u, &a, 4); uint32_t r = u + 0xfffu + ((u >> 13) & 1); return (uint16_t)(s | ((r - (112u << 23)) >> 13)); }\n");
+	if (e->lanes > 1) {
+		int L = e->lanes;
+		buf_printf(b, "typedef float dc_vf __attribute__((vector_size(%d)));\n", L * 4);
+		buf_printf(b, "typedef float dc_vfu __attribute__((vector_size(%d), aligned(4)));\n", L * 4);
+		buf_printf(b, "typedef int32_t dc_vi __attribute__((vector_size(%d)));\n", L * 4);
+		buf_puts(b, "static inline dc_vf dc_splat(float s) { return (dc_vf){");
+		for (int i = 0; i < L; i++)
+			buf_puts(b, i ? ", s" : "s");
+		buf_puts(b, "}; }\n");
+		buf_puts(b, "static inline dc_vf dc_vsel(dc_vi m, dc_vf a, dc_vf b) { return (dc_vf)(((dc_vi)a & m) | ((dc_vi)b & ~m)); }\n"
+		            "static inline dc_vf dc_vmax(dc_vf a, dc_vf b) { return dc_vsel((a > b) | (a != a), a, b); }\n"
+		            "static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }\n"
+		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
+		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
+	}
+	buf_puts(b, "\n");
+}
+
+static void emit_forward(Em *e)
+{
+	Sdfg *g = e->g;
+	line(e, "static void %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, int dc_nth,", e->nm);
+	line(e, "\tconst void *const *dc_in, void *const *dc_out)");
+	line(e, "{");
+	e->ind++;
+	line(e, "(void)dc_W; (void)dc_ws; (void)dc_nth; (void)dc_in; (void)dc_out;");
+	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
+	for (int i = 0; i < g->root->nkids; i++) {
+		Node *k = g->root->kids[i];
+		memset(set, 0, (size_t)g->ncs + 1);
+		touched(g, k, set);
+		line(e, "{ /* %s */", k->label && *k->label ? k->label : "?");
+		e->ind++;
+		for (int c = 0; c < g->ncs; c++) {
+			Container *ct = &g->cs[c];
+			if (!set[c] || ct->kind == CK_LOCAL)
+				continue;
+			const char *T = storage_type[ct->dt];
+			switch (ct->kind) {
+			case CK_INPUT:
+				line(e, "const %s *restrict v_%s = (const %s *)dc_in[%d];", T, ct->name, T, ct->io);
+				break;
+			case CK_OUTPUT:
+				line(e, "%s *restrict v_%s = (%s *)dc_out[%d];", T, ct->name, T, ct->io);
+				break;
+			case CK_CONST:
+				line(e, "const %s *restrict v_%s = (const %s *)(dc_W + %lld);", T, ct->name, T, (long long)ct->wofs);
+				break;
+			case CK_TRANSIENT:
+				DOCC_ASSERT(ct->aofs >= 0);
+				line(e, "%s *restrict v_%s = (%s *)(dc_ws + %lld);", T, ct->name, T, (long long)ct->aofs);
+				break;
+			default:
+				break;
+			}
+		}
+		emit_node(e, k);
+		e->ind--;
+		line(e, "}");
+	}
+	e->ind--;
+	line(e, "}");
+	buf_puts(e->b, "\n");
+}
+
+void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
+{
+	Em e = {g, t, b, 0, t->vec_bits / 32, -1, g->name};
+	if (e.lanes < 2)
+		e.lanes = 0;
+	const char *nm = g->name;
+	int omp = t->kind == TG_OPENMP;
+	buf_printf(b, "/*\n * %s.c - generated by doccc %s; do not edit.\n * target %s, category %s, -march=%s\n"
+	              " * options: %s\n * input sha256 %s\n */\n",
+	           nm, DOCCC_VERSION, t->name, t->category, t->kind == TG_NONE ? "(default)" : t->march,
+	           a->cmdline ? a->cmdline : "", g->hash);
+	buf_puts(b, "#define _POSIX_C_SOURCE 200809L\n#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
+	            "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n");
+	if (omp)
+		buf_puts(b, "#include <omp.h>\n");
+	buf_printf(b, "#include \"%s.h\"\n\n", nm);
+	emit_helpers(&e);
+	emit_forward(&e);
+
+	/* The API. */
+	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tconst unsigned char *w;\n\tint nth;\n\tvoid *map;\n\tsize_t maplen;\n};\n\n", nm);
+	if (w->size && !a->outweights)
+		buf_printf(b, "extern const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
+	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
+	buf_printf(b, "static const char dc_weights_sha[] = \"%s\";\n\n", w->sha);
+	/* create */
+	buf_printf(b, "int %s_create_from(%s_t **model, const char *weights_path)\n{\n", nm, nm);
+	buf_printf(b, "\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n", nm);
+	buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
+	if (a->outweights) {
+		buf_puts(b, "\tif (!weights_path) {\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
+		            "\tint fd = open(weights_path, O_RDONLY | O_CLOEXEC);\n\tstruct stat st;\n"
+		            "\tif (fd < 0 || fstat(fd, &st) || (size_t)st.st_size != 128 + DC_WEIGHTS_SIZE) {\n"
+		            "\t\tif (fd >= 0)\n\t\t\tclose(fd);\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
+		            "\tm->maplen = (size_t)st.st_size;\n\tm->map = mmap(NULL, m->maplen, PROT_READ, MAP_PRIVATE, fd, 0);\n\tclose(fd);\n"
+		            "\tif (m->map == MAP_FAILED || memcmp(m->map, \"DOCCCW01\", 8) || memcmp((char *)m->map + 16, dc_weights_sha, 64)) {\n"
+		            "\t\tif (m->map != MAP_FAILED)\n\t\t\tmunmap(m->map, m->maplen);\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
+		            "\tm->w = (const unsigned char *)m->map + 128;\n");
+	} else {
+		buf_printf(b, "\t(void)weights_path;\n\tm->w = %s;\n", w->size ? arena_printf(g->arena, "%s_weights_blob", nm) : "NULL");
+	}
+	if (omp) {
+		if (t->max_threads)
+			buf_printf(b, "\tm->nth = omp_get_max_threads() < %d ? omp_get_max_threads() : %d;\n", t->max_threads, t->max_threads);
+		else
+			buf_puts(b, "\tm->nth = omp_get_max_threads();\n");
+	} else
+		buf_puts(b, "\tm->nth = 1;\n");
+	buf_puts(b, "\t*model = m;\n\treturn DOCCC_OK;\n}\n\n");
+	buf_printf(b, "int %s_create(%s_t **model)\n{\n\treturn %s_create_from(model, NULL);\n}\n\n", nm, nm, nm);
+	/* run */
+	buf_printf(b, "int %s_run(%s_t *model", nm, nm);
+	for (int i = 0; i < g->ninputs; i++) {
+		Container *c = sdfg_c(g, g->inputs[i]);
+		buf_printf(b, ", const %s *in%d", storage_type[c->dt], i);
+	}
+	for (int i = 0; i < g->noutputs; i++) {
+		Container *c = sdfg_c(g, g->outputs[i]);
+		buf_printf(b, ", %s *out%d", storage_type[c->dt], i);
+	}
+	buf_puts(b, ")\n{\n\tif (!model");
+	for (int i = 0; i < g->ninputs; i++)
+		buf_printf(b, " || !in%d", i);
+	for (int i = 0; i < g->noutputs; i++)
+		buf_printf(b, " || !out%d", i);
+	buf_puts(b, ")\n\t\treturn DOCCC_ERR_ARG;\n");
+	buf_printf(b, "\tconst void *ins[%d] = {", g->ninputs + 1);
+	for (int i = 0; i < g->ninputs; i++)
+		buf_printf(b, "%sin%d", i ? ", " : "", i);
+	buf_printf(b, "%s};\n\tvoid *outs[%d] = {", g->ninputs ? "" : "0", g->noutputs + 1);
+	for (int i = 0; i < g->noutputs; i++)
+		buf_printf(b, "%sout%d", i ? ", " : "", i);
+	buf_printf(b, "%s};\n", g->noutputs ? "" : "0");
+	buf_printf(b, "\t%s_forward(model->w, model->ws, model->nth, ins, outs);\n\treturn DOCCC_OK;\n}\n\n", nm);
+	buf_printf(b, "static int %s_run_generic(void *model, const void *const *ins, void *const *outs)\n{\n", nm);
+	buf_puts(b, "\tif (!model || (!ins && ");
+	buf_printf(b, "%d) || (!outs && %d))\n\t\treturn DOCCC_ERR_ARG;\n", g->ninputs > 0, g->noutputs > 0);
+	for (int i = 0; i < g->ninputs; i++)
+		buf_printf(b, "\tif (!ins[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
+	for (int i = 0; i < g->noutputs; i++)
+		buf_printf(b, "\tif (!outs[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
+	buf_printf(b, "\t%s_t *m = model;\n\t%s_forward(m->w, m->ws, m->nth, ins, outs);\n\treturn DOCCC_OK;\n}\n\n", nm, nm);
+	/* destroy, strerror, threads, workspace */
+	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n\tif (model->map)\n\t\tmunmap(model->map, model->maplen);\n"
+	              "\tfree(model->ws);\n\tfree(model);\n}\n\n", nm, nm);
+	buf_printf(b, "const char *%s_strerror(int status)\n{\n\tswitch (status) {\n\tcase DOCCC_OK: return \"success\";\n"
+	              "\tcase DOCCC_ERR_NOMEM: return \"out of memory allocating the workspace\";\n"
+	              "\tcase DOCCC_ERR_WEIGHTS: return \"weights file missing, unreadable or not made for this library\";\n"
+	              "\tcase DOCCC_ERR_ARG: return \"a NULL model, input or output pointer\";\n"
+	              "\tcase DOCCC_ERR_THREADS: return \"thread count not supported by this build (only openmp builds use threads)\";\n"
+	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", nm);
+	buf_printf(b, "int %s_set_num_threads(%s_t *model, int n)\n{\n\tif (!model || n < 1)\n\t\treturn DOCCC_ERR_ARG;\n", nm, nm);
+	if (omp)
+		buf_puts(b, "\tmodel->nth = n;\n\treturn DOCCC_OK;\n}\n\n");
+	else
+		buf_puts(b, "\treturn n == 1 ? DOCCC_OK : DOCCC_ERR_THREADS;\n}\n\n");
+	buf_printf(b, "size_t %s_workspace_size(void)\n{\n\treturn DC_WORKSPACE_SIZE;\n}\n\n", nm);
+	/* descriptor */
+	for (int io = 0; io < 2; io++) {
+		int n = io ? g->noutputs : g->ninputs;
+		int *ids = io ? g->outputs : g->inputs;
+		for (int i = 0; i < n; i++) {
+			Container *c = sdfg_c(g, ids[i]);
+			buf_printf(b, "static const int64_t dc_%s%d_shape[] = {", io ? "out" : "in", i);
+			for (int d = 0; d < c->rank; d++) {
+				int64_t v = 0;
+				ex_isint(c->shape[d], &v);
+				buf_printf(b, "%s%lld", d ? ", " : "", (long long)v);
+			}
+			buf_printf(b, "%s};\n", c->rank ? "" : "0");
+		}
+		buf_printf(b, "static const doccc_tensor_desc dc_%s[] = {\n", io ? "outs" : "ins");
+		for (int i = 0; i < n; i++) {
+			Container *c = sdfg_c(g, ids[i]);
+			int64_t numel = sdfg_numel(g, ids[i]);
+			buf_puts(b, "\t{");
+			buf_quote(b, c->origin && *c->origin ? c->origin : c->name);
+			buf_printf(b, ", %s, %d, dc_%s%d_shape, %lld, %lld},\n", emit_dtype_macro(c->dt), c->rank, io ? "out" : "in", i,
+			           (long long)numel, (long long)(numel * dtype_info[c->dt].size));
+		}
+		if (!n)
+			buf_puts(b, "\t{0, 0, 0, 0, 0, 0},\n");
+		buf_puts(b, "};\n");
+	}
+	buf_printf(b, "\nstatic int dc_create(void **m, const char *p) { return %s_create_from((%s_t **)m, p); }\n", nm, nm);
+	buf_printf(b, "static void dc_destroy(void *m) { %s_destroy(m); }\n", nm);
+	buf_printf(b, "static int dc_threads(void *m, int n) { return %s_set_num_threads(m, n); }\n\n", nm);
+	buf_printf(b, "const doccc_model_desc %s_desc = {\n\tDOCCC_ABI_VERSION, \"%s\", \"%s\", \"%s\", \"%s\", \"%s\",\n", nm, nm,
+	           t->name, t->category, DOCCC_VERSION, g->hash);
+	buf_printf(b, "\t%d, %d, dc_ins, dc_outs, DC_WORKSPACE_SIZE, %d,\n", g->ninputs, g->noutputs, a->outweights ? 0 : 1);
+	buf_printf(b, "\tdc_create, %s_run_generic, dc_destroy, %s_strerror, dc_threads,\n};\n", nm, nm);
+	buf_printf(b, "extern const doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", nm);
+}

@@ -1,0 +1,290 @@
+/*
+ * doccc.c - the command-line driver: parse argv, resolve options (YAML file
+ * < flags), import, run the passes, build, and map failures to exit codes.
+ *
+ *   doccc MODEL.pt2|MODEL.json [options]      compile
+ *   doccc run LIB -i IN.npy ... -o OUT.npy    run a compiled library (run.c)
+ *
+ * Exit codes (cmd.h): 0 ok, 1 bad input or unsupported model, 2 usage,
+ * 3 the external compiler failed. Outputs are produced in a temporary
+ * working directory and installed only when everything succeeded, so a
+ * failure leaves nothing partial behind.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../backends/backend.h"
+#include "../ir/ir.h"
+#include "cmd.h"
+
+static const char usage_text[] =
+	"usage: doccc MODEL.pt2|MODEL.json [options]\n"
+	"       doccc run LIB.so -i IN.npy... -o OUT.npy... [--repeat N] [--threads N]\n"
+	"\n"
+	"Compile a torch.export program into a shared library and a C header.\n"
+	"\n"
+	"  -t, --target T        none, sequential, openmp, cuda, rocm (default none)\n"
+	"  -c, --category C      edge, desktop, server (default server)\n"
+	"  -o, --output OUT      DIR/ or an existing directory: DIR/libNAME.so and DIR/NAME.h;\n"
+	"                        PATH.so: that library, NAME.h beside it (default: .)\n"
+	"  -n, --name NAME       model name and symbol prefix (default: from the input file)\n"
+	"      --options FILE    YAML options file (flags win over it)\n"
+	"      --weights FILE    safetensors weights for a bare ExportedProgram JSON\n"
+	"      --march ARCH      ISA for clang -march (default: from the category; 'native')\n"
+	"      --pass-opt P.K=V  set a pass option, e.g. expand.tile_m=8 (repeatable)\n"
+	"      --disable-pass P  switch a pass off (repeatable)\n"
+	"      --emit-source     also write NAME.c\n"
+	"      --external-weights  write NAME.weights; create() maps it\n"
+	"      --dump-sdfg DIR   write the SDFG after every stage (JSON and DOT)\n"
+	"      --keep-temps      keep the working directory\n"
+	"  -v, --verbose         print each command run\n"
+	"      --list-passes | --list-options | --list-ops\n"
+	"  -h, --help | --version\n"
+	"\n"
+	"Exit status: 0 ok, 1 bad input or unsupported model, 2 usage, 3 compiler failed.\n"
+	"See doccc(1).\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "doccc: error: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	fputs("usage: doccc MODEL.pt2|MODEL.json [options] (doccc --help for more)\n", stderr);
+	return EXIT_USAGE;
+}
+
+static void list_passes(void)
+{
+	for (int i = 0; i < npasses; i++) {
+		const Pass *p = &pass_table[i];
+		printf("%-16s %s%s\n", p->name, p->doc, p->required ? " (required)" : p->enabled ? "" : " (off by default)");
+		for (int k = 0; k < p->nparams; k++)
+			printf("  %s.%s  %s, default %s: %s\n", p->name, p->params[k].name, p->params[k].type, p->params[k].dflt,
+			       p->params[k].doc);
+	}
+}
+
+static void list_options(void)
+{
+	for (int i = 0; i < opt_ntable; i++) {
+		const OptionInfo *o = &opt_table[i];
+		printf("%-22s %-8s default %-8s %s%s%s%s\n", o->name, o->type, o->dflt, o->doc, *o->values ? " [" : "", o->values,
+		       *o->values ? "]" : "");
+	}
+	printf("\nEnvironment: DOCC_TMP (working directories), DOCC_DEBUG (dump;build), DOCC_REUSE_BINARIES,\n"
+	       "DOCC_CUDA_ARCH. Pass options: see --list-passes.\n");
+}
+
+static void list_ops(void)
+{
+	printf("# ATen overload -> lowering (library node kinds: ");
+	for (int i = 0; i < NLIBOPS; i++)
+		printf("%s%s", i ? ", " : "", op_name(i));
+	printf(")\n");
+	for (int i = 0; i < NATENOPS; i++) {
+		const AtenInfo *a = aten_info(i);
+		printf("%-48s %-10s %s\n", a->target, lowering_name(a->lowering), a->schema);
+	}
+}
+
+/* Does DOCC_DEBUG contain key? (';' or ':' separated) */
+static int debug_has(const char *key)
+{
+	const char *d = getenv("DOCC_DEBUG");
+	size_t n = strlen(key);
+	while (d && *d) {
+		const char *e = d + strcspn(d, ";:");
+		if ((size_t)(e - d) >= n && !strncmp(d, key, n) && (d[n] == 0 || d[n] == ';' || d[n] == ':' || d[n] == '='))
+			return 1;
+		d = *e ? e + 1 : e;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	Arena *a = arena_new();
+	Options o;
+	opt_init(&o, a);
+	const char *input = NULL, *out = NULL, *name = NULL, *optfile = NULL, *weights = NULL, *dumpdir = NULL;
+	int emit_source = 0, external = 0;
+	/* CLI settings are applied after the YAML file; collect them first. */
+	const char *set_key[64], *set_val[64];
+	int nset = 0;
+	const char *popts[128];
+	int npopts = 0;
+	Buf cmdline = {0};
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		const char *v = NULL;
+#define TAKE(flag)                                                            \
+	(!strcmp(s, flag) ? (i + 1 < argc ? (v = argv[++i], 1) : (v = NULL, 1)) \
+	                  : (!strncmp(s, flag "=", strlen(flag) + 1) ? (v = s + strlen(flag) + 1, 1) : 0))
+		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+			fputs(usage_text, stdout);
+			return EXIT_OK;
+		} else if (!strcmp(s, "--version")) {
+			printf("doccc %s\n", DOCCC_VERSION);
+			return EXIT_OK;
+		} else if (!strcmp(s, "--list-passes")) {
+			list_passes();
+			return EXIT_OK;
+		} else if (!strcmp(s, "--list-options")) {
+			list_options();
+			return EXIT_OK;
+		} else if (!strcmp(s, "--list-ops")) {
+			list_ops();
+			return EXIT_OK;
+		} else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
+			spawn_verbose = 1;
+		} else if (!strcmp(s, "--keep-temps")) {
+			tmp_keep = 1;
+		} else if (!strcmp(s, "--emit-source")) {
+			emit_source = 1;
+		} else if (!strcmp(s, "--external-weights")) {
+			external = 1;
+		} else if (TAKE("-t") || TAKE("--target") || TAKE("-c") || TAKE("--category") || TAKE("--march")) {
+			if (!v)
+				return usage_error("option '%s' needs a value", s);
+			const char *key = s[1] == 't' || !strncmp(s, "--target", 8) ? "target"
+			                  : s[1] == 'c' || !strncmp(s, "--category", 10) ? "category" : "march";
+			const char *const *allowed = !strcmp(key, "target") ? target_names : !strcmp(key, "category") ? category_names : NULL;
+			int ok = !allowed;
+			for (int k = 0; allowed && allowed[k]; k++)
+				ok |= !strcmp(allowed[k], v);
+			if (!ok || !*v) {
+				fprintf(stderr, "doccc: error: unknown %s '%s' (expected one of:", key, v);
+				for (int k = 0; allowed && allowed[k]; k++)
+					fprintf(stderr, " %s", allowed[k]);
+				fprintf(stderr, ")\n");
+				return EXIT_USAGE;
+			}
+			if (nset == 64)
+				return usage_error("%s", "too many options");
+			set_key[nset] = key;
+			set_val[nset++] = v;
+			buf_printf(&cmdline, "%s%s=%s", cmdline.len ? " " : "", key, v);
+		} else if (TAKE("-o") || TAKE("--output")) {
+			if (!v || !*v)
+				return usage_error("option '%s' needs a value", s);
+			out = v;
+		} else if (TAKE("-n") || TAKE("--name")) {
+			if (!v || !*v)
+				return usage_error("option '%s' needs a value", s);
+			name = v;
+		} else if (TAKE("--options")) {
+			if (!v)
+				return usage_error("option '%s' needs a value", s);
+			optfile = v;
+		} else if (TAKE("--weights")) {
+			if (!v)
+				return usage_error("option '%s' needs a value", s);
+			weights = v;
+		} else if (TAKE("--dump-sdfg")) {
+			if (!v)
+				return usage_error("option '%s' needs a value", s);
+			dumpdir = v;
+		} else if (TAKE("--pass-opt") || TAKE("--disable-pass")) {
+			if (!v || !*v)
+				return usage_error("option '%s' needs a value", s);
+			if (npopts == 128)
+				return usage_error("%s", "too many pass options");
+			if (!strncmp(s, "--disable-pass", 14))
+				popts[npopts++] = arena_printf(a, "%s.enabled=false", v);
+			else {
+				if (!strchr(v, '=') || !strchr(v, '.') || strchr(v, '.') > strchr(v, '='))
+					return usage_error("--pass-opt takes PASS.OPTION=VALUE (got '%s')", v);
+				popts[npopts++] = v;
+			}
+			buf_printf(&cmdline, "%s%s", cmdline.len ? " " : "", popts[npopts - 1]);
+		} else if (s[0] == '-' && s[1]) {
+			return usage_error("unknown option '%s'", s);
+		} else if (input) {
+			return usage_error("more than one input file ('%s')", s);
+		} else
+			input = s;
+#undef TAKE
+	}
+	if (!input)
+		return usage_error("%s", "no input file");
+	if (debug_has("build"))
+		tmp_keep = 1;
+	if (!dumpdir && debug_has("dump"))
+		dumpdir = "doccc-dump";
+
+	/* Options: YAML file, then flags. */
+	if (optfile && opt_load_yaml(&o, optfile))
+		return EXIT_INPUT;
+	for (int i = 0; i < nset; i++)
+		if (opt_set(&o, set_key[i], set_val[i], "command line"))
+			return EXIT_USAGE;
+	for (int i = 0; i < npopts; i++) {
+		const char *eq = strchr(popts[i], '=');
+		opt_add_passopt(&o, arena_strndup(a, popts[i], (size_t)(eq - popts[i])), eq + 1, "command line");
+	}
+	if (passes_check_options(&o))
+		return optfile ? EXIT_INPUT : EXIT_USAGE;
+	Target tg;
+	if (target_resolve(&tg, &o))
+		return EXIT_USAGE;
+	if (tg.kind == TG_CUDA || tg.kind == TG_ROCM) {
+		diag_error(NULL, "target '%s' is not available yet in this doccc (use none, sequential or openmp)", tg.name);
+		return EXIT_INPUT;
+	}
+	if (!file_exists(input)) {
+		diag_error(input, "cannot read: %s", strerror(errno ? errno : ENOENT));
+		return EXIT_INPUT;
+	}
+
+	/* Output paths. */
+	char *nm = name ? arena_strdup(a, name) : path_to_ident(a, input);
+	if (name) {
+		char *id = path_to_ident(a, arena_printf(a, "%s.x", name));
+		if (strcmp(id, name))
+			return usage_error("model name '%s' is not a C identifier", name);
+	}
+	const char *dir = ".";
+	const char *lib = NULL;
+	if (out) {
+		size_t n = strlen(out);
+		if (n > 3 && !strcmp(out + n - 3, ".so")) {
+			lib = out;
+			const char *base = path_base(out);
+			dir = base == out ? "." : arena_strndup(a, out, (size_t)(base - out));
+		} else
+			dir = out;
+	}
+	if (!lib)
+		lib = arena_printf(a, "%s/lib%s.so", dir, nm);
+	if (!dir_exists(dir) && mkdir_p(dir))
+		return EXIT_INPUT;
+	BuildArgs ba = {0};
+	ba.outlib = lib;
+	ba.outhdr = arena_printf(a, "%s/%s.h", dir, nm);
+	ba.outsrc = emit_source ? arena_printf(a, "%s/%s.c", dir, nm) : NULL;
+	ba.outweights = external ? arena_printf(a, "%s/%s.weights", dir, nm) : NULL;
+	ba.cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s", tg.name, tg.category, o.march ? " march=" : "",
+	                          o.march ? o.march : "", npopts ? " " : "", npopts ? cmdline.s : "");
+	buf_free(&cmdline);
+
+	/* Compile. */
+	ImportArgs ia = {input, weights};
+	Sdfg *g = import_program(a, nm, &ia);
+	if (!g)
+		return EXIT_INPUT;
+	if (passes_run(g, &o, &tg, dumpdir))
+		return EXIT_INPUT;
+	ba.workdir = tmp_dir(a);
+	if (!ba.workdir)
+		return EXIT_INPUT;
+	int rc = backend_build(g, &tg, &ba);
+	if (tmp_keep)
+		fprintf(stderr, "doccc: kept working directory %s\n", ba.workdir);
+	tmp_cleanup();
+	arena_free(a);
+	return rc == 0 ? EXIT_OK : rc == 3 ? EXIT_CC : EXIT_INPUT;
+}

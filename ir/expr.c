@@ -1,0 +1,1083 @@
+/*
+ * expr.c - symbolic integer expressions in canonical form.
+ *
+ * Every constructor returns its result in canonical form, so two equal
+ * expressions built from the same pieces are structurally equal (ex_eq) and
+ * print the same. The canonical form is a polynomial over atoms:
+ *
+ *   atom     E_SYM, or E_DIV / E_MOD / E_MIN / E_MAX of canonical arguments
+ *   term     c * a1 * ... * an: an E_MUL whose first argument is the integer
+ *            coefficient c (omitted when c == 1; a lone atom when n == 1 and
+ *            c == 1), then the atoms sorted by ex_cmp (repeats = powers)
+ *   sum      an E_ADD of terms with pairwise distinct monomials, sorted by
+ *            monomial (the constant term, if any, first), no zero terms
+ *
+ * Products are distributed over sums, so (i + 1) * 64 is 64*i + 64. E_DIV
+ * is floor division and E_MOD Python's modulo (result has the sign of the
+ * divisor); both are folded for constants with those semantics and
+ * simplified for a positive constant divisor c: multiples of c move out of
+ * a quotient and vanish from a remainder, and x/c -> 0, x%c -> x when
+ * 0 <= x < c follows from the symbols' known ranges (interval arithmetic in
+ * ex_range, which is conservative: infinities are INT64_MIN / INT64_MAX).
+ * MIN / MAX have their two arguments sorted and fold when the ranges decide
+ * them. Integer arithmetic wraps (it never overflows in practice; wrapping
+ * keeps it free of undefined behaviour).
+ *
+ * ex_print writes C: '/' and '%' where the dividend is provably >= 0 and the
+ * divisor > 0 (index expressions), a floor-correct form otherwise.
+ *
+ * Expressions are immutable and shared freely; they live in the Sdfg's
+ * arena. Scratch polynomials use malloc and are freed before returning, so
+ * the arena only grows by the results.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+#define NEG_INF INT64_MIN
+#define POS_INF INT64_MAX
+
+/* ---- integer helpers (wrapping, floor semantics) ------------------------------ */
+static int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
+/* Floor division; b != 0, and not INT64_MIN / -1. */
+static int64_t floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+	return q;
+}
+
+/* Python modulo: the result has the sign of b; b != 0. */
+static int64_t pymod(int64_t a, int64_t b)
+{
+	if (b == -1) return 0;
+	int64_t r = a % b;
+	if (r != 0 && ((r < 0) != (b < 0))) r += b;
+	return r;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	uint64_t x = a < 0 ? 0 - (uint64_t)a : (uint64_t)a;
+	uint64_t y = b < 0 ? 0 - (uint64_t)b : (uint64_t)b;
+	while (y) {
+		uint64_t t = x % y;
+		x = y;
+		y = t;
+	}
+	return x > (uint64_t)INT64_MAX ? 1 : (int64_t)x;
+}
+
+/* ---- raw nodes ------------------------------------------------------------------ */
+static Expr *mk(Sdfg *g, ExprKind k, int n, int64_t v)
+{
+	Expr *e = arena_alloc(g->arena, sizeof *e);
+	e->k = k;
+	e->n = n;
+	e->v = v;
+	if (n) e->a = arena_alloc(g->arena, (size_t)n * sizeof *e->a);
+	return e;
+}
+
+static Expr *mk2(Sdfg *g, ExprKind k, Expr *a, Expr *b)
+{
+	Expr *e = mk(g, k, 2, 0);
+	e->a[0] = a;
+	e->a[1] = b;
+	return e;
+}
+
+Expr *ex_int(Sdfg *g, int64_t v) { return mk(g, E_INT, 0, v); }
+
+Expr *ex_sym(Sdfg *g, int sym)
+{
+	DOCC_ASSERT(sym >= 0 && sym < g->nsyms);
+	return mk(g, E_SYM, 0, sym);
+}
+
+/* The deterministic total order: kind, then value / symbol id, then
+ * argument count, then arguments lexicographically. */
+static int ex_cmp(const Expr *a, const Expr *b)
+{
+	if (a == b) return 0;
+	if (a->k != b->k) return a->k < b->k ? -1 : 1;
+	if (a->k == E_INT || a->k == E_SYM) return a->v < b->v ? -1 : a->v > b->v;
+	if (a->n != b->n) return a->n < b->n ? -1 : 1;
+	for (int i = 0; i < a->n; i++) {
+		int c = ex_cmp(a->a[i], b->a[i]);
+		if (c) return c;
+	}
+	return 0;
+}
+
+int ex_eq(const Expr *a, const Expr *b)
+{
+	if (!a || !b) return a == b;
+	return ex_cmp(a, b) == 0;
+}
+
+int ex_isint(const Expr *e, int64_t *v)
+{
+	if (!e || e->k != E_INT) return 0;
+	if (v) *v = e->v;
+	return 1;
+}
+
+int ex_uses(const Expr *e, int sym)
+{
+	if (!e) return 0;
+	if (e->k == E_SYM) return e->v == sym;
+	for (int i = 0; i < e->n; i++)
+		if (ex_uses(e->a[i], sym)) return 1;
+	return 0;
+}
+
+/* ---- ranges (interval arithmetic with saturation) ------------------------------ */
+static int isinf64(int64_t x) { return x == NEG_INF || x == POS_INF; }
+
+static int64_t sat_add(int64_t a, int64_t b, int64_t inf_if_mixed)
+{
+	if (isinf64(a) || isinf64(b)) {
+		if (isinf64(a) && isinf64(b) && a != b) return inf_if_mixed;
+		return isinf64(a) ? a : b;
+	}
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r)) return a < 0 ? NEG_INF : POS_INF;
+	return r;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+	if (a == 0 || b == 0) return 0;
+	int neg = (a < 0) != (b < 0);
+	int64_t r;
+	if (isinf64(a) || isinf64(b) || __builtin_mul_overflow(a, b, &r))
+		return neg ? NEG_INF : POS_INF;
+	return r;
+}
+
+static int64_t sat_floordiv(int64_t a, int64_t c)   /* c > 0 */
+{
+	if (isinf64(a)) return a;
+	return floordiv(a, c);
+}
+
+int ex_range(const Sdfg *g, const Expr *e, int64_t *lo, int64_t *hi)
+{
+	int64_t l = NEG_INF, h = POS_INF, l2, h2;
+	switch (e->k) {
+	case E_INT:
+		l = h = e->v;
+		break;
+	case E_SYM:
+		if (e->v >= 0 && e->v < g->nsyms) {
+			l = g->syms[e->v].lo;
+			h = g->syms[e->v].hi;
+		}
+		break;
+	case E_ADD:
+		l = h = 0;
+		for (int i = 0; i < e->n; i++) {
+			ex_range(g, e->a[i], &l2, &h2);
+			l = sat_add(l, l2, NEG_INF);
+			h = sat_add(h, h2, POS_INF);
+		}
+		break;
+	case E_MUL:
+		l = h = 1;
+		for (int i = 0; i < e->n; i++) {
+			ex_range(g, e->a[i], &l2, &h2);
+			int64_t c[4] = {sat_mul(l, l2), sat_mul(l, h2), sat_mul(h, l2), sat_mul(h, h2)};
+			l = h = c[0];
+			for (int j = 1; j < 4; j++) {
+				l = MIN(l, c[j]);
+				h = MAX(h, c[j]);
+			}
+		}
+		break;
+	case E_DIV: {
+		/* For a divisor in [bl, bh] with 0 < bl, bh finite, floor(a/b) is
+		 * monotone in a and in b, so the corners bound it. */
+		int64_t bl, bh;
+		ex_range(g, e->a[1], &bl, &bh);
+		if (bl > 0 && !isinf64(bh)) {
+			ex_range(g, e->a[0], &l2, &h2);
+			int64_t c[4] = {sat_floordiv(l2, bl), sat_floordiv(l2, bh), sat_floordiv(h2, bl), sat_floordiv(h2, bh)};
+			l = h = c[0];
+			for (int j = 1; j < 4; j++) {
+				l = MIN(l, c[j]);
+				h = MAX(h, c[j]);
+			}
+		}
+		break;
+	}
+	case E_MOD: {
+		/* Python modulo: in [0, b-1] for b > 0 (and a itself when
+		 * 0 <= a < b), in [b+1, 0] for b < 0. */
+		int64_t bl, bh;
+		ex_range(g, e->a[1], &bl, &bh);
+		ex_range(g, e->a[0], &l2, &h2);
+		if (bl > 0) {
+			l = 0;
+			h = isinf64(bh) ? POS_INF : bh - 1;
+			if (l2 >= 0) h = MIN(h, h2);
+			if (l2 >= 0 && h2 < bl) l = l2;
+		} else if (bh < 0) {
+			l = isinf64(bl) ? NEG_INF : bl + 1;
+			h = 0;
+		}
+		break;
+	}
+	case E_MIN:
+	case E_MAX:
+		ex_range(g, e->a[0], &l, &h);
+		ex_range(g, e->a[1], &l2, &h2);
+		if (e->k == E_MIN) l = MIN(l, l2), h = MIN(h, h2);
+		else l = MAX(l, l2), h = MAX(h, h2);
+		break;
+	}
+	*lo = l;
+	*hi = h;
+	return !isinf64(l) && !isinf64(h);
+}
+
+/* ---- polynomials (scratch, malloc'd) -------------------------------------------- */
+typedef struct {
+	int64_t c;
+	int na;
+	Expr **at;     /* atoms, sorted by ex_cmp */
+} Term;
+typedef struct {
+	Term *t;
+	int n, cap;
+} Poly;
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) diag_internal(__FILE__, __LINE__, "out of memory");
+	return q;
+}
+
+static void poly_free(Poly *p)
+{
+	for (int i = 0; i < p->n; i++) free(p->t[i].at);
+	free(p->t);
+	p->t = NULL;
+	p->n = p->cap = 0;
+}
+
+/* Append c * (atoms of x) * (atoms of y); x and y are sorted, the result is
+ * their sorted merge. */
+static void poly_term(Poly *p, int64_t c, Expr *const *x, int nx, Expr *const *y, int ny)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 8;
+		p->t = xrealloc(p->t, (size_t)p->cap * sizeof *p->t);
+	}
+	Term *t = &p->t[p->n++];
+	t->c = c;
+	t->na = nx + ny;
+	t->at = xrealloc(NULL, (size_t)t->na * sizeof *t->at);
+	int i = 0, j = 0, k = 0;
+	while (i < nx || j < ny) {
+		if (j >= ny || (i < nx && ex_cmp(x[i], y[j]) <= 0)) t->at[k++] = x[i++];
+		else t->at[k++] = y[j++];
+	}
+}
+
+/* Add scale * e to p (e canonical). */
+static void poly_of(Poly *p, Expr *e, int64_t scale)
+{
+	switch (e->k) {
+	case E_INT:
+		poly_term(p, wmul(e->v, scale), NULL, 0, NULL, 0);
+		break;
+	case E_ADD:
+		for (int i = 0; i < e->n; i++) poly_of(p, e->a[i], scale);
+		break;
+	case E_MUL:
+		if (e->a[0]->k == E_INT) poly_term(p, wmul(e->a[0]->v, scale), e->a + 1, e->n - 1, NULL, 0);
+		else poly_term(p, scale, e->a, e->n, NULL, 0);
+		break;
+	default:
+		poly_term(p, scale, &e, 1, NULL, 0);
+		break;
+	}
+}
+
+/* Monomial order: degree, then atoms lexicographically. */
+static int mono_cmp(const Term *a, const Term *b)
+{
+	if (a->na != b->na) return a->na < b->na ? -1 : 1;
+	for (int i = 0; i < a->na; i++) {
+		int c = ex_cmp(a->at[i], b->at[i]);
+		if (c) return c;
+	}
+	return 0;
+}
+
+static int term_qcmp(const void *x, const void *y) { return mono_cmp(x, y); }
+
+static Expr *term_expr(Sdfg *g, const Term *t)
+{
+	if (t->na == 0) return ex_int(g, t->c);
+	if (t->c == 1 && t->na == 1) return t->at[0];
+	int lead = t->c != 1;
+	Expr *e = mk(g, E_MUL, t->na + lead, 0);
+	if (lead) e->a[0] = ex_int(g, t->c);
+	memcpy(e->a + lead, t->at, (size_t)t->na * sizeof *t->at);
+	return e;
+}
+
+/* Sort, combine like terms, drop zeros: p becomes canonical. */
+static void poly_norm(Poly *p)
+{
+	if (p->n > 1) qsort(p->t, (size_t)p->n, sizeof *p->t, term_qcmp);
+	int m = 0;
+	for (int i = 0; i < p->n; i++) {
+		if (m > 0 && mono_cmp(&p->t[m - 1], &p->t[i]) == 0) {
+			p->t[m - 1].c = wadd(p->t[m - 1].c, p->t[i].c);
+			free(p->t[i].at);
+			continue;
+		}
+		p->t[m++] = p->t[i];
+	}
+	p->n = m;
+	m = 0;
+	for (int i = 0; i < p->n; i++) {
+		if (p->t[i].c == 0) {
+			free(p->t[i].at);
+			continue;
+		}
+		p->t[m++] = p->t[i];
+	}
+	p->n = m;
+}
+
+/* Build the canonical expression of p and free p. */
+static Expr *poly_build(Sdfg *g, Poly *p)
+{
+	poly_norm(p);
+	Expr *e;
+	if (p->n == 0) e = ex_int(g, 0);
+	else if (p->n == 1) e = term_expr(g, &p->t[0]);
+	else {
+		e = mk(g, E_ADD, p->n, 0);
+		for (int i = 0; i < p->n; i++) e->a[i] = term_expr(g, &p->t[i]);
+	}
+	poly_free(p);
+	return e;
+}
+
+/* ---- arithmetic -------------------------------------------------------------------- */
+Expr *ex_add(Sdfg *g, Expr *a, Expr *b)
+{
+	int64_t x, y;
+	if (ex_isint(a, &x) && ex_isint(b, &y)) return ex_int(g, wadd(x, y));
+	if (ex_isint(a, &x) && x == 0) return b;
+	if (ex_isint(b, &y) && y == 0) return a;
+	Poly p = {0};
+	poly_of(&p, a, 1);
+	poly_of(&p, b, 1);
+	return poly_build(g, &p);
+}
+
+Expr *ex_sub(Sdfg *g, Expr *a, Expr *b)
+{
+	int64_t y;
+	if (ex_isint(b, &y) && y == 0) return a;
+	Poly p = {0};
+	poly_of(&p, a, 1);
+	poly_of(&p, b, -1);
+	return poly_build(g, &p);
+}
+
+Expr *ex_addi(Sdfg *g, Expr *a, int64_t c) { return ex_add(g, a, ex_int(g, c)); }
+
+Expr *ex_mul(Sdfg *g, Expr *a, Expr *b)
+{
+	int64_t x, y;
+	if (ex_isint(a, &x) && ex_isint(b, &y)) return ex_int(g, wmul(x, y));
+	if ((ex_isint(a, &x) && x == 0) || (ex_isint(b, &y) && y == 0)) return ex_int(g, 0);
+	if (ex_isint(a, &x) && x == 1) return b;
+	if (ex_isint(b, &y) && y == 1) return a;
+	Poly pa = {0}, pb = {0}, p = {0};
+	poly_of(&pa, a, 1);
+	poly_of(&pb, b, 1);
+	for (int i = 0; i < pa.n; i++)
+		for (int j = 0; j < pb.n; j++)
+			poly_term(&p, wmul(pa.t[i].c, pb.t[j].c), pa.t[i].at, pa.t[i].na, pb.t[j].at, pb.t[j].na);
+	poly_free(&pa);
+	poly_free(&pb);
+	return poly_build(g, &p);
+}
+
+Expr *ex_muli(Sdfg *g, Expr *a, int64_t c) { return ex_mul(g, a, ex_int(g, c)); }
+
+/* Is 0 <= e < c provable (c > 0)? */
+static int below(const Sdfg *g, const Expr *e, int64_t c)
+{
+	int64_t lo, hi;
+	ex_range(g, e, &lo, &hi);
+	return lo >= 0 && hi < c && !isinf64(hi);
+}
+
+/* For a positive atom divisor b (a symbol, or a div/mod/min/max): split a
+ * into q*b + r, where q collects the terms that have b as a factor (one
+ * occurrence removed). Returns 0 if b is not such a divisor. */
+static int split_atom(Sdfg *g, Expr *a, Expr *b, Expr **q, Expr **r)
+{
+	int64_t lo, hi;
+	if (b->k == E_INT || b->k == E_ADD || b->k == E_MUL) return 0;
+	ex_range(g, b, &lo, &hi);
+	if (lo <= 0) return 0;
+	Poly pa = {0}, pq = {0}, pr = {0};
+	poly_of(&pa, a, 1);
+	poly_norm(&pa);
+	for (int i = 0; i < pa.n; i++) {
+		Term *t = &pa.t[i];
+		int at = -1;
+		for (int j = 0; j < t->na && at < 0; j++)
+			if (ex_eq(t->at[j], b)) at = j;
+		if (at < 0) {
+			poly_term(&pr, t->c, t->at, t->na, NULL, 0);
+			continue;
+		}
+		poly_term(&pq, t->c, t->at, at, t->at + at + 1, t->na - at - 1);
+	}
+	poly_free(&pa);
+	*q = poly_build(g, &pq);
+	*r = poly_build(g, &pr);
+	return 1;
+}
+
+Expr *ex_div(Sdfg *g, Expr *a, Expr *b)
+{
+	int64_t x, y;
+	if (ex_isint(b, &y)) {
+		if (y == 1) return a;
+		if (y == -1) return ex_muli(g, a, -1);
+		if (y != 0 && ex_isint(a, &x)) return ex_int(g, floordiv(x, y));
+		if (y > 0) {
+			/* a = q*y + r, where q collects the terms whose coefficient y
+			 * divides: floor(a / y) = q + floor(r / y). */
+			Poly pa = {0}, q = {0}, r = {0};
+			poly_of(&pa, a, 1);
+			poly_norm(&pa);
+			for (int i = 0; i < pa.n; i++) {
+				Term *t = &pa.t[i];
+				if (t->c % y == 0) poly_term(&q, t->c / y, t->at, t->na, NULL, 0);
+				else poly_term(&r, t->c, t->at, t->na, NULL, 0);
+			}
+			poly_free(&pa);
+			Expr *qe = poly_build(g, &q);
+			if (r.n == 0) {
+				poly_free(&r);
+				return qe;
+			}
+			/* floor(g*r' / g*y') = floor(r' / y') for a common factor g. */
+			int64_t d = y;
+			for (int i = 0; i < r.n; i++) d = gcd64(d, r.t[i].c);
+			if (d > 1) {
+				for (int i = 0; i < r.n; i++) r.t[i].c /= d;
+				y /= d;
+			}
+			Expr *re = poly_build(g, &r), *rd;
+			int64_t inner;
+			if (y == 1) rd = re;
+			else if (below(g, re, y)) rd = ex_int(g, 0);
+			else if (re->k == E_DIV && ex_isint(re->a[1], &inner) && inner > 0 &&
+			         !__builtin_mul_overflow(inner, y, &inner))
+				rd = ex_div(g, re->a[0], ex_int(g, inner));   /* (x/a)/b = x/(a*b) */
+			else rd = mk2(g, E_DIV, re, ex_int(g, y));
+			return ex_add(g, qe, rd);
+		}
+	}
+	if (ex_isint(a, &x) && x == 0) return a;
+	Expr *q, *r;
+	if (split_atom(g, a, b, &q, &r)) {
+		/* floor((q*b + r) / b) = q + floor(r / b); 0 if 0 <= r < b */
+		int64_t rlo, rhi, blo, bhi;
+		ex_range(g, r, &rlo, &rhi);
+		ex_range(g, b, &blo, &bhi);
+		if (rlo >= 0 && rhi < blo) return q;
+		if (!ex_isint(q, &x) || x != 0) return ex_add(g, q, mk2(g, E_DIV, r, b));
+	}
+	return mk2(g, E_DIV, a, b);
+}
+
+Expr *ex_mod(Sdfg *g, Expr *a, Expr *b)
+{
+	int64_t x, y;
+	if (ex_isint(b, &y)) {
+		if (y == 1 || y == -1) return ex_int(g, 0);
+		if (y != 0 && ex_isint(a, &x)) return ex_int(g, pymod(x, y));
+		if (y > 0) {
+			/* Multiples of y vanish: (q*y + r) % y = r % y. */
+			Poly pa = {0}, r = {0};
+			poly_of(&pa, a, 1);
+			poly_norm(&pa);
+			for (int i = 0; i < pa.n; i++)
+				if (pa.t[i].c % y != 0) poly_term(&r, pa.t[i].c, pa.t[i].at, pa.t[i].na, NULL, 0);
+			poly_free(&pa);
+			Expr *re = poly_build(g, &r);
+			if (below(g, re, y)) return re;
+			/* Reduce every coefficient modulo y (c*t = (c%y)*t + y*k*t). */
+			Poly p2 = {0};
+			poly_of(&p2, re, 1);
+			for (int i = 0; i < p2.n; i++) p2.t[i].c = pymod(p2.t[i].c, y);
+			Expr *re2 = poly_build(g, &p2);
+			if (ex_isint(re2, &x)) return re2;
+			if (below(g, re2, y)) return re2;
+			return mk2(g, E_MOD, re2, b);
+		}
+	}
+	if (ex_isint(a, &x) && x == 0) return a;
+	Expr *q, *r;
+	if (split_atom(g, a, b, &q, &r)) {
+		/* (q*b + r) % b = r % b; r if 0 <= r < b */
+		int64_t rlo, rhi, blo, bhi;
+		ex_range(g, r, &rlo, &rhi);
+		ex_range(g, b, &blo, &bhi);
+		if (rlo >= 0 && rhi < blo) return r;
+		if (ex_isint(r, &x) && x == 0) return r;
+		a = r;
+	}
+	return mk2(g, E_MOD, a, b);
+}
+
+static Expr *minmax(Sdfg *g, ExprKind k, Expr *a, Expr *b)
+{
+	int64_t x, y, lo, hi, alo, ahi, blo, bhi;
+	if (ex_isint(a, &x) && ex_isint(b, &y))
+		return ex_int(g, k == E_MIN ? MIN(x, y) : MAX(x, y));
+	if (ex_eq(a, b)) return a;
+	/* Decide from the range of b - a, then from the separate ranges. */
+	Expr *d = ex_sub(g, b, a);
+	ex_range(g, d, &lo, &hi);
+	if (lo >= 0) return k == E_MIN ? a : b;     /* a <= b */
+	if (hi <= 0) return k == E_MIN ? b : a;     /* b <= a */
+	ex_range(g, a, &alo, &ahi);
+	ex_range(g, b, &blo, &bhi);
+	if (ahi <= blo) return k == E_MIN ? a : b;
+	if (bhi <= alo) return k == E_MIN ? b : a;
+	if (ex_cmp(a, b) > 0) {
+		Expr *t = a;
+		a = b;
+		b = t;
+	}
+	return mk2(g, k, a, b);
+}
+
+Expr *ex_min(Sdfg *g, Expr *a, Expr *b) { return minmax(g, E_MIN, a, b); }
+Expr *ex_max(Sdfg *g, Expr *a, Expr *b) { return minmax(g, E_MAX, a, b); }
+
+Expr *ex_subst(Sdfg *g, Expr *e, int sym, Expr *val)
+{
+	if (!ex_uses(e, sym)) return e;
+	switch (e->k) {
+	case E_INT:
+		return e;
+	case E_SYM:
+		return val;
+	case E_ADD:
+	case E_MUL: {
+		Expr *r = ex_subst(g, e->a[0], sym, val);
+		for (int i = 1; i < e->n; i++) {
+			Expr *x = ex_subst(g, e->a[i], sym, val);
+			r = e->k == E_ADD ? ex_add(g, r, x) : ex_mul(g, r, x);
+		}
+		return r;
+	}
+	case E_DIV:
+		return ex_div(g, ex_subst(g, e->a[0], sym, val), ex_subst(g, e->a[1], sym, val));
+	case E_MOD:
+		return ex_mod(g, ex_subst(g, e->a[0], sym, val), ex_subst(g, e->a[1], sym, val));
+	case E_MIN:
+		return ex_min(g, ex_subst(g, e->a[0], sym, val), ex_subst(g, e->a[1], sym, val));
+	case E_MAX:
+		return ex_max(g, ex_subst(g, e->a[0], sym, val), ex_subst(g, e->a[1], sym, val));
+	}
+	DOCC_UNREACHABLE();
+}
+
+int ex_coeff(Sdfg *g, const Expr *e, int sym, int64_t *c)
+{
+	(void)g;
+	Poly p = {0};
+	poly_of(&p, (Expr *)e, 1);
+	poly_norm(&p);
+	int64_t k = 0;
+	int ok = 1;
+	for (int i = 0; i < p.n && ok; i++) {
+		Term *t = &p.t[i];
+		int uses = 0;
+		for (int j = 0; j < t->na; j++)
+			if (ex_uses(t->at[j], sym)) uses++;
+		if (!uses) continue;
+		if (t->na == 1 && t->at[0]->k == E_SYM) k = wadd(k, t->c);
+		else ok = 0;   /* inside div/mod/min/max, a power, or times another atom */
+	}
+	poly_free(&p);
+	if (ok && c) *c = k;
+	return ok;
+}
+
+int ex_eval(const Sdfg *g, const Expr *e, const int64_t *vals, const int *bound, int64_t *out)
+{
+	(void)g;
+	int64_t x, y;
+	switch (e->k) {
+	case E_INT:
+		*out = e->v;
+		return 0;
+	case E_SYM:
+		if (!vals || (bound && !bound[e->v])) return -1;
+		*out = vals[e->v];
+		return 0;
+	case E_ADD:
+	case E_MUL:
+		if (ex_eval(g, e->a[0], vals, bound, &x)) return -1;
+		for (int i = 1; i < e->n; i++) {
+			if (ex_eval(g, e->a[i], vals, bound, &y)) return -1;
+			x = e->k == E_ADD ? wadd(x, y) : wmul(x, y);
+		}
+		*out = x;
+		return 0;
+	default:
+		if (ex_eval(g, e->a[0], vals, bound, &x) || ex_eval(g, e->a[1], vals, bound, &y)) return -1;
+		switch (e->k) {
+		case E_DIV:
+			if (y == 0) return -1;
+			*out = (y == -1) ? wmul(x, -1) : floordiv(x, y);
+			return 0;
+		case E_MOD:
+			if (y == 0) return -1;
+			*out = pymod(x, y);
+			return 0;
+		case E_MIN:
+			*out = MIN(x, y);
+			return 0;
+		default:
+			*out = MAX(x, y);
+			return 0;
+		}
+	}
+}
+
+/* ---- printing (C syntax) --------------------------------------------------------- */
+static void pr(Buf *b, const Sdfg *g, const Expr *e);
+
+static void pr_int(Buf *b, int64_t v)
+{
+	if (v == INT64_MIN) buf_puts(b, "(-9223372036854775807 - 1)");
+	else buf_printf(b, "%lld", (long long)v);
+}
+
+/* An operand of '/' or '%': parenthesised unless a symbol or a
+ * non-negative constant. */
+static void pr_operand(Buf *b, const Sdfg *g, const Expr *e)
+{
+	if (e->k == E_SYM || (e->k == E_INT && e->v >= 0) || e->k == E_DIV || e->k == E_MOD ||
+	    e->k == E_MIN || e->k == E_MAX) {
+		pr(b, g, e);
+		return;
+	}
+	buf_putc(b, '(');
+	pr(b, g, e);
+	buf_putc(b, ')');
+}
+
+/* A term without its sign: atoms joined by '*', then |c| if not 1. */
+static void pr_term_abs(Buf *b, const Sdfg *g, const Expr *t, int64_t *c)
+{
+	int first = 1;
+	*c = 1;
+	if (t->k == E_MUL) {
+		for (int i = 0; i < t->n; i++) {
+			if (t->a[i]->k == E_INT) {
+				*c = t->a[i]->v;
+				continue;
+			}
+			if (!first) buf_putc(b, '*');
+			pr(b, g, t->a[i]);
+			first = 0;
+		}
+	} else {
+		pr(b, g, t);
+	}
+	if (*c == INT64_MIN) buf_puts(b, "*(-9223372036854775807 - 1)");
+	else if (*c != 1 && *c != -1) buf_printf(b, "*%lld", (long long)(*c < 0 ? -*c : *c));
+}
+
+static int term_neg(const Expr *t)
+{
+	return t->k == E_MUL && t->a[0]->k == E_INT && t->a[0]->v < 0 && t->a[0]->v != INT64_MIN;
+}
+
+static void pr(Buf *b, const Sdfg *g, const Expr *e)
+{
+	int64_t c;
+	switch (e->k) {
+	case E_INT:
+		pr_int(b, e->v);
+		return;
+	case E_SYM:
+		if (e->v >= 0 && e->v < g->nsyms) buf_puts(b, g->syms[e->v].name);
+		else buf_printf(b, "_sym%lld", (long long)e->v);
+		return;
+	case E_MUL:
+		if (term_neg(e)) buf_putc(b, '-');
+		pr_term_abs(b, g, e, &c);
+		return;
+	case E_ADD: {
+		/* Non-constant terms in order, then the constant. */
+		int first = 1;
+		const Expr *k = NULL;
+		for (int i = 0; i < e->n; i++) {
+			const Expr *t = e->a[i];
+			if (t->k == E_INT) {
+				k = t;
+				continue;
+			}
+			int neg = term_neg(t);
+			if (first) buf_puts(b, neg ? "-" : "");
+			else buf_puts(b, neg ? " - " : " + ");
+			pr_term_abs(b, g, t, &c);
+			first = 0;
+		}
+		if (k) {
+			if (k->v < 0 && k->v != INT64_MIN) buf_printf(b, " - %lld", -(long long)k->v);
+			else {
+				buf_puts(b, " + ");
+				pr_int(b, k->v);
+			}
+		}
+		return;
+	}
+	case E_DIV:
+	case E_MOD: {
+		/* C's '/' and '%' truncate; they agree with floor division when
+		 * the dividend is >= 0 and the divisor > 0, the common case of
+		 * index expressions. Otherwise a floor-correct form is printed. */
+		int64_t alo, ahi, blo, bhi, k;
+		ex_range(g, e->a[0], &alo, &ahi);
+		ex_range(g, e->a[1], &blo, &bhi);
+		const char *op = e->k == E_DIV ? "/" : "%";
+		if (alo >= 0 && blo > 0) {
+			buf_putc(b, '(');
+			pr_operand(b, g, e->a[0]);
+			buf_puts(b, op);
+			pr_operand(b, g, e->a[1]);
+			buf_putc(b, ')');
+		} else if (ex_isint(e->a[1], &k) && k > 0) {
+			/* a/k - (a%k < 0)   and   (a%k + k)%k */
+			buf_puts(b, e->k == E_DIV ? "(" : "((");
+			pr_operand(b, g, e->a[0]);
+			buf_printf(b, e->k == E_DIV ? "/%lld - (" : "%%%lld + %lld)%%%lld)", (long long)k, (long long)k,
+			           (long long)k);
+			if (e->k == E_DIV) {
+				pr_operand(b, g, e->a[0]);
+				buf_printf(b, "%%%lld < 0))", (long long)k);
+			}
+		} else {
+			/* r = a%b; floor correction when r != 0 and sign(r) != sign(b) */
+			Buf A = {0}, B = {0};
+			pr_operand(&A, g, e->a[0]);
+			pr_operand(&B, g, e->a[1]);
+			const char *x = A.s, *y = B.s;
+			if (e->k == E_DIV)
+				buf_printf(b, "(%s/%s - ((%s%%%s != 0) & ((%s%%%s < 0) != (%s < 0))))", x, y, x, y, x, y, y);
+			else
+				buf_printf(b, "(%s%%%s + (((%s%%%s != 0) & ((%s%%%s < 0) != (%s < 0))) ? %s : 0))", x, y, x, y,
+				           x, y, y, y);
+			buf_free(&A);
+			buf_free(&B);
+		}
+		return;
+	}
+	case E_MIN:
+	case E_MAX:
+		buf_puts(b, "((");
+		pr(b, g, e->a[0]);
+		buf_puts(b, e->k == E_MIN ? ")<(" : ")>(");
+		pr(b, g, e->a[1]);
+		buf_puts(b, ")?(");
+		pr(b, g, e->a[0]);
+		buf_puts(b, "):(");
+		pr(b, g, e->a[1]);
+		buf_puts(b, "))");
+		return;
+	}
+}
+
+void ex_print(Buf *b, const Sdfg *g, const Expr *e)
+{
+	if (!e) {
+		buf_puts(b, "?");
+		return;
+	}
+	pr(b, g, e);
+}
+
+/* ---- parsing -----------------------------------------------------------------------
+ * One recursive-descent parser reads both forms torch.export writes: sympy
+ * srepr (function calls: Add(...), Mul(...), Symbol('s0', integer=True),
+ * Integer(4), FloorDiv, Mod, PythonMod, CleanDiv, Min, Max, Pow) and the
+ * older infix strings ("2*s0 + 4", "(s0//2)", "s0 % 3", "Max(2, s0)"):
+ *
+ *   expr    := term (('+' | '-') term)*
+ *   term    := unary (('*' | '//' | '%') unary)*
+ *   unary   := '-' unary | power
+ *   power   := primary ('**' unary)?
+ *   primary := INT | NAME | NAME '(' args ')' | '(' expr ')'
+ *
+ * True division '/', Rational and Float are rejected: doccc's sizes are
+ * integers. */
+typedef struct {
+	Sdfg *g;
+	const char *s, *p;
+	const char *err;
+} Parser;
+
+static void skipws(Parser *P)
+{
+	while (*P->p && isspace((unsigned char)*P->p)) P->p++;
+}
+
+static int accept(Parser *P, const char *tok)
+{
+	skipws(P);
+	size_t n = strlen(tok);
+	if (strncmp(P->p, tok, n)) return 0;
+	/* '*' must not match the first half of '**', nor '/' of '//'. */
+	if (n == 1 && (tok[0] == '*' || tok[0] == '/') && P->p[1] == tok[0]) return 0;
+	P->p += n;
+	return 1;
+}
+
+static Expr *perr(Parser *P, const char *msg)
+{
+	if (!P->err)
+		P->err = arena_printf(P->g->arena, "%s at offset %d in '%s'", msg, (int)(P->p - P->s), P->s);
+	return NULL;
+}
+
+static int isname0(int c) { return isalpha(c) || c == '_'; }
+static int isname1(int c) { return isalnum(c) || c == '_'; }
+
+/* A NAME token into buf (truncated names are rejected). */
+static int read_name(Parser *P, char *buf, size_t cap)
+{
+	skipws(P);
+	size_t n = 0;
+	if (!isname0((unsigned char)*P->p)) return 0;
+	while (isname1((unsigned char)P->p[n])) n++;
+	if (n >= cap) return 0;
+	memcpy(buf, P->p, n);
+	buf[n] = 0;
+	P->p += n;
+	return 1;
+}
+
+/* The shape symbol called name, created if new. positive / nonneg from the
+ * sympy assumptions give its lower bound (1 by default: sizes). */
+static Expr *shape_sym(Parser *P, const char *name, int64_t lo)
+{
+	Sdfg *g = P->g;
+	for (int i = 0; i < g->nsyms; i++)
+		if (g->syms[i].kind == SYM_SHAPE && !strcmp(g->syms[i].name, name)) return ex_sym(g, i);
+	return ex_sym(g, sdfg_add_sym(g, name, SYM_SHAPE, lo, INT64_MAX / 2));
+}
+
+static Expr *p_expr(Parser *P);
+
+/* Symbol('name', integer=True, positive=True) after "Symbol(". */
+static Expr *p_symbol(Parser *P)
+{
+	char name[256];
+	skipws(P);
+	char q = *P->p;
+	if (q != '\'' && q != '"') return perr(P, "expected a quoted symbol name");
+	const char *s = ++P->p;
+	while (*P->p && *P->p != q) P->p++;
+	if (*P->p != q || P->p - s == 0 || P->p - s >= (long)sizeof name) return perr(P, "bad symbol name");
+	memcpy(name, s, (size_t)(P->p - s));
+	name[P->p - s] = 0;
+	P->p++;
+	int positive = 0, nonneg = 0;
+	while (accept(P, ",")) {
+		char key[64], val[64];
+		if (!read_name(P, key, sizeof key) || !accept(P, "=") || !read_name(P, val, sizeof val))
+			return perr(P, "bad symbol assumption");
+		if (!strcmp(val, "True")) {
+			if (!strcmp(key, "positive")) positive = 1;
+			if (!strcmp(key, "nonnegative")) nonneg = 1;
+		}
+	}
+	if (!accept(P, ")")) return perr(P, "expected ')'");
+	return shape_sym(P, name, positive || !nonneg ? 1 : 0);
+}
+
+/* Comma-separated arguments up to ')' (the '(' was consumed). */
+static int p_args(Parser *P, Expr **args, int max)
+{
+	int n = 0;
+	if (accept(P, ")")) return 0;
+	do {
+		if (n == max) {
+			perr(P, "too many arguments");
+			return -1;
+		}
+		if (!(args[n++] = p_expr(P))) return -1;
+	} while (accept(P, ","));
+	if (!accept(P, ")")) {
+		perr(P, "expected ')'");
+		return -1;
+	}
+	return n;
+}
+
+static Expr *p_pow(Parser *P, Expr *x, Expr *k)
+{
+	int64_t n;
+	if (!ex_isint(k, &n) || n < 0 || n > 16) return perr(P, "only small non-negative integer powers are supported");
+	Expr *r = ex_int(P->g, 1);
+	while (n-- > 0) r = ex_mul(P->g, r, x);
+	return r;
+}
+
+static Expr *p_call(Parser *P, const char *fn)
+{
+	Sdfg *g = P->g;
+	if (!strcmp(fn, "Symbol")) return p_symbol(P);
+	if (!strcmp(fn, "Rational") || !strcmp(fn, "Float") || !strcmp(fn, "IntTrueDiv") || !strcmp(fn, "FloatTrueDiv"))
+		return perr(P, "non-integer expression is not supported");
+	Expr *a[64];
+	int n = p_args(P, a, 64);
+	if (n < 0) return NULL;
+	struct { const char *name; int nargs; } tab[] = {
+		{"Integer", 1}, {"Add", -1}, {"Mul", -1}, {"FloorDiv", 2}, {"CleanDiv", 2},
+		{"Mod", 2}, {"PythonMod", 2}, {"Max", -1}, {"Min", -1}, {"Pow", 2},
+	};
+	int found = -1;
+	for (int i = 0; i < (int)COUNTOF(tab); i++)
+		if (!strcmp(fn, tab[i].name)) found = i;
+	if (found < 0) {
+		P->err = arena_printf(g->arena, "unsupported function '%s' in '%s'", fn, P->s);
+		return NULL;
+	}
+	if (tab[found].nargs > 0 ? n != tab[found].nargs : n < 1)
+		return perr(P, "wrong number of arguments");
+	if (!strcmp(fn, "Integer")) {
+		if (a[0]->k != E_INT) return perr(P, "Integer() of a non-integer");
+		return a[0];
+	}
+	if (!strcmp(fn, "FloorDiv") || !strcmp(fn, "CleanDiv")) return ex_div(g, a[0], a[1]);
+	if (!strcmp(fn, "Mod") || !strcmp(fn, "PythonMod")) return ex_mod(g, a[0], a[1]);
+	if (!strcmp(fn, "Pow")) return p_pow(P, a[0], a[1]);
+	Expr *r = a[0];
+	for (int i = 1; i < n; i++) {
+		if (!strcmp(fn, "Add")) r = ex_add(g, r, a[i]);
+		else if (!strcmp(fn, "Mul")) r = ex_mul(g, r, a[i]);
+		else if (!strcmp(fn, "Max")) r = ex_max(g, r, a[i]);
+		else r = ex_min(g, r, a[i]);
+	}
+	return r;
+}
+
+static Expr *p_primary(Parser *P)
+{
+	skipws(P);
+	if (accept(P, "(")) {
+		Expr *e = p_expr(P);
+		if (!e) return NULL;
+		if (!accept(P, ")")) return perr(P, "expected ')'");
+		return e;
+	}
+	if (isdigit((unsigned char)*P->p)) {
+		uint64_t v = 0;
+		while (isdigit((unsigned char)*P->p)) {
+			unsigned d = (unsigned)(*P->p - '0');
+			if (v > ((uint64_t)INT64_MAX - d) / 10) return perr(P, "integer too large");
+			v = v * 10 + d;
+			P->p++;
+		}
+		if (*P->p == '.' || *P->p == 'e' || *P->p == 'E') return perr(P, "non-integer constant");
+		return ex_int(P->g, (int64_t)v);
+	}
+	char name[256];
+	if (!read_name(P, name, sizeof name)) return perr(P, "expected an expression");
+	if (accept(P, "(")) return p_call(P, name);
+	if (!strcmp(name, "oo") || !strcmp(name, "zoo") || !strcmp(name, "nan") || !strcmp(name, "True") ||
+	    !strcmp(name, "False"))
+		return perr(P, "not an integer expression");
+	return shape_sym(P, name, 1);
+}
+
+static Expr *p_unary(Parser *P)
+{
+	if (accept(P, "-")) {
+		Expr *x = p_unary(P);
+		return x ? ex_muli(P->g, x, -1) : NULL;
+	}
+	if (accept(P, "+")) return p_unary(P);
+	Expr *x = p_primary(P);
+	if (x && accept(P, "**")) {
+		Expr *k = p_unary(P);
+		return k ? p_pow(P, x, k) : NULL;
+	}
+	return x;
+}
+
+static Expr *p_term(Parser *P)
+{
+	Expr *x = p_unary(P);
+	while (x) {
+		if (accept(P, "*")) {
+			Expr *y = p_unary(P);
+			x = y ? ex_mul(P->g, x, y) : NULL;
+		} else if (accept(P, "//")) {
+			Expr *y = p_unary(P);
+			x = y ? ex_div(P->g, x, y) : NULL;
+		} else if (accept(P, "%")) {
+			Expr *y = p_unary(P);
+			x = y ? ex_mod(P->g, x, y) : NULL;
+		} else if (accept(P, "/")) {
+			return perr(P, "true division is not an integer expression");
+		} else break;
+	}
+	return x;
+}
+
+static Expr *p_expr(Parser *P)
+{
+	Expr *x = p_term(P);
+	while (x) {
+		if (accept(P, "+")) {
+			Expr *y = p_term(P);
+			x = y ? ex_add(P->g, x, y) : NULL;
+		} else if (accept(P, "-")) {
+			Expr *y = p_term(P);
+			x = y ? ex_sub(P->g, x, y) : NULL;
+		} else break;
+	}
+	return x;
+}
+
+Expr *ex_parse(Sdfg *g, const char *s, const char **err)
+{
+	Parser P = {g, s ? s : "", s ? s : "", NULL};
+	Expr *e = p_expr(&P);
+	if (e) {
+		skipws(&P);
+		if (*P.p) e = perr(&P, "unexpected text");
+	}
+	if (!e && err) *err = P.err ? P.err : "bad expression";
+	return e;
+}

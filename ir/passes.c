@@ -1,0 +1,200 @@
+/*
+ * passes.c - the ordered pass table and the pipeline that runs it.
+ *
+ * Every pass has the same signature, int pass_X(PassCtx *), lives in
+ * ir/passes/X.c and is listed here once, in execution order. Options switch
+ * passes on and off ("map_fusion.enabled: false", --disable-pass) and set
+ * their typed parameters ("expand.tile_m: 8"); the table is the single
+ * source for --list-passes and for validating option files. The verifier
+ * runs after every pass, and with a dump directory each stage is written as
+ * JSON and DOT. Passes never print: they report through diag.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+static const PassParam fold_params[] = {
+	{"batchnorm", "bool", "true", "fold inference batch norm into the preceding convolution or GEMM"},
+};
+static const PassParam expand_params[] = {
+	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)"},
+	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)"},
+	{"pack_weights", "bool", "true", "repack constant weights into the micro-kernel's layout at compile time"},
+};
+static const PassParam schedule_params[] = {
+	{"vectorize", "bool", "true", "mark unit-stride innermost maps as SIMD (sequential, openmp)"},
+	{"parallel", "bool", "true", "run outermost maps on threads (openmp)"},
+	{"min_parallel_work", "int", "32768", "do not parallelize maps with fewer scalar operations than this"},
+};
+
+const Pass pass_table[] = {
+	{"dce", "remove nodes and containers that no output depends on", pass_dce, 1, 0, "dce", NULL, 0},
+	{"fold_constants", "precompute constant parts: batch norm folded into convolution weights", pass_fold_constants, 1, 0,
+	 "folded", fold_params, COUNTOF(fold_params)},
+	{"expand", "expand library nodes into maps and tasklets (tiled micro-kernels for convolution and GEMM)", pass_expand, 1,
+	 1, "expanded", expand_params, COUNTOF(expand_params)},
+	{"map_fusion", "fuse elementwise consumers into the loop nest of their producer", pass_map_fusion, 1, 0, "fused", NULL, 0},
+	{"dce_late", "remove containers and tasklets made dead by fusion", pass_dce, 1, 0, "cleaned", NULL, 0},
+	{"schedule", "choose loop schedules for the target: threads, SIMD, unrolling", pass_schedule, 1, 0, "scheduled",
+	 schedule_params, COUNTOF(schedule_params)},
+	{"memplan", "place transients in one arena, reusing memory by liveness", pass_memplan, 1, 1, "planned", NULL, 0},
+};
+const int npasses = COUNTOF(pass_table);
+
+static const Pass *find_pass(const char *name, size_t n)
+{
+	for (int i = 0; i < npasses; i++)
+		if (strlen(pass_table[i].name) == n && !strncmp(pass_table[i].name, name, n))
+			return &pass_table[i];
+	return NULL;
+}
+
+static const PassParam *find_param(const Pass *p, const char *name)
+{
+	for (int i = 0; i < p->nparams; i++)
+		if (!strcmp(p->params[i].name, name))
+			return &p->params[i];
+	return NULL;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+	static const char *const t[] = {"true", "True", "TRUE", "yes", "on", "1", NULL};
+	static const char *const f[] = {"false", "False", "FALSE", "no", "off", "0", NULL};
+	for (int i = 0; t[i]; i++)
+		if (!strcmp(s, t[i]))
+			return *out = 1, 0;
+	for (int i = 0; f[i]; i++)
+		if (!strcmp(s, f[i]))
+			return *out = 0, 0;
+	return -1;
+}
+
+static int parse_int(const char *s, int64_t *out)
+{
+	char *e;
+	if (!*s)
+		return -1;
+	*out = strtoll(s, &e, 10);
+	return *e ? -1 : 0;
+}
+
+int passes_check_options(const Options *o)
+{
+	int bad = 0;
+	for (int i = 0; i < o->npassopts; i++) {
+		const PassOpt *po = &o->passopts[i];
+		const char *dot = strchr(po->key, '.');
+		const Pass *p = find_pass(po->key, dot ? (size_t)(dot - po->key) : strlen(po->key));
+		if (!p) {
+			diag_warn(po->loc, "unknown pass '%.*s' in pass option '%s' ignored (see doccc --list-passes)",
+			          dot ? (int)(dot - po->key) : (int)strlen(po->key), po->key, po->key);
+			continue;
+		}
+		const char *param = dot ? dot + 1 : "";
+		int b;
+		int64_t v;
+		if (!strcmp(param, "enabled")) {
+			if (parse_bool(po->val, &b)) {
+				diag_error(po->loc, "pass option '%s' must be a bool (got '%s')", po->key, po->val);
+				bad = 1;
+			} else if (!b && p->required) {
+				diag_error(po->loc, "pass '%s' is required and cannot be disabled", p->name);
+				bad = 1;
+			}
+			continue;
+		}
+		const PassParam *pp = find_param(p, param);
+		if (!pp) {
+			diag_warn(po->loc, "pass '%s' has no option '%s'; ignored", p->name, param);
+			continue;
+		}
+		if ((!strcmp(pp->type, "bool") && parse_bool(po->val, &b)) || (!strcmp(pp->type, "int") && parse_int(po->val, &v))) {
+			diag_error(po->loc, "pass option '%s' must be %s %s (got '%s')", po->key, pp->type[0] == 'i' ? "an" : "a",
+			           pp->type, po->val);
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+static const char *param_value(PassCtx *c, const char *param)
+{
+	char key[128];
+	snprintf(key, sizeof key, "%s.%s", c->pass->name, param);
+	const PassOpt *po = opt_find_passopt(c->opts, key);
+	if (po)
+		return po->val;
+	const PassParam *pp = find_param(c->pass, param);
+	DOCC_ASSERT(pp);
+	return pp->dflt;
+}
+
+int64_t pass_int(PassCtx *c, const char *param)
+{
+	int64_t v = 0;
+	parse_int(param_value(c, param), &v);
+	return v;
+}
+
+int pass_bool(PassCtx *c, const char *param)
+{
+	int b = 0;
+	parse_bool(param_value(c, param), &b);
+	return b;
+}
+
+const char *pass_str(PassCtx *c, const char *param)
+{
+	return param_value(c, param);
+}
+
+static int pass_enabled(const Pass *p, const Options *o)
+{
+	char key[128];
+	snprintf(key, sizeof key, "%s.enabled", p->name);
+	const PassOpt *po = opt_find_passopt(o, key);
+	int b = p->enabled;
+	if (po)
+		parse_bool(po->val, &b);
+	return b || p->required;
+}
+
+static int dump_stage(Sdfg *g, const char *dir, int k, const char *stage)
+{
+	Buf b = {0};
+	int rc = 0;
+	sdfg_dump_json(g, &b);
+	char *p = arena_printf(g->arena, "%s/%02d-%s.json", dir, k, stage);
+	rc |= file_write(p, b.s, b.len);
+	b.len = 0;
+	sdfg_dump_dot(g, &b);
+	p = arena_printf(g->arena, "%s/%02d-%s.dot", dir, k, stage);
+	rc |= file_write(p, b.s, b.len);
+	buf_free(&b);
+	return rc;
+}
+
+int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir)
+{
+	if (dumpdir && (mkdir_p(dumpdir) || dump_stage(g, dumpdir, 0, "imported")))
+		return -1;
+	if (sdfg_verify(g, "import"))
+		return -1;
+	for (int i = 0; i < npasses; i++) {
+		const Pass *p = &pass_table[i];
+		if (!pass_enabled(p, o))
+			continue;
+		PassCtx c = {g, o, t, p, arena_new()};
+		int rc = p->run(&c);
+		arena_free(c.scratch);
+		if (rc)
+			return -1;
+		if (sdfg_verify(g, p->name))
+			return -1;
+		if (dumpdir && dump_stage(g, dumpdir, i + 1, p->stage))
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,27 @@
+/*
+ * expand.h - shared by the two files of the expansion pass (expand.c,
+ * expand_gemm.c): loop-building helpers and the tiled kernels' entry points.
+ */
+#ifndef DOCCC_EXPAND_H
+#define DOCCC_EXPAND_H
+
+#include "../ir.h"
+
+typedef struct {
+	int tm, tn;        /* register tile: rows (pixels / matrix rows) x columns */
+	int pack;          /* repack constant weights into the kernel's layout */
+	int vec_lanes;     /* fp32 lanes of the target's vectors (0: no SIMD) */
+} XpTile;
+
+Node *xp_loop(Sdfg *g, Node *seq, NodeKind k, const char *hint, Expr *lo, Expr *hi, int64_t step, int *var);
+Node *xp_block(Sdfg *g, Node *seq, const char *label);
+Node *xp_nest(Sdfg *g, Node *seq, int c, int *vars);
+Expr **xp_vars(Sdfg *g, int n, const int *vars);
+Operand xp_bcast(Sdfg *g, int in, int r, const int *vars);
+Memlet xp_memlet(int data, int rank, Expr *const *idx);
+int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape, Node *owner);
+
+int xp_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);
+int xp_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);
+
+#endif

@@ -1,0 +1,421 @@
+/*
+ * expand_gemm.c - expansion of convolution and GEMM library nodes (part of
+ * the expand pass).
+ *
+ * Both become the same register-blocked micro-kernel when the weights are
+ * constant float32: an accumulator tile acc[TM][TN] (a local container, kept
+ * in vector registers by the backend) of TM output rows (pixels along the
+ * output width, or matrix rows) by TN output channels, zeroed, then updated
+ * for every k of the reduction with acc[x][o] += A(x, k) * B(k, o), then
+ * stored once with bias and scaling applied. B is the weight matrix,
+ * repacked at compile time into panels wp[g][nb][k][TN] (zero-padded in the
+ * channel dimension), so the o loop reads unit-stride memory and A(x, k) is
+ * one broadcast scalar: the x map is unrolled and the o map vectorized by
+ * the schedule pass. Convolution reads its input through a zero-padded copy
+ * made in the same subtree when it has padding, so the kernel has no
+ * bounds checks; strides and dilation only change the A index.
+ *
+ * Tile sizes come from the target's category (ir/target.c) or from the
+ * expand.tile_m / expand.tile_n options. The width remainder gets a second
+ * kernel with a smaller constant tile, so every kernel has constant trip
+ * counts. Anything else (non-constant or non-float weights, 1-d and 3-d
+ * convolution, depthwise and narrow groups) expands into direct loops with a
+ * scalar accumulator, which is slower but handles every case.
+ */
+#include <string.h>
+
+#include "../ir.h"
+#include "expand.h"
+
+/* Index of `in` broadcast against an output of rank r indexed by oidx. */
+static Operand bcast_idx(Sdfg *g, int in, int r, Expr *const *oidx)
+{
+	Container *c = sdfg_c(g, in);
+	Expr *idx[MAXDIM];
+	for (int j = 0; j < c->rank; j++) {
+		int64_t n;
+		int d = j + (r - c->rank);
+		idx[j] = d < 0 || (ex_isint(c->shape[j], &n) && n == 1) ? ex_int(g, 0) : oidx[d];
+	}
+	return opd_mem(in, c->rank, idx);
+}
+
+static int64_t dim(Sdfg *g, int c, int d)
+{
+	int64_t v = -1;
+	ex_isint(sdfg_c(g, c)->shape[d], &v);
+	return v;
+}
+
+/* Element (flat index into the root's data) of container c at idx. */
+static int64_t elem_at(Sdfg *g, int c, const int64_t *idx)
+{
+	Container *k = sdfg_c(g, c);
+	int64_t e = 0, v;
+	ex_isint(k->offset, &e);
+	for (int i = 0; i < k->rank; i++) {
+		ex_isint(k->stride[i], &v);
+		e += idx[i] * v;
+	}
+	return e;
+}
+
+static const float *const_data(Sdfg *g, int c)
+{
+	Container *k = sdfg_c(g, c);
+	Container *r = sdfg_c(g, sdfg_root_of(g, c));
+	if (k->dt != DT_F32 || r->kind != CK_CONST || !r->data)
+		return NULL;
+	return r->data;
+}
+
+/* Emit the zero-initialisation of acc[tm][tn]. */
+static void tile_zero(Sdfg *g, Node *seq, int acc, int tm, int tn, const char *label)
+{
+	int x, o;
+	Node *lx = xp_loop(g, seq, N_MAP, "x", ex_int(g, 0), ex_int(g, tm), 1, &x);
+	Node *lo = xp_loop(g, lx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tn), 1, &o);
+	Node *b = xp_block(g, lo->body, label);
+	Operand z[1] = {opd_const(0)};
+	Expr *ai[2] = {ex_sym(g, x), ex_sym(g, o)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, z), xp_memlet(acc, 2, ai), W_NONE);
+}
+
+/* Packed panels of a [K x N] operand given by element function (k, n) ->
+ * flat index into src (or -1 for zero): wp[nb][k][tn]. */
+static int pack_panels(Sdfg *g, const char *name, int groups, int64_t K, int64_t N, int tn,
+                       const float *src, int64_t (*at)(void *ctx, int gi, int64_t k, int64_t n), void *ctx)
+{
+	int64_t NB = (N + tn - 1) / tn;
+	int64_t shape[4] = {groups, NB, K, tn};
+	int id = sdfg_add_container(g, name, DT_F32, CK_CONST, 4, shape);
+	float *d = arena_alloc_aligned(g->arena, sizeof(float) * (size_t)(groups * NB * K * tn) + 64, 64);
+	for (int gi = 0; gi < groups; gi++)
+		for (int64_t nb = 0; nb < NB; nb++)
+			for (int64_t k = 0; k < K; k++)
+				for (int o = 0; o < tn; o++) {
+					int64_t n = nb * tn + o;
+					int64_t e = n < N ? at(ctx, gi, k, n) : -1;
+					d[((gi * NB + nb) * K + k) * tn + o] = e >= 0 ? src[e] : 0.0f;
+				}
+	sdfg_c(g, id)->data = d;
+	sdfg_c(g, id)->origin = "";
+	return id;
+}
+
+/* ---- convolution ----------------------------------------------------------------- */
+
+typedef struct {
+	Sdfg *g;
+	int w;                    /* weight container */
+	int64_t OCg, Cg, KH, KW;
+} ConvW;
+
+static int64_t conv_w_at(void *ctx, int gi, int64_t k, int64_t n)
+{
+	ConvW *c = ctx;
+	int64_t kw = k % c->KW, kh = (k / c->KW) % c->KH, ci = k / (c->KW * c->KH);
+	int64_t idx[4] = {gi * c->OCg + n, ci, kh, kw};
+	return elem_at(c->g, c->w, idx);
+}
+
+static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label);
+
+int xp_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+{
+	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
+	Container *x = sdfg_c(g, in);
+	int64_t G = lib_int(l, "groups", 1);
+	int64_t s[3], p[3], d[3];
+	int nd = lib_ints(l, "stride", s, 3);
+	lib_ints(l, "padding", p, 3);
+	lib_ints(l, "dilation", d, 3);
+	const float *wd = const_data(g, w);
+	if (nd != 2 || !wd || !t->pack || x->dt != DT_F32 || sdfg_c(g, out)->dt != DT_F32)
+		return conv_generic(g, l, seq, label);
+	int64_t N = dim(g, in, 0), C = dim(g, in, 1), H = dim(g, in, 2), W = dim(g, in, 3);
+	int64_t OC = dim(g, out, 1), OH = dim(g, out, 2), OW = dim(g, out, 3);
+	int64_t KH = dim(g, w, 2), KW = dim(g, w, 3);
+	int64_t Cg = C / G, OCg = OC / G;
+	int lanes = t->vec_lanes;
+	int tn = t->tn;
+	if (OCg < tn && lanes && OCg <= lanes)
+		tn = lanes;
+	if (OCg < 4 || N <= 0 || OW <= 0 || OH <= 0)
+		return conv_generic(g, l, seq, label);
+	int tm = (int)MIN((int64_t)t->tm, OW);
+	int64_t K = Cg * KH * KW, NB = (OCg + tn - 1) / tn;
+
+	/* Packed weights [G][NB][K][tn]. */
+	ConvW cw = {g, w, OCg, Cg, KH, KW};
+	int wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name), (int)G, K, OCg, tn, wd, conv_w_at, &cw);
+
+	/* Zero-padded input copy. */
+	int src = in;
+	if (p[0] || p[1]) {
+		int64_t ps[4] = {N, C, H + 2 * p[0], W + 2 * p[1]};
+		src = sdfg_add_container(g, arena_printf(g->arena, "%s_pad", x->name), DT_F32, CK_TRANSIENT, 4, ps);
+		sdfg_c(g, src)->origin = "";
+		int v[4];
+		Node *body = xp_nest(g, seq, src, v);
+		Node *b = xp_block(g, body, label);
+		Expr *ii[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_addi(g, ex_sym(g, v[2]), -p[0]), ex_addi(g, ex_sym(g, v[3]), -p[1])};
+		Operand rd[1] = {opd_guarded(in, 4, ii, 0)};
+		Expr *oi[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_sym(g, v[2]), ex_sym(g, v[3])};
+		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd), xp_memlet(src, 4, oi), W_NONE);
+	}
+
+	int vn, vg = -1, vnb, voh;
+	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), ex_int(g, N), 1, &vn);
+	Node *cur = ln->body;
+	if (G > 1) {
+		Node *lg = xp_loop(g, cur, N_MAP, "g", ex_int(g, 0), ex_int(g, G), 1, &vg);
+		cur = lg->body;
+	}
+	Node *lnb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb);
+	Node *loh = xp_loop(g, lnb->body, N_MAP, "oh", ex_int(g, 0), ex_int(g, OH), 1, &voh);
+	Expr *gi = vg >= 0 ? ex_sym(g, vg) : ex_int(g, 0);
+	int64_t full = OW / tm * tm;
+	for (int part = 0; part < 2; part++) {
+		int64_t lo = part ? full : 0, hi = part ? OW : full;
+		int ttm = part ? (int)(OW - full) : tm;
+		if (hi <= lo)
+			continue;
+		int vow;
+		Node *low = xp_loop(g, loh->body, N_MAP, "ow", ex_int(g, lo), ex_int(g, hi), ttm, &vow);
+		int64_t ash[2] = {ttm, tn};
+		int acc = xp_local(g, "acc", DT_F32, 2, ash, low);
+		tile_zero(g, low->body, acc, ttm, tn, label);
+		int vc, vkh, vkw;
+		Node *lc = xp_loop(g, low->body, N_FOR, "c", ex_int(g, 0), ex_int(g, Cg), 1, &vc);
+		Node *lkh = xp_loop(g, lc->body, N_FOR, "kh", ex_int(g, 0), ex_int(g, KH), 1, &vkh);
+		Node *lkw = xp_loop(g, lkh->body, N_FOR, "kw", ex_int(g, 0), ex_int(g, KW), 1, &vkw);
+		/* acc[x][o] += src[n][g*Cg + c][oh*sh + kh*dh][(ow+x)*sw + kw*dw] * wp[g][nb][(c*KH+kh)*KW+kw][o] */
+		int vx, vo;
+		Node *lx = xp_loop(g, lkw->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &vx);
+		Node *lo2 = xp_loop(g, lx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tn), 1, &vo);
+		Node *ub = xp_block(g, lo2->body, label);
+		Expr *X = ex_sym(g, vx), *O = ex_sym(g, vo);
+		Expr *ai[4] = {ex_sym(g, vn), ex_add(g, ex_muli(g, gi, Cg), ex_sym(g, vc)),
+		               ex_add(g, ex_muli(g, ex_sym(g, voh), s[0]), ex_muli(g, ex_sym(g, vkh), d[0])),
+		               ex_add(g, ex_muli(g, ex_add(g, ex_sym(g, vow), X), s[1]), ex_muli(g, ex_sym(g, vkw), d[1]))};
+		Expr *kk = ex_add(g, ex_muli(g, ex_add(g, ex_muli(g, ex_sym(g, vc), KH), ex_sym(g, vkh)), KW), ex_sym(g, vkw));
+		Expr *bi[4] = {gi, ex_sym(g, vnb), kk, O};
+		Operand ab[2] = {opd_mem(src, 4, ai), opd_mem(wp, 4, bi)};
+		Expr *acci[2] = {X, O};
+		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
+		/* store: y[n][g*OCg + nb*tn + o][oh][ow + x] = acc[x][o] + bias */
+		int so, sx;
+		Expr *ohi = OCg % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, OCg), ex_muli(g, ex_sym(g, vnb), tn)));
+		Node *lso = xp_loop(g, low->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
+		Node *lsx = xp_loop(g, lso->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
+		Node *sb = xp_block(g, lsx->body, label);
+		Expr *oc = ex_add(g, ex_add(g, ex_muli(g, gi, OCg), ex_muli(g, ex_sym(g, vnb), tn)), ex_sym(g, so));
+		Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
+		Operand a1[1] = {opd_mem(acc, 2, ri)};
+		int v = sdfg_tasklet(g, sb, T_ASSIGN, DT_F32, 1, a1);
+		if (bias >= 0) {
+			Expr *bix[1] = {oc};
+			Operand a2[2] = {opd_val(v), opd_mem(bias, 1, bix)};
+			v = sdfg_tasklet(g, sb, T_ADD, DT_F32, 2, a2);
+		}
+		Expr *yi[4] = {ex_sym(g, vn), oc, ex_sym(g, voh), ex_add(g, ex_sym(g, vow), ex_sym(g, sx))};
+		sdfg_store(sb, v, xp_memlet(out, 4, yi), W_NONE);
+	}
+	return 0;
+}
+
+/* Direct loops: any dimensionality, groups, dilation, non-constant weights. */
+static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
+{
+	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
+	Container *o = sdfg_c(g, out);
+	int r = o->rank, nd = r - 2;
+	int64_t G = lib_int(l, "groups", 1), s[3], p[3], d[3];
+	lib_ints(l, "stride", s, 3);
+	lib_ints(l, "padding", p, 3);
+	lib_ints(l, "dilation", d, 3);
+	int64_t Cg = dim(g, w, 1), OCg = dim(g, out, 1) / G;
+	int vars[MAXDIM];
+	Node *body = xp_nest(g, seq, out, vars);
+	Dtype adt = o->dt == DT_F64 ? DT_F64 : DT_F32;
+	int acc = xp_local(g, "acc", adt, 0, NULL, body->parent);
+	Expr *none[1] = {NULL};
+	Node *ib = xp_block(g, body, label);
+	Operand z[1] = {opd_const(0)};
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, adt, 1, z), xp_memlet(acc, 0, none), W_NONE);
+	int vc, vk[3];
+	Node *lc = xp_loop(g, body, N_FOR, "c", ex_int(g, 0), ex_int(g, Cg), 1, &vc);
+	Node *cur = lc->body;
+	for (int i = 0; i < nd; i++) {
+		Node *lk = xp_loop(g, cur, N_FOR, "k", ex_int(g, 0), sdfg_c(g, w)->shape[2 + i], 1, &vk[i]);
+		cur = lk->body;
+	}
+	Node *b = xp_block(g, cur, label);
+	Expr *grp = ex_div(g, ex_sym(g, vars[1]), ex_int(g, OCg));
+	Expr *xi[MAXDIM], *wi[MAXDIM];
+	xi[0] = ex_sym(g, vars[0]);
+	xi[1] = ex_add(g, ex_muli(g, grp, Cg), ex_sym(g, vc));
+	wi[0] = ex_sym(g, vars[1]);
+	wi[1] = ex_sym(g, vc);
+	for (int i = 0; i < nd; i++) {
+		xi[2 + i] = ex_add(g, ex_addi(g, ex_muli(g, ex_sym(g, vars[2 + i]), s[i]), -p[i]), ex_muli(g, ex_sym(g, vk[i]), d[i]));
+		wi[2 + i] = ex_sym(g, vk[i]);
+	}
+	Operand ab[2] = {opd_guarded(in, r, xi, 0), opd_mem(w, r, wi)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_MUL, adt, 2, ab), xp_memlet(acc, 0, none), W_SUM);
+	Node *fb = xp_block(g, body, label);
+	Operand a1[1] = {opd_mem(acc, 0, none)};
+	int v = sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, a1);
+	if (bias >= 0) {
+		Expr *bi[1] = {ex_sym(g, vars[1])};
+		Operand a2[2] = {opd_val(v), opd_mem(bias, 1, bi)};
+		v = sdfg_tasklet(g, fb, T_ADD, o->dt, 2, a2);
+	}
+	sdfg_store(fb, v, xp_memlet(out, r, xp_vars(g, r, vars)), W_NONE);
+	return 0;
+}
+
+/* ---- GEMM -------------------------------------------------------------------------------- */
+
+typedef struct {
+	Sdfg *g;
+	int b;
+} GemmB;
+
+static int64_t gemm_b_at(void *ctx, int gi, int64_t k, int64_t n)
+{
+	(void)gi;
+	GemmB *c = ctx;
+	int64_t idx[2] = {k, n};
+	return elem_at(c->g, c->b, idx);
+}
+
+/* The epilogue value: alpha*acc + beta*bias[...] */
+static int epilogue(Sdfg *g, Node *b, Operand accv, LibNode *l, int r, Expr *const *oidx, Dtype dt)
+{
+	double alpha = lib_float(l, "alpha", 1), beta = lib_float(l, "beta", 1);
+	int bias = l->in[2];
+	int v = sdfg_tasklet(g, b, T_ASSIGN, dt, 1, &accv);
+	if (alpha != 1) {
+		Operand m[2] = {opd_val(v), opd_const(alpha)};
+		v = sdfg_tasklet(g, b, T_MUL, dt, 2, m);
+	}
+	if (bias >= 0 && beta != 0) {
+		Operand bv = bcast_idx(g, bias, r, oidx);
+		if (beta != 1) {
+			Operand m[2] = {bv, opd_const(beta)};
+			bv = opd_val(sdfg_tasklet(g, b, T_MUL, dt, 2, m));
+		}
+		Operand a[2] = {opd_val(v), bv};
+		v = sdfg_tasklet(g, b, T_ADD, dt, 2, a);
+	}
+	return v;
+}
+
+static int gemm_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
+{
+	int A = l->in[0], B = l->in[1], out = l->out[0];
+	Container *o = sdfg_c(g, out), *a = sdfg_c(g, A), *bb = sdfg_c(g, B);
+	int r = o->rank;
+	int vars[MAXDIM];
+	Node *body = xp_nest(g, seq, out, vars);
+	Dtype adt = o->dt == DT_F64 ? DT_F64 : o->dt == DT_F16 || o->dt == DT_BF16 ? DT_F32 : o->dt;
+	int acc = xp_local(g, "acc", adt, 0, NULL, body->parent);
+	Expr *none[1] = {NULL};
+	Node *ib = xp_block(g, body, label);
+	Operand z[1] = {opd_const(0)};
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, adt, 1, z), xp_memlet(acc, 0, none), W_NONE);
+	int vk;
+	Node *lk = xp_loop(g, body, N_FOR, "k", ex_int(g, 0), a->shape[a->rank - 1], 1, &vk);
+	Node *b = xp_block(g, lk->body, label);
+	Expr *oi[MAXDIM];
+	for (int i = 0; i < r; i++)
+		oi[i] = ex_sym(g, vars[i]);
+	/* A[..., m, k], B[..., k, n] with broadcast batch dims */
+	Expr *ai[MAXDIM], *bi[MAXDIM];
+	Operand ao = bcast_idx(g, A, r, oi), bo = bcast_idx(g, B, r, oi);
+	memcpy(ai, ao.m.idx, sizeof ai);
+	memcpy(bi, bo.m.idx, sizeof bi);
+	ai[a->rank - 1] = ex_sym(g, vk);
+	ai[a->rank - 2] = oi[r - 2];
+	bi[bb->rank - 2] = ex_sym(g, vk);
+	bi[bb->rank - 1] = oi[r - 1];
+	Operand ab[2] = {opd_mem(A, a->rank, ai), opd_mem(B, bb->rank, bi)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_MUL, adt, 2, ab), xp_memlet(acc, 0, none), W_SUM);
+	Node *fb = xp_block(g, body, label);
+	int v = epilogue(g, fb, opd_mem(acc, 0, none), l, r, oi, o->dt);
+	sdfg_store(fb, v, xp_memlet(out, r, oi), W_NONE);
+	return 0;
+}
+
+int xp_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+{
+	int A = l->in[0], B = l->in[1], out = l->out[0];
+	Container *o = sdfg_c(g, out), *a = sdfg_c(g, A);
+	const float *bd = const_data(g, B);
+	int r = o->rank;
+	if (!bd || !t->pack || sdfg_c(g, B)->rank != 2 || a->dt != DT_F32 || o->dt != DT_F32)
+		return gemm_generic(g, l, seq, label);
+	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), K = dim(g, B, 0);
+	if (M <= 0 || N <= 0 || K <= 0)
+		return gemm_generic(g, l, seq, label);
+	int tn = t->tn;
+	if (N < tn && t->vec_lanes && N <= t->vec_lanes)
+		tn = t->vec_lanes;
+	int tm = (int)MIN((int64_t)t->tm, M);
+	int64_t NB = (N + tn - 1) / tn;
+	GemmB gb = {g, B};
+	int bp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name), 1, K, N, tn, bd,
+	                     gemm_b_at, &gb);
+	/* batch maps */
+	int bv[MAXDIM];
+	Node *cur = seq;
+	for (int i = 0; i < r - 2; i++) {
+		Node *lb = xp_loop(g, cur, N_MAP, "b", ex_int(g, 0), o->shape[i], 1, &bv[i]);
+		cur = lb->body;
+	}
+	int vnb;
+	Node *lnb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb);
+	int64_t full = M / tm * tm;
+	for (int part = 0; part < 2; part++) {
+		int64_t lo = part ? full : 0, hi = part ? M : full;
+		int ttm = part ? (int)(M - full) : tm;
+		if (hi <= lo)
+			continue;
+		int vm;
+		Node *lm = xp_loop(g, lnb->body, N_MAP, "m", ex_int(g, lo), ex_int(g, hi), ttm, &vm);
+		int64_t ash[2] = {ttm, tn};
+		int acc = xp_local(g, "acc", DT_F32, 2, ash, lm);
+		tile_zero(g, lm->body, acc, ttm, tn, label);
+		int vk, vx, vo;
+		Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), ex_int(g, K), 1, &vk);
+		Node *lx = xp_loop(g, lk->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &vx);
+		Node *lo2 = xp_loop(g, lx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tn), 1, &vo);
+		Node *ub = xp_block(g, lo2->body, label);
+		Expr *oi[MAXDIM];
+		for (int i = 0; i < r - 2; i++)
+			oi[i] = ex_sym(g, bv[i]);
+		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, vx));
+		oi[r - 1] = ex_int(g, 0);
+		Operand ao = bcast_idx(g, A, r, oi);
+		ao.m.idx[a->rank - 1] = ex_sym(g, vk);
+		ao.m.idx[a->rank - 2] = oi[r - 2];
+		Expr *bi[4] = {ex_int(g, 0), ex_sym(g, vnb), ex_sym(g, vk), ex_sym(g, vo)};
+		Operand ab[2] = {ao, opd_mem(bp, 4, bi)};
+		Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
+		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
+		/* store */
+		int sx, so;
+		Expr *ohi = N % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, N), ex_muli(g, ex_sym(g, vnb), tn)));
+		Node *lsx = xp_loop(g, lm->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
+		Node *lso = xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
+		Node *sb = xp_block(g, lso->body, label);
+		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, sx));
+		oi[r - 1] = ex_add(g, ex_muli(g, ex_sym(g, vnb), tn), ex_sym(g, so));
+		Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
+		int v = epilogue(g, sb, opd_mem(acc, 2, ri), l, r, oi, DT_F32);
+		sdfg_store(sb, v, xp_memlet(out, r, oi), W_NONE);
+	}
+	return 0;
+}

@@ -1,0 +1,187 @@
+/*
+ * schedule.c - choose a schedule for every map, from the target.
+ *
+ *   vector    an innermost map (its body is one tasklet block) with a
+ *             constant extent that is a multiple of the target's fp32 lanes,
+ *             whose memlets are all unit-stride or invariant in its variable,
+ *             with float32 tasklets the backend can emit as vector code:
+ *             SCHED_VECTOR. (The micro-kernels' channel maps.)
+ *   unroll    a map of constant extent <= 16 whose body holds a vector map:
+ *             SCHED_UNROLL, so a register tile is straight-line code.
+ *   parallel  (openmp) the outermost maps of each top-level child: the
+ *             longest run of perfectly nested rectangular maps (at most 3)
+ *             is collapsed into one parallel loop, if the nest does enough
+ *             work (schedule.min_parallel_work scalar operations).
+ *
+ * Target none leaves every map sequential; the C compiler then sees plain
+ * loops at -O2. No map changes semantics: maps are parallel by definition.
+ */
+#include <string.h>
+
+#include "../ir.h"
+
+static int vector_ok_code(TCode c)
+{
+	switch (c) {
+	case T_ASSIGN: case T_NEG: case T_RELU: case T_ADD: case T_SUB: case T_MUL:
+	case T_DIV: case T_MAX: case T_MIN: case T_FMA: case T_CLAMP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses)
+{
+	Container *c = sdfg_c(g, m->data);
+	/* unit stride in var on the addressed memory: sum over dims of
+	 * coeff(idx[d], var) * stride[d] must be 0 or 1 */
+	int64_t total = 0;
+	for (int d = 0; d < c->rank; d++) {
+		int64_t k, st;
+		if (!ex_uses(m->idx[d], var))
+			continue;
+		if (!ex_coeff(g, m->idx[d], var, &k) || !ex_isint(c->stride[d], &st))
+			return 0;
+		total += k * st;
+		*uses = 1;
+	}
+	return total == 0 || total == 1;
+}
+
+static int block_vec_ok(Sdfg *g, Node *b, int var)
+{
+	if (b->kind != N_BLOCK || b->lib)
+		return 0;
+	for (int i = 0; i < b->nts; i++) {
+		Tasklet *t = &b->ts[i];
+		if (t->dt != DT_F32 || !vector_ok_code(t->code))
+			return 0;
+		for (int j = 0; j < t->nin; j++) {
+			Operand *o = &t->in[j];
+			int uses = 0;
+			if (o->kind == OPD_EXPR)
+				return 0;
+			if (o->kind != OPD_MEM)
+				continue;
+			if (sdfg_c(g, o->m.data)->dt != DT_F32 || !memlet_vec_ok(g, &o->m, var, &uses))
+				return 0;
+			if (o->guard && uses)
+				return 0;
+		}
+		if (t->store) {
+			int uses = 0;
+			if (sdfg_c(g, t->out.data)->dt != DT_F32 || !memlet_vec_ok(g, &t->out, var, &uses))
+				return 0;
+			if (!uses)
+				return 0; /* every lane would store the same element */
+		}
+	}
+	return 1;
+}
+
+static int64_t extent(Node *m)
+{
+	int64_t lo, hi;
+	if (!ex_isint(m->lo, &lo) || !ex_isint(m->hi, &hi))
+		return -1;
+	return (hi - lo + m->step - 1) / m->step;
+}
+
+static void vectorize(Sdfg *g, Node *n, int lanes)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			vectorize(g, n->kids[i], lanes);
+		break;
+	case N_FOR:
+	case N_MAP:
+		vectorize(g, n->body, lanes);
+		if (n->kind == N_MAP && n->step == 1 && n->body->nkids == 1) {
+			int64_t e = extent(n);
+			if (e > 0 && e % lanes == 0 && block_vec_ok(g, n->body->kids[0], n->var))
+				n->sched = SCHED_VECTOR;
+		}
+		/* unroll a small map around vector maps */
+		if (n->kind == N_MAP && n->sched == SCHED_SEQ) {
+			int64_t e = extent(n);
+			Node *b = n->body;
+			int allvec = b->nkids > 0;
+			for (int i = 0; i < b->nkids; i++)
+				allvec &= b->kids[i]->kind == N_MAP && b->kids[i]->sched == SCHED_VECTOR;
+			if (e > 0 && e <= 16 && allvec)
+				n->sched = SCHED_UNROLL;
+		}
+		break;
+	case N_BLOCK:
+		break;
+	}
+}
+
+/* Scalar work of a subtree, roughly: product of loop extents times tasklets. */
+static int64_t work(Node *n)
+{
+	int64_t w = 0;
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			w += work(n->kids[i]);
+		return w;
+	case N_MAP:
+	case N_FOR: {
+		int64_t e = extent(n);
+		return (e < 0 ? 64 : e) * work(n->body);
+	}
+	case N_BLOCK:
+		return n->lib ? 1 : n->nts;
+	}
+	return 0;
+}
+
+static void parallelize(Sdfg *g, Node *n, int64_t minwork)
+{
+	(void)g;
+	if (n->kind == N_SEQ) {
+		for (int i = 0; i < n->nkids; i++)
+			parallelize(g, n->kids[i], minwork);
+		return;
+	}
+	if (n->kind != N_MAP || n->sched != SCHED_SEQ)
+		return;
+	if (work(n) < minwork)
+		return;
+	/* collapse perfectly nested rectangular maps */
+	int depth = 1;
+	Node *m = n;
+	int outer[3] = {n->var, -1, -1};
+	while (depth < 3 && m->body->nkids == 1 && m->body->kids[0]->kind == N_MAP) {
+		Node *k = m->body->kids[0];
+		int rect = k->sched == SCHED_SEQ;
+		for (int i = 0; i < depth && rect; i++)
+			rect = !ex_uses(k->lo, outer[i]) && !ex_uses(k->hi, outer[i]);
+		if (!rect)
+			break;
+		outer[depth++] = k->var;
+		m = k;
+	}
+	n->sched = SCHED_PARALLEL;
+	n->collapse = depth;
+}
+
+int pass_schedule(PassCtx *c)
+{
+	Sdfg *g = c->g;
+	const Target *t = c->tgt;
+	if (t->kind == TG_NONE)
+		return 0;
+	int lanes = t->vec_bits / 32;
+	if (lanes > 1 && pass_bool(c, "vectorize"))
+		vectorize(g, g->root, lanes);
+	if (t->kind == TG_OPENMP && pass_bool(c, "parallel")) {
+		int64_t minwork = pass_int(c, "min_parallel_work");
+		for (int i = 0; i < g->root->nkids; i++)
+			parallelize(g, g->root->kids[i], minwork);
+	}
+	return 0;
+}

@@ -1,0 +1,528 @@
+/*
+ * sdfg.c - building and querying the SDFG: containers, symbols, nodes,
+ * tasklets, library-node attributes, and the read/write queries that the
+ * verifier and the passes share.
+ *
+ * Everything is allocated in g->arena. Containers and symbols live in
+ * growable arrays (g->cs, g->syms) and are referred to by index, so a
+ * Container pointer from sdfg_c() is only valid until the next container is
+ * added; keep ids, not pointers, across additions.
+ *
+ * Names: container and symbol names are C identifiers, unique across both
+ * containers and symbols (they share the scope of the generated function):
+ * invalid characters become '_', a leading digit gets a '_' prefix, C (and
+ * C++) keywords and the C library names that emitted code uses (exp, sqrt,
+ * int64_t ...) get a '_' suffix, and a clash appends _1, _2, ... Shape
+ * symbols should be created before containers that could clash with them
+ * (import parses shapes before creating the container), because ex_parse
+ * finds a shape symbol again by its exact name.
+ *
+ * Signature: creating a CK_INPUT or CK_OUTPUT container appends it to
+ * g->inputs / g->outputs and sets its io to that position; an importer whose
+ * signature order differs reorders both arrays and the io fields together.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+/* ---- names ------------------------------------------------------------------------ */
+static const char *const reserved[] = {
+	/* C11, C23 and C++ keywords */
+	"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+	"enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+	"restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+	"union", "unsigned", "void", "volatile", "while", "bool", "true", "false", "nullptr",
+	"alignas", "alignof", "static_assert", "thread_local", "typeof", "typeof_unqual",
+	"constexpr", "class", "new", "delete", "this", "template", "typename", "namespace",
+	"operator", "private", "public", "protected", "virtual", "try", "catch", "throw", "friend",
+	"using", "explicit", "mutable", "export", "asm", "and", "or", "not", "xor", "compl",
+	"bitand", "bitor", "not_eq", "and_eq", "or_eq", "xor_eq",
+	/* library names generated code may use */
+	"main", "exp", "expf", "exp2", "exp2f", "expm1", "expm1f", "log", "logf", "log2", "log2f",
+	"log10", "log10f", "log1p", "log1pf", "sqrt", "sqrtf", "cbrt", "cbrtf", "tanh", "tanhf",
+	"sinh", "sinhf", "cosh", "coshf", "erf", "erff", "erfc", "erfcf", "sin", "sinf", "cos",
+	"cosf", "tan", "tanf", "asin", "asinf", "acos", "acosf", "atan", "atanf", "atan2", "atan2f",
+	"fabs", "fabsf", "floor", "floorf", "ceil", "ceilf", "round", "roundf", "rint", "rintf",
+	"nearbyint", "nearbyintf", "trunc", "truncf", "pow", "powf", "fmod", "fmodf", "remainder",
+	"remainderf", "fmin", "fminf", "fmax", "fmaxf", "fma", "fmaf", "isnan", "isinf", "isfinite",
+	"signbit", "copysign", "copysignf", "lgamma", "tgamma", "abs", "labs", "llabs", "min", "max",
+	"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+	"size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "NULL", "INFINITY", "NAN", "errno",
+	"memcpy", "memset", "memmove", "memcmp", "malloc", "calloc", "realloc", "free",
+	"aligned_alloc", "posix_memalign", "printf", "fprintf", "snprintf", "exit", "abort",
+	"assert", "stdin", "stdout", "stderr",
+	/* POSIX / GNU names that <math.h>, <string.h>, <stdlib.h> may declare */
+	"j0", "j1", "jn", "y0", "y1", "yn", "gamma", "drem", "exp10", "pow10", "scalb", "significand",
+	"fdiv", "fadd", "fsub", "fmul", "hypot", "ldexp", "frexp", "modf", "logb", "ilogb", "nextafter",
+	"sincos", "index", "rindex", "time", "clock", "rand", "random", "srand", "signal", "select",
+	"read", "write", "open", "close", "div", "ldiv", "remove", "rename", "system", "sleep", "stat",
+	"pipe", "dup", "link", "kill", "wait", "fork", "bsearch", "qsort", "atexit",
+};
+
+static int is_reserved(const char *s)
+{
+	for (size_t i = 0; i < COUNTOF(reserved); i++)
+		if (!strcmp(reserved[i], s)) return 1;
+	/* Leading double underscore or underscore-capital is the implementation's. */
+	return s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z'));
+}
+
+static int name_taken(const Sdfg *g, const char *s)
+{
+	for (int i = 0; i < g->ncs; i++)
+		if (!strcmp(g->cs[i].name, s)) return 1;
+	for (int i = 0; i < g->nsyms; i++)
+		if (!strcmp(g->syms[i].name, s)) return 1;
+	return 0;
+}
+
+/* If s is base "_" digits, the number (else -1). */
+static long suffix_of(const char *s, const char *base, size_t blen)
+{
+	if (strncmp(s, base, blen) || s[blen] != '_' || !s[blen + 1]) return -1;
+	const char *p = s + blen + 1;
+	if (p[0] == '0' && p[1]) return -1;
+	long v = 0;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || v > 100000000L) return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return v;
+}
+
+/* A valid, unreserved, unused C identifier derived from name (or dflt). */
+static char *unique_name(Sdfg *g, const char *name, const char *dflt)
+{
+	if (!name || !*name) name = dflt;
+	size_t n = strlen(name);
+	char *s = arena_alloc(g->arena, n + 3);
+	char *p = s;
+	if (name[0] >= '0' && name[0] <= '9') *p++ = '_';
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+		*p++ = ok ? c : '_';
+	}
+	*p = 0;
+	if (is_reserved(s)) *p++ = '_', *p = 0;
+	if (!name_taken(g, s)) return s;
+	/* One scan for the largest suffix in use keeps this linear per name. */
+	size_t blen = strlen(s);
+	long best = 0;
+	for (int i = 0; i < g->ncs; i++) best = MAX(best, suffix_of(g->cs[i].name, s, blen));
+	for (int i = 0; i < g->nsyms; i++) best = MAX(best, suffix_of(g->syms[i].name, s, blen));
+	return arena_printf(g->arena, "%s_%ld", s, best + 1);
+}
+
+/* ---- graph, symbols, containers ----------------------------------------------------- */
+Sdfg *sdfg_new(Arena *a, const char *name)
+{
+	Sdfg *g = arena_alloc(a, sizeof *g);
+	g->arena = a;
+	g->name = arena_strdup(a, name ? name : "model");
+	g->root = sdfg_seq(g, "");
+	g->src = "";
+	return g;
+}
+
+int sdfg_add_sym(Sdfg *g, const char *name, SymKind k, int64_t lo, int64_t hi)
+{
+	Symbol s = {unique_name(g, name, k == SYM_LOOP ? "i" : "s"), k, lo, hi};
+	VEC_PUSH(g->arena, g->syms, g->nsyms, g->capsyms, s);
+	return g->nsyms - 1;
+}
+
+/* Append x to a signature array (no capacity field: copied, they are short). */
+static void push_io(Sdfg *g, int **arr, int *n, int x)
+{
+	int *na = arena_alloc(g->arena, (size_t)(*n + 1) * sizeof *na);
+	if (*n) memcpy(na, *arr, (size_t)*n * sizeof *na);
+	na[(*n)++] = x;
+	*arr = na;
+}
+
+static void contiguous(Sdfg *g, int rank, Expr *const *shape, Expr **stride)
+{
+	Expr *s = ex_int(g, 1);
+	for (int d = rank - 1; d >= 0; d--) {
+		stride[d] = s;
+		s = ex_mul(g, s, shape[d]);
+	}
+}
+
+int sdfg_add_container_x(Sdfg *g, const char *name, Dtype dt, CKind k, int rank, Expr *const *shape)
+{
+	DOCC_ASSERT(rank >= 0 && rank <= MAXDIM);
+	DOCC_ASSERT(dt >= 0 && dt < NDTYPES);
+	Container c;
+	memset(&c, 0, sizeof c);
+	c.name = unique_name(g, name, "t");
+	c.origin = arena_strdup(g->arena, name ? name : "");
+	c.dt = dt;
+	c.kind = k;
+	c.rank = rank;
+	for (int d = 0; d < rank; d++) {
+		DOCC_ASSERT(shape && shape[d]);
+		c.shape[d] = shape[d];
+	}
+	contiguous(g, rank, c.shape, c.stride);
+	c.offset = ex_int(g, 0);
+	c.base = -1;
+	c.io = -1;
+	c.aofs = -1;
+	c.owner = -1;
+	int id = g->ncs;
+	VEC_PUSH(g->arena, g->cs, g->ncs, g->capcs, c);
+	if (k == CK_INPUT) {
+		g->cs[id].io = g->ninputs;
+		push_io(g, &g->inputs, &g->ninputs, id);
+	} else if (k == CK_OUTPUT) {
+		g->cs[id].io = g->noutputs;
+		push_io(g, &g->outputs, &g->noutputs, id);
+	}
+	return id;
+}
+
+int sdfg_add_container(Sdfg *g, const char *name, Dtype dt, CKind k, int rank, const int64_t *shape)
+{
+	Expr *x[MAXDIM];
+	DOCC_ASSERT(rank >= 0 && rank <= MAXDIM);
+	for (int d = 0; d < rank; d++) x[d] = ex_int(g, shape[d]);
+	return sdfg_add_container_x(g, name, dt, k, rank, x);
+}
+
+/* stride NULL means contiguous for shape; offset NULL means 0. */
+int sdfg_add_view(Sdfg *g, const char *name, int base, int rank, Expr *const *shape, Expr *const *stride, Expr *offset)
+{
+	DOCC_ASSERT(base >= 0 && base < g->ncs);
+	int root = sdfg_root_of(g, base);
+	int id = sdfg_add_container_x(g, name, g->cs[root].dt, CK_VIEW, rank, shape);
+	Container *c = &g->cs[id];
+	c->base = root;
+	if (stride)
+		for (int d = 0; d < rank; d++) {
+			DOCC_ASSERT(stride[d]);
+			c->stride[d] = stride[d];
+		}
+	if (offset) c->offset = offset;
+	return id;
+}
+
+Container *sdfg_c(Sdfg *g, int id)
+{
+	DOCC_ASSERT(id >= 0 && id < g->ncs);
+	return &g->cs[id];
+}
+
+int sdfg_root_of(Sdfg *g, int c)
+{
+	/* Bases are never views; the bound only guards against a broken graph. */
+	for (int n = 0; n < 8 && c >= 0 && c < g->ncs && g->cs[c].kind == CK_VIEW && g->cs[c].base >= 0; n++)
+		c = g->cs[c].base;
+	return c;
+}
+
+int64_t sdfg_numel(Sdfg *g, int id)
+{
+	Container *c = sdfg_c(g, id);
+	int64_t n = 1, v;
+	for (int d = 0; d < c->rank; d++) {
+		if (!ex_isint(c->shape[d], &v)) return -1;
+		n *= v;
+	}
+	return n;
+}
+
+Expr *sdfg_numel_x(Sdfg *g, int id)
+{
+	Expr *n = ex_int(g, 1);
+	for (int d = 0; d < g->cs[id].rank; d++) n = ex_mul(g, n, g->cs[id].shape[d]);
+	return n;
+}
+
+int sdfg_is_contiguous(Sdfg *g, int id)
+{
+	Container *c = sdfg_c(g, id);
+	int64_t v;
+	if (c->offset && !(ex_isint(c->offset, &v) && v == 0)) return 0;
+	Expr *want = ex_int(g, 1);
+	for (int d = c->rank - 1; d >= 0; d--) {
+		int one = ex_isint(c->shape[d], &v) && v == 1;
+		if (!one && !ex_eq(c->stride[d], want)) return 0;
+		want = ex_mul(g, want, c->shape[d]);
+	}
+	return 1;
+}
+
+/* ---- nodes ---------------------------------------------------------------------------- */
+static Node *new_node(Sdfg *g, NodeKind k, const char *label)
+{
+	Node *n = arena_alloc(g->arena, sizeof *n);
+	n->kind = k;
+	n->id = g->nextid++;
+	n->label = arena_strdup(g->arena, label ? label : "");
+	n->var = -1;
+	n->step = 1;
+	return n;
+}
+
+Node *sdfg_seq(Sdfg *g, const char *label) { return new_node(g, N_SEQ, label); }
+Node *sdfg_block(Sdfg *g, const char *label) { return new_node(g, N_BLOCK, label); }
+
+Node *sdfg_libblock(Sdfg *g, const char *label, int op)
+{
+	Node *n = new_node(g, N_BLOCK, label);
+	LibNode *l = arena_alloc(g->arena, sizeof *l);
+	l->op = op;
+	for (int i = 0; i < 8; i++) l->in[i] = -1;
+	for (int i = 0; i < 4; i++) l->out[i] = -1;
+	n->lib = l;
+	return n;
+}
+
+Node *sdfg_loop(Sdfg *g, NodeKind k, const char *hint, Expr *lo, Expr *hi, int64_t step)
+{
+	DOCC_ASSERT(k == N_MAP || k == N_FOR);
+	DOCC_ASSERT(lo && hi);
+	/* The variable's range from the bounds' ranges: [min lo, max hi - 1]. */
+	int64_t llo, lhi, hlo, hhi;
+	ex_range(g, lo, &llo, &lhi);
+	ex_range(g, hi, &hlo, &hhi);
+	if (hhi != INT64_MAX && hhi != INT64_MIN) hhi--;
+	Node *n = new_node(g, k, "");
+	n->var = sdfg_add_sym(g, hint && *hint ? hint : "i", SYM_LOOP, llo, hhi);
+	n->lo = lo;
+	n->hi = hi;
+	n->step = step;
+	n->sched = SCHED_SEQ;
+	n->body = sdfg_seq(g, "");
+	n->body->parent = n;
+	return n;
+}
+
+void sdfg_insert(Sdfg *g, Node *seq, int pos, Node *kid)
+{
+	DOCC_ASSERT(seq->kind == N_SEQ && kid);
+	DOCC_ASSERT(pos >= 0 && pos <= seq->nkids);
+	if (seq->nkids >= seq->capkids)
+		arena_grow(g->arena, (void **)&seq->kids, &seq->capkids, seq->nkids + 1, sizeof *seq->kids);
+	memmove(seq->kids + pos + 1, seq->kids + pos, (size_t)(seq->nkids - pos) * sizeof *seq->kids);
+	seq->kids[pos] = kid;
+	seq->nkids++;
+	kid->parent = seq;
+}
+
+void sdfg_append(Sdfg *g, Node *seq, Node *kid) { sdfg_insert(g, seq, seq->nkids, kid); }
+
+void sdfg_remove(Node *seq, int pos)
+{
+	DOCC_ASSERT(seq->kind == N_SEQ && pos >= 0 && pos < seq->nkids);
+	if (seq->kids[pos] && seq->kids[pos]->parent == seq) seq->kids[pos]->parent = NULL;
+	memmove(seq->kids + pos, seq->kids + pos + 1, (size_t)(seq->nkids - pos - 1) * sizeof *seq->kids);
+	seq->nkids--;
+}
+
+/* ---- tasklets ----------------------------------------------------------------------- */
+int sdfg_tasklet(Sdfg *g, Node *b, TCode code, Dtype dt, int nin, const Operand *in)
+{
+	DOCC_ASSERT(b->kind == N_BLOCK && !b->lib);
+	DOCC_ASSERT(nin >= 0 && nin <= 3);
+	Tasklet t;
+	memset(&t, 0, sizeof t);
+	t.code = code;
+	t.dt = dt;
+	t.nin = nin;
+	for (int i = 0; i < nin; i++) t.in[i] = in[i];
+	t.out.data = -1;
+	VEC_PUSH(g->arena, b->ts, b->nts, b->capts, t);
+	return b->nts - 1;
+}
+
+void sdfg_store(Node *b, int t, Memlet out, Wcr wcr)
+{
+	DOCC_ASSERT(b->kind == N_BLOCK && t >= 0 && t < b->nts);
+	b->ts[t].store = 1;
+	b->ts[t].out = out;
+	b->ts[t].wcr = wcr;
+}
+
+Operand opd_mem(int data, int rank, Expr *const *idx)
+{
+	Operand o;
+	memset(&o, 0, sizeof o);
+	o.kind = OPD_MEM;
+	o.m.data = data;
+	DOCC_ASSERT(rank >= 0 && rank <= MAXDIM);
+	for (int d = 0; d < rank; d++) o.m.idx[d] = idx[d];
+	o.val = -1;
+	return o;
+}
+
+Operand opd_val(int t)
+{
+	Operand o;
+	memset(&o, 0, sizeof o);
+	o.kind = OPD_VAL;
+	o.m.data = -1;
+	o.val = t;
+	return o;
+}
+
+Operand opd_const(double c)
+{
+	Operand o;
+	memset(&o, 0, sizeof o);
+	o.kind = OPD_CONST;
+	o.m.data = -1;
+	o.val = -1;
+	o.c = c;
+	return o;
+}
+
+/* ---- library-node attributes ------------------------------------------------------- */
+/* The attribute called name, appended if new (a later set replaces). */
+static Attr *attr_slot(Sdfg *g, LibNode *l, const char *name)
+{
+	for (int i = 0; i < l->nattrs; i++)
+		if (!strcmp(l->attrs[i].name, name)) {
+			const char *nm = l->attrs[i].name;
+			memset(&l->attrs[i], 0, sizeof l->attrs[i]);
+			l->attrs[i].name = nm;
+			return &l->attrs[i];
+		}
+	Attr a;
+	memset(&a, 0, sizeof a);
+	a.name = arena_strdup(g->arena, name);
+	VEC_PUSH(g->arena, l->attrs, l->nattrs, l->capattrs, a);
+	return &l->attrs[l->nattrs - 1];
+}
+
+void lib_set_int(Sdfg *g, LibNode *l, const char *name, int64_t v)
+{
+	Attr *a = attr_slot(g, l, name);
+	a->kind = A_INT;
+	a->ints = arena_alloc(g->arena, sizeof *a->ints);
+	a->ints[0] = v;
+	a->nints = 1;
+}
+
+void lib_set_bool(Sdfg *g, LibNode *l, const char *name, int v)
+{
+	Attr *a = attr_slot(g, l, name);
+	a->kind = A_BOOL;
+	a->ints = arena_alloc(g->arena, sizeof *a->ints);
+	a->ints[0] = v != 0;
+	a->nints = 1;
+}
+
+void lib_set_ints(Sdfg *g, LibNode *l, const char *name, const int64_t *v, int n)
+{
+	Attr *a = attr_slot(g, l, name);
+	a->kind = A_INTS;
+	a->ints = arena_alloc(g->arena, (size_t)(n > 0 ? n : 1) * sizeof *a->ints);
+	if (n > 0) memcpy(a->ints, v, (size_t)n * sizeof *a->ints);
+	a->nints = n;
+}
+
+void lib_set_float(Sdfg *g, LibNode *l, const char *name, double v)
+{
+	Attr *a = attr_slot(g, l, name);
+	a->kind = A_FLOAT;
+	a->f = v;
+}
+
+void lib_set_str(Sdfg *g, LibNode *l, const char *name, const char *s)
+{
+	Attr *a = attr_slot(g, l, name);
+	a->kind = A_STR;
+	a->s = arena_strdup(g->arena, s ? s : "");
+}
+
+const Attr *lib_attr(const LibNode *l, const char *name)
+{
+	for (int i = 0; i < l->nattrs; i++)
+		if (!strcmp(l->attrs[i].name, name)) return &l->attrs[i];
+	return NULL;
+}
+
+int64_t lib_int(const LibNode *l, const char *name, int64_t dflt)
+{
+	const Attr *a = lib_attr(l, name);
+	if (a && (a->kind == A_INT || a->kind == A_BOOL) && a->nints > 0) return a->ints[0];
+	return dflt;
+}
+
+/* A_INTS (or a single A_INT): copies up to max values, returns the count. */
+int lib_ints(const LibNode *l, const char *name, int64_t *out, int max)
+{
+	const Attr *a = lib_attr(l, name);
+	if (!a || (a->kind != A_INTS && a->kind != A_INT)) return -1;
+	for (int i = 0; i < a->nints && i < max; i++) out[i] = a->ints[i];
+	return a->nints;
+}
+
+double lib_float(const LibNode *l, const char *name, double dflt)
+{
+	const Attr *a = lib_attr(l, name);
+	if (a && a->kind == A_FLOAT) return a->f;
+	if (a && a->kind == A_INT && a->nints > 0) return (double)a->ints[0];
+	return dflt;
+}
+
+const char *lib_str(const LibNode *l, const char *name, const char *dflt)
+{
+	const Attr *a = lib_attr(l, name);
+	return a && a->kind == A_STR ? a->s : dflt;
+}
+
+/* ---- traversal and queries ---------------------------------------------------------- */
+void sdfg_walk(Sdfg *g, Node *n, NodeFn fn, void *ctx)
+{
+	if (!n) return;
+	fn(g, n, ctx);
+	if (n->kind == N_SEQ)
+		for (int i = 0; i < n->nkids; i++) sdfg_walk(g, n->kids[i], fn, ctx);
+	else if (n->kind == N_MAP || n->kind == N_FOR)
+		sdfg_walk(g, n->body, fn, ctx);
+}
+
+static int same(Sdfg *g, int x, int root) { return x >= 0 && sdfg_root_of(g, x) == root; }
+
+/* A store with wcr reads the old value, so it counts as a read too. */
+static int touches(Sdfg *g, Node *n, int root, int wr)
+{
+	if (!n) return 0;
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			if (touches(g, n->kids[i], root, wr)) return 1;
+		return 0;
+	case N_MAP:
+	case N_FOR:
+		return touches(g, n->body, root, wr);
+	case N_BLOCK:
+		if (n->lib) {
+			if (wr) {
+				for (int i = 0; i < n->lib->nout; i++)
+					if (same(g, n->lib->out[i], root)) return 1;
+			} else {
+				for (int i = 0; i < n->lib->nin; i++)
+					if (same(g, n->lib->in[i], root)) return 1;
+			}
+			return 0;
+		}
+		for (int t = 0; t < n->nts; t++) {
+			const Tasklet *k = &n->ts[t];
+			if (k->store && same(g, k->out.data, root) && (wr || k->wcr != W_NONE)) return 1;
+			if (!wr)
+				for (int i = 0; i < k->nin; i++)
+					if (k->in[i].kind == OPD_MEM && same(g, k->in[i].m.data, root)) return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+int node_reads(Sdfg *g, Node *n, int c) { return touches(g, n, sdfg_root_of(g, c), 0); }
+int node_writes(Sdfg *g, Node *n, int c) { return touches(g, n, sdfg_root_of(g, c), 1); }

@@ -1,0 +1,102 @@
+/*
+ * diag.c - diagnostics: user errors, warnings and notes, and internal bugs.
+ *
+ * Every message is one line, "LOC: KIND: MSG\n", where LOC is whatever the
+ * caller knows about the place of the problem ("model.pt2: graph.nodes[3]",
+ * "opts.yaml:4:3"); without a location the program name stands in its place
+ * ("doccc: error: ..."). Messages go to stderr, or, while a test has called
+ * diag_capture(), are appended to the test's buffer instead.
+ *
+ * Invariants: the error counter counts every diag_error/diag_verror since
+ * the last diag_reset(), whatever the sink; warnings and notes are not
+ * counted. diag_internal always writes to stderr (a capture buffer would be
+ * lost by the abort) and never returns.
+ *
+ * The only mutable state is the counter and the capture pointer, as lib.h
+ * declares; the compiler is single-threaded.
+ */
+#include <stdlib.h>
+
+#include "lib.h"
+
+static int diag_nerrors;
+static Buf *diag_sink; /* NULL: stderr */
+
+/* Format one message into the sink: "LOC: KIND: MSG\n". */
+static void diag_vemit(const char *kind, const char *loc, const char *fmt, va_list ap)
+{
+	const char *where = loc && *loc ? loc : "doccc";
+	if (diag_sink) {
+		buf_printf(diag_sink, "%s: %s: ", where, kind);
+		buf_vprintf(diag_sink, fmt, ap);
+		buf_putc(diag_sink, '\n');
+		return;
+	}
+	/* Build the line first so that it reaches stderr in one write and does
+	 * not interleave with a child process writing to the same stream. */
+	Buf line = {0};
+	buf_printf(&line, "%s: %s: ", where, kind);
+	buf_vprintf(&line, fmt, ap);
+	buf_putc(&line, '\n');
+	fputs(line.s, stderr);
+	fflush(stderr);
+	buf_free(&line);
+}
+
+void diag_verror(const char *loc, const char *fmt, va_list ap)
+{
+	diag_nerrors++;
+	diag_vemit("error", loc, fmt, ap);
+}
+
+void diag_error(const char *loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_verror(loc, fmt, ap);
+	va_end(ap);
+}
+
+void diag_warn(const char *loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vemit("warning", loc, fmt, ap);
+	va_end(ap);
+}
+
+void diag_note(const char *loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vemit("note", loc, fmt, ap);
+	va_end(ap);
+}
+
+int diag_errors(void)
+{
+	return diag_nerrors;
+}
+
+void diag_reset(void)
+{
+	diag_nerrors = 0;
+}
+
+void diag_capture(Buf *b)
+{
+	diag_sink = b;
+}
+
+void diag_internal(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	fprintf(stderr, "doccc: internal error at %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+	abort();
+}

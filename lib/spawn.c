@@ -1,0 +1,276 @@
+/*
+ * spawn.c - running other programs (the C compiler, hipcc, nvcc) and
+ * tracking temporary files.
+ *
+ * spawn_run starts argv[0] with posix_spawnp (PATH lookup, no shell). The
+ * child's stdout is joined to our stderr, so nothing it prints can corrupt
+ * an output that goes to our stdout; its stderr goes into a pipe that we
+ * read to EOF before waitpid, so a child that writes a lot never blocks on
+ * a full pipe. The captured text is handed to the caller (a failing
+ * compiler's messages are passed on with context) or dropped when the
+ * caller passed NULL. With spawn_verbose the command is first echoed to
+ * stderr, quoted so that it can be pasted into a POSIX shell.
+ *
+ * The temporary registry is a list of malloc'd paths. The first
+ * tmp_register installs an atexit handler and SIGINT/SIGTERM handlers; each
+ * removes the registered paths (rm_rf), unless tmp_keep is set. The signal
+ * handler then restores the default action and re-raises, so the exit
+ * status still says "killed by SIGINT". (rm_rf is not async-signal-safe;
+ * the compiler is single-threaded and is being interrupted, which makes
+ * this the usual compromise for a command-line tool.)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib.h"
+
+extern char **environ;
+
+int spawn_verbose;
+int tmp_keep;
+
+static char **tmp_paths;
+static int tmp_npaths, tmp_cap;
+static int tmp_installed;
+
+/* Append arg to b, quoted for a POSIX shell when it needs it. */
+static void spawn_quote(Buf *b, const char *arg)
+{
+	static const char safe[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+-";
+	if (*arg && strspn(arg, safe) == strlen(arg)) {
+		buf_puts(b, arg);
+		return;
+	}
+	buf_putc(b, '\'');
+	for (const char *p = arg; *p; p++) {
+		if (*p == '\'')
+			buf_puts(b, "'\\''");
+		else
+			buf_putc(b, *p);
+	}
+	buf_putc(b, '\'');
+}
+
+/* 0 if prog names an executable file, directly (with a '/') or in $PATH;
+ * else an errno value. posix_spawnp reports a missing program itself on
+ * current glibc, but not everywhere (older C libraries, valgrind): there
+ * the child exits with 127 and the cause is lost, so look first. */
+static int spawn_find(const char *prog)
+{
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0 ? 0 : errno;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin"; /* what execvp assumes */
+	int err = ENOENT;
+	Buf f = {0};
+	for (const char *p = path;; p++) {
+		size_t n = strcspn(p, ":");
+		f.len = 0;
+		buf_putn(&f, n ? p : ".", n ? n : 1); /* an empty entry means "." */
+		buf_putc(&f, '/');
+		buf_puts(&f, prog);
+		struct stat st;
+		if (stat(f.s, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(f.s, X_OK) == 0) {
+				err = 0;
+				break;
+			}
+			err = EACCES;
+		}
+		p += n;
+		if (!*p)
+			break;
+	}
+	buf_free(&f);
+	return err;
+}
+
+int spawn_run(char *const argv[], char **err)
+{
+	if (err)
+		*err = NULL;
+	DOCC_ASSERT(argv && argv[0]);
+	if (spawn_verbose) {
+		Buf cmd = {0};
+		for (int i = 0; argv[i]; i++) {
+			if (i)
+				buf_putc(&cmd, ' ');
+			spawn_quote(&cmd, argv[i]);
+		}
+		buf_putc(&cmd, '\n');
+		fputs(cmd.s, stderr);
+		fflush(stderr);
+		buf_free(&cmd);
+	}
+
+	int rc = spawn_find(argv[0]);
+	if (rc) {
+		diag_error(NULL, "cannot run '%s': %s", argv[0], strerror(rc));
+		return -1;
+	}
+	/* Both ends close-on-exec: the child sees only the dup2'd copy. */
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		diag_error(NULL, "cannot run '%s': %s", argv[0], strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_t fa;
+	rc = posix_spawn_file_actions_init(&fa);
+	/* Order matters: stdout becomes our stderr before stderr is replaced. */
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+	pid_t pid = -1;
+	if (!rc)
+		rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	if (rc) {
+		close(fds[0]);
+		diag_error(NULL, "cannot run '%s': %s", argv[0], strerror(rc));
+		return -1;
+	}
+
+	/* Read the child's stderr to EOF, then reap it. */
+	Buf out = {0};
+	char chunk[4096];
+	for (;;) {
+		ssize_t n = read(fds[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* EOF, or a read error: the status still tells */
+		buf_putn(&out, chunk, (size_t)n);
+	}
+	close(fds[0]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			diag_error(NULL, "cannot wait for '%s': %s", argv[0], strerror(errno));
+			buf_free(&out);
+			return -1;
+		}
+	}
+	if (err) {
+		buf_putn(&out, "", 0); /* NUL-terminated even when empty */
+		*err = out.s;
+	} else {
+		buf_free(&out);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
+}
+
+/* ---- temporary files ---- */
+
+static void tmp_on_signal(int sig)
+{
+	tmp_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void tmp_install(void)
+{
+	tmp_installed = 1;
+	if (atexit(tmp_cleanup) != 0)
+		diag_warn(NULL, "cannot install the exit handler; temporary files may be left behind");
+	static const int sigs[] = {SIGINT, SIGTERM};
+	for (size_t i = 0; i < COUNTOF(sigs); i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = tmp_on_signal;
+		sigemptyset(&sa.sa_mask);
+		/* Leave a signal ignored if our parent ignored it (nohup, &). */
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(sigs[i], &sa, NULL) != 0)
+			diag_warn(NULL, "cannot install a signal handler: %s", strerror(errno));
+	}
+}
+
+void tmp_register(const char *path)
+{
+	if (!tmp_installed)
+		tmp_install();
+	if (tmp_npaths == tmp_cap) {
+		int cap = tmp_cap ? 2 * tmp_cap : 8;
+		char **p = realloc(tmp_paths, (size_t)cap * sizeof(*p));
+		if (!p) {
+			fprintf(stderr, "doccc: fatal error: out of memory\n");
+			abort();
+		}
+		tmp_paths = p;
+		tmp_cap = cap;
+	}
+	char *copy = strdup(path);
+	if (!copy) {
+		fprintf(stderr, "doccc: fatal error: out of memory\n");
+		abort();
+	}
+	tmp_paths[tmp_npaths++] = copy;
+}
+
+void tmp_unregister(const char *path)
+{
+	for (int i = tmp_npaths - 1; i >= 0; i--) {
+		if (strcmp(tmp_paths[i], path))
+			continue;
+		free(tmp_paths[i]);
+		memmove(tmp_paths + i, tmp_paths + i + 1, (size_t)(tmp_npaths - i - 1) * sizeof(*tmp_paths));
+		tmp_npaths--;
+		return;
+	}
+}
+
+void tmp_cleanup(void)
+{
+	/* Newest first: files registered inside a registered directory go
+	 * before it. */
+	for (int i = tmp_npaths - 1; i >= 0; i--) {
+		if (!tmp_keep)
+			(void)rm_rf(tmp_paths[i]); /* nothing left to report to */
+		free(tmp_paths[i]);
+	}
+	free(tmp_paths);
+	tmp_paths = NULL;
+	tmp_npaths = tmp_cap = 0;
+}
+
+char *tmp_dir(Arena *a)
+{
+	const char *base = getenv("DOCC_TMP");
+	if (base && *base) {
+		if (!dir_exists(base) && mkdir_p(base) != 0)
+			return NULL;
+	} else {
+		base = getenv("TMPDIR");
+		if (!base || !*base)
+			base = "/tmp";
+	}
+	Buf t = {0};
+	buf_printf(&t, "%s/doccc-XXXXXX", base);
+	if (!mkdtemp(t.s)) {
+		diag_error(base, "cannot create a temporary directory: %s", strerror(errno));
+		buf_free(&t);
+		return NULL;
+	}
+	tmp_register(t.s);
+	char *dir = arena_strdup(a, t.s);
+	buf_free(&t);
+	return dir;
+}

@@ -1,0 +1,196 @@
+/*
+ * zipread.c - reading the .pt2 archive (a zip file) through libzip.
+ *
+ * torch.export.save writes every entry under one root folder
+ * ("resnet18/archive_format", "resnet18/models/model.json", ...). pt2_open
+ * finds that root once: the text up to and including the first '/' of the
+ * entry whose name ends in "/archive_format"; failing that, of the first
+ * entry if it has a '/'; else the root is "". All names given to pt2_has
+ * and pt2_read are relative to the root; pt2_name returns full names.
+ *
+ * Entries in torch archives are STORED (uncompressed, aligned), but libzip
+ * inflates deflated entries transparently, so both work. Every failure
+ * names the archive ("model.pt2: error: ...") and, where there is one, the
+ * entry.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <zip.h>
+
+#include "lib.h"
+
+struct Pt2 {
+	zip_t *zip;
+	char *path;
+	char *root; /* "name/" or "" */
+};
+
+static char *pt2_strndup(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+	if (!p) {
+		fprintf(stderr, "doccc: fatal error: out of memory\n");
+		abort();
+	}
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+/* The root folder, as described at the top of the file (malloc'd). */
+static char *pt2_find_root(zip_t *zip)
+{
+	static const char marker[] = "/archive_format";
+	const size_t mlen = sizeof(marker) - 1;
+	zip_int64_t n = zip_get_num_entries(zip, 0);
+	for (zip_int64_t i = 0; i < n; i++) {
+		const char *name = zip_get_name(zip, (zip_uint64_t)i, 0);
+		size_t len = name ? strlen(name) : 0;
+		if (len >= mlen && !strcmp(name + len - mlen, marker))
+			return pt2_strndup(name, (size_t)(strchr(name, '/') - name) + 1);
+	}
+	const char *first = n > 0 ? zip_get_name(zip, 0, 0) : NULL;
+	const char *slash = first ? strchr(first, '/') : NULL;
+	if (slash)
+		return pt2_strndup(first, (size_t)(slash - first) + 1);
+	return pt2_strndup("", 0);
+}
+
+Pt2 *pt2_open(const char *path)
+{
+	int code = 0;
+	zip_t *zip = zip_open(path, ZIP_RDONLY, &code);
+	if (!zip) {
+		zip_error_t ze;
+		zip_error_init_with_code(&ze, code);
+		if (code == ZIP_ER_NOZIP || code == ZIP_ER_INCONS)
+			diag_error(path, "not a zip archive: %s", zip_error_strerror(&ze));
+		else
+			diag_error(path, "cannot open: %s", zip_error_strerror(&ze));
+		zip_error_fini(&ze);
+		return NULL;
+	}
+	/* libzip opens an empty file as an empty archive; no .pt2 is empty. */
+	if (zip_get_num_entries(zip, 0) <= 0) {
+		diag_error(path, "not a zip archive: no entries");
+		zip_discard(zip);
+		return NULL;
+	}
+	Pt2 *z = calloc(1, sizeof(*z));
+	if (!z) {
+		fprintf(stderr, "doccc: fatal error: out of memory\n");
+		abort();
+	}
+	z->zip = zip;
+	z->path = pt2_strndup(path, strlen(path));
+	z->root = pt2_find_root(zip);
+	return z;
+}
+
+void pt2_close(Pt2 *z)
+{
+	if (!z)
+		return;
+	/* Read-only: nothing to write back, so discard rather than close. */
+	zip_discard(z->zip);
+	free(z->path);
+	free(z->root);
+	free(z);
+}
+
+const char *pt2_root(const Pt2 *z)
+{
+	return z->root;
+}
+
+/* Index of root+name, or -1; *full receives the full name (caller frees). */
+static zip_int64_t pt2_locate(Pt2 *z, const char *name, Buf *full)
+{
+	buf_puts(full, z->root);
+	buf_puts(full, name);
+	return zip_name_locate(z->zip, full->s, 0);
+}
+
+int pt2_has(Pt2 *z, const char *name)
+{
+	Buf full = {0};
+	zip_int64_t i = pt2_locate(z, name, &full);
+	buf_free(&full);
+	return i >= 0;
+}
+
+void *pt2_read(Pt2 *z, const char *name, size_t *len)
+{
+	Buf full = {0};
+	char *data = NULL;
+	zip_file_t *f = NULL;
+	zip_int64_t i = pt2_locate(z, name, &full);
+	if (i < 0) {
+		diag_error(z->path, "archive has no entry '%s'", full.s);
+		goto fail;
+	}
+	zip_stat_t st;
+	zip_stat_init(&st);
+	if (zip_stat_index(z->zip, (zip_uint64_t)i, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) {
+		diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_strerror(z->zip));
+		goto fail;
+	}
+	if (st.size >= SIZE_MAX || !(data = malloc((size_t)st.size + 1))) {
+		diag_error(z->path, "entry '%s' is too large (%llu bytes)", full.s,
+		           (unsigned long long)st.size);
+		goto fail;
+	}
+	f = zip_fopen_index(z->zip, (zip_uint64_t)i, 0);
+	if (!f) {
+		diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_strerror(z->zip));
+		goto fail;
+	}
+	zip_uint64_t got = 0;
+	while (got < st.size) {
+		zip_int64_t r = zip_fread(f, data + got, st.size - got);
+		if (r < 0) {
+			diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_file_strerror(f));
+			goto fail;
+		}
+		if (r == 0) {
+			diag_error(z->path, "cannot read entry '%s': truncated", full.s);
+			goto fail;
+		}
+		got += (zip_uint64_t)r;
+	}
+	int rc = zip_fclose(f);
+	f = NULL;
+	if (rc != 0) {
+		zip_error_t ze;
+		zip_error_init_with_code(&ze, rc);
+		diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_error_strerror(&ze));
+		zip_error_fini(&ze);
+		goto fail;
+	}
+	data[st.size] = '\0';
+	if (len)
+		*len = (size_t)st.size;
+	buf_free(&full);
+	return data;
+
+fail:
+	if (f)
+		(void)zip_fclose(f); /* already failing; the first error was reported */
+	free(data);
+	buf_free(&full);
+	return NULL;
+}
+
+int pt2_count(Pt2 *z)
+{
+	zip_int64_t n = zip_get_num_entries(z->zip, 0);
+	return n < 0 ? 0 : n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+const char *pt2_name(Pt2 *z, int i)
+{
+	if (i < 0)
+		return NULL;
+	return zip_get_name(z->zip, (zip_uint64_t)i, 0);
+}

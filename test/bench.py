@@ -1,0 +1,195 @@
+"""make bench: latency of ResNet-18 (batch 1) compiled by doccc, next to PyTorch.
+
+    python3 test/bench.py [--repeat N] [--warmup N] [--targets none,sequential,openmp]
+                          [--categories server,desktop] [--no-inductor]
+
+For every target and category: compile build/bench/resnet18.pt2 with doccc,
+run `doccc run --repeat N` (which prints "latency: median X ms, min Y ms over
+N runs") and check the output against eager PyTorch. In the same run: PyTorch
+eager with torch.set_num_threads(1) and with all cores, and torch.compile
+(inductor) in a subprocess with a time limit (skipped with the reason if it
+fails or takes too long). Prints one table of medians, minimums and ratios to
+eager (ratio > 1: slower than eager at the same thread count; the single-core
+targets none and sequential are compared with eager on 1 thread, openmp with
+eager on all cores) and writes everything to build/bench.json.
+
+Exit status 1 if a doccc compile or run failed (the table still shows the rest).
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BUILD = ROOT / os.environ.get("BUILD", "build")
+DOCCC = Path(os.environ.get("DOCCC") or BUILD / "doccc")
+OUT = ROOT / "build" / "bench"
+LATENCY = re.compile(r"latency: median ([0-9.]+) ms, min ([0-9.]+) ms over (\d+) runs")
+
+
+def time_torch(fn, x, repeat, warmup):
+    import torch
+    with torch.no_grad():
+        for _ in range(warmup):
+            fn(x)
+        ms = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn(x)
+            ms.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ms), min(ms)
+
+
+def inductor_worker(args):
+    """Child process: torch.compile(model) on all cores; prints one JSON line."""
+    import torch
+    sys.path.insert(0, str(HERE))
+    import models
+    torch.set_num_threads(os.cpu_count() or 1)
+    model = models.make_model("resnet18")
+    x = models.make_input("resnet18", 1)
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        compiled = torch.compile(model, backend="inductor")
+        compiled(x)
+    compile_s = time.perf_counter() - t0
+    median, best = time_torch(compiled, x, args.repeat, args.warmup)
+    print(json.dumps({"median_ms": median, "min_ms": best, "compile_s": compile_s}))
+
+
+def run_inductor(args):
+    # Compile in-process (no pool of compile workers left running in the
+    # background while we time), and warm up at least 3 runs.
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--inductor-worker",
+           "--repeat", str(args.repeat), "--warmup", str(max(args.warmup, 3))]
+    env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.inductor_timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"took longer than {args.inductor_timeout} s"}
+    if r.returncode != 0:
+        lines = [l for l in r.stderr.strip().splitlines() if l.strip()]
+        return {"error": lines[-1] if lines else f"exit {r.returncode}"}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def doccc_version():
+    try:
+        return subprocess.run([str(DOCCC), "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError as e:
+        return str(e)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--targets", default="none,sequential,openmp")
+    ap.add_argument("--categories", default="server,desktop")
+    ap.add_argument("--no-inductor", action="store_true")
+    ap.add_argument("--inductor-timeout", type=int, default=600)
+    ap.add_argument("--inductor-worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.inductor_worker:
+        return inductor_worker(args)
+
+    import numpy as np
+    import torch
+    sys.path.insert(0, str(HERE))
+    import export
+    import models
+
+    if not DOCCC.exists():
+        sys.exit(f"bench: {DOCCC} does not exist; run `make` first")
+    OUT.mkdir(parents=True, exist_ok=True)
+    ncpu = os.cpu_count() or 1
+    model = models.make_model("resnet18")
+    x = models.make_input("resnet18", 1)
+    pt2 = OUT / "resnet18.pt2"
+    export.export(model, (x,), pt2, ir="training", form="pt2")
+    ref = models.reference(model, x)[0].numpy()
+    np.save(OUT / "x.npy", x.numpy())
+
+    rows, failed = [], False
+
+    def add(name, threads, median, best, extra=None):
+        rows.append(dict(name=name, threads=threads, median_ms=median, min_ms=best, **(extra or {})))
+        print(f"  {name:<28} median {median:9.2f} ms   min {best:9.2f} ms", flush=True)
+
+    print(f"ResNet-18, batch 1, {args.repeat} runs after {args.warmup} warm-up, {ncpu} cores", flush=True)
+    for threads in sorted({1, ncpu}):
+        torch.set_num_threads(threads)
+        add(f"torch eager {threads}T", threads, *time_torch(model, x, args.repeat, args.warmup))
+    torch.set_num_threads(ncpu)
+
+    for category in args.categories.split(","):
+        for target in args.targets.split(","):
+            name = f"doccc {target}/{category}"
+            outdir = OUT / f"{target}_{category}"
+            t0 = time.perf_counter()
+            r = subprocess.run([str(DOCCC), str(pt2), "-t", target, "-c", category, "-n", "resnet18",
+                                "-o", f"{outdir}/"], capture_output=True, text=True)
+            compile_s = time.perf_counter() - t0
+            if r.returncode != 0:
+                failed = True
+                rows.append(dict(name=name, error=f"compile: exit {r.returncode}: {r.stderr.strip()[-500:]}"))
+                print(f"  {name:<28} compile failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
+                continue
+            y = outdir / "y.npy"
+            r = subprocess.run([str(DOCCC), "run", str(outdir / "libresnet18.so"), "-i", str(OUT / "x.npy"),
+                                "-o", str(y), "--repeat", str(args.repeat), "--warmup", str(args.warmup)],
+                               capture_output=True, text=True)
+            m = LATENCY.search(r.stdout + r.stderr)
+            if r.returncode != 0 or not m:
+                failed = True
+                rows.append(dict(name=name, error=f"run: exit {r.returncode}: {r.stderr.strip()[-500:]}"))
+                print(f"  {name:<28} run failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
+                continue
+            max_diff = float(np.abs(np.load(y).astype(np.float64) - ref).max())
+            threads = ncpu if target == "openmp" else 1
+            add(name, threads, float(m.group(1)), float(m.group(2)),
+                dict(target=target, category=category, compile_s=round(compile_s, 2),
+                     max_abs_diff=max_diff))
+
+    if not args.no_inductor:
+        ind = run_inductor(args)
+        if "error" in ind:
+            rows.append(dict(name=f"torch.compile inductor {ncpu}T", error=ind["error"]))
+            print(f"  torch.compile inductor: skipped: {ind['error']}", flush=True)
+        else:
+            add(f"torch.compile inductor {ncpu}T", ncpu, ind["median_ms"], ind["min_ms"],
+                dict(compile_s=round(ind["compile_s"], 2)))
+
+    eager = {r["threads"]: r["median_ms"] for r in rows if r["name"].startswith("torch eager")}
+    print(f"\n{'':<30}{'median ms':>11}{'min ms':>10}{'/eager 1T':>11}{f'/eager {ncpu}T':>11}"
+          f"{'compile s':>11}{'max diff':>10}")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['name']:<30}  {r['error'][:80]}")
+            continue
+        r["ratio_eager_1t"] = r["median_ms"] / eager[1]
+        r["ratio_eager_same_threads"] = r["median_ms"] / eager[r["threads"]]
+        diff = f"{r['max_abs_diff']:10.2e}" if "max_abs_diff" in r else f"{'':>10}"
+        comp = f"{r['compile_s']:11.1f}" if "compile_s" in r else f"{'':>11}"
+        print(f"{r['name']:<30}{r['median_ms']:11.2f}{r['min_ms']:10.2f}{r['ratio_eager_1t']:11.2f}"
+              f"{r['median_ms'] / eager[ncpu]:11.2f}{comp}{diff}")
+
+    result = dict(model="resnet18", batch=1, repeat=args.repeat, warmup=args.warmup, cores=ncpu,
+                  machine=platform.machine(), processor=platform.processor(),
+                  torch=torch.__version__, doccc=doccc_version(), rows=rows)
+    path = ROOT / "build" / "bench.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwrote {path.relative_to(ROOT)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

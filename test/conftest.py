@@ -1,0 +1,311 @@
+"""Shared fixtures and helpers of the doccc test suite (pytest).
+
+The suite drives the compiler only through its command line, as users do:
+
+    compile_model(src, target, outdir, *extra)   doccc SRC -t TARGET -o OUTDIR/ EXTRA...;
+                                                 asserts exit 0, returns the library path
+    run_lib(lib, inputs, *extra)                 doccc run LIB -i in0.npy ... -o out0.npy ...;
+                                                 returns the outputs as numpy arrays
+    doccc_cmd(*args)                             runs build/doccc, returns CompletedProcess
+    parse_header(path)                           the generated header's #define macros
+
+Fixtures: root (the repository), doccc ($BUILD/doccc, default build/doccc,
+built with `make` once if missing), session_tmp (one temporary folder for the session), exports (a
+session cache of exported models, keyed by (model, ir, batch, form), with
+inputs and eager references), check_close (compares with eager PyTorch at
+rtol 1e-4 / atol 1e-5 and records the largest difference; the table is printed
+at the end of the run).
+
+PyTorch and numpy are test dependencies only. With CI=true in the environment
+a missing one is a failure (pytest.fail), never a skip; elsewhere the tests
+that need it are skipped with the reason.
+
+--doccc-full (or DOCCC_FULL=1) runs the full differential cross product,
+ResNet-18 included; the default set keeps `make test` within minutes.
+"""
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# `make asan` runs the suite with BUILD=build/asan on make's command line, which
+# make exports to the environment; DOCCC names another compiler binary outright.
+DOCCC = Path(os.environ.get("DOCCC") or ROOT / os.environ.get("BUILD", "build") / "doccc")
+CPU_TARGETS = ("none", "sequential", "openmp")
+IRS = ("training", "core")
+FORMS = ("pt2", "json")
+BATCHES = (1, 4)
+
+# docc's own tolerance for comparing compiled models with eager PyTorch.
+RTOL = 1e-4
+ATOL = 1e-5
+
+COMPILE_TIMEOUT = 900
+RUN_TIMEOUT = 600
+
+IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def require(module):
+    """Import a test dependency; fail in CI, skip elsewhere, when it is missing."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        msg = f"{module} is required ({e}); `make setup` installs it"
+        if IN_CI:
+            pytest.fail(f"CI: {msg}", pytrace=False)
+        pytest.skip(msg)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--doccc-full", action="store_true", default=False,
+                     help="run the full differential cross product (also DOCCC_FULL=1)")
+
+
+def pytest_configure(config):
+    if config.getoption("--doccc-full"):
+        os.environ["DOCCC_FULL"] = "1"
+
+
+def full_run():
+    return os.environ.get("DOCCC_FULL", "") not in ("", "0")
+
+
+# ---- the compiler ---------------------------------------------------------------
+
+_built = {"tried": False, "error": None}
+
+
+def doccc_path():
+    """build/doccc, running `make` once in the repository when it is missing."""
+    if not DOCCC.exists() and not _built["tried"]:
+        _built["tried"] = True
+        r = subprocess.run(["make", "-C", str(ROOT), "all"], capture_output=True, text=True)
+        if r.returncode != 0:
+            _built["error"] = r.stdout[-4000:] + r.stderr[-4000:]
+    if not DOCCC.exists():
+        pytest.fail(f"{DOCCC} does not exist and `make` did not build it:\n{_built['error'] or ''}",
+                    pytrace=False)
+    return DOCCC
+
+
+def doccc_cmd(*args, env=None, cwd=None, timeout=COMPILE_TIMEOUT, input=None):
+    """Run build/doccc with args; returns the CompletedProcess (text mode)."""
+    cmd = [str(doccc_path())] + [str(a) for a in args]
+    full_env = None
+    if env is not None:
+        full_env = dict(os.environ)
+        full_env.update(env)
+    return subprocess.run(cmd, capture_output=True, text=True, env=full_env, cwd=cwd,
+                          timeout=timeout, stdin=subprocess.DEVNULL if input is None else None,
+                          input=input)
+
+
+def c_identifier(s):
+    """What doccc makes of a file's base name: non-identifier characters become '_',
+    and a leading digit gets a '_' in front."""
+    s = re.sub(r"[^A-Za-z0-9_]", "_", s)
+    return "_" + s if s[:1].isdigit() else s
+
+
+def model_name(src, extra=()):
+    """NAME doccc will use: -n NAME from extra, else the input's base name."""
+    extra = [str(e) for e in extra]
+    for i, a in enumerate(extra):
+        if a == "-n" and i + 1 < len(extra):
+            return extra[i + 1]
+    return c_identifier(Path(src).name.rsplit(".", 1)[0])
+
+
+def fmt_result(r):
+    return (f"exit {r.returncode}\n--- command: {' '.join(map(str, r.args))}\n"
+            f"--- stdout:\n{r.stdout[-6000:]}\n--- stderr:\n{r.stderr[-6000:]}")
+
+
+def compile_model(src, target, outdir, *extra, env=None):
+    """doccc SRC -t TARGET -o OUTDIR/ EXTRA...; asserts success, returns OUTDIR/libNAME.so."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    r = doccc_cmd(src, "-t", target, "-o", f"{outdir}/", *extra, env=env)
+    if r.returncode != 0:
+        pytest.fail(f"doccc failed to compile {src}:\n{fmt_result(r)}", pytrace=False)
+    name = model_name(src, extra)
+    lib = outdir / f"lib{name}.so"
+    assert lib.is_file(), f"doccc exited 0 but wrote no {lib}:\n{fmt_result(r)}"
+    assert (outdir / f"{name}.h").is_file(), f"doccc exited 0 but wrote no {name}.h"
+    return lib
+
+
+def header_of(lib):
+    """The generated header beside a library libNAME.so: NAME.h."""
+    lib = Path(lib)
+    return lib.parent / (lib.stem[3:] + ".h" if lib.stem.startswith("lib") else lib.stem + ".h")
+
+
+def parse_header(path):
+    """{macro: value text} of the single-line #defines in a generated header."""
+    macros = {}
+    for line in Path(path).read_text().splitlines():
+        m = re.match(r"\s*#\s*define\s+([A-Za-z_]\w*)(?:\s+(.*?))?\s*$", line)
+        if m and "(" not in m.group(1):
+            macros[m.group(1)] = (m.group(2) or "").strip()
+    return macros
+
+
+def macro_shape(text):
+    """'{1, 3, 224, 224}' -> (1, 3, 224, 224)."""
+    return tuple(int(v.rstrip("LlUu")) for v in re.findall(r"-?\d+[LlUu]*", text))
+
+
+def num_outputs(lib):
+    h = header_of(lib)
+    macros = parse_header(h)
+    key = [k for k in macros if k.endswith("_NUM_OUTPUTS")]
+    assert len(key) == 1, f"{h}: no single *_NUM_OUTPUTS macro ({key})"
+    return int(macros[key[0]].strip("()"))
+
+
+def run_lib(lib, inputs, *extra, noutputs=None, timeout=RUN_TIMEOUT):
+    """Run a doccc library with `doccc run` on numpy inputs; returns its outputs."""
+    np = require("numpy")
+    if noutputs is None:
+        noutputs = num_outputs(lib)
+    with tempfile.TemporaryDirectory(prefix="doccc-run-") as d:
+        args = ["run", str(lib)]
+        for i, a in enumerate(inputs):
+            p = Path(d) / f"in{i}.npy"
+            np.save(p, np.ascontiguousarray(a))
+            args += ["-i", str(p)]
+        outs = [Path(d) / f"out{i}.npy" for i in range(noutputs)]
+        for p in outs:
+            args += ["-o", str(p)]
+        r = doccc_cmd(*args, *extra, timeout=timeout)
+        if r.returncode != 0:
+            pytest.fail(f"doccc run failed:\n{fmt_result(r)}", pytrace=False)
+        return [np.load(p) for p in outs]
+
+
+# ---- fixtures -------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def root():
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def doccc():
+    return doccc_path()
+
+
+@pytest.fixture(scope="session")
+def session_tmp(tmp_path_factory):
+    return tmp_path_factory.mktemp("doccc")
+
+
+class Export:
+    """One exported model: path (.pt2 or .json), weights (.safetensors or None),
+    the eager input x and reference outputs ref (numpy), and the program's
+    user inputs/outputs [(name, torch dtype, shape)]."""
+
+    def __init__(self, path, weights, x, ref, inputs, outputs, ops):
+        self.path, self.weights, self.x, self.ref = path, weights, x, ref
+        self.inputs, self.outputs, self.ops = inputs, outputs, ops
+
+    def weight_args(self):
+        return ["--weights", str(self.weights)] if self.weights else []
+
+
+class Exports:
+    """Session cache of exports; exporting ResNet-18 takes seconds, so each
+    (model, ir, batch, form) is exported once and shared by all tests."""
+
+    def __init__(self, base):
+        self.torch = require("torch")
+        self.np = require("numpy")
+        import export as export_mod
+        import models as models_mod
+        self.export_mod, self.models = export_mod, models_mod
+        self.base = Path(base)
+        self._models, self._refs, self._exports = {}, {}, {}
+
+    def model(self, name):
+        if name not in self._models:
+            self._models[name] = self.models.make_model(name)
+        return self._models[name]
+
+    def input(self, name, batch):
+        return self.models.make_input(name, batch)
+
+    def reference(self, name, batch):
+        key = (name, batch)
+        if key not in self._refs:
+            model = self.model(name).eval()
+            ys = self.models.reference(model, self.input(name, batch))
+            self._refs[key] = [y.detach().numpy().astype(self.np.float32) for y in ys]
+        return self._refs[key]
+
+    def get(self, name, ir="training", batch=1, form="pt2"):
+        key = (name, ir, batch, form)
+        if key not in self._exports:
+            x = self.input(name, batch)
+            ext = ".pt2" if form == "pt2" else ".json"
+            path = self.base / f"{name}_{ir}_b{batch}{ext}"
+            ep, weights = self.export_mod.export(self.model(name), (x,), path, ir=ir, form=form)
+            ins, outs = self.export_mod.io_info(ep)
+            self._exports[key] = Export(path, weights, x.numpy(), self.reference(name, batch),
+                                        ins, outs, self.export_mod.op_targets(ep))
+        return self._exports[key]
+
+
+@pytest.fixture(scope="session")
+def exports(tmp_path_factory):
+    return Exports(tmp_path_factory.mktemp("exports"))
+
+
+# ---- comparison with eager PyTorch ----------------------------------------------
+
+DIFF_RECORDS = []
+
+
+def compare(got, ref, label):
+    """assert_allclose(got, ref, rtol=RTOL, atol=ATOL), recording the largest
+    absolute difference for the summary table."""
+    np = require("numpy")
+    got, ref = np.asarray(got), np.asarray(ref)
+    assert got.shape == ref.shape, f"{label}: shape {got.shape}, expected {ref.shape}"
+    assert got.dtype == ref.dtype, f"{label}: dtype {got.dtype}, expected {ref.dtype}"
+    diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+    max_abs = float(diff.max()) if diff.size else 0.0
+    max_ref = float(np.abs(ref).max()) if ref.size else 0.0
+    ok = bool(np.allclose(got, ref, rtol=RTOL, atol=ATOL)) and not np.isnan(got).any()
+    DIFF_RECORDS.append((label, max_abs, max_ref, ok))
+    print(f"{label}: max|got-ref| = {max_abs:.3e}, max|ref| = {max_ref:.3e}")
+    np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL,
+                               err_msg=f"{label}: max abs diff {max_abs:.3e} (max|ref| {max_ref:.3e})")
+
+
+@pytest.fixture
+def check_close(request):
+    def check(got, ref, label=None):
+        compare(got, ref, label or request.node.nodeid.split("::", 1)[-1])
+    return check
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not DIFF_RECORDS:
+        return
+    tr = terminalreporter
+    tr.section(f"doccc vs eager PyTorch (rtol {RTOL:g}, atol {ATOL:g})")
+    width = max(len(r[0]) for r in DIFF_RECORDS)
+    tr.write_line(f"{'case':<{width}}  {'max abs diff':>12}  {'max |ref|':>10}")
+    for label, max_abs, max_ref, ok in DIFF_RECORDS:
+        tr.write_line(f"{label:<{width}}  {max_abs:12.3e}  {max_ref:10.3e}{'' if ok else '  FAIL'}")

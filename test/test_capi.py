@@ -1,0 +1,108 @@
+"""The generated library from C and C++ programs (test/capi/main.c, main.cpp).
+
+The MLP is compiled with `-n mlp` (so the programs can use the MLP_* macros and
+mlp_* functions), for the none and openmp targets, and once with
+--external-weights (instances then come from mlp_create_from). The programs
+are built against the generated header and library exactly as a user would:
+
+    clang   -std=c11   -I OUT -DMODEL_HEADER='"mlp.h"' main.c   -L OUT -lmlp -Wl,-rpath,OUT
+    clang++ -std=c++17 -I OUT -DMODEL_HEADER='"mlp.h"' main.cpp -L OUT -lmlp -Wl,-rpath,OUT
+
+with -Wall -Wextra -Werror: a generated header that makes a user's program
+warn is a defect. Each program reads a raw float32 input, writes the raw output,
+and checks the API itself (see the comment at the top of main.c); the test then
+compares the output with eager PyTorch (rtol 1e-4, atol 1e-5).
+"""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import compile_model
+
+HERE = Path(__file__).resolve().parent
+
+
+def _cxx():
+    for c in ("clang++", "g++"):
+        if shutil.which(c):
+            return c
+    pytest.fail("no C++ compiler (clang++ or g++) on PATH", pytrace=False)
+
+
+def _build(compiler, std, src, outdir, exe, extra=()):
+    cmd = [compiler, f"-std={std}", "-O1", "-g", "-Wall", "-Wextra", "-Werror", f"-I{outdir}",
+           '-DMODEL_HEADER="mlp.h"', str(src), "-o", str(exe), f"-L{outdir}", "-lmlp",
+           f"-Wl,-rpath,{outdir}", "-lpthread", *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"
+    return exe
+
+
+def _run(cmd):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))}: exit {r.returncode}\n{r.stdout}{r.stderr}"
+    return r.stdout
+
+
+@pytest.fixture(scope="module")
+def mlp_export(exports):
+    return exports.get("mlp", "training", 4, "pt2")
+
+
+@pytest.mark.parametrize("variant", ["none", "openmp", "external-weights"])
+def test_c_and_cpp_programs(exports, mlp_export, session_tmp, check_close, variant):
+    np = exports.np
+    target = "sequential" if variant == "external-weights" else variant
+    out = session_tmp / f"capi_{variant}"
+    extra = ["-n", "mlp"] + (["--external-weights"] if variant == "external-weights" else [])
+    lib = compile_model(mlp_export.path, target, out, *extra)
+    weights = [out / "mlp.weights"] if variant == "external-weights" else []
+    if weights:
+        assert weights[0].is_file(), "--external-weights wrote no mlp.weights"
+
+    x_bin = out / "x.bin"
+    mlp_export.x.astype("<f4").tofile(x_bin)
+    ref = mlp_export.ref[0]
+
+    exe_c = _build("clang", "c11", HERE / "capi" / "main.c", out, out / "capi_c", ["-ldl"])
+    stdout = _run([exe_c, lib, x_bin, out / "y_c.bin", *weights])
+    assert stdout.rstrip().endswith("ok"), stdout
+    if target == "openmp":
+        assert "set_num_threads(2) = 0" in stdout, f"openmp build refuses 2 threads:\n{stdout}"
+    y_c = np.fromfile(out / "y_c.bin", dtype="<f4").reshape(ref.shape)
+    check_close(y_c, ref, f"capi C, {variant}")
+
+    exe_cpp = _build(_cxx(), "c++17", HERE / "capi" / "main.cpp", out, out / "capi_cpp")
+    _run([exe_cpp, x_bin, out / "y_cpp.bin", *weights])
+    y_cpp = np.fromfile(out / "y_cpp.bin", dtype="<f4").reshape(ref.shape)
+    assert np.array_equal(y_cpp, y_c), "the C++ program got other bits than the C program"
+
+
+def test_two_models_in_one_program(exports, session_tmp):
+    """Two libraries with different names link into one program: every exported
+    symbol carries the model name (only the weak doccc_model is shared)."""
+    a = exports.get("mlp", "training", 1, "pt2")
+    b = exports.get("small_cnn", "training", 1, "pt2")
+    out = session_tmp / "capi_two"
+    compile_model(a.path, "none", out, "-n", "first")
+    compile_model(b.path, "none", out, "-n", "second")
+    src = out / "two.c"
+    src.write_text(
+        '#include "first.h"\n#include "second.h"\n#include <stdio.h>\n'
+        "int main(void) {\n"
+        "  first_t *a = NULL; second_t *b = NULL;\n"
+        "  static float xa[FIRST_INPUT0_NUMEL], ya[FIRST_OUTPUT0_NUMEL];\n"
+        "  static float xb[SECOND_INPUT0_NUMEL], yb[SECOND_OUTPUT0_NUMEL];\n"
+        "  if (first_create(&a) || second_create(&b)) return 1;\n"
+        "  if (first_run(a, xa, ya) || second_run(b, xb, yb)) return 1;\n"
+        "  printf(\"%s %s\\n\", first_desc.name, second_desc.name);\n"
+        "  first_destroy(a); second_destroy(b);\n  return 0;\n}\n")
+    exe = out / "two"
+    cmd = ["clang", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{out}", str(src), "-o", str(exe),
+           f"-L{out}", "-lfirst", "-lsecond", f"-Wl,-rpath,{out}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"
+    assert _run([exe]).strip() == "first second"

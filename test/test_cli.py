@@ -1,0 +1,421 @@
+"""CLI tests: messages and exit codes of doccc and `doccc run`.
+
+Exit codes (the CLI contract): 0 ok; 1 bad input, unsupported model or a
+run-time failure of `doccc run`; 2 usage error; 3 the external C compiler
+failed. After any failure the output folder holds nothing doccc wrote.
+Messages put the location first: "FILE: graph.nodes[K] (node 'N'): error: ...",
+"FILE:LINE:COL: error: ..." for JSON and YAML.
+
+Tests that need a real model export it with torch inside the run (see
+conftest.Exports); the others run on hand-made files.
+"""
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from conftest import compile_model, doccc_cmd, fmt_result, require
+
+
+def assert_exit(r, code, *needles, regex=None):
+    """Exit status code, each needle in stderr (or stdout), and regex if given."""
+    assert r.returncode == code, f"expected exit {code}\n" + fmt_result(r)
+    text = r.stderr + r.stdout
+    for n in needles:
+        assert str(n) in text, f"{n!r} missing from the output\n" + fmt_result(r)
+    if regex:
+        assert re.search(regex, text), f"/{regex}/ does not match the output\n" + fmt_result(r)
+
+
+def assert_empty(d):
+    d = Path(d)
+    left = sorted(p.name for p in d.iterdir()) if d.exists() else []
+    assert left == [], f"{d} should be empty after a failure, holds {left}"
+
+
+@pytest.fixture
+def outdir(tmp_path):
+    d = tmp_path / "out"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture(scope="module")
+def mlp(exports):
+    return exports.get("mlp", "training", 1, "pt2")
+
+
+@pytest.fixture(scope="module")
+def mlp_json(exports):
+    return exports.get("mlp", "training", 1, "json")
+
+
+# ---- informational flags and usage errors ---------------------------------------------
+
+def test_help(doccc):
+    r = doccc_cmd("--help")
+    assert_exit(r, 0)
+    assert "usage" in r.stdout.lower(), fmt_result(r)
+    for flag in ("-t", "-o", "--emit-source", "run"):
+        assert flag in r.stdout, f"--help does not mention {flag}\n" + fmt_result(r)
+
+
+def test_version(doccc):
+    r = doccc_cmd("--version")
+    assert_exit(r, 0)
+    assert "doccc 0.1.0" in r.stdout, fmt_result(r)
+
+
+@pytest.mark.parametrize("flag,needle", [("--list-passes", "expand"),
+                                         ("--list-options", "target"),
+                                         ("--list-ops", "conv2d")])
+def test_list_flags(doccc, flag, needle):
+    r = doccc_cmd(flag)
+    assert_exit(r, 0)
+    assert needle in r.stdout, f"{flag} does not list {needle!r}\n" + fmt_result(r)
+    assert len(r.stdout.splitlines()) >= 3, fmt_result(r)
+
+
+def test_list_ops_covers_resnet(doccc):
+    """Both IR levels of ResNet-18 (torch-export.md 3.4) must be listed as supported."""
+    r = doccc_cmd("--list-ops")
+    assert_exit(r, 0)
+    for op in ("conv2d", "convolution", "batch_norm", "_native_batch_norm_legit_no_training",
+               "relu", "relu_", "max_pool2d", "max_pool2d_with_indices", "add_", "add",
+               "adaptive_avg_pool2d", "mean", "flatten", "view", "linear", "addmm", "permute"):
+        assert re.search(rf"(?<!\w){re.escape(op)}(?!\w)", r.stdout), \
+            f"--list-ops does not list {op}"
+
+
+def test_no_input_is_usage_error(doccc):
+    r = doccc_cmd()
+    assert_exit(r, 2)
+    assert "usage" in (r.stderr + r.stdout).lower(), fmt_result(r)
+
+
+def test_unknown_flag(doccc, tmp_path):
+    r = doccc_cmd("--frobnicate", tmp_path / "m.pt2")
+    assert_exit(r, 2, "--frobnicate")
+
+
+@pytest.mark.parametrize("args,needle", [(["-t", "gpu"], "gpu"),
+                                         (["-c", "laptop"], "laptop"),
+                                         (["-t"], "-t")])       # -t without a value
+def test_bad_option_values(mlp, outdir, args, needle):
+    r = doccc_cmd(mlp.path, "-o", f"{outdir}/", *args)
+    assert_exit(r, 2, needle)
+    assert_empty(outdir)
+
+
+@pytest.mark.parametrize("target", ["cuda", "rocm"])
+def test_gpu_targets_not_available(mlp, outdir, target):
+    r = doccc_cmd(mlp.path, "-t", target, "-o", f"{outdir}/")
+    assert_exit(r, 1, "not available yet")
+    assert_empty(outdir)
+
+
+# ---- bad input files --------------------------------------------------------------
+
+def test_missing_file(doccc, tmp_path, outdir):
+    missing = tmp_path / "does_not_exist.pt2"
+    r = doccc_cmd(missing, "-o", f"{outdir}/")
+    assert_exit(r, 1, "does_not_exist.pt2")
+    assert_empty(outdir)
+
+
+def test_truncated_json(mlp_json, tmp_path, outdir):
+    text = Path(mlp_json.path).read_text()
+    bad = tmp_path / "trunc.json"
+    bad.write_text(text[: len(text) // 2])
+    r = doccc_cmd(bad, "--weights", mlp_json.weights, "-o", f"{outdir}/")
+    assert_exit(r, 1, regex=r"trunc\.json:\d+:\d+")
+    assert_empty(outdir)
+
+
+def test_json_error_location_line_col(doccc, tmp_path, outdir):
+    """A syntax error on line 3, column 14 of a pretty-printed file."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{\n  "graph_module": {\n    "graph": ]\n  }\n}\n')
+    r = doccc_cmd(bad, "-o", f"{outdir}/")
+    assert_exit(r, 1, regex=r"bad\.json:3:\d+:")
+    assert_empty(outdir)
+
+
+def test_pt2_not_a_zip(doccc, tmp_path, outdir):
+    bad = tmp_path / "random.pt2"
+    bad.write_bytes(bytes(range(256)) * 37)
+    r = doccc_cmd(bad, "-o", f"{outdir}/")
+    assert_exit(r, 1, "random.pt2")
+    assert_empty(outdir)
+
+
+def test_pt2_schema_major_7(mlp, exports, tmp_path, outdir):
+    def bump(d):
+        d["schema_version"]["major"] = 7
+        return d
+
+    old = exports.export_mod.rewrite_pt2(mlp.path, tmp_path / "old_schema.pt2", bump)
+    r = doccc_cmd(old, "-o", f"{outdir}/")
+    assert_exit(r, 1, "old_schema.pt2")
+    assert re.search(r"schema", r.stderr, re.I) and "7" in r.stderr, fmt_result(r)
+    assert_empty(outdir)
+
+
+def test_rewritten_pt2_still_compiles(mlp, exports, tmp_path, outdir):
+    """Control for the test above: the unchanged copy made the same way compiles."""
+    same = exports.export_mod.rewrite_pt2(mlp.path, tmp_path / "same.pt2", lambda d: d)
+    compile_model(same, "none", outdir)
+
+
+def test_json_missing_weights(mlp_json, tmp_path, outdir):
+    """Bare JSON outside an archive, without --weights: exit 1 naming a tensor."""
+    lone = tmp_path / "lone.json"
+    lone.write_bytes(Path(mlp_json.path).read_bytes())
+    r = doccc_cmd(lone, "-o", f"{outdir}/")
+    assert_exit(r, 1)
+    fqns = ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias")
+    assert any(f in r.stderr for f in fqns), "no missing tensor named\n" + fmt_result(r)
+    assert_empty(outdir)
+
+
+def test_safetensors_missing_one_tensor(mlp_json, exports, tmp_path, outdir):
+    st = exports.export_mod.read_safetensors(mlp_json.weights)
+    torch = exports.torch
+    del st["fc2.bias"]
+    partial = exports.export_mod.write_safetensors(
+        {k: torch.from_numpy(v.copy()) for k, v in st.items()}, tmp_path / "partial.safetensors")
+    r = doccc_cmd(mlp_json.path, "--weights", partial, "-o", f"{outdir}/")
+    assert_exit(r, 1, "fc2.bias")
+    assert_empty(outdir)
+
+
+# ---- unsupported models ---------------------------------------------------------------
+
+def _export_module(exports, module, x, path, ir="training", train=False):
+    ep, _ = exports.export_mod.export(module, (x,), path, ir=ir, train=train)
+    return ep
+
+
+@pytest.mark.parametrize("ir", ["training", "core"])
+def test_all_unsupported_ops_listed(exports, tmp_path, outdir, ir):
+    torch = exports.torch
+    torch.manual_seed(0)
+    path = tmp_path / "unsup.pt2"
+    ep = _export_module(exports, exports.models.UnsupportedOps().eval(), torch.randn(2, 4), path, ir)
+    bad = [n for n in ep.graph.nodes if n.op == "call_function" and "linalg" in str(n.target)]
+    assert len(bad) == 2, [str(n.target) for n in bad]
+    r = doccc_cmd(path, "-o", f"{outdir}/")
+    assert_exit(r, 1, "unsup.pt2")
+    for n in bad:
+        op = str(n.target)                       # aten.linalg_det.default
+        assert op in r.stderr, f"unsupported op {op} not named\n" + fmt_result(r)
+        assert f"'{n.name}'" in r.stderr, f"node {n.name!r} not named\n" + fmt_result(r)
+    assert re.search(r"unsup\.pt2: graph\.nodes\[\d+\] \(node '[^']+'\): error: unsupported operator",
+                     r.stderr), fmt_result(r)
+    assert_empty(outdir)
+
+
+def test_complex_dtype_rejected(exports, tmp_path, outdir):
+    torch = exports.torch
+    path = tmp_path / "cplx.pt2"
+    _export_module(exports, exports.models.ComplexFFT().eval(), torch.randn(2, 8), path)
+    r = doccc_cmd(path, "-o", f"{outdir}/")
+    assert_exit(r, 1, "cplx.pt2")
+    assert re.search(r"complex", r.stderr, re.I), "the complex dtype is not named\n" + fmt_result(r)
+    assert_empty(outdir)
+
+
+@pytest.mark.parametrize("ir", ["training", "core"])
+def test_train_mode_batchnorm_rejected(exports, tmp_path, outdir, ir):
+    torch = exports.torch
+    torch.manual_seed(0)
+    path = tmp_path / "trainbn.pt2"
+    ep = _export_module(exports, exports.models.TrainBN(), torch.randn(2, 3, 8, 8), path, ir, train=True)
+    assert any("batch_norm" in str(n.target) for n in ep.graph.nodes)
+    r = doccc_cmd(path, "-o", f"{outdir}/")
+    assert_exit(r, 1, "doccc compiles inference only", "trainbn.pt2")
+    assert_empty(outdir)
+
+
+def test_joint_loss_graph_rejected(exports, tmp_path, outdir):
+    """A joint forward-backward program: LOSS_OUTPUT and GRADIENT_TO_PARAMETER outputs."""
+    torch = exports.torch
+    from torch.export.experimental import _export_forward_backward
+    torch.manual_seed(0)
+    ep = torch.export.export(exports.models.LossModel(), (torch.randn(2, 4),))
+    joint = _export_forward_backward(ep, 0)
+    kinds = {s.kind.name for s in joint.graph_signature.output_specs}
+    assert {"LOSS_OUTPUT", "GRADIENT_TO_PARAMETER"} <= kinds, kinds
+    path = tmp_path / "joint.pt2"
+    torch.export.save(joint, str(path))
+    r = doccc_cmd(path, "-o", f"{outdir}/")
+    assert_exit(r, 1, "doccc compiles inference only")
+    assert_empty(outdir)
+
+
+# ---- options files ----------------------------------------------------------------------
+
+def test_yaml_unknown_key_warns(mlp, tmp_path, outdir):
+    opts = tmp_path / "opts.yaml"
+    opts.write_text("target: none\nbogus_key: 3\ncategory: edge\n")
+    r = doccc_cmd(mlp.path, "--options", opts, "-o", f"{outdir}/")
+    assert_exit(r, 0, "opts.yaml:2:1: warning: unknown option 'bogus_key' ignored")
+    assert (outdir / "libmlp_training_b1.so").is_file()
+
+
+@pytest.mark.parametrize("text,line", [("# options\ntarget: 5\n", 2),
+                                       ("target: none\napproximate_math: maybe\n", 2),
+                                       ("category: huge\n", 1)])
+def test_yaml_wrong_type(mlp, tmp_path, outdir, text, line):
+    opts = tmp_path / "bad.yaml"
+    opts.write_text(text)
+    r = doccc_cmd(mlp.path, "--options", opts, "-o", f"{outdir}/")
+    assert_exit(r, 1, regex=rf"bad\.yaml:{line}:\d+: error")
+    assert_empty(outdir)
+
+
+def test_yaml_malformed(mlp, tmp_path, outdir):
+    opts = tmp_path / "broken.yaml"
+    opts.write_text("target: [none\ncategory: edge\n")
+    r = doccc_cmd(mlp.path, "--options", opts, "-o", f"{outdir}/")
+    assert_exit(r, 1, regex=r"broken\.yaml:\d+:\d+")
+    assert_empty(outdir)
+
+
+def test_yaml_missing_file(mlp, tmp_path, outdir):
+    r = doccc_cmd(mlp.path, "--options", tmp_path / "nope.yaml", "-o", f"{outdir}/")
+    assert r.returncode in (1, 2), fmt_result(r)
+    assert "nope.yaml" in r.stderr, fmt_result(r)
+    assert_empty(outdir)
+
+
+def test_cli_flag_overrides_yaml(mlp, tmp_path, outdir):
+    """CLI flags win over the YAML file: the file asks for cuda, -t none compiles."""
+    opts = tmp_path / "gpu.yaml"
+    opts.write_text("target: cuda\n")
+    r = doccc_cmd(mlp.path, "--options", opts, "-t", "none", "-o", f"{outdir}/")
+    assert_exit(r, 0)
+
+
+# ---- the external compiler -----------------------------------------------------------
+
+def test_failing_c_compiler_exit_3(mlp, tmp_path, outdir):
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    for tool in ("clang", "cc"):
+        script = fake / tool
+        script.write_text("#!/bin/sh\necho 'fake clang failure' >&2\nexit 1\n")
+        script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    env = {"PATH": f"{fake}{os.pathsep}{os.environ.get('PATH', '')}", "CC": "clang"}
+    r = doccc_cmd(mlp.path, "-t", "none", "-n", "ccfail", "-o", f"{outdir}/", env=env)
+    assert_exit(r, 3, "fake clang failure")
+    assert not (outdir / "libccfail.so").exists() and not (outdir / "ccfail.h").exists()
+    assert_empty(outdir)
+
+
+# ---- where outputs go -------------------------------------------------------------------
+
+def test_output_dir_created(mlp, tmp_path):
+    fresh = tmp_path / "fresh"
+    r = doccc_cmd(mlp.path, "-n", "m", "-o", f"{fresh}/")
+    assert_exit(r, 0)
+    assert sorted(p.name for p in fresh.iterdir()) == ["libm.so", "m.h"]
+
+
+def test_output_so_path(mlp, tmp_path):
+    r = doccc_cmd(mlp.path, "-n", "m", "-o", tmp_path / "custom.so")
+    assert_exit(r, 0)
+    assert (tmp_path / "custom.so").is_file() and (tmp_path / "m.h").is_file(), \
+        sorted(p.name for p in tmp_path.iterdir())
+
+
+def test_default_output_cwd_and_name(mlp, tmp_path):
+    """No -o: the current folder; NAME from the file name, made a C identifier."""
+    src = tmp_path / "my-model.v2.pt2"
+    src.write_bytes(Path(mlp.path).read_bytes())
+    work = tmp_path / "cwd"
+    work.mkdir()
+    r = doccc_cmd(src, cwd=work)
+    assert_exit(r, 0)
+    assert sorted(p.name for p in work.iterdir()) == ["libmy_model_v2.so", "my_model_v2.h"]
+
+
+def test_verbose_echoes_commands(mlp, outdir):
+    r = doccc_cmd(mlp.path, "-v", "-n", "verb", "-o", f"{outdir}/")
+    assert_exit(r, 0)
+    assert "clang" in r.stderr, "-v does not echo the compiler command\n" + fmt_result(r)
+
+
+def test_dump_sdfg(mlp, tmp_path, outdir):
+    dump = tmp_path / "dump"
+    r = doccc_cmd(mlp.path, "--dump-sdfg", dump, "-o", f"{outdir}/")
+    assert_exit(r, 0)
+    assert dump.is_dir() and any(dump.iterdir()), "--dump-sdfg wrote nothing"
+
+
+# ---- doccc run ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mlp_lib(mlp, tmp_path_factory):
+    return compile_model(mlp.path, "none", tmp_path_factory.mktemp("runlib"), "-n", "runmlp")
+
+
+def test_run_wrong_shape(mlp_lib, tmp_path):
+    np = require("numpy")
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((2, 64), np.float32))
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", tmp_path / "y.npy")
+    assert_exit(r, 1)
+    assert re.search(r"1\s*[,x×]\s*64", r.stderr), "expected shape not named\n" + fmt_result(r)
+    assert re.search(r"2\s*[,x×]\s*64", r.stderr), "given shape not named\n" + fmt_result(r)
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_run_wrong_dtype(mlp_lib, tmp_path):
+    np = require("numpy")
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((1, 64), np.float64))
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", tmp_path / "y.npy")
+    assert_exit(r, 1)
+    assert re.search(r"f(loat)?64|<f8|double", r.stderr, re.I), fmt_result(r)
+
+
+def test_run_missing_input_file(mlp_lib, tmp_path):
+    r = doccc_cmd("run", mlp_lib, "-i", tmp_path / "nothere.npy", "-o", tmp_path / "y.npy")
+    assert_exit(r, 1, "nothere.npy")
+
+
+def test_run_not_a_library(doccc, tmp_path):
+    np = require("numpy")
+    bogus = tmp_path / "libbogus.so"
+    bogus.write_bytes(b"not an ELF file")
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((1, 64), np.float32))
+    r = doccc_cmd("run", bogus, "-i", x, "-o", tmp_path / "y.npy")
+    assert_exit(r, 1, "libbogus.so")
+
+
+def test_run_repeat_prints_latency(mlp, mlp_lib, tmp_path):
+    np = require("numpy")
+    x = tmp_path / "x.npy"
+    np.save(x, mlp.x)
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", tmp_path / "y.npy", "--repeat", "5", "--warmup", "1")
+    assert_exit(r, 0)
+    assert re.search(r"latency: median [0-9.]+ ms, min [0-9.]+ ms over 5 runs", r.stdout + r.stderr), \
+        fmt_result(r)
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), mlp.ref[0], rtol=1e-4, atol=1e-5)
+
+
+def test_run_usage_errors(mlp_lib, tmp_path):
+    r = doccc_cmd("run")
+    assert_exit(r, 2)
+    np = require("numpy")
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((1, 64), np.float32))
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", tmp_path / "y.npy", "--repeat", "many")
+    assert_exit(r, 2, "many")
+    assert not (tmp_path / "y.npy").exists()
