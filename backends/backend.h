@@ -19,6 +19,7 @@ typedef struct {
 	const char *outsrc;      /* NAME.c to keep, or NULL */
 	const char *outweights;  /* NAME.weights for --external-weights, or NULL */
 	const char *cmdline;     /* options summary for the generated comment */
+	int profile;             /* DOCC_DEBUG=profile: time each top-level node, report at destroy */
 } BuildArgs;
 
 /* Weight blob: every live constant at a 64-byte aligned offset (sets wofs). */

@@ -38,6 +38,7 @@ typedef struct {
 	int lanes;          /* fp32 lanes of dc_vf, 0 without SIMD */
 	int vecvar;         /* symbol of the enclosing SCHED_VECTOR map, or -1 */
 	const char *nm;
+	int profile;
 } Em;
 
 static const char *const storage_type[NDTYPES] = {
@@ -336,13 +337,31 @@ static void emit_block(Em *e, Node *n)
 			vector_expr(e, &ex, t, a);
 		else
 			scalar_expr(e, &ex, t, a);
-		line(e, "%s t%d = %s;", vec ? "const dc_vf" : ctype(t->dt), i, ex.s);
-		buf_free(&ex);
 		for (int k = 0; k < 3; k++)
 			buf_free(&ops[k]);
+		Container *dc = t->store ? sdfg_c(g, t->out.data) : NULL;
+		/* An accumulation whose value nothing else reads is one statement,
+		 * "acc += a * b", so the C compiler may contract it into an FMA. */
+		int used = 0;
+		for (int j = i + 1; j < n->nts && !used; j++)
+			for (int k = 0; k < n->ts[j].nin; k++)
+				used |= n->ts[j].in[k].kind == OPD_VAL && n->ts[j].in[k].val == i;
+		if (t->store && t->wcr == W_SUM && !used && (vec || dc->dt == t->dt)) {
+			Buf lv = {0};
+			if (vec) {
+				Container *r = sdfg_c(g, sdfg_root_of(g, t->out.data));
+				buf_printf(&lv, "*(%s *)&", r->kind == CK_LOCAL ? "dc_vf" : "dc_vfu");
+			}
+			lvalue(e, &lv, &t->out);
+			line(e, "%s += %s;", lv.s, ex.s);
+			buf_free(&lv);
+			buf_free(&ex);
+			continue;
+		}
+		line(e, "%s t%d = %s;", vec ? "const dc_vf" : ctype(t->dt), i, ex.s);
+		buf_free(&ex);
 		if (!t->store)
 			continue;
-		Container *dc = sdfg_c(g, t->out.data);
 		Buf lv = {0};
 		if (vec) {
 			Container *r = sdfg_c(g, sdfg_root_of(g, t->out.data));
@@ -517,10 +536,12 @@ static void emit_forward(Em *e)
 {
 	Sdfg *g = e->g;
 	line(e, "static void %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, int dc_nth,", e->nm);
-	line(e, "\tconst void *const *dc_in, void *const *dc_out)");
+	line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof)");
 	line(e, "{");
 	e->ind++;
-	line(e, "(void)dc_W; (void)dc_ws; (void)dc_nth; (void)dc_in; (void)dc_out;");
+	line(e, "(void)dc_W; (void)dc_ws; (void)dc_nth; (void)dc_in; (void)dc_out; (void)dc_prof;");
+	if (e->profile)
+		line(e, "struct timespec dc_t0, dc_t1;");
 	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
 	for (int i = 0; i < g->root->nkids; i++) {
 		Node *k = g->root->kids[i];
@@ -528,6 +549,8 @@ static void emit_forward(Em *e)
 		touched(g, k, set);
 		line(e, "{ /* %s */", k->label && *k->label ? k->label : "?");
 		e->ind++;
+		if (e->profile)
+			line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t0);");
 		for (int c = 0; c < g->ncs; c++) {
 			Container *ct = &g->cs[c];
 			if (!set[c] || ct->kind == CK_LOCAL)
@@ -552,6 +575,8 @@ static void emit_forward(Em *e)
 			}
 		}
 		emit_node(e, k);
+		if (e->profile)
+			line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t1); dc_prof[%d] += (dc_t1.tv_sec - dc_t0.tv_sec) + 1e-9 * (dc_t1.tv_nsec - dc_t0.tv_nsec);", i);
 		e->ind--;
 		line(e, "}");
 	}
@@ -562,7 +587,7 @@ static void emit_forward(Em *e)
 
 void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 {
-	Em e = {g, t, b, 0, t->vec_bits / 32, -1, g->name};
+	Em e = {g, t, b, 0, t->vec_bits / 32, -1, g->name, a->profile};
 	if (e.lanes < 2)
 		e.lanes = 0;
 	const char *nm = g->name;
@@ -571,7 +596,7 @@ void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 	              " * options: %s\n * input sha256 %s\n */\n",
 	           nm, DOCCC_VERSION, t->name, t->category, t->kind == TG_NONE ? "(default)" : t->march,
 	           a->cmdline ? a->cmdline : "", g->hash);
-	buf_puts(b, "#define _POSIX_C_SOURCE 200809L\n#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
+	buf_puts(b, "#define _POSIX_C_SOURCE 200809L\n#include <time.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
 	            "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n");
 	if (omp)
 		buf_puts(b, "#include <omp.h>\n");
@@ -580,7 +605,17 @@ void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 	emit_forward(&e);
 
 	/* The API. */
-	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tconst unsigned char *w;\n\tint nth;\n\tvoid *map;\n\tsize_t maplen;\n};\n\n", nm);
+	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tconst unsigned char *w;\n\tint nth;\n\tvoid *map;\n\tsize_t maplen;\n"
+	              "\tlong runs;\n\tdouble prof[%d];\n};\n\n", nm, g->root->nkids + 1);
+	if (e.profile) {
+		buf_puts(b, "#include <stdio.h>\nstatic const char *const dc_prof_names[] = {\n");
+		for (int i = 0; i < g->root->nkids; i++) {
+			buf_puts(b, "\t");
+			buf_quote(b, g->root->kids[i]->label ? g->root->kids[i]->label : "?");
+			buf_puts(b, ",\n");
+		}
+		buf_puts(b, "\t0};\n");
+	}
 	if (w->size && !a->outweights)
 		buf_printf(b, "extern const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
@@ -633,7 +668,7 @@ void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 	for (int i = 0; i < g->noutputs; i++)
 		buf_printf(b, "%sout%d", i ? ", " : "", i);
 	buf_printf(b, "%s};\n", g->noutputs ? "" : "0");
-	buf_printf(b, "\t%s_forward(model->w, model->ws, model->nth, ins, outs);\n\treturn DOCCC_OK;\n}\n\n", nm);
+	buf_printf(b, "\tmodel->runs++;\n\t%s_forward(model->w, model->ws, model->nth, ins, outs, model->prof);\n\treturn DOCCC_OK;\n}\n\n", nm);
 	buf_printf(b, "static int %s_run_generic(void *model, const void *const *ins, void *const *outs)\n{\n", nm);
 	buf_puts(b, "\tif (!model || (!ins && ");
 	buf_printf(b, "%d) || (!outs && %d))\n\t\treturn DOCCC_ERR_ARG;\n", g->ninputs > 0, g->noutputs > 0);
@@ -641,10 +676,15 @@ void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 		buf_printf(b, "\tif (!ins[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
 	for (int i = 0; i < g->noutputs; i++)
 		buf_printf(b, "\tif (!outs[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
-	buf_printf(b, "\t%s_t *m = model;\n\t%s_forward(m->w, m->ws, m->nth, ins, outs);\n\treturn DOCCC_OK;\n}\n\n", nm, nm);
+	buf_printf(b, "\t%s_t *m = model;\n\tm->runs++;\n\t%s_forward(m->w, m->ws, m->nth, ins, outs, m->prof);\n\treturn DOCCC_OK;\n}\n\n", nm, nm);
 	/* destroy, strerror, threads, workspace */
-	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n\tif (model->map)\n\t\tmunmap(model->map, model->maplen);\n"
-	              "\tfree(model->ws);\n\tfree(model);\n}\n\n", nm, nm);
+	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n", nm, nm);
+	if (e.profile)
+		buf_printf(b, "\tdouble dc_total = 0;\n\tfor (int i = 0; dc_prof_names[i]; i++)\n\t\tdc_total += model->prof[i];\n"
+		              "\tfprintf(stderr, \"%s profile: %%ld runs, %%.3f ms per run\\n\", model->runs, model->runs ? 1e3 * dc_total / model->runs : 0.0);\n"
+		              "\tfor (int i = 0; dc_prof_names[i] && model->runs; i++)\n"
+		              "\t\tfprintf(stderr, \"%%9.3f ms %%5.1f%%%%  %%s\\n\", 1e3 * model->prof[i] / model->runs, dc_total > 0 ? 100 * model->prof[i] / dc_total : 0.0, dc_prof_names[i]);\n", nm);
+	buf_puts(b, "\tif (model->map)\n\t\tmunmap(model->map, model->maplen);\n\tfree(model->ws);\n\tfree(model);\n}\n\n");
 	buf_printf(b, "const char *%s_strerror(int status)\n{\n\tswitch (status) {\n\tcase DOCCC_OK: return \"success\";\n"
 	              "\tcase DOCCC_ERR_NOMEM: return \"out of memory allocating the workspace\";\n"
 	              "\tcase DOCCC_ERR_WEIGHTS: return \"weights file missing, unreadable or not made for this library\";\n"

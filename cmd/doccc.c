@@ -264,6 +264,7 @@ int main(int argc, char **argv)
 		return EXIT_INPUT;
 	BuildArgs ba = {0};
 	ba.outlib = lib;
+	ba.profile = debug_has("profile");
 	ba.outhdr = arena_printf(a, "%s/%s.h", dir, nm);
 	ba.outsrc = emit_source ? arena_printf(a, "%s/%s.c", dir, nm) : NULL;
 	ba.outweights = external ? arena_printf(a, "%s/%s.weights", dir, nm) : NULL;

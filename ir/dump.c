@@ -5,6 +5,9 @@
  * Both dumps are deterministic: they depend only on the graph (ids, names,
  * canonical expressions), never on addresses or timestamps, so two runs
  * give byte-identical files and golden diffs show real changes only.
+ * Tasklet operands are {"memlet": {data, subset}} (plus "pad" when
+ * guarded: out-of-range indices read that value), {"value": k},
+ * {"const": c} or {"expr": "..."} (an integer expression's value).
  * Expressions appear as the C text of ex_print; doubles as %.17g (exact
  * round trip), with non-finite values as the strings "Infinity",
  * "-Infinity" and "NaN" (what json_float reads back). The JSON layout is
@@ -133,7 +136,16 @@ static void jtasklet(Buf *b, const Sdfg *g, const Tasklet *t)
 		if (o->kind == OPD_MEM) {
 			buf_puts(b, "{\"memlet\": {");
 			jmemlet(b, g, &o->m);
-			buf_puts(b, "}}");
+			buf_putc(b, '}');
+			if (o->guard) {
+				buf_puts(b, ", \"pad\": ");
+				jdouble(b, o->pad);
+			}
+			buf_putc(b, '}');
+		} else if (o->kind == OPD_EXPR) {
+			buf_puts(b, "{\"expr\": ");
+			jexpr(b, g, o->e);
+			buf_putc(b, '}');
 		} else if (o->kind == OPD_VAL) {
 			buf_printf(b, "{\"value\": %d}", o->val);
 		} else if (o->kind == OPD_EXPR) {
@@ -385,6 +397,7 @@ static void dot_block(Buf *b, const Sdfg *g, const Node *n, int depth)
 			if (o->kind == OPD_MEM && o->m.data >= 0 && o->m.data < g->ncs) {
 				snprintf(from, sizeof from, "n%d_c%d", n->id, o->m.data);
 				subset_text(&t, g, &o->m);
+				if (o->guard) buf_printf(&t, " pad %g", o->pad);
 				dot_edge(b, from, to, t.s, depth);
 			} else if (o->kind == OPD_VAL && o->val >= 0 && o->val < n->nts) {
 				snprintf(from, sizeof from, "n%d_t%d", n->id, o->val);

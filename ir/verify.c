@@ -15,10 +15,10 @@
  *               no enclosing loop uses, an N_SEQ body and step >= 1
  *   dataflow    every container id valid and not dead; one index per dim;
  *               index and bound symbols are shape symbols or variables of
- *               enclosing loops; OPD_VAL names an earlier tasklet of the
- *               block; operand count matches tcode_arity; CK_LOCAL
+ *               enclosing loops (OPD_EXPR operands too); OPD_VAL names an
+ *               earlier tasklet of the block; operand count matches tcode_arity; CK_LOCAL
  *               containers only inside their owner loop; constant indices
- *               within constant shapes; inputs and constants never written;
+ *               within constant shapes (unless guarded: those read a pad); inputs and constants never written;
  *               every output written
  *   expanded    once no library node is left: every non-local, non-view
  *               container is written by exactly one top-level child of the
@@ -131,7 +131,9 @@ static void check_write(V *v, Node *n, int c)
 		ERR(v, "node %d ('%s'): constant '%s' is written", n->id, n->label, g->cs[root].name);
 }
 
-static void check_memlet(V *v, Node *n, const Memlet *m, const char *what)
+/* guarded: out-of-range indices read a pad value, so constant indices
+ * need not be within bounds. */
+static void check_memlet(V *v, Node *n, const Memlet *m, const char *what, int guarded)
 {
 	Sdfg *g = v->g;
 	if (!check_ref(v, n, m->data, what)) return;
@@ -150,7 +152,7 @@ static void check_memlet(V *v, Node *n, const Memlet *m, const char *what)
 		    c->rank);
 		return;
 	}
-	if (!allconst) return;
+	if (!allconst || guarded) return;
 	for (int d = 0; d < c->rank; d++) {
 		int64_t ext, ix = m->idx[d]->v;
 		if (c->shape[d] && ex_isint(c->shape[d], &ext) && (ix < 0 || ix >= ext))
@@ -191,7 +193,8 @@ static void check_block(V *v, Node *n)
 			    tcode_name[k->code], k->nin, tcode_arity(k->code));
 		for (int i = 0; i < k->nin && i < 3; i++) {
 			const Operand *o = &k->in[i];
-			if (o->kind == OPD_MEM) check_memlet(v, n, &o->m, what);
+			if (o->kind == OPD_MEM) check_memlet(v, n, &o->m, what, o->guard);
+			else if (o->kind == OPD_EXPR) check_expr(v, o->e, 1, what, n->id);
 			else if (o->kind == OPD_VAL) {
 				if (o->val < 0 || o->val >= t)
 					ERR(v, "node %d ('%s'): %s operand %d refers to value %d, not an earlier tasklet", n->id,
@@ -205,7 +208,7 @@ static void check_block(V *v, Node *n)
 		if (k->store) {
 			if ((int)k->wcr < W_NONE || k->wcr > W_PROD)
 				ERR(v, "node %d ('%s'): %s has invalid wcr %d", n->id, n->label, what, (int)k->wcr);
-			check_memlet(v, n, &k->out, what);
+			check_memlet(v, n, &k->out, what, 0);
 			if (k->out.data >= 0 && k->out.data < g->ncs) check_write(v, n, k->out.data);
 		}
 	}

@@ -58,16 +58,20 @@ Expr **xp_vars(Sdfg *g, int n, const int *vars)
 	return e;
 }
 
-/* Index of input container in for an output iterated by vars (rank r),
- * with numpy broadcasting: dims align on the right, size-1 dims read 0. */
-Operand xp_bcast(Sdfg *g, int in, int r, const int *vars)
+/* Index of input container `in` for output container `out` iterated by
+ * vars, with numpy broadcasting: dims align on the right and broadcast
+ * (size-1 against a larger size) dims read index 0. A size-1 dim facing a
+ * size-1 output dim uses the variable, so identical shapes give identity
+ * indices (which map fusion looks for). */
+Operand xp_bcast(Sdfg *g, int in, int out, const int *vars)
 {
-	Container *c = sdfg_c(g, in);
+	Container *c = sdfg_c(g, in), *o = sdfg_c(g, out);
+	int r = o->rank;
 	Expr *idx[MAXDIM];
 	for (int j = 0; j < c->rank; j++) {
 		int64_t n;
 		int d = j + (r - c->rank);
-		if (d < 0 || (ex_isint(c->shape[j], &n) && n == 1))
+		if (d < 0 || (ex_isint(c->shape[j], &n) && n == 1 && !ex_eq(c->shape[j], o->shape[d])))
 			idx[j] = ex_int(g, 0);
 		else
 			idx[j] = ex_sym(g, vars[d]);
@@ -106,7 +110,7 @@ static int expand_elemwise(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	Operand in[3];
 	for (int i = 0; i < l->nin; i++) {
 		if (l->in[i] >= 0)
-			in[i] = xp_bcast(g, l->in[i], o->rank, vars);
+			in[i] = xp_bcast(g, l->in[i], out, vars);
 		else
 			in[i] = opd_const(lib_float(l, arena_printf(g->arena, "scalar%d", i), 0));
 	}
@@ -135,7 +139,7 @@ static int expand_batchnorm(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	Node *body = xp_nest(g, seq, out, vars);
 	Node *b = xp_block(g, body, label);
 	Expr *ch[1] = {o->rank > 1 ? ex_sym(g, vars[1]) : ex_int(g, 0)};
-	Operand x = xp_bcast(g, l->in[0], o->rank, vars);
+	Operand x = xp_bcast(g, l->in[0], out, vars);
 	Dtype dt = o->dt;
 	int v;
 	if (lib_int(l, "prepared", 0)) {

@@ -17,7 +17,7 @@ Node *xp_loop(Sdfg *g, Node *seq, NodeKind k, const char *hint, Expr *lo, Expr *
 Node *xp_block(Sdfg *g, Node *seq, const char *label);
 Node *xp_nest(Sdfg *g, Node *seq, int c, int *vars);
 Expr **xp_vars(Sdfg *g, int n, const int *vars);
-Operand xp_bcast(Sdfg *g, int in, int r, const int *vars);
+Operand xp_bcast(Sdfg *g, int in, int out, const int *vars);
 Memlet xp_memlet(int data, int rank, Expr *const *idx);
 int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape, Node *owner);
 

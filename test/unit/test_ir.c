@@ -15,9 +15,6 @@
 #include "../../ir/ir.h"
 #include "check.h"
 
-int pass_dce(PassCtx *c);
-int pass_memplan(PassCtx *c);
-
 static Buf diagbuf;
 
 static void capture(void)
@@ -625,6 +622,24 @@ static void test_verify(Arena *a)
 	CHECK(contains(captured(), "index 4 out of bounds [0, 4)"));
 	b1->ts[0].out = kt;
 
+	/* guarded reads may index out of bounds; expression operands are
+	 * checked for their symbols */
+	Expr *pad[2] = {ex_int(g, -1), ex_int(g, 8)};
+	Operand gop = opd_guarded(x, 2, pad, 0);
+	k = sdfg_tasklet(g, b1, T_ASSIGN, DT_F32, 1, &gop);
+	capture();
+	CHECK_INT(sdfg_verify(g, "guarded"), 0);
+	captured();
+	b1->ts[k].in[0] = opd_expr(ex_sym(g, b2->parent->parent->var));
+	capture();
+	CHECK(sdfg_verify(g, "expr-operand") > 0);
+	CHECK(contains(captured(), "symbol 'j_1' is not defined here"));
+	b1->ts[k].in[0] = opd_expr(ex_addi(g, ex_sym(g, b1->parent->parent->var), 1));
+	capture();
+	CHECK_INT(sdfg_verify(g, "expr-operand-ok"), 0);
+	captured();
+	b1->nts--;
+
 	/* expanded invariant: a second top-level writer of t */
 	Node *m3;
 	map2(g, t, x, T_ABS, 4, 8, &m3);
@@ -731,6 +746,9 @@ static Sdfg *dump_graph(Arena *a)
 	k = sdfg_tasklet(g, b2, T_CLAMP, DT_F32, 1, &cl);
 	b2->ts[k].p[0] = 0;
 	b2->ts[k].p[1] = INFINITY;
+	Expr *ix[2] = {ex_int(g, -1), ex_sym(g, b2->parent->parent->var)};
+	Operand more[2] = {opd_guarded(x, 2, ix, -INFINITY), opd_expr(ex_muli(g, ex_sym(g, b2->parent->parent->var), 3))};
+	sdfg_tasklet(g, b2, T_MAX, DT_F32, 2, more);
 	return g;
 }
 
@@ -784,7 +802,7 @@ static void test_dump(void)
 		CHECK_STR(json_str(json_get(inner, "var")), "j_1");
 		cJSON *blk = json_at(json_get(json_get(inner, "body"), "children"), 0);
 		cJSON *ts = json_get(blk, "tasklets");
-		CHECK_INT(json_len(ts), 3);
+		CHECK_INT(json_len(ts), 4);
 		cJSON *t0 = json_at(ts, 0);
 		CHECK_STR(json_str(json_get(t0, "code")), "neg");
 		cJSON *mem = json_get(json_at(json_get(t0, "inputs"), 0), "memlet");
@@ -796,6 +814,10 @@ static void test_dump(void)
 		CHECK(json_float(json_get(json_at(json_get(t1, "inputs"), 1), "const"), &dv) == 0 && dv == 0.5);
 		CHECK(json_is_null(json_get(t1, "output")));
 		CHECK(json_float(json_at(json_get(json_at(ts, 2), "params"), 1), &dv) == 0 && dv > 1e308);
+		cJSON *t3 = json_get(json_at(ts, 3), "inputs");
+		CHECK(json_float(json_get(json_at(t3, 0), "pad"), &dv) == 0 && dv < -1e308);
+		CHECK_STR(json_str(json_at(json_get(json_get(json_at(t3, 0), "memlet"), "subset"), 0)), "-1");
+		CHECK_STR(json_str(json_get(json_at(t3, 1), "expr")), "j_1*3");
 		json_free(j);
 	}
 	/* DOT: clusters, shapes, escaped labels, balanced braces */
