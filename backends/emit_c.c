@@ -39,6 +39,8 @@ typedef struct {
 	int vecvar;         /* symbol of the enclosing SCHED_VECTOR map, or -1 */
 	const char *nm;
 	int profile;
+	Buf *kern;          /* kernel functions of parallel maps, emitted before forward */
+	int nkern;
 } Em;
 
 static const char *const storage_type[NDTYPES] = {
@@ -412,8 +414,74 @@ static void emit_locals(Em *e, Node *loop)
 	}
 }
 
+static void touched(Sdfg *g, Node *n, unsigned char *set);
+static void emit_node(Em *e, Node *n);
+
+/* A parallel map nest becomes a static kernel function taking restrict
+ * pointers and the collapsed loop variables, called from an OpenMP loop:
+ * the C compiler then keeps the aliasing facts (and the register tiles)
+ * that it loses when it outlines a parallel region itself. */
+static void emit_parallel(Em *e, Node *n)
+{
+	Sdfg *g = e->g;
+	int k = n->collapse > 0 ? n->collapse : 1;
+	Node *maps[3] = {n, NULL, NULL};
+	for (int i = 1; i < k; i++)
+		maps[i] = maps[i - 1]->body->kids[0];
+	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
+	touched(g, n, set);
+	int id = e->nkern++;
+	Buf params = {0}, args = {0};
+	for (int c = 0; c < g->ncs; c++) {
+		Container *ct = &g->cs[c];
+		if (!set[c] || ct->kind == CK_LOCAL)
+			continue;
+		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
+		buf_printf(&params, "%s%s%s *restrict v_%s", params.len ? ", " : "", ro ? "const " : "", storage_type[ct->dt], ct->name);
+		buf_printf(&args, "%sv_%s", args.len ? ", " : "", ct->name);
+	}
+	for (int i = 0; i < k; i++) {
+		const char *v = g->syms[maps[i]->var].name;
+		buf_printf(&params, "%sint64_t %s", params.len ? ", " : "", v);
+		buf_printf(&args, "%s%s", args.len ? ", " : "", v);
+	}
+	Buf *saved = e->b;
+	int sind = e->ind;
+	e->b = e->kern;
+	e->ind = 0;
+	line(e, "static void %s_k%d(%s)", e->nm, id, params.s);
+	line(e, "{");
+	e->ind++;
+	for (int i = 0; i < k; i++)
+		emit_locals(e, maps[i]);
+	emit_node(e, maps[k - 1]->body);
+	e->ind--;
+	line(e, "}\n");
+	e->b = saved;
+	e->ind = sind;
+	line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)", k);
+	for (int i = 0; i < k; i++) {
+		Buf lo = {0}, hi = {0};
+		const char *v = g->syms[maps[i]->var].name;
+		ex_print(&lo, g, maps[i]->lo);
+		ex_print(&hi, g, maps[i]->hi);
+		line(e, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s, v, hi.s, v, (long long)maps[i]->step);
+		buf_free(&lo);
+		buf_free(&hi);
+		e->ind++;
+	}
+	line(e, "%s_k%d(%s);", e->nm, id, args.s);
+	e->ind -= k;
+	buf_free(&params);
+	buf_free(&args);
+}
+
 static void emit_loop(Em *e, Node *n)
 {
+	if (n->sched == SCHED_PARALLEL && n->kind == N_MAP) {
+		emit_parallel(e, n);
+		return;
+	}
 	Sdfg *g = e->g;
 	const char *v = g->syms[n->var].name;
 	Buf lo = {0}, hi = {0};
@@ -587,7 +655,7 @@ static void emit_forward(Em *e)
 
 void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 {
-	Em e = {g, t, b, 0, t->vec_bits / 32, -1, g->name, a->profile};
+	Em e = {.g = g, .t = t, .b = b, .lanes = t->vec_bits / 32, .vecvar = -1, .nm = g->name, .profile = a->profile};
 	if (e.lanes < 2)
 		e.lanes = 0;
 	const char *nm = g->name;
@@ -602,7 +670,16 @@ void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 		buf_puts(b, "#include <omp.h>\n");
 	buf_printf(b, "#include \"%s.h\"\n\n", nm);
 	emit_helpers(&e);
+	Buf kern = {0}, fwd = {0};
+	e.kern = &kern;
+	e.b = &fwd;
 	emit_forward(&e);
+	e.b = b;
+	if (kern.len)
+		buf_puts(b, kern.s);
+	buf_puts(b, fwd.s);
+	buf_free(&kern);
+	buf_free(&fwd);
 
 	/* The API. */
 	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tconst unsigned char *w;\n\tint nth;\n\tvoid *map;\n\tsize_t maplen;\n"
