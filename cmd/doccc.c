@@ -11,6 +11,7 @@
  * failure leaves nothing partial behind.
  */
 #include <errno.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,6 +88,65 @@ static void list_ops(void)
 		const AtenInfo *a = aten_info(i);
 		printf("%-48s %-10s %s\n", a->target, lowering_name(a->lowering), a->schema);
 	}
+}
+
+/* DOCC_REUSE_BINARIES: builds are cached under $DOCC_TMP/doccc-cache/KEY/,
+ * KEY a hash of the doccc version, the input file's bytes, the weights
+ * file, the resolved target and every option that changes the output. */
+static int env_true(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no") && strcasecmp(v, "off");
+}
+
+static int hash_file(Sha256 *h, const char *path)
+{
+	size_t len;
+	char *data = file_read(path, &len);
+	if (!data)
+		return -1;
+	sha256_update(h, data, len);
+	free(data);
+	return 0;
+}
+
+static char *cache_dir(Arena *a, const char *input, const char *weights, const char *key)
+{
+	Sha256 h;
+	unsigned char d[32];
+	char hex[65];
+	sha256_init(&h);
+	sha256_update(&h, DOCCC_VERSION, strlen(DOCCC_VERSION) + 1);
+	sha256_update(&h, key, strlen(key) + 1);
+	if (hash_file(&h, input) || (weights && hash_file(&h, weights)))
+		return NULL;
+	sha256_final(&h, d);
+	sha256_hex(d, hex);
+	const char *base = getenv("DOCC_TMP");
+	if (!base || !*base)
+		base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	return arena_printf(a, "%s/doccc-cache/%.32s", base, hex);
+}
+
+/* Copy the outputs listed in ba between the cache and their places. */
+static int cache_copy(Arena *a, const BuildArgs *ba, const char *dir, int store)
+{
+	const char *outs[4] = {ba->outlib, ba->outhdr, ba->outsrc, ba->outweights};
+	for (int i = 0; i < 4; i++) {
+		if (!outs[i])
+			continue;
+		char *c = arena_printf(a, "%s/%s", dir, path_base(outs[i]));
+		const char *from = store ? outs[i] : c, *to = store ? c : outs[i];
+		size_t len;
+		char *data = file_read(from, &len);
+		int rc = data ? file_write(to, data, len) : -1;
+		free(data);
+		if (rc)
+			return -1;
+	}
+	return 0;
 }
 
 /* Does DOCC_DEBUG contain key? (';' or ':' separated) */
@@ -272,6 +332,25 @@ int main(int argc, char **argv)
 	                          o.march ? o.march : "", npopts ? " " : "", npopts ? cmdline.s : "");
 	buf_free(&cmdline);
 
+	/* Reuse a cached build? */
+	char *cache = NULL;
+	if (env_true("DOCC_REUSE_BINARIES")) {
+		char *key = arena_printf(a, "%s|%s|%s|%s|%s|%d|%d|%d|%s|%s", nm, tg.name, tg.category, tg.march,
+		                         o.contraction_precision, o.approximate_math, emit_source, external, ba.cmdline,
+		                         path_base(lib));
+		cache = cache_dir(a, input, weights, key);
+		if (cache && dir_exists(cache)) {
+			diag_capture(&(Buf){0});
+			int rc = cache_copy(a, &ba, cache, 0);
+			diag_capture(NULL);
+			if (rc == 0) {
+				if (spawn_verbose)
+					fprintf(stderr, "doccc: reused the build in %s\n", cache);
+				return EXIT_OK;
+			}
+		}
+	}
+
 	/* Compile. */
 	ImportArgs ia = {input, weights};
 	Sdfg *g = import_program(a, nm, &ia);
@@ -283,6 +362,8 @@ int main(int argc, char **argv)
 	if (!ba.workdir)
 		return EXIT_INPUT;
 	int rc = backend_build(g, &tg, &ba);
+	if (rc == 0 && cache && mkdir_p(cache) == 0 && cache_copy(a, &ba, cache, 1))
+		rm_rf(cache); /* a partial cache entry must not be reused */
 	if (tmp_keep)
 		fprintf(stderr, "doccc: kept working directory %s\n", ba.workdir);
 	tmp_cleanup();
