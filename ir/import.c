@@ -1536,6 +1536,23 @@ static void rebind_mutated(Imp *m, const cJSON *node)
 	}
 }
 
+/* After a node failed: placeholder containers for its outputs, so later
+ * nodes still resolve their arguments and report their own problems. */
+static void bind_placeholders(Imp *m, const cJSON *node)
+{
+	cJSON *outs = json_get(node, "outputs");
+	for (int k = 0; k < json_len(outs); k++) {
+		const char *on = out_name(node, k);
+		Meta mt;
+		if (!on || val_lookup(m, on) >= 0 || value_meta(m, on, &mt))
+			continue;
+		int64_t one = 1;
+		int ok = mt.dt >= 0;
+		int id = sdfg_add_container(m->g, on, ok ? (Dtype)mt.dt : DT_F32, CK_TRANSIENT, ok ? mt.rank : 1, ok ? mt.shape : &one);
+		val_bind(m, on, id);
+	}
+}
+
 static int import_nodes(Imp *m)
 {
 	cJSON *nodes = json_get(m->graph, "nodes");
@@ -1555,49 +1572,23 @@ static int import_nodes(Imp *m)
 			bad = 1;
 			continue;
 		}
-		const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : NULL;
-		m->info = ov ? aten_find(ov) : NULL;
-		if (!m->info) {
-			const char *shown = ov ? arena_printf(m->a, "aten.%s", ov) : target;
-			node_error(m, "unsupported operator '%s'", shown);
-			bad = 1;
-			/* Bind outputs so later nodes still resolve and report their own problems. */
-			cJSON *outs = json_get(node, "outputs");
-			for (int k = 0; k < json_len(outs); k++) {
-				const char *on = out_name(node, k);
-				Meta mt;
-				if (on && value_meta(m, on, &mt) == 0) {
-					if (mt.dt < 0)
-						node_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt.st), on);
-					int64_t one = 1;
-					int id = sdfg_add_container(m->g, on, mt.dt >= 0 ? (Dtype)mt.dt : DT_F32, CK_TRANSIENT, mt.dt >= 0 ? mt.rank : 1, mt.dt >= 0 ? mt.shape : &one);
-					val_bind(m, on, id);
-				}
-			}
-			continue;
-		}
-		/* Any unsupported dtype among the outputs. */
+		/* Every unsupported dtype among the outputs. */
 		for (int k = 0; k < json_len(json_get(node, "outputs")); k++) {
 			const char *on = out_name(node, k);
 			Meta mt;
 			if (on && value_meta(m, on, &mt) == 0 && mt.dt < 0 && !strstr(on, "_unused_"))
 				node_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt.st), on);
 		}
-		if (!m->failed && bind_args(m, node) == 0 && lowerings[m->info->lowering](m, node) == 0 && !m->failed) {
+		const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : NULL;
+		m->info = ov ? aten_find(ov) : NULL;
+		if (!m->info)
+			node_error(m, "unsupported operator '%s'", ov ? arena_printf(m->a, "aten.%s", ov) : target);
+		if (m->info && !m->failed && bind_args(m, node) == 0 && lowerings[m->info->lowering](m, node) == 0 && !m->failed) {
 			rebind_mutated(m, node);
 		} else {
-			bad = 1;
 			/* keep going: report every problem of the graph */
-			cJSON *outs = json_get(node, "outputs");
-			for (int k = 0; k < json_len(outs); k++) {
-				const char *on = out_name(node, k);
-				Meta mt;
-				if (on && val_lookup(m, on) < 0 && value_meta(m, on, &mt) == 0) {
-					int64_t one = 1;
-					int id = sdfg_add_container(m->g, on, mt.dt >= 0 ? (Dtype)mt.dt : DT_F32, CK_TRANSIENT, mt.dt >= 0 ? mt.rank : 1, mt.dt >= 0 ? mt.shape : &one);
-					val_bind(m, on, id);
-				}
-			}
+			bad = 1;
+			bind_placeholders(m, node);
 		}
 	}
 	m->nodename = NULL;

@@ -81,6 +81,27 @@ static void tile_zero(Sdfg *g, Node *seq, int acc, int tm, int tn, const char *l
 	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, z), xp_memlet(acc, 2, ai), W_NONE);
 }
 
+/* The loop over one tile dimension [lo, hi) in steps of tm, with its
+ * accumulator tile acc[tm][tn] declared and zeroed in the body. */
+static Node *tile_open(Sdfg *g, Node *seq, const char *hint, int64_t lo, int64_t hi, int tm, int tn, const char *label,
+                       int *var, int *acc)
+{
+	Node *l = xp_loop(g, seq, N_MAP, hint, ex_int(g, lo), ex_int(g, hi), tm, var);
+	int64_t ash[2] = {tm, tn};
+	*acc = xp_local(g, "acc", DT_F32, 2, ash, l);
+	tile_zero(g, l->body, *acc, tm, tn, label);
+	return l;
+}
+
+/* The x (rows, unrolled) and o (lanes, vectorized) maps of the update
+ * acc[x][o] += A * B; returns the block that gets the tasklet. */
+static Node *tile_update_block(Sdfg *g, Node *seq, int tm, int tn, const char *label, int *vx, int *vo)
+{
+	Node *lx = xp_loop(g, seq, N_MAP, "x", ex_int(g, 0), ex_int(g, tm), 1, vx);
+	Node *lo = xp_loop(g, lx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tn), 1, vo);
+	return xp_block(g, lo->body, label);
+}
+
 /* Packed panels of a [K x N] operand given by element function (k, n) ->
  * flat index into src (or -1 for zero): wp[nb][k][tn]. */
 static int pack_panels(Sdfg *g, const char *name, int groups, int64_t K, int64_t N, int tn,
@@ -181,20 +202,15 @@ int xp_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 		int ttm = part ? (int)(OW - full) : tm;
 		if (hi <= lo)
 			continue;
-		int vow;
-		Node *low = xp_loop(g, loh->body, N_MAP, "ow", ex_int(g, lo), ex_int(g, hi), ttm, &vow);
-		int64_t ash[2] = {ttm, tn};
-		int acc = xp_local(g, "acc", DT_F32, 2, ash, low);
-		tile_zero(g, low->body, acc, ttm, tn, label);
+		int vow, acc;
+		Node *low = tile_open(g, loh->body, "ow", lo, hi, ttm, tn, label, &vow, &acc);
 		int vc, vkh, vkw;
 		Node *lc = xp_loop(g, low->body, N_FOR, "c", ex_int(g, 0), ex_int(g, Cg), 1, &vc);
 		Node *lkh = xp_loop(g, lc->body, N_FOR, "kh", ex_int(g, 0), ex_int(g, KH), 1, &vkh);
 		Node *lkw = xp_loop(g, lkh->body, N_FOR, "kw", ex_int(g, 0), ex_int(g, KW), 1, &vkw);
 		/* acc[x][o] += src[n][g*Cg + c][oh*sh + kh*dh][(ow+x)*sw + kw*dw] * wp[g][nb][(c*KH+kh)*KW+kw][o] */
 		int vx, vo;
-		Node *lx = xp_loop(g, lkw->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &vx);
-		Node *lo2 = xp_loop(g, lx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tn), 1, &vo);
-		Node *ub = xp_block(g, lo2->body, label);
+		Node *ub = tile_update_block(g, lkw->body, ttm, tn, label, &vx, &vo);
 		Expr *X = ex_sym(g, vx), *O = ex_sym(g, vo);
 		Expr *ai[4] = {ex_sym(g, vn), ex_add(g, ex_muli(g, gi, Cg), ex_sym(g, vc)),
 		               ex_add(g, ex_muli(g, ex_sym(g, voh), s[0]), ex_muli(g, ex_sym(g, vkh), d[0])),
@@ -383,16 +399,10 @@ int xp_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 		int ttm = part ? (int)(M - full) : tm;
 		if (hi <= lo)
 			continue;
-		int vm;
-		Node *lm = xp_loop(g, lnb->body, N_MAP, "m", ex_int(g, lo), ex_int(g, hi), ttm, &vm);
-		int64_t ash[2] = {ttm, tn};
-		int acc = xp_local(g, "acc", DT_F32, 2, ash, lm);
-		tile_zero(g, lm->body, acc, ttm, tn, label);
-		int vk, vx, vo;
+		int vm, acc, vk, vx, vo;
+		Node *lm = tile_open(g, lnb->body, "m", lo, hi, ttm, tn, label, &vm, &acc);
 		Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), ex_int(g, K), 1, &vk);
-		Node *lx = xp_loop(g, lk->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &vx);
-		Node *lo2 = xp_loop(g, lx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tn), 1, &vo);
-		Node *ub = xp_block(g, lo2->body, label);
+		Node *ub = tile_update_block(g, lk->body, ttm, tn, label, &vx, &vo);
 		Expr *oi[MAXDIM];
 		for (int i = 0; i < r - 2; i++)
 			oi[i] = ex_sym(g, bv[i]);
