@@ -490,7 +490,10 @@ int cmd_run(int argc, char **argv)
 	status = d->create(&model, weights);
 	if (status) {
 		model = NULL;
-		diag_error(a.lib, "create failed: %s", status_text(d, status));
+		if (status == DOCCC_ERR_WEIGHTS && weights)
+			diag_error(weights, "cannot load the weights of %s: %s", a.lib, status_text(d, status));
+		else
+			diag_error(a.lib, "create failed: %s", status_text(d, status));
 		goto done;
 	}
 	if (a.threads) {

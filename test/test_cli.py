@@ -10,7 +10,6 @@ Tests that need a real model export it with torch inside the run (see
 conftest.Exports); the others run on hand-made files.
 """
 
-import json
 import os
 import re
 import stat
@@ -214,6 +213,8 @@ def test_all_unsupported_ops_listed(exports, tmp_path, outdir, ir):
         op = str(n.target)                       # aten.linalg_det.default
         assert op in r.stderr, f"unsupported op {op} not named\n" + fmt_result(r)
         assert f"'{n.name}'" in r.stderr, f"node {n.name!r} not named\n" + fmt_result(r)
+    # ... with the first line of each node's stack trace (where in the model it came from)
+    assert "models.py" in r.stderr, "no stack_trace line for the unsupported nodes\n" + fmt_result(r)
     assert re.search(r"unsup\.pt2: graph\.nodes\[\d+\] \(node '[^']+'\): error: unsupported operator",
                      r.stderr), fmt_result(r)
     assert_empty(outdir)

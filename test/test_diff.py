@@ -27,24 +27,19 @@ layout finds its weights beside models/model.json.
 """
 
 import itertools
-import os
 import re
 
 import pytest
 
 from conftest import (BATCHES, CPU_TARGETS, FORMS, IRS, compile_model, doccc_cmd, fmt_result,
-                      header_of, macro_shape, parse_header, run_lib)
-
-
-def _full():
-    return os.environ.get("DOCCC_FULL", "") not in ("", "0")
+                      full_run, header_of, macro_shape, parse_header, run_lib)
 
 
 def diff_cases():
     cases = []
     for model in ("mlp", "small_cnn"):
         cases += [(model,) + c for c in itertools.product(IRS, FORMS, BATCHES, CPU_TARGETS)]
-    if _full():
+    if full_run():
         cases += [("resnet18",) + c for c in itertools.product(IRS, FORMS, BATCHES, CPU_TARGETS)]
     else:
         cases += [("resnet18", "training", "pt2", 1, t) for t in CPU_TARGETS]
@@ -188,5 +183,5 @@ def test_external_weights_missing_file(exports, session_tmp):
     np.save(x, ex.x)
     missing = session_tmp / "no_such.weights"
     r = doccc_cmd("run", lib, "-i", x, "-o", session_tmp / "extw_missing_y.npy", "--weights", missing)
-    assert r.returncode == 1, fmt_result(r)
-    assert str(missing) in r.stderr or "no_such.weights" in r.stderr, fmt_result(r)
+    if r.returncode != 1 or "no_such.weights" not in r.stderr:
+        pytest.fail("expected exit 1 naming the missing weights file\n" + fmt_result(r), pytrace=False)

@@ -28,7 +28,6 @@ This file is used by the example (export.py) and by the test suite
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 
 def conv3x3(cin, cout, stride=1):
