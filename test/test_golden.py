@@ -1,0 +1,51 @@
+"""Golden files: text that doccc writes and users or tools read.
+
+A small MLP (training IR and Core ATen) is exported inside the run and
+compiled with --dump-sdfg; the SDFG after import and after the last pass
+(JSON) and the generated header are compared with test/golden/. The lines
+that carry the input's content hash (which covers stack traces with this
+checkout's paths) are masked. `make golden` (DOCCC_GOLDEN_UPDATE=1) rewrites
+the files; review the diff in git.
+"""
+
+import os
+import re
+
+import pytest
+
+from conftest import compile_model, require
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+UPDATE = os.environ.get("DOCCC_GOLDEN_UPDATE") == "1"
+
+
+def mask(text):
+    text = re.sub(r"[0-9a-f]{64}", "<sha256>", text)
+    return text
+
+
+def check_golden(name, text):
+    path = os.path.join(GOLDEN, name)
+    text = mask(text)
+    if UPDATE:
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    assert os.path.exists(path), f"no golden file {path}; run `make golden`"
+    with open(path) as f:
+        want = f.read()
+    assert text == want, f"{name} differs from the golden file; run `make golden` and review the diff"
+
+
+@pytest.mark.parametrize("ir", ["training", "core"])
+def test_golden_mlp(exports, session_tmp, ir):
+    require("torch")
+    ex = exports.get("mlp", ir, 1, "pt2")
+    out = session_tmp / f"golden_{ir}"
+    dump = out / "dump"
+    compile_model(ex.path, "openmp", out, "-n", "mlp", "--dump-sdfg", str(dump))
+    stages = sorted(os.listdir(dump))
+    assert stages[0] == "00-imported.dot" and stages[-1].endswith("-planned.json"), stages
+    check_golden(f"mlp_{ir}.imported.json", (dump / "00-imported.json").read_text())
+    check_golden(f"mlp_{ir}.planned.json", (dump / stages[-1]).read_text())
+    check_golden(f"mlp_{ir}.h", (out / "mlp.h").read_text())
