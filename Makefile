@@ -21,13 +21,13 @@ XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(PKG_CFLAGS) $(SANFLAGS)
 LDLIBS   = $(PKG_LIBS) -ldl -lm
 
 LIB_SRC  = $(sort $(wildcard lib/*.c))
-IR_SRC   = $(sort $(wildcard ir/*.c ir/passes/*.c))
+IR_SRC   = $(sort $(wildcard ir/*.c ir/passes/*.c ir/lower/*.c ir/expand/*.c))
 BE_SRC   = $(sort $(wildcard backends/*.c))
 CMD_SRC  = $(sort $(wildcard cmd/*.c))
 CORE_SRC = $(LIB_SRC) $(IR_SRC) $(BE_SRC)
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ  = $(CMD_SRC:%.c=$(BUILD)/%.o)
-HDRS     = $(wildcard lib/*.h ir/*.h backends/*.h cmd/*.h)
+HDRS     = $(wildcard lib/*.h ir/*.h ir/*/*.h backends/*.h cmd/*.h)
 
 UNIT_SRC = $(sort $(wildcard test/unit/test_*.c))
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)

@@ -86,7 +86,7 @@ static void list_ops(void)
 	printf(")\n");
 	for (int i = 0; i < NATENOPS; i++) {
 		const AtenInfo *a = aten_info(i);
-		printf("%-48s %-10s %s\n", a->target, lowering_name(a->lowering), a->schema);
+		printf("%-48s %-10s %s\n", a->target, a->lowering, a->schema);
 	}
 }
 
@@ -163,11 +163,10 @@ static int debug_has(const char *key)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The compile command; every allocation hangs off arena a, which main
+ * frees on every path (sanitizer builds then show any other leak). */
+static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
-	Arena *a = arena_new();
 	Options o;
 	opt_init(&o, a);
 	const char *input = NULL, *out = NULL, *name = NULL, *optfile = NULL, *weights = NULL, *dumpdir = NULL;
@@ -177,7 +176,6 @@ int main(int argc, char **argv)
 	int nset = 0;
 	const char *popts[128];
 	int npopts = 0;
-	Buf cmdline = {0};
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		const char *v = NULL;
@@ -227,7 +225,7 @@ int main(int argc, char **argv)
 				return usage_error("%s", "too many options");
 			set_key[nset] = key;
 			set_val[nset++] = v;
-			buf_printf(&cmdline, "%s%s=%s", cmdline.len ? " " : "", key, v);
+			buf_printf(cmdline, "%s%s=%s", cmdline->len ? " " : "", key, v);
 		} else if (TAKE("-o") || TAKE("--output")) {
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
@@ -260,7 +258,7 @@ int main(int argc, char **argv)
 					return usage_error("--pass-opt takes PASS.OPTION=VALUE (got '%s')", v);
 				popts[npopts++] = v;
 			}
-			buf_printf(&cmdline, "%s%s", cmdline.len ? " " : "", popts[npopts - 1]);
+			buf_printf(cmdline, "%s%s", cmdline->len ? " " : "", popts[npopts - 1]);
 		} else if (s[0] == '-' && s[1]) {
 			return usage_error("unknown option '%s'", s);
 		} else if (input) {
@@ -329,8 +327,7 @@ int main(int argc, char **argv)
 	ba.outsrc = emit_source ? arena_printf(a, "%s/%s.c", dir, nm) : NULL;
 	ba.outweights = external ? arena_printf(a, "%s/%s.weights", dir, nm) : NULL;
 	ba.cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s", tg.name, tg.category, o.march ? " march=" : "",
-	                          o.march ? o.march : "", npopts ? " " : "", npopts ? cmdline.s : "");
-	buf_free(&cmdline);
+	                          o.march ? o.march : "", npopts ? " " : "", npopts ? cmdline->s : "");
 
 	/* Reuse a cached build? */
 	char *cache = NULL;
@@ -340,9 +337,11 @@ int main(int argc, char **argv)
 		                         path_base(lib));
 		cache = cache_dir(a, input, weights, key);
 		if (cache && dir_exists(cache)) {
-			diag_capture(&(Buf){0});
+			Buf quiet = {0};
+			diag_capture(&quiet);
 			int rc = cache_copy(a, &ba, cache, 0);
 			diag_capture(NULL);
+			buf_free(&quiet);
 			if (rc == 0) {
 				if (spawn_verbose)
 					fprintf(stderr, "doccc: reused the build in %s\n", cache);
@@ -366,7 +365,18 @@ int main(int argc, char **argv)
 		rm_rf(cache); /* a partial cache entry must not be reused */
 	if (tmp_keep)
 		fprintf(stderr, "doccc: kept working directory %s\n", ba.workdir);
-	tmp_cleanup();
-	arena_free(a);
 	return rc == 0 ? EXIT_OK : rc == 3 ? EXIT_CC : EXIT_INPUT;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	Arena *a = arena_new();
+	Buf cmdline = {0};
+	int rc = compile_main(a, &cmdline, argc, argv);
+	tmp_cleanup();
+	buf_free(&cmdline);
+	arena_free(a);
+	return rc;
 }

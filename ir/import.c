@@ -26,62 +26,14 @@
 #include <cJSON.h>
 
 #include "ir.h"
-
-/* A bound argument value. */
-typedef enum { V_ABSENT, V_NONE, V_TENSOR, V_TENSORS, V_INT, V_INTS, V_FLOAT, V_FLOATS, V_BOOL, V_STR } VKind;
-typedef struct {
-	VKind k;
-	int t;              /* V_TENSOR: container id */
-	int *ts;            /* V_TENSORS */
-	int n;              /* list length */
-	int64_t i;          /* V_INT, V_BOOL */
-	int64_t *is;        /* V_INTS */
-	double f;           /* V_FLOAT */
-	double *fs;         /* V_FLOATS */
-	const char *s;      /* V_STR */
-} Val;
-
-typedef struct {
-	const char *name;
-	int id;
-} ValueEnt;
-
-typedef struct Imp {
-	Arena *a;
-	Sdfg *g;
-	const char *path;          /* for messages */
-	cJSON *ep, *graph, *tvals;
-	/* weights */
-	Pt2 *zip;
-	char *dir;                 /* extracted archive root ("…/"), or NULL */
-	cJSON *wcfg, *ccfg;        /* weights / constants configs */
-	Safetensors st;
-	int have_st;
-	const char *stpath;
-	/* storage cache (path -> bytes) */
-	struct { char *key; void *data; size_t len; } *stor;
-	int nstor, capstor;
-	/* value name -> container */
-	ValueEnt *vals;
-	int nvals, capvals;
-	/* current node, for messages */
-	int nodei;
-	const char *nodename;
-	const char *trace;
-	const AtenInfo *info;
-	Val args[16];
-	int failed;
-} Imp;
-
-/* ---- messages ----------------------------------------------------------------- */
+#include "lower/lower.h"
 
 static char *node_loc(Imp *m)
 {
 	return arena_printf(m->a, "%s: graph.nodes[%d] (node '%s')", m->path, m->nodei, m->nodename);
 }
 
-static void node_error(Imp *m, const char *fmt, ...) PRINTF_LIKE(2, 3);
-static void node_error(Imp *m, const char *fmt, ...)
+void lw_error(Imp *m, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -105,7 +57,7 @@ static const char *first_trace_line(Imp *m, const char *st)
 
 /* ---- value map ---------------------------------------------------------------- */
 
-static int val_lookup(Imp *m, const char *name)
+int lw_lookup(Imp *m, const char *name)
 {
 	for (int i = m->nvals - 1; i >= 0; i--)
 		if (!strcmp(m->vals[i].name, name))
@@ -113,7 +65,7 @@ static int val_lookup(Imp *m, const char *name)
 	return -1;
 }
 
-static void val_bind(Imp *m, const char *name, int id)
+void lw_bind(Imp *m, const char *name, int id)
 {
 	ValueEnt e = {arena_strdup(m->a, name), id};
 	VEC_PUSH(m->a, m->vals, m->nvals, m->capvals, e);
@@ -121,15 +73,6 @@ static void val_bind(Imp *m, const char *name, int id)
 
 /* ---- tensor metadata ------------------------------------------------------------ */
 
-typedef struct {
-	int dt;            /* Dtype or -1 */
-	int st;            /* export ScalarType number */
-	int rank;
-	int64_t shape[MAXDIM];
-	int64_t stride[MAXDIM];
-	int64_t offset;
-	int dynamic;
-} Meta;
 
 static int read_symint(const cJSON *j, int64_t *v, int *dynamic)
 {
@@ -193,7 +136,7 @@ static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 	return 0;
 }
 
-static int value_meta(Imp *m, const char *name, Meta *o)
+int lw_meta(Imp *m, const char *name, Meta *o)
 {
 	cJSON *tm = json_get(m->tvals, name);
 	if (!tm) {
@@ -346,12 +289,12 @@ static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta 
 
 /* ---- containers for values ---------------------------------------------------- */
 
-static int check_dtype(Imp *m, const Meta *mt, const char *name)
+int lw_check_dtype(Imp *m, const Meta *mt, const char *name)
 {
 	if (mt->dt >= 0)
 		return 0;
 	if (m->nodename)
-		node_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt->st), name);
+		lw_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt->st), name);
 	else
 		diag_error(m->path, "graph input '%s': dtype %s is not supported", name, dtype_torch_name(mt->st));
 	m->failed = 1;
@@ -359,14 +302,14 @@ static int check_dtype(Imp *m, const Meta *mt, const char *name)
 }
 
 /* New container for value `name` with its recorded metadata. */
-static int new_value(Imp *m, const char *name, CKind k)
+int lw_new_value(Imp *m, const char *name, CKind k)
 {
 	Meta mt;
-	if (value_meta(m, name, &mt) || check_dtype(m, &mt, name))
+	if (lw_meta(m, name, &mt) || lw_check_dtype(m, &mt, name))
 		return -1;
 	if (mt.dynamic) {
 		if (m->nodename)
-			node_error(m, "value '%s' has a symbolic (dynamic) shape; doccc compiles static shapes only so far: "
+			lw_error(m, "value '%s' has a symbolic (dynamic) shape; doccc compiles static shapes only so far: "
 			              "export without dynamic_shapes", name);
 		else
 			diag_error(m->path, "graph input '%s' has a symbolic (dynamic) shape; doccc compiles static shapes only so far: "
@@ -376,7 +319,7 @@ static int new_value(Imp *m, const char *name, CKind k)
 	}
 	int id = sdfg_add_container(m->g, name, mt.dt, k, mt.rank, mt.shape);
 	sdfg_c(m->g, id)->origin = arena_strdup(m->a, name);
-	val_bind(m, name, id);
+	lw_bind(m, name, id);
 	return id;
 }
 
@@ -393,7 +336,7 @@ static int read_ints(Imp *m, const cJSON *arr, Val *v)
 		if (tag && !strcmp(tag, "as_int"))
 			e = x;
 		else if (tag) {
-			node_error(m, "symbolic integer in a size list is not supported yet");
+			lw_error(m, "symbolic integer in a size list is not supported yet");
 			return -1;
 		}
 		if (json_int(e, &v->is[i]))
@@ -410,7 +353,7 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 	const char *tag = json_union_tag(arg, &x);
 	memset(v, 0, sizeof *v);
 	if (!tag) {
-		node_error(m, "argument '%s' is malformed", argname);
+		lw_error(m, "argument '%s' is malformed", argname);
 		return -1;
 	}
 	if (!strcmp(tag, "as_none")) {
@@ -418,9 +361,9 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 	} else if (!strcmp(tag, "as_tensor")) {
 		const char *nm = json_str(json_get(x, "name"));
 		v->k = V_TENSOR;
-		v->t = nm ? val_lookup(m, nm) : -1;
+		v->t = nm ? lw_lookup(m, nm) : -1;
 		if (v->t < 0) {
-			node_error(m, "argument '%s' refers to value '%s', which doccc did not compute", argname, nm ? nm : "?");
+			lw_error(m, "argument '%s' refers to value '%s', which doccc did not compute", argname, nm ? nm : "?");
 			return -1;
 		}
 	} else if (!strcmp(tag, "as_tensors") || !strcmp(tag, "as_optional_tensors")) {
@@ -437,9 +380,9 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 				continue;
 			}
 			const char *nm = json_str(json_get(e, "name"));
-			v->ts[i] = nm ? val_lookup(m, nm) : -1;
+			v->ts[i] = nm ? lw_lookup(m, nm) : -1;
 			if (v->ts[i] < 0) {
-				node_error(m, "argument '%s' refers to value '%s', which doccc did not compute", argname, nm ? nm : "?");
+				lw_error(m, "argument '%s' refers to value '%s', which doccc did not compute", argname, nm ? nm : "?");
 				return -1;
 			}
 		}
@@ -449,7 +392,7 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 		if (t2 && !strcmp(t2, "as_int"))
 			x = y;
 		else if (t2) {
-			node_error(m, "argument '%s' is a symbolic integer; dynamic shapes are not supported yet", argname);
+			lw_error(m, "argument '%s' is a symbolic integer; dynamic shapes are not supported yet", argname);
 			return -1;
 		}
 		v->k = V_INT;
@@ -464,7 +407,7 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 			x = y;
 		v->k = V_FLOAT;
 		if (json_float(x, &v->f)) {
-			node_error(m, "argument '%s' is not a number", argname);
+			lw_error(m, "argument '%s' is not a number", argname);
 			return -1;
 		}
 	} else if (!strcmp(tag, "as_floats")) {
@@ -492,7 +435,7 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 		v->k = V_STR;
 		v->s = json_str(json_get(x, "type"));
 	} else {
-		node_error(m, "argument '%s' has kind '%s', which doccc does not support", argname, tag);
+		lw_error(m, "argument '%s' has kind '%s', which doccc does not support", argname, tag);
 		return -1;
 	}
 	return 0;
@@ -557,7 +500,7 @@ static int bind_args(Imp *m, const cJSON *node)
 		} else
 			at = pos;
 		if (at < 0 || at >= info->nargs) {
-			node_error(m, "argument '%s' is not in the schema %s", nm ? nm : "?", info->schema);
+			lw_error(m, "argument '%s' is not in the schema %s", nm ? nm : "?", info->schema);
 			return -1;
 		}
 		pos = at + 1;
@@ -568,7 +511,7 @@ static int bind_args(Imp *m, const cJSON *node)
 		if (m->args[i].k != V_ABSENT)
 			continue;
 		if (!info->args[i].has_default) {
-			node_error(m, "required argument '%s' is missing", info->args[i].name);
+			lw_error(m, "required argument '%s' is missing", info->args[i].name);
 			return -1;
 		}
 		default_val(m, &info->args[i], &m->args[i]);
@@ -596,7 +539,7 @@ static int bind_args(Imp *m, const cJSON *node)
 	return 0;
 }
 
-static Val *arg(Imp *m, const char *name)
+Val *lw_arg(Imp *m, const char *name)
 {
 	for (int i = 0; i < m->info->nargs; i++)
 		if (!strcmp(m->info->args[i].name, name))
@@ -604,15 +547,15 @@ static Val *arg(Imp *m, const char *name)
 	diag_internal(__FILE__, __LINE__, "op %s has no argument '%s'", m->info->target, name);
 }
 
-static int arg_tensor(Imp *m, const char *name)
+int lw_tensor(Imp *m, const char *name)
 {
-	Val *v = arg(m, name);
+	Val *v = lw_arg(m, name);
 	return v->k == V_TENSOR ? v->t : -1;
 }
 
-static double arg_num(Imp *m, const char *name, double dflt)
+double lw_num(Imp *m, const char *name, double dflt)
 {
-	Val *v = arg(m, name);
+	Val *v = lw_arg(m, name);
 	if (v->k == V_FLOAT)
 		return v->f;
 	if (v->k == V_INT || v->k == V_BOOL)
@@ -620,741 +563,15 @@ static double arg_num(Imp *m, const char *name, double dflt)
 	return dflt;
 }
 
-static int64_t arg_int(Imp *m, const char *name, int64_t dflt)
+int64_t lw_int(Imp *m, const char *name, int64_t dflt)
 {
-	Val *v = arg(m, name);
+	Val *v = lw_arg(m, name);
 	if (v->k == V_INT || v->k == V_BOOL)
 		return v->i;
 	return dflt;
 }
 
 /* ---- lowering helpers ----------------------------------------------------------- */
-
-static Container *C(Imp *m, int id)
-{
-	return sdfg_c(m->g, id);
-}
-
-static int64_t cdim(Imp *m, int id, int d)
-{
-	int64_t v = 0;
-	ex_isint(C(m, id)->shape[d], &v);
-	return v;
-}
-
-static LibNode *add_lib(Imp *m, int op)
-{
-	Node *b = sdfg_libblock(m->g, m->nodename, op);
-	sdfg_append(m->g, m->g->root, b);
-	return b->lib;
-}
-
-/* Output k of the current node: a new transient with the recorded metadata;
- * -1 (and bound to nothing) for an as_none output. */
-static const char *out_name(const cJSON *node, int k)
-{
-	cJSON *o = json_at(json_get(node, "outputs"), k), *x;
-	const char *tag = json_union_tag(o, &x);
-	if (!tag || strcmp(tag, "as_tensor"))
-		return NULL;
-	return json_str(json_get(x, "name"));
-}
-
-static int new_out(Imp *m, const cJSON *node, int k)
-{
-	const char *nm = out_name(node, k);
-	if (!nm)
-		return -1;
-	return new_value(m, nm, CK_TRANSIENT);
-}
-
-static int norm_dim(Imp *m, int64_t d, int rank)
-{
-	if (d < 0)
-		d += rank;
-	if (d < 0 || d >= (rank ? rank : 1)) {
-		node_error(m, "dimension %lld out of range for rank %d", (long long)d, rank);
-		return -1;
-	}
-	return (int)d;
-}
-
-/* A view of container src with explicit shape/strides/offset (root units). */
-static int make_view(Imp *m, const char *name, int src, int rank, const int64_t *shape, Expr **stride, Expr *offset)
-{
-	Expr *sh[MAXDIM];
-	for (int i = 0; i < rank; i++)
-		sh[i] = ex_int(m->g, shape[i]);
-	int id = sdfg_add_view(m->g, name, src, rank, sh, stride, offset);
-	C(m, id)->origin = arena_strdup(m->a, name);
-	val_bind(m, name, id);
-	return id;
-}
-
-/* A contiguous copy of src (materializes a view). */
-static int copy_contig(Imp *m, int src, const char *name)
-{
-	Container *s = C(m, src);
-	Expr *shape[MAXDIM];
-	for (int i = 0; i < s->rank; i++)
-		shape[i] = s->shape[i];
-	int id = sdfg_add_container_x(m->g, name, s->dt, CK_TRANSIENT, s->rank, shape);
-	C(m, id)->origin = "";
-	LibNode *l = add_lib(m, LIB_ELEMWISE);
-	l->in[0] = src;
-	l->nin = 1;
-	l->out[0] = id;
-	l->nout = 1;
-	lib_set_int(m->g, l, "code", T_ASSIGN);
-	return id;
-}
-
-/* Strides for reshaping container c to shape[rank] without a copy, as
- * torch's computeStride does; 0 if impossible. */
-static int reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out)
-{
-	Container *s = C(m, c);
-	int64_t os[MAXDIM], ost[MAXDIM];
-	for (int i = 0; i < s->rank; i++) {
-		if (!ex_isint(s->shape[i], &os[i]) || !ex_isint(s->stride[i], &ost[i]))
-			return 0;
-	}
-	int64_t numel = 1;
-	for (int i = 0; i < s->rank; i++)
-		numel *= os[i];
-	int64_t ns[MAXDIM];
-	if (numel == 0) {
-		for (int i = 0; i < rank; i++)
-			out[i] = ex_int(m->g, 0);
-		return 1;
-	}
-	int view_d = rank - 1;
-	int64_t chunk_base_stride = s->rank ? ost[s->rank - 1] : 1;
-	int64_t tensor_numel = 1, view_numel = 1;
-	for (int tensor_d = s->rank - 1; tensor_d >= 0; tensor_d--) {
-		tensor_numel *= os[tensor_d];
-		if (tensor_d == 0 || (os[tensor_d - 1] != 1 && ost[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
-			while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
-				ns[view_d] = view_numel * chunk_base_stride;
-				view_numel *= shape[view_d];
-				view_d--;
-			}
-			if (view_numel != tensor_numel)
-				return 0;
-			if (tensor_d > 0) {
-				chunk_base_stride = ost[tensor_d - 1];
-				tensor_numel = 1;
-				view_numel = 1;
-			}
-		}
-	}
-	if (view_d != -1)
-		return 0;
-	for (int i = 0; i < rank; i++)
-		out[i] = ex_int(m->g, ns[i]);
-	return 1;
-}
-
-/* Is value `name` read by any node or returned? (Tensor arguments only.) */
-static int arg_mentions(const cJSON *arg, const char *name)
-{
-	if (!arg)
-		return 0;
-	if (cJSON_IsString(arg))
-		return 0;
-	if (cJSON_IsObject(arg)) {
-		const char *nm = json_str(json_get(arg, "name"));
-		if (nm && !strcmp(nm, name))
-			return 1;
-	}
-	for (cJSON *c = arg->child; c; c = c->next)
-		if (arg_mentions(c, name))
-			return 1;
-	return 0;
-}
-
-static int value_used(Imp *m, const char *name)
-{
-	cJSON *nodes = json_get(m->graph, "nodes");
-	for (int k = 0; k < json_len(nodes); k++) {
-		cJSON *ins = json_get(json_at(nodes, k), "inputs");
-		for (int i = 0; i < json_len(ins); i++)
-			if (arg_mentions(json_get(json_at(ins, i), "arg"), name))
-				return 1;
-	}
-	return arg_mentions(json_get(m->graph, "outputs"), name);
-}
-
-/* ---- lowerings ------------------------------------------------------------------- */
-
-typedef int (*LowerFn)(Imp *m, const cJSON *node);
-
-static int lower_view(Imp *m, const cJSON *node)
-{
-	int x = arg_tensor(m, "self");
-	const char *on = out_name(node, 0);
-	Meta mt;
-	if (x < 0 || !on || value_meta(m, on, &mt))
-		return -1;
-	Container *s = C(m, x);
-	Expr *st[MAXDIM];
-	Expr *off = s->offset;
-	int r = s->rank;
-	switch (m->info->param) {
-	case VW_ALIAS:
-		for (int i = 0; i < r; i++)
-			st[i] = s->stride[i];
-		break;
-	case VW_T:
-	case VW_TRANSPOSE:
-	case VW_PERMUTE: {
-		int perm[MAXDIM];
-		for (int i = 0; i < r; i++)
-			perm[i] = i;
-		if (m->info->param == VW_T) {
-			if (r == 2) {
-				perm[0] = 1;
-				perm[1] = 0;
-			}
-		} else if (m->info->param == VW_TRANSPOSE) {
-			int a = norm_dim(m, arg_int(m, "dim0", 0), r), b = norm_dim(m, arg_int(m, "dim1", 0), r);
-			if (a < 0 || b < 0)
-				return -1;
-			perm[a] = b;
-			perm[b] = a;
-		} else {
-			Val *d = arg(m, "dims");
-			if (d->n != r) {
-				node_error(m, "permute: %d dims for a rank-%d tensor", d->n, r);
-				return -1;
-			}
-			for (int i = 0; i < r; i++)
-				if ((perm[i] = norm_dim(m, d->is[i], r)) < 0)
-					return -1;
-		}
-		for (int i = 0; i < r; i++)
-			st[i] = s->stride[perm[i]];
-		break;
-	}
-	case VW_EXPAND: {
-		int lead = mt.rank - r;
-		for (int i = 0; i < mt.rank; i++) {
-			int j = i - lead;
-			if (j < 0)
-				st[i] = ex_int(m->g, 0);
-			else if (cdim(m, x, j) == mt.shape[i])
-				st[i] = s->stride[j];
-			else
-				st[i] = ex_int(m->g, 0);
-		}
-		break;
-	}
-	case VW_UNSQUEEZE:
-	case VW_SQUEEZE: {
-		/* Keep strides of the dims that remain; size-1 dims get stride 0. */
-		int j = 0;
-		for (int i = 0; i < mt.rank; i++) {
-			while (j < r && cdim(m, x, j) == 1 && mt.shape[i] != 1)
-				j++;
-			if (j < r && cdim(m, x, j) == mt.shape[i] && (mt.shape[i] != 1 || m->info->param == VW_SQUEEZE || 1)) {
-				if (mt.shape[i] == 1 && m->info->param == VW_UNSQUEEZE) {
-					st[i] = ex_int(m->g, 0);
-					/* the size-1 input dim may also match; consume it only
-					 * if counts require (rank grows by one) */
-					if (mt.rank - i <= r - j)
-						j++;
-				} else
-					st[i] = s->stride[j++];
-			} else
-				st[i] = ex_int(m->g, 0);
-		}
-		break;
-	}
-	case VW_SELECT: {
-		int d = norm_dim(m, arg_int(m, "dim", 0), r);
-		if (d < 0)
-			return -1;
-		int64_t idx = arg_int(m, "index", 0), n = cdim(m, x, d);
-		if (idx < 0)
-			idx += n;
-		if (idx < 0 || idx >= n) {
-			node_error(m, "select: index %lld out of range for size %lld", (long long)idx, (long long)n);
-			return -1;
-		}
-		off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], idx));
-		for (int i = 0, k = 0; i < r; i++)
-			if (i != d)
-				st[k++] = s->stride[i];
-		break;
-	}
-	case VW_SLICE: {
-		int d = norm_dim(m, arg_int(m, "dim", 0), r);
-		if (d < 0)
-			return -1;
-		int64_t n = cdim(m, x, d), step = arg_int(m, "step", 1);
-		Val *sv = arg(m, "start"), *ev = arg(m, "end");
-		int64_t start = sv->k == V_INT ? sv->i : 0, end = ev->k == V_INT ? ev->i : n;
-		if (step <= 0) {
-			node_error(m, "slice: step must be positive (got %lld)", (long long)step);
-			return -1;
-		}
-		if (start < 0)
-			start += n;
-		if (end < 0)
-			end += n;
-		start = start < 0 ? 0 : start > n ? n : start;
-		end = end < start ? start : end > n ? n : end;
-		off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], start));
-		for (int i = 0; i < r; i++)
-			st[i] = i == d ? ex_muli(m->g, s->stride[i], step) : s->stride[i];
-		break;
-	}
-	case VW_RESHAPE:
-	case VW_FLATTEN:
-	case VW_UNFLATTEN:
-		if (!reshape_strides(m, x, mt.rank, mt.shape, st)) {
-			x = copy_contig(m, x, arena_printf(m->a, "%s_contig", on));
-			s = C(m, x);
-			off = s->offset;
-			reshape_strides(m, x, mt.rank, mt.shape, st);
-		}
-		break;
-	}
-	make_view(m, on, x, mt.rank, mt.shape, st, off);
-	return 0;
-}
-
-static int lower_noop(Imp *m, const cJSON *node)
-{
-	(void)node;
-	int x = arg_tensor(m, "a");
-	Val *dt = arg(m, "dtype");
-	if (x >= 0 && dt->k == V_INT) {
-		int want = dtype_from_torch((int)dt->i);
-		if (want != (int)C(m, x)->dt) {
-			node_error(m, "_assert_tensor_metadata: value has dtype %s, the graph asserts %s",
-			           dtype_info[C(m, x)->dt].name, dtype_torch_name((int)dt->i));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int lower_dropout(Imp *m, const cJSON *node)
-{
-	if (arg_int(m, "train", 0)) {
-		node_error(m, "dropout in training mode; doccc compiles inference only (call model.eval() before export)");
-		return -1;
-	}
-	const char *on = out_name(node, 0);
-	int x = arg_tensor(m, "input");
-	if (!on || x < 0)
-		return -1;
-	Container *s = C(m, x);
-	Meta mt;
-	if (value_meta(m, on, &mt))
-		return -1;
-	Expr *st[MAXDIM];
-	for (int i = 0; i < s->rank; i++)
-		st[i] = s->stride[i];
-	make_view(m, on, x, mt.rank, mt.shape, st, s->offset);
-	return 0;
-}
-
-/* Elementwise: inputs are tensors or scalars ("scalarK" attrs). */
-static int elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
-{
-	int out = new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	LibNode *l = add_lib(m, LIB_ELEMWISE);
-	l->nin = n;
-	for (int i = 0; i < n; i++) {
-		Val *v = ops[i];
-		if (v->k == V_TENSOR)
-			l->in[i] = v->t;
-		else if (v->k == V_INT || v->k == V_FLOAT || v->k == V_BOOL) {
-			l->in[i] = -1;
-			lib_set_float(m->g, l, arena_printf(m->a, "scalar%d", i), v->k == V_FLOAT ? v->f : (double)v->i);
-		} else {
-			node_error(m, "operand %d of kind %d is not supported", i, v->k);
-			return -1;
-		}
-	}
-	l->out[0] = out;
-	l->nout = 1;
-	lib_set_int(m->g, l, "code", code);
-	return 0;
-}
-
-static int lower_unary(Imp *m, const cJSON *node)
-{
-	Val *x = &m->args[0];
-	TCode code = (TCode)m->info->param;
-	if (code == T_GELU) {
-		const char *ap = arg(m, "approximate")->s;
-		if (ap && !strcmp(ap, "tanh"))
-			code = T_GELU_TANH;
-		else if (ap && strcmp(ap, "none")) {
-			node_error(m, "gelu: unknown approximation '%s'", ap);
-			return -1;
-		}
-	}
-	return elemwise(m, node, code, 1, &x);
-}
-
-static int lower_clamp(Imp *m, const cJSON *node)
-{
-	double lo = -INFINITY, hi = INFINITY;
-	switch (m->info->param) {
-	case 0: lo = arg_num(m, "min_val", -1); hi = arg_num(m, "max_val", 1); break;
-	case 1: lo = 0; hi = 6; break;
-	case 2: lo = arg_num(m, "min", -INFINITY); hi = arg_num(m, "max", INFINITY); break;
-	case 3: lo = arg_num(m, "min", -INFINITY); break;
-	case 4: hi = arg_num(m, "max", INFINITY); break;
-	}
-	Val *x = &m->args[0];
-	if (elemwise(m, node, T_CLAMP, 1, &x))
-		return -1;
-	LibNode *l = m->g->root->kids[m->g->root->nkids - 1]->lib;
-	lib_set_float(m->g, l, "lo", lo);
-	lib_set_float(m->g, l, "hi", hi);
-	return 0;
-}
-
-static int lower_binary(Imp *m, const cJSON *node)
-{
-	Val *a = &m->args[0], *b = &m->args[1];
-	double alpha = 1;
-	for (int i = 0; i < m->info->nargs; i++)
-		if (!strcmp(m->info->args[i].name, "alpha"))
-			alpha = arg_num(m, "alpha", 1);
-	int rsub = !strcmp(m->info->target, "rsub.Scalar");
-	Val *ops[2] = {rsub ? b : a, rsub ? a : b};
-	if (elemwise(m, node, (TCode)m->info->param, 2, ops))
-		return -1;
-	LibNode *l = m->g->root->kids[m->g->root->nkids - 1]->lib;
-	if (alpha != 1) {
-		if (rsub)
-			lib_set_float(m->g, l, "alpha", alpha);   /* other - alpha*self: scales operand 1 */
-		else
-			lib_set_float(m->g, l, "alpha", alpha);
-	}
-	return 0;
-}
-
-static int lower_cast(Imp *m, const cJSON *node)
-{
-	int x = arg_tensor(m, "self");
-	const char *on = out_name(node, 0);
-	Meta mt;
-	if (x < 0 || !on || value_meta(m, on, &mt) || check_dtype(m, &mt, on))
-		return -1;
-	if (mt.dt == (int)C(m, x)->dt) {
-		Container *s = C(m, x);
-		Expr *st[MAXDIM];
-		for (int i = 0; i < s->rank; i++)
-			st[i] = s->stride[i];
-		make_view(m, on, x, mt.rank, mt.shape, st, s->offset);
-		return 0;
-	}
-	Val *v = &m->args[0];
-	return elemwise(m, node, T_CAST, 1, &v);
-}
-
-static int lower_conv(Imp *m, const cJSON *node)
-{
-	int x = arg_tensor(m, "input"), w = arg_tensor(m, "weight"), b = arg_tensor(m, "bias");
-	if (x < 0 || w < 0)
-		return -1;
-	if (m->info->param == 1 && arg_int(m, "transposed", 0)) {
-		node_error(m, "transposed convolution is not supported yet");
-		return -1;
-	}
-	int nd = C(m, x)->rank - 2;
-	if (nd < 1 || nd > 3 || C(m, w)->rank != nd + 2) {
-		node_error(m, "convolution of a rank-%d input is not supported (batched 1-d, 2-d or 3-d inputs only)", C(m, x)->rank);
-		return -1;
-	}
-	Val *st = arg(m, "stride"), *pd = arg(m, "padding"), *dl = arg(m, "dilation");
-	int64_t s[3], p[3], d[3];
-	for (int i = 0; i < nd; i++) {
-		s[i] = st->n > i ? st->is[i] : st->n ? st->is[0] : 1;
-		p[i] = pd->n > i ? pd->is[i] : pd->n ? pd->is[0] : 0;
-		d[i] = dl->n > i ? dl->is[i] : dl->n ? dl->is[0] : 1;
-	}
-	int out = new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	LibNode *l = add_lib(m, LIB_CONV);
-	l->in[0] = x;
-	l->in[1] = w;
-	l->in[2] = b;
-	l->nin = 3;
-	l->out[0] = out;
-	l->nout = 1;
-	lib_set_ints(m->g, l, "stride", s, nd);
-	lib_set_ints(m->g, l, "padding", p, nd);
-	lib_set_ints(m->g, l, "dilation", d, nd);
-	lib_set_int(m->g, l, "groups", arg_int(m, "groups", 1));
-	return 0;
-}
-
-/* Rank-2+ operand for a matrix product: 1-d vectors become [1,K] or [K,1]. */
-static int mat_operand(Imp *m, int c, int isleft)
-{
-	Container *s = C(m, c);
-	if (s->rank >= 2)
-		return c;
-	int64_t shape[2];
-	Expr *st[2];
-	if (isleft) {
-		shape[0] = 1, shape[1] = cdim(m, c, 0);
-		st[0] = ex_int(m->g, 0), st[1] = s->stride[0];
-	} else {
-		shape[0] = cdim(m, c, 0), shape[1] = 1;
-		st[0] = s->stride[0], st[1] = ex_int(m->g, 0);
-	}
-	Expr *sh[2] = {ex_int(m->g, shape[0]), ex_int(m->g, shape[1])};
-	int id = sdfg_add_view(m->g, arena_printf(m->a, "%s_mat", s->name), c, 2, sh, st, s->offset);
-	C(m, id)->origin = "";
-	return id;
-}
-
-/* GEMM whose result has the output's shape with the 1-d dims restored. */
-static int gemm(Imp *m, const cJSON *node, int a, int b, int bias, double alpha, double beta)
-{
-	const char *on = out_name(node, 0);
-	Meta mt;
-	if (!on || value_meta(m, on, &mt) || check_dtype(m, &mt, on))
-		return -1;
-	int ra = C(m, a)->rank, rb = C(m, b)->rank;
-	a = mat_operand(m, a, 1);
-	b = mat_operand(m, b, 0);
-	int out;
-	if (ra >= 2 && rb >= 2) {
-		out = new_out(m, node, 0);
-	} else {
-		/* Compute into [.., M, N] with the missing dim as 1, then view. */
-		int r = MAX(C(m, a)->rank, C(m, b)->rank);
-		int64_t full[MAXDIM];
-		int nb = r - 2;
-		for (int i = 0; i < nb; i++)
-			full[i] = mt.shape[i];
-		full[nb] = ra == 1 ? 1 : cdim(m, a, C(m, a)->rank - 2);
-		full[nb + 1] = rb == 1 ? 1 : cdim(m, b, C(m, b)->rank - 1);
-		int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_mm", on), (Dtype)mt.dt, CK_TRANSIENT, r, full);
-		C(m, id)->origin = "";
-		LibNode *l = add_lib(m, LIB_GEMM);
-		l->in[0] = a, l->in[1] = b, l->in[2] = bias, l->nin = 3;
-		l->out[0] = id, l->nout = 1;
-		lib_set_float(m->g, l, "alpha", alpha);
-		lib_set_float(m->g, l, "beta", beta);
-		Expr *st[MAXDIM];
-		Expr *sh[MAXDIM];
-		for (int i = 0; i < mt.rank; i++)
-			sh[i] = ex_int(m->g, mt.shape[i]);
-		reshape_strides(m, id, mt.rank, mt.shape, st);
-		int v = sdfg_add_view(m->g, on, id, mt.rank, sh, st, ex_int(m->g, 0));
-		C(m, v)->origin = arena_strdup(m->a, on);
-		val_bind(m, on, v);
-		return 0;
-	}
-	if (out < 0)
-		return -1;
-	LibNode *l = add_lib(m, LIB_GEMM);
-	l->in[0] = a, l->in[1] = b, l->in[2] = bias, l->nin = 3;
-	l->out[0] = out, l->nout = 1;
-	lib_set_float(m->g, l, "alpha", alpha);
-	lib_set_float(m->g, l, "beta", beta);
-	return 0;
-}
-
-static int lower_gemm(Imp *m, const cJSON *node)
-{
-	if (m->info->param == 1) {
-		int bias = arg_tensor(m, "self"), a = arg_tensor(m, "mat1"), b = arg_tensor(m, "mat2");
-		if (a < 0 || b < 0 || bias < 0)
-			return -1;
-		return gemm(m, node, a, b, bias, arg_num(m, "alpha", 1), arg_num(m, "beta", 1));
-	}
-	int a = arg_tensor(m, "self"), b = m->info->param == 2 ? arg_tensor(m, "other") : arg_tensor(m, "mat2");
-	if (a < 0 || b < 0)
-		return -1;
-	return gemm(m, node, a, b, -1, 1, 0);
-}
-
-static int lower_linear(Imp *m, const cJSON *node)
-{
-	int x = arg_tensor(m, "input"), w = arg_tensor(m, "weight"), b = arg_tensor(m, "bias");
-	if (x < 0 || w < 0)
-		return -1;
-	Container *ws = C(m, w);
-	if (ws->rank != 2) {
-		node_error(m, "linear: weight of rank %d (expected 2)", ws->rank);
-		return -1;
-	}
-	/* weight^T as a view: [K, N] */
-	Expr *sh[2] = {ws->shape[1], ws->shape[0]}, *st[2] = {ws->stride[1], ws->stride[0]};
-	int wt = sdfg_add_view(m->g, arena_printf(m->a, "%s_t", ws->name), w, 2, sh, st, ws->offset);
-	C(m, wt)->origin = "";
-	return gemm(m, node, x, wt, b, 1, b >= 0 ? 1 : 0);
-}
-
-static int lower_batchnorm(Imp *m, const cJSON *node)
-{
-	if (m->info->param == 0 && arg_int(m, "training", 0)) {
-		node_error(m, "batch_norm in training mode; doccc compiles inference only (call model.eval() before export)");
-		return -1;
-	}
-	int x = arg_tensor(m, "input"), w = arg_tensor(m, "weight"), b = arg_tensor(m, "bias");
-	int rm = arg_tensor(m, "running_mean"), rv = arg_tensor(m, "running_var");
-	if (x < 0 || rm < 0 || rv < 0) {
-		node_error(m, "batch_norm without running statistics is not supported");
-		return -1;
-	}
-	int out = new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	LibNode *l = add_lib(m, LIB_BATCHNORM);
-	l->in[0] = x, l->in[1] = w, l->in[2] = b, l->in[3] = rm, l->in[4] = rv, l->nin = 5;
-	l->out[0] = out, l->nout = 1;
-	lib_set_float(m->g, l, "eps", arg_num(m, "eps", 1e-5));
-	return 0;
-}
-
-static int lower_pool(Imp *m, const cJSON *node)
-{
-	int x = arg_tensor(m, "self");
-	if (x < 0)
-		return -1;
-	if (C(m, x)->rank != 4 && C(m, x)->rank != 3) {
-		node_error(m, "2-d pooling of a rank-%d tensor is not supported", C(m, x)->rank);
-		return -1;
-	}
-	if (m->info->param == PL_MAX && m->info->nrets == 2) {
-		const char *idx = out_name(node, 1);
-		if (idx && value_used(m, idx)) {
-			node_error(m, "the indices output of max_pool2d_with_indices is used; doccc computes only the values");
-			return -1;
-		}
-	}
-	int out = new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	LibNode *l = add_lib(m, LIB_POOL);
-	l->in[0] = x, l->nin = 1;
-	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "mode", m->info->param);
-	if (m->info->param == PL_ADAPTIVE)
-		return 0;
-	Val *k = arg(m, "kernel_size"), *s = arg(m, "stride"), *p = arg(m, "padding");
-	int64_t kk[2] = {k->is[0], k->n > 1 ? k->is[1] : k->is[0]};
-	int64_t ss[2] = {kk[0], kk[1]}, pp[2] = {0, 0}, dd[2] = {1, 1};
-	if (s->k == V_INTS && s->n > 0)
-		ss[0] = s->is[0], ss[1] = s->n > 1 ? s->is[1] : s->is[0];
-	if (p->k == V_INTS && p->n > 0)
-		pp[0] = p->is[0], pp[1] = p->n > 1 ? p->is[1] : p->is[0];
-	if (m->info->param == PL_MAX) {
-		Val *d = arg(m, "dilation");
-		if (d->k == V_INTS && d->n > 0)
-			dd[0] = d->is[0], dd[1] = d->n > 1 ? d->is[1] : d->is[0];
-	} else {
-		lib_set_int(m->g, l, "count_include_pad", arg_int(m, "count_include_pad", 1));
-		lib_set_int(m->g, l, "divisor", arg_int(m, "divisor_override", 0));
-	}
-	lib_set_ints(m->g, l, "kernel", kk, 2);
-	lib_set_ints(m->g, l, "stride", ss, 2);
-	lib_set_ints(m->g, l, "padding", pp, 2);
-	lib_set_ints(m->g, l, "dilation", dd, 2);
-	lib_set_int(m->g, l, "ceil_mode", arg_int(m, "ceil_mode", 0));
-	return 0;
-}
-
-static int lower_reduce(Imp *m, const cJSON *node)
-{
-	int x = arg_tensor(m, "self");
-	if (x < 0)
-		return -1;
-	int r = C(m, x)->rank;
-	int64_t dims[MAXDIM];
-	int nd = 0;
-	Val *d = NULL;
-	for (int i = 0; i < m->info->nargs; i++)
-		if (!strcmp(m->info->args[i].name, "dim"))
-			d = &m->args[i];
-	if (d && d->k == V_INTS && d->n > 0) {
-		for (int i = 0; i < d->n; i++) {
-			int k = norm_dim(m, d->is[i], r);
-			if (k < 0)
-				return -1;
-			dims[nd++] = k;
-		}
-	} else
-		for (int i = 0; i < r; i++)
-			dims[nd++] = i;
-	int out = new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	LibNode *l = add_lib(m, LIB_REDUCE);
-	l->in[0] = x, l->nin = 1;
-	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "mode", m->info->param);
-	lib_set_ints(m->g, l, "dims", dims, nd);
-	return 0;
-}
-
-static int lower_softmax(Imp *m, const cJSON *node)
-{
-	int x = arg_tensor(m, "self");
-	if (x < 0)
-		return -1;
-	int d = norm_dim(m, arg_int(m, "dim", -1), C(m, x)->rank);
-	if (d < 0)
-		return -1;
-	int out = new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	LibNode *l = add_lib(m, LIB_SOFTMAX);
-	l->in[0] = x, l->nin = 1;
-	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "dim", d);
-	lib_set_int(m->g, l, "log", m->info->param);
-	return 0;
-}
-
-static int lower_cat(Imp *m, const cJSON *node)
-{
-	Val *ts = arg(m, "tensors");
-	if (ts->k != V_TENSORS || ts->n < 1 || ts->n > 8) {
-		node_error(m, "cat of %d tensors is not supported (1 to 8)", ts->n);
-		return -1;
-	}
-	int out = new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	int d = norm_dim(m, arg_int(m, "dim", 0), C(m, out)->rank);
-	if (d < 0)
-		return -1;
-	LibNode *l = add_lib(m, LIB_CAT);
-	l->nin = 0;
-	for (int i = 0; i < ts->n; i++)
-		if (ts->ts[i] >= 0 && sdfg_numel(m->g, ts->ts[i]) != 0)
-			l->in[l->nin++] = ts->ts[i];
-	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "dim", d);
-	return 0;
-}
-
-static const LowerFn lowerings[NLOWERINGS] = {
-	[LW_unary] = lower_unary, [LW_binary] = lower_binary, [LW_view] = lower_view,
-	[LW_noop] = lower_noop, [LW_cast] = lower_cast, [LW_conv] = lower_conv,
-	[LW_linear] = lower_linear, [LW_gemm] = lower_gemm, [LW_batchnorm] = lower_batchnorm,
-	[LW_pool] = lower_pool, [LW_reduce] = lower_reduce, [LW_softmax] = lower_softmax,
-	[LW_cat] = lower_cat, [LW_clamp] = lower_clamp, [LW_dropout] = lower_dropout,
-};
-
-/* ---- graph, signature ------------------------------------------------------------ */
 
 static int import_inputs(Imp *m)
 {
@@ -1378,7 +595,7 @@ static int import_inputs(Imp *m)
 				continue;
 			}
 			const char *nm = json_str(json_get(t, "name"));
-			int id = nm ? new_value(m, nm, CK_INPUT) : -1;
+			int id = nm ? lw_new_value(m, nm, CK_INPUT) : -1;
 			if (id < 0) {
 				bad = 1;
 				continue;
@@ -1412,12 +629,12 @@ static int import_inputs(Imp *m)
 			continue;
 		}
 		Meta mt;
-		if (value_meta(m, nm, &mt) || check_dtype(m, &mt, nm)) {
+		if (lw_meta(m, nm, &mt) || lw_check_dtype(m, &mt, nm)) {
 			bad = 1;
 			continue;
 		}
 		const void *data = load_weight(m, fqn, isconst, &mt, nm);
-		int id = data ? new_value(m, nm, CK_CONST) : -1;
+		int id = data ? lw_new_value(m, nm, CK_CONST) : -1;
 		if (id < 0) {
 			bad = 1;
 			continue;
@@ -1452,7 +669,7 @@ static int import_outputs(Imp *m)
 			bad = 1;
 			continue;
 		}
-		int c = val_lookup(m, nm);
+		int c = lw_lookup(m, nm);
 		if (c < 0) {
 			diag_error(m->path, "output_specs[%d]: output '%s' was not computed", i, nm);
 			bad = 1;
@@ -1467,7 +684,7 @@ static int import_outputs(Imp *m)
 			/* An input, weight, view or repeated output: copy it out. */
 			m->nodename = nm;
 			m->nodei = -1;
-			int o = copy_contig(m, c, arena_printf(m->a, "%s_out", nm));
+			int o = lw_copy(m, c, arena_printf(m->a, "%s_out", nm));
 			sdfg_c(m->g, o)->kind = CK_OUTPUT;
 			sdfg_c(m->g, o)->io = k;
 			sdfg_c(m->g, o)->origin = arena_strdup(m->a, nm);
@@ -1517,8 +734,8 @@ static int check_signature(Imp *m)
  * see the result. Rebinding the name makes the graph functional. */
 static void rebind_mutated(Imp *m, const cJSON *node)
 {
-	const char *on = out_name(node, 0);
-	int out = on ? val_lookup(m, on) : -1;
+	const char *on = lw_out_name(node, 0);
+	int out = on ? lw_lookup(m, on) : -1;
 	if (out < 0)
 		return;
 	cJSON *ins = json_get(node, "inputs");
@@ -1531,7 +748,7 @@ static void rebind_mutated(Imp *m, const cJSON *node)
 			const char *tag = json_union_tag(json_get(na, "arg"), &t);
 			const char *vn = tag && !strcmp(tag, "as_tensor") ? json_str(json_get(t, "name")) : NULL;
 			if (vn)
-				val_bind(m, vn, out);
+				lw_bind(m, vn, out);
 		}
 	}
 }
@@ -1542,14 +759,14 @@ static void bind_placeholders(Imp *m, const cJSON *node)
 {
 	cJSON *outs = json_get(node, "outputs");
 	for (int k = 0; k < json_len(outs); k++) {
-		const char *on = out_name(node, k);
+		const char *on = lw_out_name(node, k);
 		Meta mt;
-		if (!on || val_lookup(m, on) >= 0 || value_meta(m, on, &mt))
+		if (!on || lw_lookup(m, on) >= 0 || lw_meta(m, on, &mt))
 			continue;
 		int64_t one = 1;
 		int ok = mt.dt >= 0;
 		int id = sdfg_add_container(m->g, on, ok ? (Dtype)mt.dt : DT_F32, CK_TRANSIENT, ok ? mt.rank : 1, ok ? mt.shape : &one);
-		val_bind(m, on, id);
+		lw_bind(m, on, id);
 	}
 }
 
@@ -1563,27 +780,27 @@ static int import_nodes(Imp *m)
 		m->nodei = i;
 		m->nodename = json_str(json_get(node, "name"));
 		if (!m->nodename)
-			m->nodename = out_name(node, 0);
+			m->nodename = lw_out_name(node, 0);
 		m->nodename = arena_strdup(m->a, m->nodename ? m->nodename : "?");
 		m->trace = first_trace_line(m, json_str(json_get(json_get(node, "metadata"), "stack_trace")));
 		m->failed = 0;
 		if (!target) {
-			node_error(m, "node has no target");
+			lw_error(m, "node has no target");
 			bad = 1;
 			continue;
 		}
 		/* Every unsupported dtype among the outputs. */
 		for (int k = 0; k < json_len(json_get(node, "outputs")); k++) {
-			const char *on = out_name(node, k);
+			const char *on = lw_out_name(node, k);
 			Meta mt;
-			if (on && value_meta(m, on, &mt) == 0 && mt.dt < 0 && !strstr(on, "_unused_"))
-				node_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt.st), on);
+			if (on && lw_meta(m, on, &mt) == 0 && mt.dt < 0 && !strstr(on, "_unused_"))
+				lw_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt.st), on);
 		}
 		const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : NULL;
 		m->info = ov ? aten_find(ov) : NULL;
 		if (!m->info)
-			node_error(m, "unsupported operator '%s'", ov ? arena_printf(m->a, "aten.%s", ov) : target);
-		if (m->info && !m->failed && bind_args(m, node) == 0 && lowerings[m->info->lowering](m, node) == 0 && !m->failed) {
+			lw_error(m, "unsupported operator '%s'", ov ? arena_printf(m->a, "aten.%s", ov) : target);
+		if (m->info && !m->failed && bind_args(m, node) == 0 && m->info->lower(m, node) == 0 && !m->failed) {
 			rebind_mutated(m, node);
 		} else {
 			/* keep going: report every problem of the graph */

@@ -13,28 +13,22 @@
 #include <string.h>
 
 #include "ir.h"
+#include "lower/lower.h"
 
 static const char *const lib_names[] = {
-#define X(e, n, d) n,
+#define X(e, n, f, d) n,
 	LIB_OPS(X)
 #undef X
 };
 static const char *const lib_docs[] = {
-#define X(e, n, d) d,
+#define X(e, n, f, d) d,
 	LIB_OPS(X)
 #undef X
 };
 _Static_assert(COUNTOF(lib_names) == NLIBOPS, "LIB_OPS names out of step");
 
-static const char *const lowering_names[] = {
-#define X(n) #n,
-	LOWERINGS(X)
-#undef X
-};
-_Static_assert(COUNTOF(lowering_names) == NLOWERINGS, "LOWERINGS out of step");
-
 static AtenInfo aten_table[] = {
-#define X(e, t, l, p, s) {t, s, LW_##l, p, {{0}}, -1, 0},
+#define X(e, t, l, p, s) {t, s, #l, lower_##l, p, {{0}}, -1, 0},
 	ATEN_OPS(X)
 #undef X
 };
@@ -48,11 +42,6 @@ const char *op_name(int op)
 const char *op_doc(int op)
 {
 	return op >= 0 && op < NLIBOPS ? lib_docs[op] : "?";
-}
-
-const char *lowering_name(int lw)
-{
-	return lw >= 0 && lw < NLOWERINGS ? lowering_names[lw] : "?";
 }
 
 /* Static storage for parsed names and defaults: schemas are few and short. */

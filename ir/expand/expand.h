@@ -1,6 +1,6 @@
 /*
- * expand.h - shared by the two files of the expansion pass (expand.c,
- * expand_gemm.c): loop-building helpers and the tiled kernels' entry points.
+ * expand.h - shared by the expansion pass (ir/passes/expand.c) and the
+ * expansions (ir/expand/): loop-building helpers and the entry points.
  */
 #ifndef DOCCC_EXPAND_H
 #define DOCCC_EXPAND_H
@@ -21,7 +21,9 @@ Operand xp_bcast(Sdfg *g, int in, int out, const int *vars);
 Memlet xp_memlet(int data, int rank, Expr *const *idx);
 int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape, Node *owner);
 
-int xp_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);
-int xp_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);
+/* The expansions, one per LIB_OPS row (ir/expand/). */
+#define X(e, n, f, d) int expand_##f(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);
+LIB_OPS(X)
+#undef X
 
 #endif

@@ -1,6 +1,5 @@
 /*
- * expand_gemm.c - expansion of convolution and GEMM library nodes (part of
- * the expand pass).
+ * gemm.c - expansion of convolution and GEMM library nodes.
  *
  * Both become the same register-blocked micro-kernel when the weights are
  * constant float32: an accumulator tile acc[TM][TN] (a local container, kept
@@ -24,7 +23,6 @@
  */
 #include <string.h>
 
-#include "../ir.h"
 #include "expand.h"
 
 /* Index of `in` broadcast against an output of rank r indexed by oidx. */
@@ -142,7 +140,7 @@ static int64_t conv_w_at(void *ctx, int gi, int64_t k, int64_t n)
 
 static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label);
 
-int xp_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
 	Container *x = sdfg_c(g, in);
@@ -365,7 +363,7 @@ static int gemm_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	return 0;
 }
 
-int xp_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int A = l->in[0], B = l->in[1], out = l->out[0];
 	Container *o = sdfg_c(g, out), *a = sdfg_c(g, A);

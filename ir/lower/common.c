@@ -1,0 +1,195 @@
+/*
+ * common.c - building blocks shared by the lowerings: argument accessors
+ * live in import.c; here are containers, views, library nodes and the
+ * elementwise node every family uses.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower.h"
+
+Container *lw_c(Imp *m, int id)
+{
+	return sdfg_c(m->g, id);
+}
+
+int64_t lw_dim(Imp *m, int id, int d)
+{
+	int64_t v = 0;
+	ex_isint(lw_c(m, id)->shape[d], &v);
+	return v;
+}
+
+LibNode *lw_lib(Imp *m, int op)
+{
+	Node *b = sdfg_libblock(m->g, m->nodename, op);
+	sdfg_append(m->g, m->g->root, b);
+	return b->lib;
+}
+
+/* Output k of the current node: a new transient with the recorded metadata;
+ * -1 (and bound to nothing) for an as_none output. */
+const char *lw_out_name(const cJSON *node, int k)
+{
+	cJSON *o = json_at(json_get(node, "outputs"), k), *x;
+	const char *tag = json_union_tag(o, &x);
+	if (!tag || strcmp(tag, "as_tensor"))
+		return NULL;
+	return json_str(json_get(x, "name"));
+}
+
+int lw_new_out(Imp *m, const cJSON *node, int k)
+{
+	const char *nm = lw_out_name(node, k);
+	if (!nm)
+		return -1;
+	return lw_new_value(m, nm, CK_TRANSIENT);
+}
+
+int lw_norm_dim(Imp *m, int64_t d, int rank)
+{
+	if (d < 0)
+		d += rank;
+	if (d < 0 || d >= (rank ? rank : 1)) {
+		lw_error(m, "dimension %lld out of range for rank %d", (long long)d, rank);
+		return -1;
+	}
+	return (int)d;
+}
+
+/* A view of container src with explicit shape/strides/offset (root units). */
+int lw_view(Imp *m, const char *name, int src, int rank, const int64_t *shape, Expr **stride, Expr *offset)
+{
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < rank; i++)
+		sh[i] = ex_int(m->g, shape[i]);
+	int id = sdfg_add_view(m->g, name, src, rank, sh, stride, offset);
+	lw_c(m, id)->origin = arena_strdup(m->a, name);
+	lw_bind(m, name, id);
+	return id;
+}
+
+/* A contiguous copy of src (materializes a view). */
+int lw_copy(Imp *m, int src, const char *name)
+{
+	Container *s = lw_c(m, src);
+	Expr *shape[MAXDIM];
+	for (int i = 0; i < s->rank; i++)
+		shape[i] = s->shape[i];
+	int id = sdfg_add_container_x(m->g, name, s->dt, CK_TRANSIENT, s->rank, shape);
+	lw_c(m, id)->origin = "";
+	LibNode *l = lw_lib(m, LIB_ELEMWISE);
+	l->in[0] = src;
+	l->nin = 1;
+	l->out[0] = id;
+	l->nout = 1;
+	lib_set_int(m->g, l, "code", T_ASSIGN);
+	return id;
+}
+
+/* Strides for reshaping container c to shape[rank] without a copy, as
+ * torch's computeStride does; 0 if impossible. */
+int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out)
+{
+	Container *s = lw_c(m, c);
+	int64_t os[MAXDIM], ost[MAXDIM];
+	for (int i = 0; i < s->rank; i++) {
+		if (!ex_isint(s->shape[i], &os[i]) || !ex_isint(s->stride[i], &ost[i]))
+			return 0;
+	}
+	int64_t numel = 1;
+	for (int i = 0; i < s->rank; i++)
+		numel *= os[i];
+	int64_t ns[MAXDIM];
+	if (numel == 0) {
+		for (int i = 0; i < rank; i++)
+			out[i] = ex_int(m->g, 0);
+		return 1;
+	}
+	int view_d = rank - 1;
+	int64_t chunk_base_stride = s->rank ? ost[s->rank - 1] : 1;
+	int64_t tensor_numel = 1, view_numel = 1;
+	for (int tensor_d = s->rank - 1; tensor_d >= 0; tensor_d--) {
+		tensor_numel *= os[tensor_d];
+		if (tensor_d == 0 || (os[tensor_d - 1] != 1 && ost[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+			while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+				ns[view_d] = view_numel * chunk_base_stride;
+				view_numel *= shape[view_d];
+				view_d--;
+			}
+			if (view_numel != tensor_numel)
+				return 0;
+			if (tensor_d > 0) {
+				chunk_base_stride = ost[tensor_d - 1];
+				tensor_numel = 1;
+				view_numel = 1;
+			}
+		}
+	}
+	if (view_d != -1)
+		return 0;
+	for (int i = 0; i < rank; i++)
+		out[i] = ex_int(m->g, ns[i]);
+	return 1;
+}
+
+/* Is value `name` read by any node or returned? (Tensor arguments only.) */
+static int arg_mentions(const cJSON *arg, const char *name)
+{
+	if (!arg)
+		return 0;
+	if (cJSON_IsString(arg))
+		return 0;
+	if (cJSON_IsObject(arg)) {
+		const char *nm = json_str(json_get(arg, "name"));
+		if (nm && !strcmp(nm, name))
+			return 1;
+	}
+	for (cJSON *c = arg->child; c; c = c->next)
+		if (arg_mentions(c, name))
+			return 1;
+	return 0;
+}
+
+int lw_value_used(Imp *m, const char *name)
+{
+	cJSON *nodes = json_get(m->graph, "nodes");
+	for (int k = 0; k < json_len(nodes); k++) {
+		cJSON *ins = json_get(json_at(nodes, k), "inputs");
+		for (int i = 0; i < json_len(ins); i++)
+			if (arg_mentions(json_get(json_at(ins, i), "arg"), name))
+				return 1;
+	}
+	return arg_mentions(json_get(m->graph, "outputs"), name);
+}
+
+/* ---- lowerings ------------------------------------------------------------------- */
+
+/* Elementwise: inputs are tensors or scalars ("scalarK" attrs). */
+int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
+{
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_ELEMWISE);
+	l->nin = n;
+	for (int i = 0; i < n; i++) {
+		Val *v = ops[i];
+		if (v->k == V_TENSOR)
+			l->in[i] = v->t;
+		else if (v->k == V_INT || v->k == V_FLOAT || v->k == V_BOOL) {
+			l->in[i] = -1;
+			lib_set_float(m->g, l, arena_printf(m->a, "scalar%d", i), v->k == V_FLOAT ? v->f : (double)v->i);
+		} else {
+			lw_error(m, "operand %d of kind %d is not supported", i, v->k);
+			return -1;
+		}
+	}
+	l->out[0] = out;
+	l->nout = 1;
+	lib_set_int(m->g, l, "code", code);
+	return 0;
+}
+
+

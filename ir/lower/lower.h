@@ -1,0 +1,107 @@
+/*
+ * lower.h - shared by the importer (ir/import.c) and the lowerings
+ * (ir/lower/): the importer's state, bound argument values, and the
+ * helpers every lowering uses.
+ *
+ * A lowering turns one ATen node, whose arguments are already bound
+ * against its schema (m->args, in schema order, defaults filled in), into
+ * library nodes appended to the root sequence, or into views. It names
+ * its problems with lw_error (file, node, first stack-trace line) and
+ * returns -1; the importer then goes on with the next node so that every
+ * problem of the graph is reported in one run.
+ */
+#ifndef DOCCC_LOWER_H
+#define DOCCC_LOWER_H
+
+#include <cJSON.h>
+
+#include "../ir.h"
+
+typedef enum { V_ABSENT, V_NONE, V_TENSOR, V_TENSORS, V_INT, V_INTS, V_FLOAT, V_FLOATS, V_BOOL, V_STR } VKind;
+typedef struct {
+	VKind k;
+	int t;              /* V_TENSOR: container id */
+	int *ts;            /* V_TENSORS */
+	int n;              /* list length */
+	int64_t i;          /* V_INT, V_BOOL */
+	int64_t *is;        /* V_INTS */
+	double f;           /* V_FLOAT */
+	double *fs;         /* V_FLOATS */
+	const char *s;      /* V_STR */
+} Val;
+
+typedef struct {
+	const char *name;
+	int id;
+} ValueEnt;
+
+typedef struct Imp {
+	Arena *a;
+	Sdfg *g;
+	const char *path;          /* for messages */
+	cJSON *ep, *graph, *tvals;
+	/* weights */
+	Pt2 *zip;
+	char *dir;                 /* extracted archive root ("…/"), or NULL */
+	cJSON *wcfg, *ccfg;        /* weights / constants configs */
+	Safetensors st;
+	int have_st;
+	const char *stpath;
+	/* storage cache (path -> bytes) */
+	struct { char *key; void *data; size_t len; } *stor;
+	int nstor, capstor;
+	/* value name -> container */
+	ValueEnt *vals;
+	int nvals, capvals;
+	/* current node, for messages */
+	int nodei;
+	const char *nodename;
+	const char *trace;
+	const AtenInfo *info;
+	Val args[16];
+	int failed;
+} Imp;
+
+/* ---- messages ----------------------------------------------------------------- */
+
+typedef struct {
+	int dt;            /* Dtype or -1 */
+	int st;            /* export ScalarType number */
+	int rank;
+	int64_t shape[MAXDIM];
+	int64_t stride[MAXDIM];
+	int64_t offset;
+	int dynamic;
+} Meta;
+
+/* import.c: values, metadata, messages, bound arguments */
+void lw_error(Imp *m, const char *fmt, ...) PRINTF_LIKE(2, 3);
+int lw_lookup(Imp *m, const char *name);
+void lw_bind(Imp *m, const char *name, int id);
+int lw_meta(Imp *m, const char *name, Meta *o);
+int lw_check_dtype(Imp *m, const Meta *mt, const char *name);
+int lw_new_value(Imp *m, const char *name, CKind k);
+Val *lw_arg(Imp *m, const char *name);
+int lw_tensor(Imp *m, const char *name);
+double lw_num(Imp *m, const char *name, double dflt);
+int64_t lw_int(Imp *m, const char *name, int64_t dflt);
+
+/* common.c: building blocks of lowerings */
+Container *lw_c(Imp *m, int id);
+int64_t lw_dim(Imp *m, int id, int d);
+LibNode *lw_lib(Imp *m, int op);
+const char *lw_out_name(const cJSON *node, int k);
+int lw_new_out(Imp *m, const cJSON *node, int k);
+int lw_norm_dim(Imp *m, int64_t d, int rank);
+int lw_view(Imp *m, const char *name, int src, int rank, const int64_t *shape, Expr **stride, Expr *offset);
+int lw_copy(Imp *m, int src, const char *name);
+int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out);
+int lw_value_used(Imp *m, const char *name);
+int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops);
+
+/* The lowerings named in the op tables (ops_*.h). */
+#define X(e, t, l, p, s) int lower_##l(Imp *m, const cJSON *node);
+ATEN_OPS(X)
+#undef X
+
+#endif
