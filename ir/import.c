@@ -219,7 +219,10 @@ static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta 
 			           fqn, t->dtype, t->rank, dtype_info[want->dt].name, placeholder);
 			return NULL;
 		}
-		return t->data;
+		/* copied: the file is closed when import ends */
+		void *copy = arena_alloc_aligned(m->a, t->nbytes ? t->nbytes : 1, 64);
+		memcpy(copy, t->data, t->nbytes);
+		return copy;
 	}
 	if (!m->zip && !m->dir) {
 		diag_error(m->path, "the program needs weights (first: '%s' for graph input '%s'); pass --weights FILE.safetensors "
@@ -952,6 +955,7 @@ out:
 		json_free(m->ccfg);
 	if (m->zip)
 		pt2_close(m->zip);
-	/* safetensors data is referenced by constants: kept until exit */
+	if (m->have_st)
+		st_close(&m->st);
 	return g;
 }
