@@ -80,14 +80,18 @@ static void list_options(void)
 
 static void list_ops(void)
 {
-	printf("# ATen overload -> lowering (library node kinds: ");
+	printf("# supported ATen overloads: overload, lowering, schema (library node kinds:");
 	for (int i = 0; i < NLIBOPS; i++)
-		printf("%s%s", i ? ", " : "", op_name(i));
+		printf(" %s", op_name(i));
 	printf(")\n");
 	for (int i = 0; i < NATENOPS; i++) {
 		const AtenInfo *a = aten_info(i);
 		printf("%-48s %-10s %s\n", a->target, a->lowering, a->schema);
 	}
+	printf("# known and not supported: overload, reason\n");
+	const char *why, *t;
+	for (int i = 0; (t = aten_unsupported_row(i, &why)); i++)
+		printf("%-48s unsupported  %s\n", t, why);
 }
 
 /* DOCC_REUSE_BINARIES: builds are cached under $DOCC_TMP/doccc-cache/KEY/,

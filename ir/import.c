@@ -801,8 +801,11 @@ static int import_nodes(Imp *m)
 		}
 		const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : NULL;
 		m->info = ov ? aten_find(ov) : NULL;
-		if (!m->info)
-			lw_error(m, "unsupported operator '%s'", ov ? arena_printf(m->a, "aten.%s", ov) : target);
+		if (!m->info) {
+			const char *why = ov ? aten_unsupported(ov) : NULL;
+			lw_error(m, "unsupported operator '%s'%s%s", ov ? arena_printf(m->a, "aten.%s", ov) : target, why ? ": " : "",
+			         why ? why : "");
+		}
 		if (m->info && !m->failed && bind_args(m, node) == 0 && m->info->lower(m, node) == 0 && !m->failed) {
 			rebind_mutated(m, node);
 		} else {

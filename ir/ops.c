@@ -196,3 +196,25 @@ const AtenInfo *aten_find(const char *target)
 			return aten_info(i);
 	return NULL;
 }
+
+static const char *const unsupported[][2] = {
+#define X(t, r) {t, r},
+	UNSUPPORTED_OPS(X)
+#undef X
+};
+
+const char *aten_unsupported(const char *target)
+{
+	for (size_t i = 0; i < COUNTOF(unsupported); i++)
+		if (!strcmp(unsupported[i][0], target))
+			return unsupported[i][1];
+	return NULL;
+}
+
+const char *aten_unsupported_row(int i, const char **reason)
+{
+	if (i < 0 || (size_t)i >= COUNTOF(unsupported))
+		return NULL;
+	*reason = unsupported[i][1];
+	return unsupported[i][0];
+}

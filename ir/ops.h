@@ -21,6 +21,7 @@
 #include "ops_elem.h"
 #include "ops_nn.h"
 #include "ops_shape.h"
+#include "ops_unsupported.h"
 
 #define LIB_OPS(X) LIB_OPS_ELEM(X) LIB_OPS_SHAPE(X) LIB_OPS_NN(X)
 #define ATEN_OPS(X) ATEN_OPS_ELEM(X) ATEN_OPS_SHAPE(X) ATEN_OPS_NN(X)
@@ -80,5 +81,9 @@ typedef struct {
 /* The table entry for an overload name ("conv2d.default"), or NULL. */
 const AtenInfo *aten_find(const char *target);
 const AtenInfo *aten_info(int aop);
+/* Why an overload doccc knows is not compiled (UNSUPPORTED_OPS), or NULL. */
+const char *aten_unsupported(const char *target);
+/* The i-th UNSUPPORTED_OPS row (NULL past the end), for --list-ops. */
+const char *aten_unsupported_row(int i, const char **reason);
 
 #endif

@@ -1,0 +1,132 @@
+"""Per-op test harness: many small cases compiled as one program.
+
+    check_cases(tmp, group, cases, targets=CPU_TARGETS, irs=IRS)
+
+A case is Case(label, fn, inputs, rtol=None, atol=None): fn(*inputs) returns a
+tensor or a tuple of tensors; inputs are tensors (any dtype doccc supports,
+non-contiguous ones are made contiguous: a graph input is always contiguous;
+test non-contiguity inside fn with permute/slicing) or python scalars baked
+into fn. All cases of a group become ONE nn.Module whose forward takes every
+case's inputs and returns every case's outputs, so a group costs one export
+per IR level and one compile per target (compile time is what bounds the
+suite). doccc's messages name the failing node, which names the op.
+
+Comparison with eager PyTorch, per output dtype:
+  float32   rtol 1e-4, atol 1e-5 (docc's tolerance)
+  float64   rtol 1e-7, atol 1e-9
+  float16   rtol 1e-3, atol 1e-5 (torch.testing's defaults for half)
+  bfloat16  rtol 1.6e-2, atol 1e-5 (torch.testing's defaults)
+  integers, bool: exact
+A case may set its own rtol/atol only with a comment saying why (e.g. an
+op whose PyTorch kernel itself differs by ulps across implementations).
+bfloat16 crosses `doccc run` as uint16 bit patterns (numpy has no bfloat16).
+"""
+
+import dataclasses
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from conftest import CPU_TARGETS, IRS, compile_model, fmt_result, require, run_lib  # noqa: E402
+
+TOL = {
+    "torch.float32": (1e-4, 1e-5),
+    "torch.float64": (1e-7, 1e-9),
+    "torch.float16": (1e-3, 1e-5),
+    "torch.bfloat16": (1.6e-2, 1e-5),
+}
+
+
+@dataclasses.dataclass
+class Case:
+    label: str
+    fn: object
+    inputs: tuple
+    rtol: float = None
+    atol: float = None
+
+
+def _to_numpy(t):
+    torch = require("torch")
+    t = t.detach().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view("<u2")
+    return t.numpy()
+
+
+def _from_numpy(a, like):
+    torch = require("torch")
+    if like.dtype == torch.bfloat16:
+        return torch.from_numpy(a.view("<i2").copy()).view(torch.bfloat16)
+    return torch.from_numpy(a.copy())
+
+
+def _module(cases):
+    torch = require("torch")
+
+    class Group(torch.nn.Module):
+        def forward(self, *xs):
+            outs = []
+            k = 0
+            for c in cases:
+                n = len(c.inputs)
+                r = c.fn(*xs[k:k + n])
+                k += n
+                outs += list(r) if isinstance(r, (tuple, list)) else [r]
+            return tuple(outs)
+
+    return Group()
+
+
+def _compare(label, got, ref, rtol, atol):
+    torch = require("torch")
+    assert tuple(got.shape) == tuple(ref.shape), f"{label}: shape {tuple(got.shape)}, eager {tuple(ref.shape)}"
+    assert got.dtype == ref.dtype, f"{label}: dtype {got.dtype}, eager {ref.dtype}"
+    if ref.dtype.is_floating_point:
+        r, a = TOL[str(ref.dtype)]
+        torch.testing.assert_close(got, ref, rtol=rtol if rtol is not None else r,
+                                   atol=atol if atol is not None else a, equal_nan=True,
+                                   msg=lambda m: f"{label}: {m}")
+    else:
+        assert torch.equal(got, ref), f"{label}: got {got}, eager {ref}"
+
+
+def _export(mod, inputs, path, ir):
+    torch = require("torch")
+    with torch.no_grad():
+        ep = torch.export.export(mod, inputs)
+        if ir == "core":
+            ep = ep.run_decompositions()
+    torch.export.save(ep, str(path))
+
+
+def _run_group(tmp, name, cases, target, ir):
+    torch = require("torch")
+    mod = _module(cases).eval()
+    inputs = tuple(x.contiguous() for c in cases for x in c.inputs)
+    with torch.no_grad():
+        ref = mod(*inputs)
+    pt2 = Path(tmp) / f"{name}_{ir}.pt2"
+    if not pt2.exists():
+        _export(mod, inputs, pt2, ir)
+    lib = compile_model(pt2, target, Path(tmp) / f"{name}_{ir}_{target}", "-n", "ops")
+    got = run_lib(lib, [_to_numpy(x) for x in inputs])
+    assert len(got) == len(ref), f"{name}: {len(got)} outputs, eager has {len(ref)}"
+    k = 0
+    for c in cases:
+        with torch.no_grad():
+            r = c.fn(*c.inputs)
+        n = len(r) if isinstance(r, (tuple, list)) else 1
+        for j in range(n):
+            _compare(f"{name}/{c.label}[{ir},{target}] out{j}", _from_numpy(got[k], ref[k]), ref[k], c.rtol, c.atol)
+            k += 1
+
+
+def check_cases(tmp, name, cases, targets=CPU_TARGETS, irs=IRS):
+    """Export, compile and compare a group of cases on every target and IR level."""
+    for ir in irs:
+        for target in targets:
+            _run_group(tmp, name, cases, target, ir)
