@@ -12,9 +12,11 @@
  */
 #include <errno.h>
 #include <strings.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../backends/backend.h"
 #include "../ir/ir.h"
@@ -39,6 +41,7 @@ static const char usage_text[] =
 	"      --emit-source     also write NAME.c\n"
 	"      --external-weights  write NAME.weights; create() maps it\n"
 	"      --dump-sdfg DIR   write the SDFG after every stage (JSON and DOT)\n"
+	"      --report FILE     write a JSON report: ops, fused nodes, sizes, times\n"
 	"      --keep-temps      keep the working directory\n"
 	"  -v, --verbose         print each command run\n"
 	"      --list-passes | --list-options | --list-ops\n"
@@ -153,6 +156,60 @@ static int cache_copy(Arena *a, const BuildArgs *ba, const char *dir, int store)
 	return 0;
 }
 
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+/* --report FILE: what was compiled, how, and where the time went (JSON). */
+static int write_report(const char *path, Sdfg *g, const Target *t, const char *input, const BuildArgs *ba,
+                        double import_ms, double passes_ms, double build_ms)
+{
+	Buf b = {0};
+	int64_t wbytes = 0;
+	for (int i = 0; i < g->ncs; i++)
+		if (g->cs[i].kind == CK_CONST && !g->cs[i].dead)
+			wbytes += sdfg_numel(g, i) * dtype_info[g->cs[i].dt].size;
+	buf_puts(&b, "{\n  \"doccc_version\": ");
+	buf_quote(&b, DOCCC_VERSION);
+	buf_puts(&b, ",\n  \"input\": ");
+	buf_quote(&b, input);
+	buf_printf(&b, ",\n  \"input_sha256\": \"%s\",\n  \"name\": ", g->hash);
+	buf_quote(&b, g->name);
+	buf_printf(&b, ",\n  \"target\": \"%s\",\n  \"category\": \"%s\",\n  \"march\": ", t->name, t->category);
+	buf_quote(&b, t->kind == TG_NONE ? "" : t->march);
+	buf_printf(&b, ",\n  \"vector_bits\": %d,\n  \"library\": ", t->vec_bits);
+	buf_quote(&b, ba->outlib);
+	buf_puts(&b, ",\n  \"header\": ");
+	buf_quote(&b, ba->outhdr);
+	buf_printf(&b, ",\n  \"weights_bytes\": %lld,\n  \"workspace_bytes\": %lld,\n", (long long)wbytes,
+	           (long long)g->arena_size);
+	buf_printf(&b, "  \"time_ms\": {\"import\": %.3f, \"passes\": %.3f, \"build\": %.3f, \"per_pass\": {", import_ms,
+	           passes_ms, build_ms);
+	for (int i = 0, k = 0; i < npasses; i++) {
+		if (g->pass_ms[i] < 0)
+			continue;
+		buf_printf(&b, "%s\"%s\": %.3f", k++ ? ", " : "", pass_table[i].name, g->pass_ms[i]);
+	}
+	buf_puts(&b, "}},\n  \"aten_ops\": {");
+	for (int i = 0; i < g->ncensus; i++) {
+		buf_puts(&b, i ? ", " : "");
+		buf_quote(&b, g->census_ops[i]);
+		buf_printf(&b, ": %d", g->census_counts[i]);
+	}
+	buf_puts(&b, "},\n  \"fused_nodes\": [");
+	for (int i = 0; i < g->root->nkids; i++) {
+		buf_puts(&b, i ? ",\n    " : "\n    ");
+		buf_quote(&b, g->root->kids[i]->label ? g->root->kids[i]->label : "");
+	}
+	buf_puts(&b, "\n  ]\n}\n");
+	int rc = file_write(path, b.s, b.len);
+	buf_free(&b);
+	return rc;
+}
+
 /* Does DOCC_DEBUG contain key? (';' or ':' separated) */
 static int debug_has(const char *key)
 {
@@ -174,6 +231,7 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	Options o;
 	opt_init(&o, a);
 	const char *input = NULL, *out = NULL, *name = NULL, *optfile = NULL, *weights = NULL, *dumpdir = NULL;
+	const char *report = NULL;
 	int emit_source = 0, external = 0;
 	/* CLI settings are applied after the YAML file; collect them first. */
 	const char *set_key[64], *set_val[64];
@@ -246,6 +304,10 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
 			weights = v;
+		} else if (TAKE("--report")) {
+			if (!v || !*v)
+				return usage_error("option '%s' needs a value", s);
+			report = v;
 		} else if (TAKE("--dump-sdfg")) {
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
@@ -317,8 +379,12 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 			lib = out;
 			const char *base = path_base(out);
 			dir = base == out ? "." : arena_strndup(a, out, (size_t)(base - out));
-		} else
-			dir = out;
+		} else {
+			size_t k = strlen(out);
+			while (k > 1 && out[k - 1] == '/')
+				k--;
+			dir = arena_strndup(a, out, k);
+		}
 	}
 	if (!lib)
 		lib = arena_printf(a, "%s/lib%s.so", dir, nm);
@@ -356,15 +422,27 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 
 	/* Compile. */
 	ImportArgs ia = {input, weights};
+	double t0 = now_ms();
 	Sdfg *g = import_program(a, nm, &ia);
 	if (!g)
 		return EXIT_INPUT;
+	double t1 = now_ms();
 	if (passes_run(g, &o, &tg, dumpdir))
 		return EXIT_INPUT;
+	double t2 = now_ms();
 	ba.workdir = tmp_dir(a);
 	if (!ba.workdir)
 		return EXIT_INPUT;
 	int rc = backend_build(g, &tg, &ba);
+	if (rc == 0 && report && write_report(report, g, &tg, input, &ba, t1 - t0, t2 - t1, now_ms() - t2)) {
+		unlink(ba.outlib);
+		unlink(ba.outhdr);
+		if (ba.outsrc)
+			unlink(ba.outsrc);
+		if (ba.outweights)
+			unlink(ba.outweights);
+		rc = 1;
+	}
 	if (rc == 0 && cache && mkdir_p(cache) == 0 && cache_copy(a, &ba, cache, 1))
 		rm_rf(cache); /* a partial cache entry must not be reused */
 	if (tmp_keep)

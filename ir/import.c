@@ -773,6 +773,22 @@ static void bind_placeholders(Imp *m, const cJSON *node)
 	}
 }
 
+/* Count one node of `target` for the compile report. */
+static void census_add(Sdfg *g, const char *target)
+{
+	const char *t = !strncmp(target, "torch.ops.", 10) ? target + 10 : target;
+	for (int i = 0; i < g->ncensus; i++)
+		if (!strcmp(g->census_ops[i], t)) {
+			g->census_counts[i]++;
+			return;
+		}
+	int cap = g->capcensus;
+	VEC_PUSH(g->arena, g->census_ops, g->ncensus, g->capcensus, arena_strdup(g->arena, t));
+	if (g->capcensus != cap)
+		arena_grow(g->arena, (void **)&g->census_counts, &cap, g->capcensus, sizeof(int));
+	g->census_counts[g->ncensus - 1] = 1;
+}
+
 static int import_nodes(Imp *m)
 {
 	cJSON *nodes = json_get(m->graph, "nodes");
@@ -799,6 +815,7 @@ static int import_nodes(Imp *m)
 			if (on && lw_meta(m, on, &mt) == 0 && mt.dt < 0 && !strstr(on, "_unused_"))
 				lw_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt.st), on);
 		}
+		census_add(m->g, target);
 		const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : NULL;
 		m->info = ov ? aten_find(ov) : NULL;
 		if (!m->info) {

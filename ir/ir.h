@@ -175,6 +175,12 @@ typedef enum {
 	T_WHERE,             /* a ? b : c */
 	T_CLAMP,             /* clamp(a, p[0], p[1]) */
 	T_CAST,              /* a converted to the tasklet's dtype */
+	T_ISINF, T_EXPM1, T_LOG1P, T_LOG2, T_LOG10, T_TAN, T_ASIN, T_ACOS, T_ATAN,
+	T_SINH, T_COSH, T_ASINH, T_ACOSH, T_ATANH, T_MISH,
+	T_SOFTPLUS,          /* softplus(a), beta p[0], threshold p[1] */
+	T_ELU,               /* a > 0 ? a : p[0] * expm1(a * p[1]) */
+	T_LEAKY_RELU,        /* a > 0 ? a : a * p[0] */
+	T_ATAN2, T_DIV_TRUNC, T_DIV_FLOOR,   /* binary */
 	NTCODES
 } TCode;
 extern const char *const tcode_name[NTCODES];
@@ -263,6 +269,11 @@ struct Sdfg {
 	const char *src;          /* input file name, for messages */
 	int64_t arena_size;       /* bytes, set by the memory plan */
 	char hash[65];            /* content hash of the input (sha256 hex) */
+	/* For the compile report: ATen op census of the input and pass times. */
+	const char **census_ops;  /* "aten.conv2d.default" */
+	int *census_counts;
+	int ncensus, capcensus;
+	double pass_ms[32];       /* by pass_table index; -1 if not run */
 };
 
 /* sdfg.c: building */

@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ir.h"
 
@@ -182,12 +183,20 @@ int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir)
 		return -1;
 	if (sdfg_verify(g, "import"))
 		return -1;
+	DOCC_ASSERT(npasses <= (int)COUNTOF(g->pass_ms));
+	for (int i = 0; i < npasses; i++)
+		g->pass_ms[i] = -1;
 	for (int i = 0; i < npasses; i++) {
 		const Pass *p = &pass_table[i];
 		if (!pass_enabled(p, o))
 			continue;
 		PassCtx c = {g, o, t, p, arena_new()};
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		int rc = p->run(&c);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (i < (int)COUNTOF(g->pass_ms))
+			g->pass_ms[i] = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
 		arena_free(c.scratch);
 		if (rc)
 			return -1;

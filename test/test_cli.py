@@ -420,3 +420,18 @@ def test_run_usage_errors(mlp_lib, tmp_path):
     r = doccc_cmd("run", mlp_lib, "-i", x, "-o", tmp_path / "y.npy", "--repeat", "many")
     assert_exit(r, 2, "many")
     assert not (tmp_path / "y.npy").exists()
+
+
+def test_report_json(tmp_path, exports):
+    """--report writes the op census, fused nodes, sizes and phase times."""
+    import json
+    ex = exports.get("small_cnn", "training", 1, "pt2")
+    rep = tmp_path / "report.json"
+    r = doccc_cmd(ex.path, "-t", "sequential", "-o", f"{tmp_path}/", "-n", "rep", "--report", rep)
+    assert r.returncode == 0, fmt_result(r)
+    data = json.loads(rep.read_text())
+    assert data["name"] == "rep" and data["target"] == "sequential"
+    assert data["aten_ops"].get("aten.conv2d.default", 0) >= 1, data["aten_ops"]
+    assert data["weights_bytes"] > 0 and data["time_ms"]["build"] > 0
+    assert "expand" in data["time_ms"]["per_pass"]
+    assert any("+" in n for n in data["fused_nodes"]), data["fused_nodes"]
