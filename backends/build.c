@@ -121,6 +121,7 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	argv[n++] = "-fPIC";
 	argv[n++] = "-shared";
 	argv[n++] = "-fno-math-errno";
+	argv[n++] = "-fwrapv"; /* integer overflow wraps, as in PyTorch's kernels in practice */
 	if (t->kind != TG_NONE) {
 		argv[n++] = arena_printf(ar, "-march=%s", t->march);
 		if (t->vec_bits == 512)

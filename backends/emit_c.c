@@ -24,6 +24,16 @@
  * containers are declared at the top of the body of the loop that owns them
  * (an accumulator tile stays in registers once the unrolled code is
  * scalar-replaced by the C compiler).
+ *
+ * Dtypes: a tasklet's value has the C type of its dtype, float for float16
+ * and bfloat16, which are stored as raw 16 bits and converted with dc_h2f,
+ * dc_f2h, dc_b2f, dc_f2b (round to nearest even, subnormals, inf and NaN as
+ * PyTorch; test/ops/test_elem.py checks them bit for bit). Such a value is
+ * rounded to its 16-bit precision as soon as it is computed, so a fused
+ * chain of ops gives what PyTorch's one-op-at-a-time kernels give. Integer
+ * division, remainder and pow go through helpers with PyTorch's semantics
+ * (floor division, Python remainder, exponentiation by squaring) that
+ * return 0 instead of trapping on a zero divisor, where PyTorch raises.
  */
 #include <math.h>
 #include <string.h>
@@ -212,12 +222,18 @@ static void operand(Em *e, Buf *b, const Operand *o, Dtype want)
 	}
 }
 
-/* Scalar expression of tasklet t into b; operands already formatted. */
+/* Scalar expression of tasklet t into b; operands already formatted. The
+ * operands have the tasklet's dtype except for the codes that test truth
+ * (logical ops and casts) and comparisons (bool result, operands converted
+ * by earlier tasklets to the compute type). Integer variants follow
+ * PyTorch's integer kernels (floor division, Python remainder, integer pow,
+ * rounding functions as the identity). */
 static void scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 {
 	Dtype d = t->dt;
 	const char *f = d == DT_F64 ? "" : "f"; /* libm suffix */
 	const char *T = ctype(d);
+	int fl = isfloat(d);
 	(void)e;
 	switch (t->code) {
 	case T_ASSIGN: buf_printf(b, "(%s)(%s)", T, a[0]); break;
@@ -229,7 +245,7 @@ static void scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 		break;
 	case T_NEG: buf_printf(b, "-(%s)", a[0]); break;
 	case T_ABS:
-		if (isfloat(d))
+		if (fl)
 			buf_printf(b, "fabs%s(%s)", f, a[0]);
 		else
 			buf_printf(b, "(%s < 0 ? -(%s) : (%s))", a[0], a[0], a[0]);
@@ -243,32 +259,71 @@ static void scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	case T_RSQRT: buf_printf(b, "1 / sqrt%s(%s)", f, a[0]); break;
 	case T_ERF: buf_printf(b, "erf%s(%s)", f, a[0]); break;
 	case T_RECIP: buf_printf(b, "1 / (%s)", a[0]); break;
-	case T_FLOOR: buf_printf(b, "floor%s(%s)", f, a[0]); break;
-	case T_CEIL: buf_printf(b, "ceil%s(%s)", f, a[0]); break;
-	case T_ROUND: buf_printf(b, "nearbyint%s(%s)", f, a[0]); break;
-	case T_TRUNC: buf_printf(b, "trunc%s(%s)", f, a[0]); break;
+	case T_FLOOR: buf_printf(b, fl ? "floor%s(%s)" : "%s(%s)", fl ? f : "", a[0]); break;
+	case T_CEIL: buf_printf(b, fl ? "ceil%s(%s)" : "%s(%s)", fl ? f : "", a[0]); break;
+	case T_ROUND: buf_printf(b, fl ? "nearbyint%s(%s)" : "%s(%s)", fl ? f : "", a[0]); break;
+	case T_TRUNC: buf_printf(b, fl ? "trunc%s(%s)" : "%s(%s)", fl ? f : "", a[0]); break;
 	case T_SIN: buf_printf(b, "sin%s(%s)", f, a[0]); break;
 	case T_COS: buf_printf(b, "cos%s(%s)", f, a[0]); break;
-	case T_NOT: buf_printf(b, "!(%s)", a[0]); break;
+	case T_TAN: buf_printf(b, "tan%s(%s)", f, a[0]); break;
+	case T_ASIN: buf_printf(b, "asin%s(%s)", f, a[0]); break;
+	case T_ACOS: buf_printf(b, "acos%s(%s)", f, a[0]); break;
+	case T_ATAN: buf_printf(b, "atan%s(%s)", f, a[0]); break;
+	case T_SINH: buf_printf(b, "sinh%s(%s)", f, a[0]); break;
+	case T_COSH: buf_printf(b, "cosh%s(%s)", f, a[0]); break;
+	case T_ASINH: buf_printf(b, "asinh%s(%s)", f, a[0]); break;
+	case T_ACOSH: buf_printf(b, "acosh%s(%s)", f, a[0]); break;
+	case T_ATANH: buf_printf(b, "atanh%s(%s)", f, a[0]); break;
+	case T_EXPM1: buf_printf(b, "expm1%s(%s)", f, a[0]); break;
+	case T_LOG1P: buf_printf(b, "log1p%s(%s)", f, a[0]); break;
+	case T_LOG2: buf_printf(b, "log2%s(%s)", f, a[0]); break;
+	case T_LOG10: buf_printf(b, "log10%s(%s)", f, a[0]); break;
+	case T_ATAN2: buf_printf(b, "atan2%s(%s, %s)", f, a[0], a[1]); break;
+	case T_NOT: buf_printf(b, d == DT_BOOL ? "!(%s)" : "~(%s)", a[0]); break;
 	case T_GELU: buf_printf(b, "0.5%s * (%s) * (1 + erf%s((%s) * 0.70710678118654752440))", f, a[0], f, a[0]); break;
 	case T_GELU_TANH:
 		buf_printf(b, "0.5%s * (%s) * (1 + tanh%s(0.79788456080286535588 * ((%s) + 0.044715 * (%s) * (%s) * (%s))))", f, a[0],
 		           f, a[0], a[0], a[0], a[0]);
 		break;
 	case T_SILU: buf_printf(b, "(%s) / (1 + exp%s(-(%s)))", a[0], f, a[0]); break;
-	case T_HARDSIGMOID: buf_printf(b, "dc_clamp%s((%s) / 6 + 0.5%s, 0, 1)", f, a[0], f); break;
+	case T_MISH: buf_printf(b, "(%s) * tanh%s(log1p%s(exp%s(%s)))", a[0], f, f, f, a[0]); break;
+	case T_HARDSIGMOID: buf_printf(b, "dc_clamp%s((%s) + 3, 0, 6) / 6", f, a[0]); break;
 	case T_HARDSWISH: buf_printf(b, "(%s) * dc_clamp%s((%s) + 3, 0, 6) / 6", a[0], f, a[0]); break;
-	case T_SIGN: buf_printf(b, "(%s)((%s > 0) - (%s < 0))", T, a[0], a[0]); break;
+	case T_SOFTPLUS:
+	case T_ELU:
+	case T_LEAKY_RELU: {
+		Buf p0 = {0}, p1 = {0};
+		print_double(&p0, t->p[0], d);
+		print_double(&p1, t->p[1], d);
+		if (t->code == T_SOFTPLUS)
+			buf_printf(b, "((%s) * %s > %s ? (%s) : log1p%s(exp%s((%s) * %s)) / %s)", a[0], p0.s, p1.s, a[0], f, f, a[0], p0.s, p0.s);
+		else if (t->code == T_ELU)
+			buf_printf(b, "((%s) <= 0 ? expm1%s((%s) * %s) * %s : (%s))", a[0], f, a[0], p1.s, p0.s, a[0]);
+		else
+			buf_printf(b, "((%s) > 0 ? (%s) : (%s) * %s)", a[0], a[0], a[0], p0.s);
+		buf_free(&p0);
+		buf_free(&p1);
+		break;
+	}
+	case T_SIGN:
+		if (d == DT_BOOL)
+			buf_printf(b, "(%s)", a[0]);
+		else
+			buf_printf(b, "(%s)((0 < (%s)) - ((%s) < 0))", T, a[0], a[0]);
+		break;
 	case T_ISNAN: buf_printf(b, "(%s) != (%s)", a[0], a[0]); break;
+	case T_ISINF: buf_printf(b, "isinf((double)(%s))", a[0]); break;
 	case T_ADD: buf_printf(b, "%s + %s", a[0], a[1]); break;
 	case T_SUB: buf_printf(b, "%s - %s", a[0], a[1]); break;
 	case T_MUL: buf_printf(b, "%s * %s", a[0], a[1]); break;
 	case T_DIV: buf_printf(b, "(%s)%s / (%s)%s", T, a[0], T, a[1]); break;
-	case T_MAX: buf_printf(b, isfloat(d) ? "dc_max%s(%s, %s)" : "dc_maxi(%s%s, %s)", isfloat(d) ? f : "", a[0], a[1]); break;
-	case T_MIN: buf_printf(b, isfloat(d) ? "dc_min%s(%s, %s)" : "dc_mini(%s%s, %s)", isfloat(d) ? f : "", a[0], a[1]); break;
-	case T_POW: buf_printf(b, "pow%s(%s, %s)", f, a[0], a[1]); break;
-	case T_FMOD: buf_printf(b, isfloat(d) ? "fmod%s(%s, %s)" : "(%s%s %% %s)", isfloat(d) ? f : "", a[0], a[1]); break;
-	case T_REM: buf_printf(b, isfloat(d) ? "dc_rem%s(%s, %s)" : "dc_remi(%s%s, %s)", isfloat(d) ? f : "", a[0], a[1]); break;
+	case T_DIV_TRUNC: buf_printf(b, fl ? "trunc%s((%s) / (%s))" : "dc_divti(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_DIV_FLOOR: buf_printf(b, "dc_floordiv%s(%s, %s)", fl ? f : "i", a[0], a[1]); break;
+	case T_MAX: buf_printf(b, fl ? "dc_max%s(%s, %s)" : "dc_maxi(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_MIN: buf_printf(b, fl ? "dc_min%s(%s, %s)" : "dc_mini(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_POW: buf_printf(b, fl ? "pow%s(%s, %s)" : "dc_pow%si(%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_FMOD: buf_printf(b, fl ? "fmod%s(%s, %s)" : "dc_fmodi(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_REM: buf_printf(b, fl ? "dc_rem%s(%s, %s)" : "dc_remi(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
 	case T_EQ: buf_printf(b, "%s == %s", a[0], a[1]); break;
 	case T_NE: buf_printf(b, "%s != %s", a[0], a[1]); break;
 	case T_LT: buf_printf(b, "%s < %s", a[0], a[1]); break;
@@ -281,12 +336,28 @@ static void scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	case T_FMA: buf_printf(b, "%s * %s + %s", a[0], a[1], a[2]); break;
 	case T_WHERE: buf_printf(b, "(%s) ? (%s) : (%s)", a[0], a[1], a[2]); break;
 	case T_CLAMP: {
-		Buf lo = {0}, hi = {0};
+		/* min(max(a, lo), hi) as PyTorch: lo > hi gives hi, NaN stays NaN;
+		 * an absent (infinite) bound is left out, so integers stay exact */
+		Buf lo = {0}, hi = {0}, x = {0};
 		print_double(&lo, t->p[0], d);
 		print_double(&hi, t->p[1], d);
-		buf_printf(b, "(%s < %s ? %s : (%s > %s ? %s : %s))", a[0], lo.s, lo.s, a[0], hi.s, hi.s, a[0]);
+		buf_printf(&x, "(%s)", a[0]);
+		if (!(isinf(t->p[0]) && t->p[0] < 0)) {
+			Buf y = {0};
+			buf_printf(&y, "(%s < %s ? %s : %s)", x.s, lo.s, lo.s, x.s);
+			buf_free(&x);
+			x = y;
+		}
+		if (!(isinf(t->p[1]) && t->p[1] > 0)) {
+			Buf y = {0};
+			buf_printf(&y, "(%s > %s ? %s : %s)", x.s, hi.s, hi.s, x.s);
+			buf_free(&x);
+			x = y;
+		}
+		buf_puts(b, x.s);
 		buf_free(&lo);
 		buf_free(&hi);
+		buf_free(&x);
 		break;
 	}
 	default:
@@ -360,7 +431,12 @@ static void emit_block(Em *e, Node *n)
 			buf_free(&ex);
 			continue;
 		}
-		line(e, "%s t%d = %s;", vec ? "const dc_vf" : ctype(t->dt), i, ex.s);
+		/* float16/bfloat16 compute in float, but each op rounds its result
+		 * to the storage precision, as PyTorch does, also inside fused maps */
+		if (!vec && (t->dt == DT_F16 || t->dt == DT_BF16) && !(t->store && t->wcr != W_NONE))
+			line(e, "float t%d = %s(%s(%s));", i, t->dt == DT_F16 ? "dc_h2f" : "dc_b2f", t->dt == DT_F16 ? "dc_f2h" : "dc_f2b", ex.s);
+		else
+			line(e, "%s t%d = %s;", vec ? "const dc_vf" : ctype(t->dt), i, ex.s);
 		buf_free(&ex);
 		if (!t->store)
 			continue;
@@ -571,7 +647,16 @@ static void emit_helpers(Em *e)
 	            "static inline double dc_clamp(double x, double lo, double hi) { return x < lo ? lo : (x > hi ? hi : x); }\n"
 	            "static inline float dc_remf(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
 	            "static inline double dc_rem(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
-	            "static inline int64_t dc_remi(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+	            "static inline int64_t dc_remi(int64_t a, int64_t b) { if (!b) return 0; int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+	            "static inline int64_t dc_fmodi(int64_t a, int64_t b) { return b ? a % b : 0; }\n"
+	            "static inline int64_t dc_divti(int64_t a, int64_t b) { return b ? a / b : 0; }\n"
+	            "static inline int64_t dc_floordivi(int64_t a, int64_t b) { if (!b) return 0; int64_t q = a / b, r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q; }\n"
+	            "static inline float dc_floordivf(float a, float b) { if (b == 0) return a / b; float m = fmodf(a, b), d = (a - m) / b;\n"
+	            "\tif (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysignf(0, a / b); float q = floorf(d); return d - q > 0.5f ? q + 1 : q; }\n"
+	            "static inline double dc_floordiv(double a, double b) { if (b == 0) return a / b; double m = fmod(a, b), d = (a - m) / b;\n"
+	            "\tif (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysign(0, a / b); double q = floor(d); return d - q > 0.5 ? q + 1 : q; }\n"
+	            "static inline int64_t dc_powi(int64_t a, int64_t b) { if (b < 0) return a == 1 ? 1 : a == -1 ? ((-b) % 2 ? -1 : 1) : 0;\n"
+	            "\tuint64_t r = 1, x = (uint64_t)a; while (b) { if (b & 1) r *= x; b /= 2; x *= x; } return (int64_t)r; }\n"
 	            "static inline float dc_b2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }\n"
 	            "static inline uint16_t dc_f2b(float f) { uint32_t u; memcpy(&u, &f, 4); if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64); u += 0x7fffu + ((u >> 16) & 1); return (uint16_t)(u >> 16); }\n"
 	            "static inline float dc_h2f(uint16_t h) { uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, u; float f;\n"

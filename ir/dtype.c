@@ -148,6 +148,27 @@ const char *const tcode_name[] = {
 	[T_WHERE] = "where",
 	[T_CLAMP] = "clamp",
 	[T_CAST] = "cast",
+	[T_ISINF] = "isinf",
+	[T_EXPM1] = "expm1",
+	[T_LOG1P] = "log1p",
+	[T_LOG2] = "log2",
+	[T_LOG10] = "log10",
+	[T_TAN] = "tan",
+	[T_ASIN] = "asin",
+	[T_ACOS] = "acos",
+	[T_ATAN] = "atan",
+	[T_SINH] = "sinh",
+	[T_COSH] = "cosh",
+	[T_ASINH] = "asinh",
+	[T_ACOSH] = "acosh",
+	[T_ATANH] = "atanh",
+	[T_MISH] = "mish",
+	[T_SOFTPLUS] = "softplus",
+	[T_ELU] = "elu",
+	[T_LEAKY_RELU] = "leaky_relu",
+	[T_ATAN2] = "atan2",
+	[T_DIV_TRUNC] = "div_trunc",
+	[T_DIV_FLOOR] = "div_floor",
 };
 /* Sized by its initialisers: a new last code without a name breaks the
  * count, a name missing in the middle is a NULL that test_ir catches. */
@@ -155,7 +176,7 @@ _Static_assert(COUNTOF(tcode_name) == NTCODES, "tcode_name out of step with TCod
 
 int tcode_arity(TCode c)
 {
-	if (c >= T_ADD && c <= T_XOR) return 2;
+	if ((c >= T_ADD && c <= T_XOR) || (c >= T_ATAN2 && c <= T_DIV_FLOOR)) return 2;
 	if (c == T_FMA || c == T_WHERE) return 3;
 	if (c >= 0 && c < NTCODES) return 1;   /* unary, clamp (bounds in p[]), cast */
 	return -1;

@@ -12,9 +12,19 @@
 	X(CONV, "conv", conv, "N-d convolution, stride/padding/dilation/groups, bias") \
 	X(GEMM, "gemm", gemm, "batched matrix product alpha*A@B + beta*bias") \
 	X(BATCHNORM, "batchnorm", batchnorm, "inference batch normalization over dim 1") \
-	X(POOL, "pool", pool, "2-d max / average / adaptive-average pooling") \
+	X(POOL, "pool", pool, "2-d max / average / adaptive average / adaptive max pooling, max with indices") \
 	X(REDUCE, "reduce", reduce, "sum / mean / max / min over dims") \
-	X(SOFTMAX, "softmax", softmax, "softmax or log-softmax over one dim")
+	X(SOFTMAX, "softmax", softmax, "softmax or log-softmax over one dim") \
+	X(NORM, "norm", norm, "layer / group / instance / batch-statistics / RMS normalization") \
+	X(ATTENTION, "attention", attention, "fused scaled dot-product attention, one softmax row at a time") \
+	X(UPSAMPLE, "upsample", upsample, "2-d nearest / nearest-exact / bilinear resampling with PyTorch's source indices")
+
+/* Param values of the norm lowering, and reduction modes beyond ops.h's
+ * RD_SUM..RD_MIN (ir/lower/nn.c asserts that they continue that enum). */
+enum { NM_LAYER, NM_GROUP, NM_INSTANCE, NM_BATCH, NM_RMS, NM_NATIVE_GROUP, NM_NATIVE_LAYER, NM_BN_LEGIT, NM_BN_NO_STATS };
+enum { UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT };
+enum { PL_ADAPTIVE_MAX_ = 3, PL_1D = 8 };  /* pool mode after ops.h's PL_*; flag: 1-d through the 2-d node */
+enum { RD_PROD_ = 4, RD_VAR_, RD_STD_, RD_ANY_, RD_ALL_, RD_LSE_, RD_VAR_MEAN_, RD_STD_MEAN_ };
 
 #define ATEN_OPS_NN(X) \
 	X(CONV1D, "conv1d.default", conv, 0, "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] dilation=[1], SymInt groups=1) -> Tensor") \
@@ -41,4 +51,47 @@
 	X(SOFTMAX, "softmax.int", softmax, 0, "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor") \
 	X(SOFTMAX_, "_softmax.default", softmax, 0, "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor") \
 	X(LOG_SOFTMAX, "log_softmax.int", softmax, 1, "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor") \
-	X(LOG_SOFTMAX_, "_log_softmax.default", softmax, 1, "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
+	X(LOG_SOFTMAX_, "_log_softmax.default", softmax, 1, "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor") \
+	X(SAFE_SOFTMAX, "_safe_softmax.default", softmax, 2, "aten::_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor") \
+	X(LAYER_NORM, "layer_norm.default", norm, NM_LAYER, "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor") \
+	X(NATIVE_LAYER_NORM, "native_layer_norm.default", norm, NM_NATIVE_LAYER, "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)") \
+	X(GROUP_NORM, "group_norm.default", norm, NM_GROUP, "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor") \
+	X(NATIVE_GROUP_NORM, "native_group_norm.default", norm, NM_NATIVE_GROUP, "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)") \
+	X(INSTANCE_NORM, "instance_norm.default", norm, NM_INSTANCE, "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor") \
+	X(RMS_NORM, "rms_norm.default", norm, NM_RMS, "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor") \
+	X(BN_LEGIT, "_native_batch_norm_legit.default", norm, NM_BN_LEGIT, "aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)") \
+	X(BN_NO_STATS, "_native_batch_norm_legit.no_stats", norm, NM_BN_NO_STATS, "aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)") \
+	X(SDPA, "scaled_dot_product_attention.default", attention, 0, "aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor") \
+	X(PROD_DIM, "prod.dim_int", reduce, RD_PROD_, "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor") \
+	X(PROD, "prod.default", reduce, RD_PROD_, "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor") \
+	X(VAR_CORR, "var.correction", reduce, RD_VAR_, "aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor") \
+	X(VAR_DIM, "var.dim", reduce, RD_VAR_, "aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor") \
+	X(STD_CORR, "std.correction", reduce, RD_STD_, "aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor") \
+	X(STD_DIM, "std.dim", reduce, RD_STD_, "aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor") \
+	X(VAR_MEAN_CORR, "var_mean.correction", reduce, RD_VAR_MEAN_, "aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)") \
+	X(VAR_MEAN_DIM, "var_mean.dim", reduce, RD_VAR_MEAN_, "aten::var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)") \
+	X(STD_MEAN_CORR, "std_mean.correction", reduce, RD_STD_MEAN_, "aten::std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)") \
+	X(ANY_DIM, "any.dim", reduce, RD_ANY_, "aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor") \
+	X(ANY_DIMS, "any.dims", reduce, RD_ANY_, "aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor") \
+	X(ANY, "any.default", reduce, RD_ANY_, "aten::any(Tensor self) -> Tensor") \
+	X(ALL_DIM, "all.dim", reduce, RD_ALL_, "aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor") \
+	X(ALL_DIMS, "all.dims", reduce, RD_ALL_, "aten::all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor") \
+	X(ALL, "all.default", reduce, RD_ALL_, "aten::all(Tensor self) -> Tensor") \
+	X(MAX_ALL, "max.default", reduce, RD_MAX, "aten::max(Tensor self) -> Tensor") \
+	X(MIN_ALL, "min.default", reduce, RD_MIN, "aten::min(Tensor self) -> Tensor") \
+	X(LOGSUMEXP, "logsumexp.default", reduce, RD_LSE_, "aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor") \
+	X(BADDBMM, "baddbmm.default", gemm, 3, "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor") \
+	X(UPSAMPLE_NEAREST2D_VEC, "upsample_nearest2d.vec", upsample, UP_NEAREST, "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor") \
+	X(UPSAMPLE_NEAREST2D, "upsample_nearest2d.default", upsample, UP_NEAREST, "aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor") \
+	X(UPSAMPLE_NEAREST_EXACT2D_VEC, "_upsample_nearest_exact2d.vec", upsample, UP_NEAREST_EXACT, "aten::_upsample_nearest_exact2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor") \
+	X(UPSAMPLE_BILINEAR2D_VEC, "upsample_bilinear2d.vec", upsample, UP_BILINEAR, "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor") \
+	X(UPSAMPLE_BILINEAR2D, "upsample_bilinear2d.default", upsample, UP_BILINEAR, "aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor") \
+	X(MAX_POOL1D, "max_pool1d.default", pool, PL_MAX | PL_1D, "aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> Tensor") \
+	X(AVG_POOL1D, "avg_pool1d.default", pool, PL_AVG | PL_1D, "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor") \
+	X(ADAPTIVE_AVG_POOL1D, "adaptive_avg_pool1d.default", pool, PL_ADAPTIVE | PL_1D, "aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor") \
+	X(CONV1D_PAD, "conv1d.padding", conv, 3, "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], str padding=\"valid\", SymInt[1] dilation=[1], SymInt groups=1) -> Tensor") \
+	X(CONV2D_PAD, "conv2d.padding", conv, 3, "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], str padding=\"valid\", SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor") \
+	X(CONV3D, "conv3d.default", conv, 0, "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor") \
+	X(CONV_T1D, "conv_transpose1d.default", conv, 2, "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] output_padding=[0], SymInt groups=1, SymInt[1] dilation=[1]) -> Tensor") \
+	X(CONV_T2D, "conv_transpose2d.input", conv, 2, "aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] output_padding=[0, 0], SymInt groups=1, SymInt[2] dilation=[1, 1]) -> Tensor") \
+	X(ADAPTIVE_MAX_POOL2D, "adaptive_max_pool2d.default", pool, PL_ADAPTIVE_MAX_, "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)")

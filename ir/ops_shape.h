@@ -1,5 +1,6 @@
 /*
- * ops_shape.h - the op-table rows of the shape family (views and data movement: reshapes, permutations, slicing, concatenation, assertions).
+ * ops_shape.h - the op-table rows of the shape family (views and data movement: reshapes, permutations, slicing, splitting,
+ * concatenation, padding, flips, indexing, scatters, creation, arg-reductions, assertions).
  *
  * LIB_OPS_SHAPE rows: X(ENUM, "name", expansion, "doc"): a library-node kind
  * and its expansion function expand_<expansion> (ir/expand/).
@@ -8,8 +9,26 @@
  * for that lowering, and PyTorch's schema string.
  * Included by ops.h only.
  */
+
+/* param columns of the shape lowerings */
+enum { VW2_AS_STRIDED, VW2_DIAGONAL, VW2_NARROW };
+enum { SP_UNBIND, SP_SIZE, SP_SIZES, SP_CHUNK };
+enum { RM_FLIP, RM_REPEAT, RM_ROLL, RM_CONSTANT, RM_PAD, RM_REFLECT, RM_REPLICATE };
+enum { GA_INDEX_SELECT, GA_GATHER, GA_EMBEDDING, GA_INDEX };
+enum { SC_SRC, SC_VALUE, SC_ADD, SC_REDUCE, SC_INDEX_PUT, SC_SLICE, SC_SELECT };
+enum { FL_VALUE, FL_ZERO, FL_ONE, FL_SCALAR, FL_FILL, FL_FILL_TENSOR, FL_COPY };
+enum { AR_ARGMAX, AR_ARGMIN, AR_MAX, AR_MIN };
+/* per-dim kinds of a remap node ("kinds" attribute) */
+enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 #define LIB_OPS_SHAPE(X) \
-	X(CAT, "cat", cat, "concatenation along one dim")
+	X(CAT, "cat", cat, "concatenation along one dim") \
+	X(REMAP, "remap", remap, "copy with per-dim index maps: offset (constant pad), flip, reflect, replicate, circular") \
+	X(ARANGE, "arange", arange, "start + i*step along a 1-D output") \
+	X(GATHER, "gather", gather, "reads at data-dependent indices: index_select, gather, embedding, index.Tensor") \
+	X(SCATTER, "scatter", scatter, "writes at data-dependent or sliced positions: scatter*, index_put, slice/select_scatter") \
+	X(ARGRED, "argred", argred, "argmax / argmin / max.dim / min.dim along one dim") \
+	X(CUMSUM, "cumsum", cumsum, "inclusive prefix sum along one dim") \
+	X(SORT, "sort", sort, "stable sort along one dim by rank counting (sort, topk)")
 
 #define ATEN_OPS_SHAPE(X) \
 	X(T, "t.default", view, VW_T, "aten::t(Tensor(a) self) -> Tensor(a)") \
@@ -29,9 +48,76 @@
 	X(SLICE, "slice.Tensor", view, VW_SLICE, "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)") \
 	X(ALIAS, "alias.default", view, VW_ALIAS, "aten::alias(Tensor(a) self) -> Tensor(a)") \
 	X(DETACH, "detach.default", view, VW_ALIAS, "aten::detach(Tensor(a) self) -> Tensor(a)") \
+	X(DETACH_, "detach_.default", view, VW_ALIAS, "aten::detach_(Tensor(a!) self) -> Tensor(a!)") \
 	X(CONTIGUOUS, "contiguous.default", view, VW_ALIAS, "aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)") \
 	X(CLONE, "clone.default", view, VW_ALIAS, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor") \
 	X(LIFT_FRESH_COPY, "lift_fresh_copy.default", view, VW_ALIAS, "aten::lift_fresh_copy(Tensor self) -> Tensor") \
 	X(DROPOUT, "dropout.default", dropout, 0, "aten::dropout(Tensor input, float p, bool train) -> Tensor") \
 	X(ASSERT_META, "_assert_tensor_metadata.default", noop, 0, "aten::_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()") \
-	X(CAT, "cat.default", cat, 0, "aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
+	X(CAT, "cat.default", cat, 0, "aten::cat(Tensor[] tensors, int dim=0) -> Tensor") \
+	X(AS_STRIDED, "as_strided.default", view2, VW2_AS_STRIDED, "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)") \
+	X(DIAGONAL, "diagonal.default", view2, VW2_DIAGONAL, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)") \
+	X(NARROW, "narrow.default", view2, VW2_NARROW, "aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)") \
+	X(VIEW_AS, "view_as.default", view, VW_RESHAPE, "aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)") \
+	X(EXPAND_AS, "expand_as.default", view, VW_EXPAND, "aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)") \
+	X(UNBIND, "unbind.int", split, SP_UNBIND, "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]") \
+	X(SPLIT, "split.Tensor", split, SP_SIZE, "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]") \
+	X(SPLIT_WITH_SIZES, "split_with_sizes.default", split, SP_SIZES, "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]") \
+	X(CHUNK, "chunk.default", split, SP_CHUNK, "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]") \
+	X(STACK, "stack.default", stack, 0, "aten::stack(Tensor[] tensors, int dim=0) -> Tensor") \
+	X(FLIP, "flip.default", remap, RM_FLIP, "aten::flip(Tensor self, int[] dims) -> Tensor") \
+	X(REPEAT, "repeat.default", remap, RM_REPEAT, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor") \
+	X(ROLL, "roll.default", remap, RM_ROLL, "aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor") \
+	X(CONSTANT_PAD_ND, "constant_pad_nd.default", remap, RM_CONSTANT, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor") \
+	X(PAD, "pad.default", remap, RM_PAD, "aten::pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor") \
+	X(REFLECTION_PAD1D, "reflection_pad1d.default", remap, RM_REFLECT, "aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor") \
+	X(REFLECTION_PAD2D, "reflection_pad2d.default", remap, RM_REFLECT, "aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor") \
+	X(REFLECTION_PAD3D, "reflection_pad3d.default", remap, RM_REFLECT, "aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor") \
+	X(REPLICATION_PAD1D, "replication_pad1d.default", remap, RM_REPLICATE, "aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor") \
+	X(REPLICATION_PAD2D, "replication_pad2d.default", remap, RM_REPLICATE, "aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor") \
+	X(REPLICATION_PAD3D, "replication_pad3d.default", remap, RM_REPLICATE, "aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor") \
+	X(INDEX_SELECT, "index_select.default", gather, GA_INDEX_SELECT, "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor") \
+	X(GATHER, "gather.default", gather, GA_GATHER, "aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor") \
+	X(EMBEDDING, "embedding.default", gather, GA_EMBEDDING, "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor") \
+	X(INDEX, "index.Tensor", gather, GA_INDEX, "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor") \
+	X(SCATTER_SRC, "scatter.src", scatter, SC_SRC, "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor") \
+	X(SCATTER_VALUE, "scatter.value", scatter, SC_VALUE, "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor") \
+	X(SCATTER_ADD, "scatter_add.default", scatter, SC_ADD, "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor") \
+	X(SCATTER_REDUCE, "scatter_reduce.two", scatter, SC_REDUCE, "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor") \
+	X(INDEX_PUT, "index_put.default", scatter, SC_INDEX_PUT, "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor") \
+	X(SLICE_SCATTER, "slice_scatter.default", scatter, SC_SLICE, "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor") \
+	X(SELECT_SCATTER, "select_scatter.default", scatter, SC_SELECT, "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor") \
+	X(FULL, "full.default", fill, FL_VALUE, "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(FULL_LIKE, "full_like.default", fill, FL_VALUE, "aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor") \
+	X(NEW_FULL, "new_full.default", fill, FL_VALUE, "aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(ZEROS, "zeros.default", fill, FL_ZERO, "aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(ZEROS_LIKE, "zeros_like.default", fill, FL_ZERO, "aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor") \
+	X(NEW_ZEROS, "new_zeros.default", fill, FL_ZERO, "aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(ONES, "ones.default", fill, FL_ONE, "aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(ONES_LIKE, "ones_like.default", fill, FL_ONE, "aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor") \
+	X(NEW_ONES, "new_ones.default", fill, FL_ONE, "aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(EMPTY, "empty.memory_format", fill, FL_ZERO, "aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor") \
+	X(EMPTY_LIKE, "empty_like.default", fill, FL_ZERO, "aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor") \
+	X(NEW_EMPTY, "new_empty.default", fill, FL_ZERO, "aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(EMPTY_STRIDED, "empty_strided.default", fill, FL_ZERO, "aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(EMPTY_PERMUTED, "empty_permuted.default", fill, FL_ZERO, "aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(SCALAR_TENSOR, "scalar_tensor.default", fill, FL_SCALAR, "aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(FILL_SCALAR_, "fill_.Scalar", fill, FL_FILL, "aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)") \
+	X(FILL_TENSOR_, "fill_.Tensor", fill, FL_FILL_TENSOR, "aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)") \
+	X(ZERO_, "zero_.default", fill, FL_ZERO, "aten::zero_(Tensor(a!) self) -> Tensor(a!)") \
+	X(COPY_, "copy_.default", fill, FL_COPY, "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)") \
+	X(INDEX_PUT_, "index_put_.default", scatter, SC_INDEX_PUT, "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)") \
+	X(FILL_SCALAR, "fill.Scalar", fill, FL_FILL, "aten::fill.Scalar(Tensor self, Scalar value) -> Tensor") \
+	X(FILL_TENSOR, "fill.Tensor", fill, FL_FILL_TENSOR, "aten::fill.Tensor(Tensor self, Tensor value) -> Tensor") \
+	X(COPY, "copy.default", fill, FL_COPY, "aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor") \
+	X(ARANGE_START_STEP, "arange.start_step", arange, 0, "aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(ARANGE_START, "arange.start", arange, 0, "aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(ARANGE, "arange.default", arange, 0, "aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(ARGMAX, "argmax.default", argred, AR_ARGMAX, "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor") \
+	X(ARGMIN, "argmin.default", argred, AR_ARGMIN, "aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor") \
+	X(MAX_DIM, "max.dim", argred, AR_MAX, "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)") \
+	X(MIN_DIM, "min.dim", argred, AR_MIN, "aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)") \
+	X(SORT, "sort.default", sort, 0, "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)") \
+	X(SORT_STABLE, "sort.stable", sort, 0, "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)") \
+	X(TOPK, "topk.default", sort, 1, "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)") \
+	X(CUMSUM, "cumsum.default", cumsum, 0, "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")

@@ -185,7 +185,8 @@ def run_lib(lib, inputs, *extra, noutputs=None, timeout=RUN_TIMEOUT):
         args = ["run", str(lib)]
         for i, a in enumerate(inputs):
             p = Path(d) / f"in{i}.npy"
-            np.save(p, np.ascontiguousarray(a))
+            a = np.asarray(a)
+            np.save(p, np.ascontiguousarray(a) if a.ndim else a)  # keeps 0-d arrays 0-d
             args += ["-i", str(p)]
         outs = [Path(d) / f"out{i}.npy" for i in range(noutputs)]
         for p in outs:

@@ -17,9 +17,15 @@
  * Tile sizes come from the target's category (ir/target.c) or from the
  * expand.tile_m / expand.tile_n options. The width remainder gets a second
  * kernel with a smaller constant tile, so every kernel has constant trip
- * counts. Anything else (non-constant or non-float weights, 1-d and 3-d
- * convolution, depthwise and narrow groups) expands into direct loops with a
- * scalar accumulator, which is slower but handles every case.
+ * counts. A float32 GEMM whose B is known only at run time (attention's
+ * QK^T and PV, linear with an activation weight) uses the same tile reading
+ * B in place (copied to row-major first when it is not unit-stride along
+ * N). Depthwise 2-d convolution (groups == channels) has its own kernel,
+ * vectorized along the output width. Anything else (non-float types, 3-d
+ * and transposed convolution, narrow groups) expands into direct loops
+ * with a scalar accumulator, which is slower but handles every case
+ * (transposed convolution gathers: output o takes input (o + p - k*d) / s
+ * where that division is exact).
  */
 #include <string.h>
 
@@ -140,6 +146,87 @@ static int64_t conv_w_at(void *ctx, int gi, int64_t k, int64_t n)
 
 static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label);
 
+/* Depthwise 2-d convolution (one input channel per group, any channel
+ * multiplier), float32: a zero-padded copy of the input as large as the
+ * kernel reads, then per (n, oc, oh) a strip acc[T] of output pixels along
+ * the width, updated for every tap (kh, kw) with one weight scalar times
+ * T consecutive input pixels (unit stride when stride_w is 1, so the strip
+ * map is vectorized), stored once with the bias. The width remainder gets
+ * its own narrower strip. Weights are read in place (constant or not). */
+static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+{
+	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
+	Container *x = sdfg_c(g, in);
+	int64_t s[2], p[2], d[2];
+	lib_ints(l, "stride", s, 2);
+	lib_ints(l, "padding", p, 2);
+	lib_ints(l, "dilation", d, 2);
+	int64_t N = dim(g, in, 0), C = dim(g, in, 1), H = dim(g, in, 2), W = dim(g, in, 3);
+	int64_t OC = dim(g, out, 1), OH = dim(g, out, 2), OW = dim(g, out, 3);
+	int64_t KH = dim(g, w, 2), KW = dim(g, w, 3), mult = OC / C;
+	int64_t PH = MAX(H + 2 * p[0], (OH - 1) * s[0] + (KH - 1) * d[0] + 1);
+	int64_t PW = MAX(W + 2 * p[1], (OW - 1) * s[1] + (KW - 1) * d[1] + 1);
+	int src = in;
+	if (PH > H || PW > W) {
+		int64_t ps[4] = {N, C, PH, PW};
+		src = sdfg_add_container(g, arena_printf(g->arena, "%s_pad", x->name), DT_F32, CK_TRANSIENT, 4, ps);
+		sdfg_c(g, src)->origin = "";
+		int v[4];
+		Node *body = xp_nest(g, seq, src, v);
+		Node *b = xp_block(g, body, label);
+		Expr *ii[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_addi(g, ex_sym(g, v[2]), -p[0]), ex_addi(g, ex_sym(g, v[3]), -p[1])};
+		Operand rd[1] = {opd_guarded(in, 4, ii, 0)};
+		Expr *oi[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_sym(g, v[2]), ex_sym(g, v[3])};
+		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd), xp_memlet(src, 4, oi), W_NONE);
+	}
+	int vn, vc, voh;
+	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), ex_int(g, N), 1, &vn);
+	Node *lc = xp_loop(g, ln->body, N_MAP, "oc", ex_int(g, 0), ex_int(g, OC), 1, &vc);
+	Node *loh = xp_loop(g, lc->body, N_MAP, "oh", ex_int(g, 0), ex_int(g, OH), 1, &voh);
+	Expr *ci = ex_div(g, ex_sym(g, vc), ex_int(g, mult));
+	int T = t->vec_lanes ? 2 * t->vec_lanes : 8;
+	int64_t full = OW / T * T;
+	for (int part = 0; part < 2; part++) {
+		int64_t lo = part ? full : 0, hi = part ? OW : full;
+		int tt = part ? (int)(OW - full) : T;
+		if (hi <= lo)
+			continue;
+		int vow, acc, vkh, vkw, vo;
+		Node *low = xp_loop(g, loh->body, N_MAP, "ow", ex_int(g, lo), ex_int(g, hi), tt, &vow);
+		int64_t ash[1] = {tt};
+		acc = xp_local(g, "acc", DT_F32, 1, ash, low);
+		Node *lz = xp_loop(g, low->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tt), 1, &vo);
+		Node *zb = xp_block(g, lz->body, label);
+		Expr *zi[1] = {ex_sym(g, vo)};
+		Operand z[1] = {opd_const(0)};
+		sdfg_store(zb, sdfg_tasklet(g, zb, T_ASSIGN, DT_F32, 1, z), xp_memlet(acc, 1, zi), W_NONE);
+		Node *lkh = xp_loop(g, low->body, N_FOR, "kh", ex_int(g, 0), ex_int(g, KH), 1, &vkh);
+		Node *lkw = xp_loop(g, lkh->body, N_FOR, "kw", ex_int(g, 0), ex_int(g, KW), 1, &vkw);
+		Node *lo2 = xp_loop(g, lkw->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tt), 1, &vo);
+		Node *ub = xp_block(g, lo2->body, label);
+		Expr *O = ex_sym(g, vo);
+		Expr *xi[4] = {ex_sym(g, vn), ci, ex_add(g, ex_muli(g, ex_sym(g, voh), s[0]), ex_muli(g, ex_sym(g, vkh), d[0])),
+		               ex_add(g, ex_muli(g, ex_add(g, ex_sym(g, vow), O), s[1]), ex_muli(g, ex_sym(g, vkw), d[1]))};
+		Expr *wi[4] = {ex_sym(g, vc), ex_int(g, 0), ex_sym(g, vkh), ex_sym(g, vkw)};
+		Operand ab[2] = {opd_mem(src, 4, xi), opd_mem(w, 4, wi)};
+		Expr *ai[1] = {O};
+		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 1, ai), W_SUM);
+		Node *ls = xp_loop(g, low->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tt), 1, &vo);
+		Node *sb = xp_block(g, ls->body, label);
+		Expr *si[1] = {ex_sym(g, vo)};
+		Operand a1[1] = {opd_mem(acc, 1, si)};
+		int v = sdfg_tasklet(g, sb, T_ASSIGN, DT_F32, 1, a1);
+		if (bias >= 0) {
+			Expr *bix[1] = {ex_sym(g, vc)};
+			Operand a2[2] = {opd_val(v), opd_mem(bias, 1, bix)};
+			v = sdfg_tasklet(g, sb, T_ADD, DT_F32, 2, a2);
+		}
+		Expr *yi[4] = {ex_sym(g, vn), ex_sym(g, vc), ex_sym(g, voh), ex_add(g, ex_sym(g, vow), ex_sym(g, vo))};
+		sdfg_store(sb, v, xp_memlet(out, 4, yi), W_NONE);
+	}
+	return 0;
+}
+
 int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
@@ -150,7 +237,11 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	lib_ints(l, "padding", p, 3);
 	lib_ints(l, "dilation", d, 3);
 	const float *wd = const_data(g, w);
-	if (nd != 2 || !wd || !t->pack || x->dt != DT_F32 || sdfg_c(g, out)->dt != DT_F32)
+	if (nd == 2 && G > 1 && G == dim(g, in, 1) && !lib_int(l, "transposed", 0) && x->dt == DT_F32 &&
+	    sdfg_c(g, w)->dt == DT_F32 && sdfg_c(g, out)->dt == DT_F32 && (bias < 0 || sdfg_c(g, bias)->dt == DT_F32) &&
+	    dim(g, out, 3) > 0 && dim(g, out, 2) > 0)
+		return conv_depthwise(g, l, seq, label, t);
+	if (nd != 2 || !wd || !t->pack || x->dt != DT_F32 || sdfg_c(g, out)->dt != DT_F32 || lib_int(l, "transposed", 0))
 		return conv_generic(g, l, seq, label);
 	int64_t N = dim(g, in, 0), C = dim(g, in, 1), H = dim(g, in, 2), W = dim(g, in, 3);
 	int64_t OC = dim(g, out, 1), OH = dim(g, out, 2), OW = dim(g, out, 3);
@@ -169,10 +260,13 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	ConvW cw = {g, w, OCg, Cg, KH, KW};
 	int wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name), (int)G, K, OCg, tn, wd, conv_w_at, &cw);
 
-	/* Zero-padded input copy. */
+	/* Zero-padded input copy, as large as the kernel reads (the output size
+	 * bounds the right side: 'same' padding may be asymmetric). */
 	int src = in;
-	if (p[0] || p[1]) {
-		int64_t ps[4] = {N, C, H + 2 * p[0], W + 2 * p[1]};
+	int64_t PH = MAX(H + 2 * p[0], (OH - 1) * s[0] + (KH - 1) * d[0] + 1);
+	int64_t PW = MAX(W + 2 * p[1], (OW - 1) * s[1] + (KW - 1) * d[1] + 1);
+	if (PH > H || PW > W) {
+		int64_t ps[4] = {N, C, PH, PW};
 		src = sdfg_add_container(g, arena_printf(g->arena, "%s_pad", x->name), DT_F32, CK_TRANSIENT, 4, ps);
 		sdfg_c(g, src)->origin = "";
 		int v[4];
@@ -249,7 +343,9 @@ static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	lib_ints(l, "stride", s, 3);
 	lib_ints(l, "padding", p, 3);
 	lib_ints(l, "dilation", d, 3);
-	int64_t Cg = dim(g, w, 1), OCg = dim(g, out, 1) / G;
+	int tr = (int)lib_int(l, "transposed", 0);
+	/* weight [OC, C/G, k...], or transposed [C, OC/G, k...] */
+	int64_t Cg = tr ? dim(g, w, 0) / G : dim(g, w, 1), OCg = dim(g, out, 1) / G;
 	int vars[MAXDIM];
 	Node *body = xp_nest(g, seq, out, vars);
 	Dtype adt = o->dt == DT_F64 ? DT_F64 : DT_F32;
@@ -270,14 +366,32 @@ static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	Expr *xi[MAXDIM], *wi[MAXDIM];
 	xi[0] = ex_sym(g, vars[0]);
 	xi[1] = ex_add(g, ex_muli(g, grp, Cg), ex_sym(g, vc));
-	wi[0] = ex_sym(g, vars[1]);
-	wi[1] = ex_sym(g, vc);
+	wi[0] = tr ? xi[1] : ex_sym(g, vars[1]);
+	wi[1] = tr ? ex_mod(g, ex_sym(g, vars[1]), ex_int(g, OCg)) : ex_sym(g, vc);
+	Expr *rem = NULL;
 	for (int i = 0; i < nd; i++) {
-		xi[2 + i] = ex_add(g, ex_addi(g, ex_muli(g, ex_sym(g, vars[2 + i]), s[i]), -p[i]), ex_muli(g, ex_sym(g, vk[i]), d[i]));
+		if (tr) {
+			/* o = i*s - p + k*d: input i = (o + p - k*d) / s where divisible */
+			Expr *num = ex_sub(g, ex_addi(g, ex_sym(g, vars[2 + i]), p[i]), ex_muli(g, ex_sym(g, vk[i]), d[i]));
+			xi[2 + i] = ex_div(g, num, ex_int(g, s[i]));
+			if (s[i] > 1) {
+				Expr *mi = ex_mod(g, num, ex_int(g, s[i]));
+				rem = rem ? ex_add(g, rem, mi) : mi;
+			}
+		} else
+			xi[2 + i] = ex_add(g, ex_addi(g, ex_muli(g, ex_sym(g, vars[2 + i]), s[i]), -p[i]), ex_muli(g, ex_sym(g, vk[i]), d[i]));
 		wi[2 + i] = ex_sym(g, vk[i]);
 	}
 	Operand ab[2] = {opd_guarded(in, r, xi, 0), opd_mem(w, r, wi)};
-	sdfg_store(b, sdfg_tasklet(g, b, T_MUL, adt, 2, ab), xp_memlet(acc, 0, none), W_SUM);
+	int pv = sdfg_tasklet(g, b, T_MUL, adt, 2, ab);
+	if (rem) {
+		/* taps whose input position is not an integer contribute nothing */
+		Operand eq[2] = {opd_expr(rem), opd_const(0)};
+		int ok = sdfg_tasklet(g, b, T_EQ, DT_BOOL, 2, eq);
+		Operand wh[3] = {opd_val(ok), opd_val(pv), opd_const(0)};
+		pv = sdfg_tasklet(g, b, T_WHERE, adt, 3, wh);
+	}
+	sdfg_store(b, pv, xp_memlet(acc, 0, none), W_SUM);
 	Node *fb = xp_block(g, body, label);
 	Operand a1[1] = {opd_mem(acc, 0, none)};
 	int v = sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, a1);
@@ -363,13 +477,108 @@ static int gemm_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	return 0;
 }
 
+/* A contiguous copy of B made in the same subtree (run-time packing), for
+ * a B that is not unit-stride along N (a transposed view, linear's weight^T). */
+static int gemm_copy_b(Sdfg *g, Node *seq, int B, const char *label)
+{
+	Container *b = sdfg_c(g, B);
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < b->rank; i++)
+		sh[i] = b->shape[i];
+	int c = sdfg_add_container_x(g, arena_printf(g->arena, "%s_rowmajor", b->name), DT_F32, CK_TRANSIENT, b->rank, sh);
+	sdfg_c(g, c)->origin = "";
+	int v[MAXDIM];
+	Node *body = xp_nest(g, seq, c, v);
+	Node *blk = xp_block(g, body, label);
+	Expr **idx = xp_vars(g, b->rank, v);
+	Operand rd[1] = {opd_mem(B, b->rank, idx)};
+	sdfg_store(blk, sdfg_tasklet(g, blk, T_ASSIGN, DT_F32, 1, rd), xp_memlet(c, b->rank, idx), W_NONE);
+	return c;
+}
+
+/* GEMM with a B known only at run time: the same register tile as the
+ * packed kernel, reading B[..., k, n0 + o] in place (unit stride along N,
+ * after a copy if needed). N splits into full tn-wide blocks (vector
+ * loads) and one narrower remainder block; M into full tm-row tiles and a
+ * remainder; each of the four kernels has constant trip counts. */
+static int gemm_direct(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+{
+	int A = l->in[0], B = l->in[1], out = l->out[0];
+	Container *o = sdfg_c(g, out), *a = sdfg_c(g, A);
+	int r = o->rank, rb = sdfg_c(g, B)->rank;
+	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), K = dim(g, B, rb - 2), bst = 0;
+	if (!ex_isint(sdfg_c(g, B)->stride[rb - 1], &bst) || (bst != 1 && N > 1))
+		B = gemm_copy_b(g, seq, B, label);
+	int tn = t->tn;
+	if (N < tn && t->vec_lanes && N >= t->vec_lanes)
+		tn = t->vec_lanes;
+	int tm = (int)MIN((int64_t)t->tm, M);
+	int64_t NBf = N / tn, Nr = N - NBf * tn, full = M / tm * tm;
+	int bv[MAXDIM];
+	Node *cur = seq;
+	for (int i = 0; i < r - 2; i++) {
+		Node *lb = xp_loop(g, cur, N_MAP, "b", ex_int(g, 0), o->shape[i], 1, &bv[i]);
+		cur = lb->body;
+	}
+	for (int npart = 0; npart < 2; npart++) {
+		int ttn = npart ? (int)Nr : tn;
+		if (npart ? Nr == 0 : NBf == 0)
+			continue;
+		Node *ncur = cur;
+		Expr *n0 = ex_int(g, NBf * tn);
+		if (!npart) {
+			int vnb;
+			Node *lnb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NBf), 1, &vnb);
+			ncur = lnb->body;
+			n0 = ex_muli(g, ex_sym(g, vnb), tn);
+		}
+		for (int part = 0; part < 2; part++) {
+			int64_t lo = part ? full : 0, hi = part ? M : full;
+			int ttm = part ? (int)(M - full) : tm;
+			if (hi <= lo)
+				continue;
+			int vm, acc, vk, vx, vo;
+			Node *lm = tile_open(g, ncur, "m", lo, hi, ttm, ttn, label, &vm, &acc);
+			Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), ex_int(g, K), 1, &vk);
+			Node *ub = tile_update_block(g, lk->body, ttm, ttn, label, &vx, &vo);
+			Expr *oi[MAXDIM];
+			for (int i = 0; i < r - 2; i++)
+				oi[i] = ex_sym(g, bv[i]);
+			oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, vx));
+			oi[r - 1] = ex_add(g, n0, ex_sym(g, vo));
+			Operand ao = bcast_idx(g, A, r, oi), bo = bcast_idx(g, B, r, oi);
+			ao.m.idx[a->rank - 1] = ex_sym(g, vk);
+			ao.m.idx[a->rank - 2] = oi[r - 2];
+			bo.m.idx[rb - 2] = ex_sym(g, vk);
+			bo.m.idx[rb - 1] = oi[r - 1];
+			Operand ab[2] = {ao, bo};
+			Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
+			sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
+			int sx, so;
+			Node *lsx = xp_loop(g, lm->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
+			Node *lso = xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, ttn), 1, &so);
+			Node *sb = xp_block(g, lso->body, label);
+			oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, sx));
+			oi[r - 1] = ex_add(g, n0, ex_sym(g, so));
+			Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
+			int v = epilogue(g, sb, opd_mem(acc, 2, ri), l, r, oi, DT_F32);
+			sdfg_store(sb, v, xp_memlet(out, r, oi), W_NONE);
+		}
+	}
+	return 0;
+}
+
 int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int A = l->in[0], B = l->in[1], out = l->out[0];
 	Container *o = sdfg_c(g, out), *a = sdfg_c(g, A);
 	const float *bd = const_data(g, B);
 	int r = o->rank;
-	if (!bd || !t->pack || sdfg_c(g, B)->rank != 2 || a->dt != DT_F32 || o->dt != DT_F32)
+	int f32 = a->dt == DT_F32 && o->dt == DT_F32 && sdfg_c(g, B)->dt == DT_F32;
+	if (f32 && (!bd || !t->pack || sdfg_c(g, B)->rank != 2) && dim(g, out, r - 2) > 0 && dim(g, out, r - 1) > 0 &&
+	    dim(g, B, sdfg_c(g, B)->rank - 2) > 0 && (l->in[2] < 0 || sdfg_c(g, l->in[2])->dt == DT_F32))
+		return gemm_direct(g, l, seq, label, t);
+	if (!bd || !t->pack || sdfg_c(g, B)->rank != 2 || !f32)
 		return gemm_generic(g, l, seq, label);
 	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), K = dim(g, B, 0);
 	if (M <= 0 || N <= 0 || K <= 0)

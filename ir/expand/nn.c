@@ -1,10 +1,14 @@
 /*
  * nn.c - expansion of batch norm (what fold_constants left), pooling
  * (max with -inf padding through guarded memlets, average with the window
- * clipped to the input and PyTorch's divisor rules, adaptive average),
- * reductions and softmax. Reductions accumulate into a local scalar and
- * store once; softmax makes three passes (max, sum of exp, normalize) and
- * recomputes exp rather than storing twice.
+ * clipped to the input and PyTorch's divisor rules, adaptive average and
+ * max, indices of the maximum), reductions (sum, mean, max, min, prod,
+ * any, all, var/std, logsumexp), softmax (also _safe_softmax),
+ * normalizations with input statistics (layer, group, instance, batch,
+ * RMS) and upsampling (nearest, nearest-exact, bilinear). Reductions
+ * accumulate into a local scalar and store once; softmax makes three
+ * passes (max, sum of exp, normalize) and recomputes exp rather than
+ * storing twice.
  */
 #include <math.h>
 #include <string.h>
@@ -75,11 +79,12 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	int acc = xp_local(g, "acc", o->dt, 0, NULL, owmap);
 	Expr *none[1] = {NULL};
 	Node *ib = xp_block(g, body, label);
-	double init = mode == PL_MAX ? -INFINITY : 0;
+	int ismax = mode == PL_MAX || mode == PL_ADAPTIVE_MAX_;
+	double init = ismax ? -INFINITY : 0;
 	Operand z[1] = {opd_const(init)};
 	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, o->dt, 1, z), xp_memlet(acc, 0, none), W_NONE);
 	Expr *divisor = NULL;
-	if (mode == PL_ADAPTIVE) {
+	if (mode == PL_ADAPTIVE || mode == PL_ADAPTIVE_MAX_) {
 		/* start = floor(o*H/OH), end = ceil((o+1)*H/OH) */
 		hstart = ex_div(g, ex_muli(g, oh, H), ex_int(g, OH));
 		wstart = ex_div(g, ex_muli(g, ow, W), ex_int(g, OW));
@@ -88,7 +93,7 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		h0 = w0 = ex_int(g, 0);
 		h1 = ex_sub(g, hend, hstart);
 		w1 = ex_sub(g, wend, wstart);
-		divisor = ex_mul(g, h1, w1);
+		divisor = mode == PL_ADAPTIVE ? ex_mul(g, h1, w1) : NULL;
 	} else {
 		lib_ints(l, "kernel", k, 2);
 		lib_ints(l, "stride", s, 2);
@@ -130,11 +135,39 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		idx[i] = ex_sym(g, vars[i]);
 	idx[r - 2] = ex_add(g, hstart, ex_muli(g, ex_sym(g, kh), d[0]));
 	idx[r - 1] = ex_add(g, wstart, ex_muli(g, ex_sym(g, kw), d[1]));
-	Operand rd[2] = {opd_mem(acc, 0, none),
-	                 mode == PL_MAX ? opd_guarded(in, r, idx, -INFINITY) : opd_mem(in, r, idx)};
-	int t = sdfg_tasklet(g, rb, mode == PL_MAX ? T_MAX : T_ADD, o->dt, 2, rd);
-	sdfg_store(rb, t, xp_memlet(acc, 0, none), W_NONE);
+	int ixo = l->nout > 1 ? l->out[1] : -1, ixl = -1;
+	if (ixo >= 0) {
+		/* indices (flat h*W + w) of the first maximum, NaN counting as
+		 * a maximum, starting at the window's first tap inside the input,
+		 * as torch's kernel does */
+		ixl = xp_local(g, "amax", DT_I64, 0, NULL, owmap);
+		Expr *fh = ex_add(g, hstart, ex_muli(g, ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), ex_sub(g, ex_int(g, 0), hstart)), d[0] - 1), ex_int(g, d[0])), d[0]));
+		Expr *fw = ex_add(g, wstart, ex_muli(g, ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), ex_sub(g, ex_int(g, 0), wstart)), d[1] - 1), ex_int(g, d[1])), d[1]));
+		Operand f0[1] = {opd_expr(ex_add(g, ex_muli(g, fh, W), fw))};
+		sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, f0), xp_memlet(ixl, 0, none), W_NONE);
+		Operand xv[1] = {opd_guarded(in, r, idx, -INFINITY)};
+		int xt = sdfg_tasklet(g, rb, T_ASSIGN, o->dt, 1, xv);
+		Operand gt[2] = {opd_val(xt), opd_mem(acc, 0, none)};
+		int c1 = sdfg_tasklet(g, rb, T_GT, DT_BOOL, 2, gt);
+		Operand nn[1] = {opd_val(xt)};
+		int c2 = sdfg_tasklet(g, rb, T_ISNAN, DT_BOOL, 1, nn);
+		Operand orr[2] = {opd_val(c1), opd_val(c2)};
+		int c = sdfg_tasklet(g, rb, T_OR, DT_BOOL, 2, orr);
+		Operand wv[3] = {opd_val(c), opd_val(xt), opd_mem(acc, 0, none)};
+		sdfg_store(rb, sdfg_tasklet(g, rb, T_WHERE, o->dt, 3, wv), xp_memlet(acc, 0, none), W_NONE);
+		Operand wi[3] = {opd_val(c), opd_expr(ex_add(g, ex_muli(g, idx[r - 2], W), idx[r - 1])), opd_mem(ixl, 0, none)};
+		sdfg_store(rb, sdfg_tasklet(g, rb, T_WHERE, DT_I64, 3, wi), xp_memlet(ixl, 0, none), W_NONE);
+	} else {
+		Operand rd[2] = {opd_mem(acc, 0, none),
+		                 ismax ? opd_guarded(in, r, idx, -INFINITY) : opd_mem(in, r, idx)};
+		int t = sdfg_tasklet(g, rb, ismax ? T_MAX : T_ADD, o->dt, 2, rd);
+		sdfg_store(rb, t, xp_memlet(acc, 0, none), W_NONE);
+	}
 	Node *fb = xp_block(g, body, label);
+	if (ixo >= 0) {
+		Operand iv[1] = {opd_mem(ixl, 0, none)};
+		sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, DT_I64, 1, iv), xp_memlet(ixo, r, xp_vars(g, r, vars)), W_NONE);
+	}
 	Operand fin[2] = {opd_mem(acc, 0, none), divisor ? opd_expr(divisor) : opd_const(1)};
 	int v = sdfg_tasklet(g, fb, divisor ? T_DIV : T_ASSIGN, o->dt, divisor ? 2 : 1, fin);
 	sdfg_store(fb, v, xp_memlet(out, r, xp_vars(g, r, vars)), W_NONE);
@@ -143,10 +176,36 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 
 /* ---- reductions ----------------------------------------------------------------------- */
 
+/* One pass over the reduced dims of `in` (N_FOR loops inside body); ovars
+ * index the kept dims. Returns the innermost block and fills idx. */
+static Node *reduce_pass(Sdfg *g, Node *body, int in, const int *red, int keep, const int *ovars, Expr **idx,
+                         const char *label)
+{
+	Container *x = sdfg_c(g, in);
+	Node *inner = body;
+	for (int d = 0, od = 0; d < x->rank; d++) {
+		if (red[d]) {
+			int v;
+			Node *lp = xp_loop(g, inner, N_FOR, "r", ex_int(g, 0), x->shape[d], 1, &v);
+			inner = lp->body;
+			idx[d] = ex_sym(g, v);
+			if (keep)
+				od++;
+		} else
+			idx[d] = ex_sym(g, ovars[od++]);
+	}
+	return xp_block(g, inner, label);
+}
+
+/* Sum, mean, max, min, prod, any, all accumulate in one pass; var/std make
+ * two (mean, then the sum of squared deviations, divided by count minus
+ * the correction); logsumexp two (max, then the sum of exp(x - max)).
+ * float32 sums accumulate in float32 like PyTorch's kernels; var/std and
+ * logsumexp in double. */
 int expand_reduce(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
 	(void)tile;
-	int in = l->in[0], out = l->out[0];
+	int in = l->in[0], out = l->out[0], mout = l->nout > 1 ? l->out[1] : -1;
 	Container *x = sdfg_c(g, in), *o = sdfg_c(g, out);
 	int64_t dims[MAXDIM];
 	int nd = lib_ints(l, "dims", dims, MAXDIM);
@@ -159,45 +218,108 @@ int expand_reduce(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	Node *body = xp_nest(g, seq, out, ovars);
 	Node *owner = o->rank ? body->parent : NULL;
 	int mode = (int)lib_int(l, "mode", RD_SUM);
+	int twopass = mode == RD_VAR_ || mode == RD_STD_ || mode == RD_LSE_;
 	Dtype adt = o->dt == DT_F16 || o->dt == DT_BF16 ? DT_F32 : o->dt;
+	if (mode == RD_ANY_ || mode == RD_ALL_)
+		adt = DT_BOOL;
+	if (twopass)
+		adt = DT_F64;
 	Expr *none[1] = {NULL};
-	int acc;
-	if (owner)
+	int acc, acc2 = -1;
+	if (owner) {
 		acc = xp_local(g, "acc", adt, 0, NULL, owner);
-	else {
+		if (twopass)
+			acc2 = xp_local(g, "acc2", adt, 0, NULL, owner);
+	} else {
 		acc = sdfg_add_container(g, "acc", adt, CK_TRANSIENT, 0, NULL);
 		sdfg_c(g, acc)->origin = "";
+		if (twopass) {
+			acc2 = sdfg_add_container(g, "acc2", adt, CK_TRANSIENT, 0, NULL);
+			sdfg_c(g, acc2)->origin = "";
+		}
+	}
+	int64_t count = 1;
+	for (int d = 0; d < x->rank; d++) {
+		int64_t n = 0;
+		ex_isint(x->shape[d], &n);
+		if (red[d])
+			count *= n;
 	}
 	Node *ib = xp_block(g, body, label);
-	double init = mode == RD_MAX ? -INFINITY : mode == RD_MIN ? INFINITY : 0;
-	Operand z[1] = {opd_const(init)};
+	double init = mode == RD_MAX || mode == RD_LSE_ ? -INFINITY : mode == RD_MIN ? INFINITY
+	            : mode == RD_PROD_ || mode == RD_ALL_ ? 1 : 0;
+	Operand z[1] = {opd_const(init)}, z0[1] = {opd_const(0)};
 	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, adt, 1, z), xp_memlet(acc, 0, none), W_NONE);
+	if (twopass)
+		sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, adt, 1, z0), xp_memlet(acc2, 0, none), W_NONE);
 	/* Inner loops over reduced dims, in order (innermost = last dim). */
 	Expr *idx[MAXDIM];
-	Node *inner = body;
-	int64_t count = 1;
-	for (int d = 0, od = 0; d < x->rank; d++) {
-		if (red[d]) {
-			int v;
-			Node *lp = xp_loop(g, inner, N_FOR, "r", ex_int(g, 0), x->shape[d], 1, &v);
-			inner = lp->body;
-			idx[d] = ex_sym(g, v);
-			int64_t n = 0;
-			ex_isint(x->shape[d], &n);
-			count *= n;
-			if (keep)
-				od++;
-		} else
-			idx[d] = ex_sym(g, ovars[od++]);
-	}
-	Node *rb = xp_block(g, inner, label);
+	Node *rb = reduce_pass(g, body, in, red, keep, ovars, idx, label);
 	Operand rd[2] = {opd_mem(acc, 0, none), opd_mem(in, x->rank, idx)};
-	TCode c = mode == RD_MAX ? T_MAX : mode == RD_MIN ? T_MIN : T_ADD;
+	TCode c = mode == RD_MAX || mode == RD_LSE_ ? T_MAX : mode == RD_MIN ? T_MIN : mode == RD_PROD_ ? T_MUL
+	        : mode == RD_ANY_ ? T_OR : mode == RD_ALL_ ? T_AND : T_ADD;
+	if (mode == RD_ANY_ || mode == RD_ALL_) {
+		Operand cv[1] = {rd[1]};
+		rd[1] = opd_val(sdfg_tasklet(g, rb, T_CAST, DT_BOOL, 1, cv));
+	}
 	sdfg_store(rb, sdfg_tasklet(g, rb, c, adt, 2, rd), xp_memlet(acc, 0, none), W_NONE);
 	Node *fb = xp_block(g, body, label);
-	Operand fin[2] = {opd_mem(acc, 0, none), opd_const((double)count)};
-	int v = sdfg_tasklet(g, fb, mode == RD_MEAN ? T_DIV : T_ASSIGN, o->dt, mode == RD_MEAN ? 2 : 1, fin);
-	sdfg_store(fb, v, xp_memlet(out, o->rank, xp_vars(g, o->rank, ovars)), W_NONE);
+	Expr **oidx = xp_vars(g, o->rank, ovars);
+	if (!twopass) {
+		Operand fin[2] = {opd_mem(acc, 0, none), opd_const((double)count)};
+		int v = sdfg_tasklet(g, fb, mode == RD_MEAN ? T_DIV : T_ASSIGN, o->dt, mode == RD_MEAN ? 2 : 1, fin);
+		sdfg_store(fb, v, xp_memlet(out, o->rank, oidx), W_NONE);
+		return 0;
+	}
+	if (mode == RD_LSE_) {
+		/* m = isinf(max) ? 0 : max, as torch does */
+		Operand ab[1] = {opd_mem(acc, 0, none)};
+		int av = sdfg_tasklet(g, fb, T_ABS, adt, 1, ab);
+		Operand eq[2] = {opd_val(av), opd_const(INFINITY)};
+		int isinf_ = sdfg_tasklet(g, fb, T_EQ, DT_BOOL, 2, eq);
+		Operand wh[3] = {opd_val(isinf_), opd_const(0), opd_mem(acc, 0, none)};
+		sdfg_store(fb, sdfg_tasklet(g, fb, T_WHERE, adt, 3, wh), xp_memlet(acc, 0, none), W_NONE);
+	} else {
+		Operand mn[2] = {opd_mem(acc, 0, none), opd_const((double)count)};
+		sdfg_store(fb, sdfg_tasklet(g, fb, T_DIV, adt, 2, mn), xp_memlet(acc, 0, none), W_NONE);
+	}
+	Node *sb = reduce_pass(g, body, in, red, keep, ovars, idx, label);
+	Operand dd[2] = {opd_mem(in, x->rank, idx), opd_mem(acc, 0, none)};
+	int dv = sdfg_tasklet(g, sb, T_SUB, adt, 2, dd);
+	int sq;
+	if (mode == RD_LSE_) {
+		Operand e[1] = {opd_val(dv)};
+		sq = sdfg_tasklet(g, sb, T_EXP, adt, 1, e);
+	} else {
+		Operand m2[2] = {opd_val(dv), opd_val(dv)};
+		sq = sdfg_tasklet(g, sb, T_MUL, adt, 2, m2);
+	}
+	Operand ad[2] = {opd_mem(acc2, 0, none), opd_val(sq)};
+	sdfg_store(sb, sdfg_tasklet(g, sb, T_ADD, adt, 2, ad), xp_memlet(acc2, 0, none), W_NONE);
+	Node *eb = xp_block(g, body, label);
+	int v;
+	if (mode == RD_LSE_) {
+		Operand lg[1] = {opd_mem(acc2, 0, none)};
+		int lv = sdfg_tasklet(g, eb, T_LOG, adt, 1, lg);
+		Operand ad2[2] = {opd_val(lv), opd_mem(acc, 0, none)};
+		v = sdfg_tasklet(g, eb, T_ADD, o->dt, 2, ad2);
+	} else {
+		double denom = (double)count - lib_float(l, "correction", 1);
+		Operand vd[2] = {opd_mem(acc2, 0, none), opd_const(denom > 0 ? denom : 0)};
+		v = sdfg_tasklet(g, eb, T_DIV, adt, 2, vd);
+		if (mode == RD_STD_) {
+			Operand sq1[1] = {opd_val(v)};
+			v = sdfg_tasklet(g, eb, T_SQRT, adt, 1, sq1);
+		}
+		Operand cv[1] = {opd_val(v)};
+		v = sdfg_tasklet(g, eb, T_ASSIGN, o->dt, 1, cv);
+		if (mout >= 0) {
+			Operand mv[1] = {opd_mem(acc, 0, none)};
+			int m = sdfg_tasklet(g, eb, T_ASSIGN, sdfg_c(g, mout)->dt, 1, mv);
+			sdfg_store(eb, m, xp_memlet(mout, o->rank, oidx), W_NONE);
+		}
+	}
+	sdfg_store(eb, v, xp_memlet(out, o->rank, oidx), W_NONE);
 	return 0;
 }
 
@@ -208,7 +330,7 @@ int expand_softmax(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 	(void)tile;
 	int in = l->in[0], out = l->out[0];
 	Container *o = sdfg_c(g, out);
-	int dim = (int)lib_int(l, "dim", 0), islog = (int)lib_int(l, "log", 0);
+	int dim = (int)lib_int(l, "dim", 0), islog = (int)lib_int(l, "log", 0), safe = (int)lib_int(l, "safe", 0);
 	int r = o->rank;
 	/* Maps over all dims but `dim`. */
 	int vars[MAXDIM];
@@ -266,10 +388,375 @@ int expand_softmax(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 			Operand e[1] = {opd_val(dx)};
 			int ex = sdfg_tasklet(g, b, T_EXP, adt, 1, e);
 			Operand dv[2] = {opd_val(ex), opd_mem(sm, 0, none)};
-			v = sdfg_tasklet(g, b, T_DIV, o->dt, 2, dv);
+			v = sdfg_tasklet(g, b, T_DIV, safe ? adt : o->dt, 2, dv);
+			if (safe) {
+				/* _safe_softmax: a row that is all -inf gives 0, not NaN */
+				Operand eq[2] = {opd_mem(mx, 0, none), opd_const(-INFINITY)};
+				int allinf = sdfg_tasklet(g, b, T_EQ, DT_BOOL, 2, eq);
+				Operand wh[3] = {opd_val(allinf), opd_const(0), opd_val(v)};
+				v = sdfg_tasklet(g, b, T_WHERE, o->dt, 3, wh);
+			}
 		}
 		sdfg_store(b, v, xp_memlet(out, r, idx), W_NONE);
 	}
 	return 0;
 }
 
+
+/* ---- normalization with statistics of the input ------------------------------------
+ *
+ * The input's dims split into "outer" ones (one set of statistics each:
+ * maps) and "inner" ones (the elements normalized together: loops):
+ *   layer / RMS  outer = leading dims, inner = the trailing ndims
+ *   group        outer = (n, group), inner = (channel within group, space)
+ *   batch        outer = channel, inner = (n, space)
+ * Per outer point: the mean (double sum / count), then the biased variance
+ * from a second pass over (x - mean)^2 (RMS: mean of x^2), rstd =
+ * 1/sqrt(var + eps), then a map over the inner dims storing
+ * (x - mean) * rstd * weight + bias. Statistics are kept in double and
+ * rounded once to the compute type (float for float32 and half inputs). */
+
+/* x index and weight index for outer vars o[] and inner vars i[]. */
+static void norm_index(Sdfg *g, int mode, int r, int no, int64_t Cg, Expr *const *o, Expr *const *i, Expr **xi, Expr **wi,
+                       int *wr)
+{
+	switch (mode) {
+	case NM_GROUP:
+		xi[0] = o[0];
+		xi[1] = ex_add(g, ex_muli(g, o[1], Cg), i[0]);
+		for (int d = 2; d < r; d++)
+			xi[d] = i[d - 1];
+		wi[0] = xi[1];
+		*wr = 1;
+		return;
+	case NM_BATCH:
+		xi[0] = i[0];
+		xi[1] = o[0];
+		for (int d = 2; d < r; d++)
+			xi[d] = i[d - 1];
+		wi[0] = o[0];
+		*wr = 1;
+		return;
+	default:
+		for (int d = 0; d < r; d++)
+			xi[d] = d < no ? o[d] : i[d - no];
+		for (int d = no; d < r; d++)
+			wi[d - no] = i[d - no];
+		*wr = r - no;
+	}
+}
+
+/* Loops (kind k) over extents ext[n] inside seq; vars into v; innermost body. */
+static Node *loops(Sdfg *g, Node *seq, NodeKind k, int n, Expr *const *ext, int *v, Node **last)
+{
+	for (int d = 0; d < n; d++) {
+		Node *lp = xp_loop(g, seq, k, "j", ex_int(g, 0), ext[d], 1, &v[d]);
+		seq = lp->body;
+		if (last)
+			*last = lp;
+	}
+	return seq;
+}
+
+int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	(void)tile;
+	int in = l->in[0], w = l->in[1], bi = l->in[2], out = l->out[0];
+	Container *x = sdfg_c(g, in), *o = sdfg_c(g, out);
+	int r = x->rank, mode = (int)lib_int(l, "mode", NM_LAYER);
+	int64_t G = lib_int(l, "groups", 1), Cg = 1;
+	double eps = lib_float(l, "eps", 1e-5);
+	Expr *oext[MAXDIM], *iext[MAXDIM];
+	int no = 0, ni = 0;
+	if (mode == NM_GROUP) {
+		int64_t C = 0;
+		ex_isint(x->shape[1], &C);
+		Cg = C / G;
+		oext[no++] = x->shape[0];
+		oext[no++] = ex_int(g, G);
+		iext[ni++] = ex_int(g, Cg);
+		for (int d = 2; d < r; d++)
+			iext[ni++] = x->shape[d];
+	} else if (mode == NM_BATCH) {
+		oext[no++] = x->shape[1];
+		iext[ni++] = x->shape[0];
+		for (int d = 2; d < r; d++)
+			iext[ni++] = x->shape[d];
+	} else {
+		int k = (int)lib_int(l, "ndims", 1);
+		for (int d = 0; d < r; d++) {
+			if (d < r - k)
+				oext[no++] = x->shape[d];
+			else
+				iext[ni++] = x->shape[d];
+		}
+	}
+	int64_t count = 1;
+	for (int d = 0; d < ni; d++) {
+		int64_t n = 0;
+		ex_isint(iext[d], &n);
+		count *= n;
+	}
+	int ov[MAXDIM], iv[MAXDIM];
+	Node *owner = NULL;
+	Node *body = loops(g, seq, N_MAP, no, oext, ov, &owner);
+	Dtype cdt = x->dt == DT_F64 ? DT_F64 : DT_F32;
+	int ids[4];
+	static const char *const nm[4] = {"sum", "sumsq", "mean", "rstd"};
+	for (int k = 0; k < 4; k++) {
+		Dtype dt = k < 2 ? DT_F64 : cdt;
+		if (owner)
+			ids[k] = xp_local(g, nm[k], dt, 0, NULL, owner);
+		else {
+			ids[k] = sdfg_add_container(g, nm[k], dt, CK_TRANSIENT, 0, NULL);
+			sdfg_c(g, ids[k])->origin = "";
+		}
+	}
+	int s1 = ids[0], s2 = ids[1], mu = ids[2], rs = ids[3];
+	Expr *none[1] = {NULL};
+	Expr **oe = xp_vars(g, no, ov);
+	Expr *xi[MAXDIM], *wi[MAXDIM];
+	int wr;
+	Node *ib = xp_block(g, body, label);
+	Operand z[1] = {opd_const(0)};
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_F64, 1, z), xp_memlet(s1, 0, none), W_NONE);
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_F64, 1, z), xp_memlet(s2, 0, none), W_NONE);
+	if (mode != NM_RMS) {
+		Node *pb = xp_block(g, loops(g, body, N_FOR, ni, iext, iv, NULL), label);
+		norm_index(g, mode, r, no, Cg, oe, xp_vars(g, ni, iv), xi, wi, &wr);
+		Operand a[2] = {opd_mem(s1, 0, none), opd_mem(in, r, xi)};
+		sdfg_store(pb, sdfg_tasklet(g, pb, T_ADD, DT_F64, 2, a), xp_memlet(s1, 0, none), W_NONE);
+		Node *mb = xp_block(g, body, label);
+		Operand dv[2] = {opd_mem(s1, 0, none), opd_const((double)count)};
+		sdfg_store(mb, sdfg_tasklet(g, mb, T_DIV, DT_F64, 2, dv), xp_memlet(s1, 0, none), W_NONE);
+	}
+	{
+		Node *pb = xp_block(g, loops(g, body, N_FOR, ni, iext, iv, NULL), label);
+		norm_index(g, mode, r, no, Cg, oe, xp_vars(g, ni, iv), xi, wi, &wr);
+		Operand d[2] = {opd_mem(in, r, xi), opd_mem(s1, 0, none)};
+		int dv = sdfg_tasklet(g, pb, T_SUB, DT_F64, 2, d);
+		Operand sq[2] = {opd_val(dv), opd_val(dv)};
+		int q = sdfg_tasklet(g, pb, T_MUL, DT_F64, 2, sq);
+		Operand a[2] = {opd_mem(s2, 0, none), opd_val(q)};
+		sdfg_store(pb, sdfg_tasklet(g, pb, T_ADD, DT_F64, 2, a), xp_memlet(s2, 0, none), W_NONE);
+	}
+	/* mean, rstd in the compute type; the saved statistics */
+	Node *sb = xp_block(g, body, label);
+	Operand m1[1] = {opd_mem(s1, 0, none)};
+	int mv = sdfg_tasklet(g, sb, T_ASSIGN, cdt, 1, m1);
+	sdfg_store(sb, mv, xp_memlet(mu, 0, none), W_NONE);
+	Operand vv[2] = {opd_mem(s2, 0, none), opd_const((double)count)};
+	int var = sdfg_tasklet(g, sb, T_DIV, DT_F64, 2, vv);
+	Operand ve[1] = {opd_val(var)};
+	int varc = sdfg_tasklet(g, sb, T_ASSIGN, cdt, 1, ve);
+	Operand ae[2] = {opd_val(varc), opd_const(eps)};
+	int vpe = sdfg_tasklet(g, sb, T_ADD, cdt, 2, ae);
+	Operand rq[1] = {opd_val(vpe)};
+	int rv = sdfg_tasklet(g, sb, T_RSQRT, cdt, 1, rq);
+	sdfg_store(sb, rv, xp_memlet(rs, 0, none), W_NONE);
+	for (int k = 1; k <= 2; k++) {
+		int so = l->nout > k ? l->out[k] : -1;
+		if (so < 0)
+			continue;
+		Container *sc = sdfg_c(g, so);
+		Expr *si[MAXDIM];
+		for (int d = 0; d < sc->rank; d++)
+			si[d] = mode == NM_LAYER || mode == NM_RMS ? (d < no ? oe[d] : ex_int(g, 0)) : oe[d];
+		Operand sv[1] = {opd_mem(k == 1 ? mu : rs, 0, none)};
+		sdfg_store(sb, sdfg_tasklet(g, sb, T_ASSIGN, sc->dt, 1, sv), xp_memlet(so, sc->rank, si), W_NONE);
+	}
+	/* y = (x - mean) * rstd * w + b */
+	Node *yb = xp_block(g, loops(g, body, N_MAP, ni, iext, iv, NULL), label);
+	norm_index(g, mode, r, no, Cg, oe, xp_vars(g, ni, iv), xi, wi, &wr);
+	Operand xx[2] = {opd_mem(in, r, xi), opd_mem(mu, 0, none)};
+	int v = mode == NM_RMS ? sdfg_tasklet(g, yb, T_ASSIGN, cdt, 1, xx) : sdfg_tasklet(g, yb, T_SUB, cdt, 2, xx);
+	Operand mr[2] = {opd_val(v), opd_mem(rs, 0, none)};
+	v = sdfg_tasklet(g, yb, T_MUL, cdt, 2, mr);
+	if (w >= 0) {
+		Operand mw[2] = {opd_val(v), opd_mem(w, wr, wi)};
+		v = sdfg_tasklet(g, yb, T_MUL, cdt, 2, mw);
+	}
+	if (bi >= 0) {
+		Operand ab[2] = {opd_val(v), opd_mem(bi, wr, wi)};
+		v = sdfg_tasklet(g, yb, T_ADD, cdt, 2, ab);
+	}
+	if (o->dt != cdt) {
+		Operand cv[1] = {opd_val(v)};
+		v = sdfg_tasklet(g, yb, T_ASSIGN, o->dt, 1, cv);
+	}
+	sdfg_store(yb, v, xp_memlet(out, r, xi), W_NONE);
+	return 0;
+}
+
+/* ---- upsampling ----------------------------------------------------------------------
+ *
+ * Source indices and weights are functions of the output index only, so
+ * they are computed here, at compile time, with PyTorch's CPU formulas in
+ * its arithmetic (float for float32 and half inputs, double for float64):
+ *   nearest        min(floor(dst * scale), in - 1), scale = 1/scale_factor
+ *                  when given, else in/out (float)
+ *   nearest-exact  min(floor((dst + 0.5) * scale), in - 1)
+ *   bilinear       src = align_corners ? dst * (in-1)/(out-1)
+ *                                      : max(0, (dst + 0.5) * scale - 0.5);
+ *                  i0 = floor(src), i1 = min(i0 + 1, in - 1), weight of i1
+ *                  = src - i0 (a constant table indexed by dst).
+ * The integer index must be an index expression, so the table is matched
+ * against clamp(floor((A*dst + B) / C), 0, in - 1) for small A, B, C that
+ * reproduce it exactly (in/out, 1/scale and their halves); no match is an
+ * error (none is known for sizes that occur in practice). */
+
+static int64_t up_index(int mode, int align, double sopt, int64_t in, int64_t out, int64_t dst, int dbl, double *lam)
+{
+	*lam = 0;
+	if (mode != UP_BILINEAR) {
+		if (mode == UP_NEAREST && out == in)
+			return dst;
+		if (mode == UP_NEAREST && out == 2 * in)
+			return dst >> 1;
+		float sc = sopt > 0 ? (float)(1.0 / sopt) : (float)in / (float)out;
+		int64_t s = mode == UP_NEAREST ? (int64_t)floorf((float)dst * sc) : (int64_t)floorf((float)(((double)dst + 0.5) * (double)sc));
+		return s < in - 1 ? s : in - 1;
+	}
+	if (dbl) {
+		double sc = align ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0) : sopt > 0 ? 1.0 / sopt : (double)in / (double)out;
+		double src = align ? sc * (double)dst : sc * ((double)dst + 0.5) - 0.5;
+		if (!align && src < 0)
+			src = 0;
+		int64_t i0 = (int64_t)floor(src);
+		double l = src - (double)i0;
+		*lam = l < 0 ? 0 : l > 1 ? 1 : l;
+		return i0;
+	}
+	float sc = align ? (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) : sopt > 0 ? (float)(1.0 / sopt) : (float)in / (float)out;
+	float src = align ? sc * (float)dst : sc * ((float)dst + 0.5f) - 0.5f;
+	if (!align && src < 0)
+		src = 0;
+	int64_t i0 = (int64_t)floorf(src);
+	float l = src - (float)i0;
+	*lam = l < 0 ? 0 : l > 1 ? 1 : l;
+	return i0;
+}
+
+static int up_match(const int64_t *t, int64_t n, int64_t in, int64_t A, int64_t B, int64_t C)
+{
+	for (int64_t d = 0; d < n; d++) {
+		int64_t num = A * d + B;
+		int64_t q = num >= 0 ? num / C : -((-num + C - 1) / C);
+		q = q < 0 ? 0 : q > in - 1 ? in - 1 : q;
+		if (q != t[d])
+			return 0;
+	}
+	return 1;
+}
+
+/* clamp(floor((A*dst + B)/C), 0, in-1) equal to t[0..n), or NULL. */
+static Expr *up_expr(Sdfg *g, const int64_t *t, int64_t n, int64_t in, double scale, Expr *dst)
+{
+	int64_t cs[200];
+	int nc = 0;
+	cs[nc++] = n, cs[nc++] = 2 * n, cs[nc++] = in, cs[nc++] = 2 * in;
+	if (n > 1)
+		cs[nc++] = n - 1, cs[nc++] = 2 * (n - 1);
+	for (int64_t q = 1; q <= 64; q++)
+		cs[nc++] = q, cs[nc++] = 2 * q;
+	for (int i = 0; i < nc; i++) {
+		int64_t C = cs[i];
+		if (C <= 0)
+			continue;
+		int64_t A0 = llround(scale * (double)C);
+		for (int64_t A = A0 - 1; A <= A0 + 1; A++) {
+			if (A < 0)
+				continue;
+			for (int64_t B = -2 * C; B <= 2 * C; B++) {
+				if (!up_match(t, n, in, A, B, C))
+					continue;
+				Expr *e = ex_div(g, ex_addi(g, ex_muli(g, dst, A), B), ex_int(g, C));
+				e = ex_max(g, e, ex_int(g, 0));
+				return ex_min(g, e, ex_int(g, in - 1));
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Index expression and weight table (bilinear: weight of i+1) for one dim. */
+static Expr *up_dim(Sdfg *g, LibNode *l, int64_t in, int64_t out, double sopt, Dtype cdt, Expr *dst, int *lamc,
+                    const char *name)
+{
+	int mode = (int)lib_int(l, "mode", UP_NEAREST), align = (int)lib_int(l, "align_corners", 0);
+	int64_t *t = arena_alloc(g->arena, sizeof(int64_t) * (size_t)out);
+	int64_t shp[1] = {out};
+	*lamc = sdfg_add_container(g, name, cdt, CK_CONST, 1, shp);
+	sdfg_c(g, *lamc)->origin = "";
+	void *data = arena_alloc(g->arena, (size_t)(out * 8 + 8));
+	for (int64_t d = 0; d < out; d++) {
+		double lam;
+		t[d] = up_index(mode, align, sopt, in, out, d, cdt == DT_F64, &lam);
+		if (cdt == DT_F64)
+			((double *)data)[d] = lam;
+		else
+			((float *)data)[d] = (float)lam;
+	}
+	sdfg_c(g, *lamc)->data = data;
+	double scale = align ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0) : sopt > 0 ? 1.0 / sopt : (double)in / (double)out;
+	return up_expr(g, t, out, in, scale, dst);
+}
+
+int expand_upsample(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	(void)tile;
+	int in = l->in[0], out = l->out[0];
+	Container *o = sdfg_c(g, out), *x = sdfg_c(g, in);
+	int64_t IH = 0, IW = 0, OH = 0, OW = 0;
+	ex_isint(x->shape[2], &IH);
+	ex_isint(x->shape[3], &IW);
+	ex_isint(o->shape[2], &OH);
+	ex_isint(o->shape[3], &OW);
+	int mode = (int)lib_int(l, "mode", UP_NEAREST);
+	Dtype cdt = x->dt == DT_F64 ? DT_F64 : DT_F32;
+	int vars[MAXDIM];
+	Node *body = xp_nest(g, seq, out, vars);
+	Expr *oh = ex_sym(g, vars[2]), *ow = ex_sym(g, vars[3]);
+	int lh, lwc;
+	Expr *h0 = up_dim(g, l, IH, OH, lib_float(l, "scale_h", 0), cdt, oh, &lh, "lam_h");
+	Expr *w0 = up_dim(g, l, IW, OW, lib_float(l, "scale_w", 0), cdt, ow, &lwc, "lam_w");
+	if (!h0 || !w0) {
+		diag_error(g->src, "node '%s': no index expression reproduces PyTorch's upsampling indices for %lldx%lld -> %lldx%lld",
+		           label, (long long)IH, (long long)IW, (long long)OH, (long long)OW);
+		return -1;
+	}
+	Node *b = xp_block(g, body, label);
+	Expr *n = ex_sym(g, vars[0]), *c = ex_sym(g, vars[1]);
+	int v;
+	if (mode != UP_BILINEAR) {
+		Expr *ii[4] = {n, c, h0, w0};
+		Operand rd[1] = {opd_mem(in, 4, ii)};
+		v = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, rd);
+	} else {
+		Expr *h1 = ex_min(g, ex_addi(g, h0, 1), ex_int(g, IH - 1)), *w1 = ex_min(g, ex_addi(g, w0, 1), ex_int(g, IW - 1));
+		Expr *hi[1] = {oh}, *wi[1] = {ow};
+		Operand l1h = opd_mem(lh, 1, hi), l1w = opd_mem(lwc, 1, wi);
+		Operand s0[2] = {opd_const(1), l1h};
+		int l0h = sdfg_tasklet(g, b, T_SUB, cdt, 2, s0);
+		Operand s1[2] = {opd_const(1), l1w};
+		int l0w = sdfg_tasklet(g, b, T_SUB, cdt, 2, s1);
+		int row[2];
+		for (int k = 0; k < 2; k++) {
+			Expr *a[4] = {n, c, k ? h1 : h0, w0}, *bb[4] = {n, c, k ? h1 : h0, w1};
+			Operand m0[2] = {opd_val(l0w), opd_mem(in, 4, a)};
+			int t0 = sdfg_tasklet(g, b, T_MUL, cdt, 2, m0);
+			Operand m1[3] = {l1w, opd_mem(in, 4, bb), opd_val(t0)};
+			row[k] = sdfg_tasklet(g, b, T_FMA, cdt, 3, m1);
+		}
+		Operand r0[2] = {opd_val(l0h), opd_val(row[0])};
+		int t0 = sdfg_tasklet(g, b, T_MUL, cdt, 2, r0);
+		Operand r1[3] = {l1h, opd_val(row[1]), opd_val(t0)};
+		v = sdfg_tasklet(g, b, T_FMA, cdt, 3, r1);
+		if (o->dt != cdt) {
+			Operand cv[1] = {opd_val(v)};
+			v = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, cv);
+		}
+	}
+	sdfg_store(b, v, xp_memlet(out, 4, xp_vars(g, 4, vars)), W_NONE);
+	return 0;
+}

@@ -1,6 +1,17 @@
 /*
- * elem.c - lowerings of elementwise ATen ops: unary math, binary arithmetic with
- * alpha and python scalars, clamps, dtype casts.
+ * elem.c - lowerings of elementwise ATen ops: unary math, binary arithmetic
+ * with alpha and python scalars, comparisons, logical and bitwise ops,
+ * where/masked_fill, clamps, dtype casts.
+ *
+ * Every op becomes one LIB_ELEMWISE node (clamp with tensor bounds: two).
+ * The output dtype recorded in the graph is authoritative; where PyTorch
+ * computes in another type than it returns (comparisons compute in the
+ * promoted type of their operands), the lowering records that compute
+ * dtype as attr "cdt", found with PyTorch's result_type rules: operands
+ * are ranked by category (bool < integer < floating), and zero-dim tensors
+ * and python scalars ("wrapped numbers") take part only when their
+ * category is higher than that of the dimensioned tensors. The expansion
+ * (ir/expand/elem.c) inserts the conversions.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -8,11 +19,108 @@
 
 #include "lower.h"
 
+/* ---- type promotion (c10::promoteTypes and at::result_type) -------------------- */
+
+static int category(int d)
+{
+	if (d < 0)
+		return -1;
+	if (d == DT_BOOL)
+		return 0;
+	return dtype_info[d].isfloat ? 2 : 1;
+}
+
+static int int_rank(int d)
+{
+	switch (d) {
+	case DT_I8: case DT_U8: return 1;
+	case DT_I16: return 2;
+	case DT_I32: return 3;
+	default: return 4;
+	}
+}
+
+/* c10::promoteTypes for the dtypes doccc supports; -1 is "undefined". */
+static int promote(int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0 || a == b)
+		return a;
+	if (a == DT_BOOL)
+		return b;
+	if (b == DT_BOOL)
+		return a;
+	int ca = category(a), cb = category(b);
+	if (ca != cb)
+		return ca > cb ? a : b;
+	if (ca == 2) {
+		if ((a == DT_F16 && b == DT_BF16) || (a == DT_BF16 && b == DT_F16))
+			return DT_F32;
+		return dtype_info[a].size >= dtype_info[b].size ? a : b;
+	}
+	if (a == DT_U8 || b == DT_U8) {
+		int s = a == DT_U8 ? b : a;
+		return s == DT_I8 ? DT_I16 : s;
+	}
+	return int_rank(a) >= int_rank(b) ? a : b;
+}
+
+static int combine(int higher, int lower)
+{
+	if (category(higher) == 2)
+		return higher;
+	if (higher == DT_BOOL || category(lower) == 2)
+		return promote(higher, lower);
+	return higher >= 0 ? higher : lower;
+}
+
+/* at::result_type of the operands (tensors and python scalars). */
+static int result_type(Imp *m, Val *const *ops, int n)
+{
+	int dim = -1, zero = -1, wrapped = -1;
+	for (int i = 0; i < n; i++) {
+		const Val *v = ops[i];
+		if (v->k == V_TENSOR) {
+			Container *c = lw_c(m, v->t);
+			if (c->rank)
+				dim = promote(dim, c->dt);
+			else
+				zero = promote(zero, c->dt);
+		} else if (v->k == V_FLOAT)
+			wrapped = promote(wrapped, DT_F32);   /* the default dtype */
+		else if (v->k == V_INT)
+			wrapped = promote(wrapped, DT_I64);
+		else if (v->k == V_BOOL)
+			wrapped = promote(wrapped, DT_BOOL);
+	}
+	int r = combine(dim, combine(zero, wrapped));
+	return r < 0 ? DT_F32 : r;
+}
+
+/* The library node the last lw_elemwise call appended. */
+static LibNode *last_lib(Imp *m)
+{
+	return m->g->root->kids[m->g->root->nkids - 1]->lib;
+}
+
+static int has_arg(Imp *m, const char *name)
+{
+	for (int i = 0; i < m->info->nargs; i++)
+		if (!strcmp(m->info->args[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* ---- lowerings ------------------------------------------------------------------- */
+
 int lower_unary(Imp *m, const cJSON *node)
 {
 	Val *x = &m->args[0];
 	TCode code = (TCode)m->info->param;
-	if (code == T_GELU) {
+	double p0 = 0, p1 = 0, scale = 1;
+	switch (code) {
+	case T_GELU: {
 		const char *ap = lw_arg(m, "approximate")->s;
 		if (ap && !strcmp(ap, "tanh"))
 			code = T_GELU_TANH;
@@ -20,8 +128,45 @@ int lower_unary(Imp *m, const cJSON *node)
 			lw_error(m, "gelu: unknown approximation '%s'", ap);
 			return -1;
 		}
+		break;
 	}
-	return lw_elemwise(m, node, code, 1, &x);
+	case T_LEAKY_RELU:
+		p0 = lw_num(m, "negative_slope", 0.01);
+		break;
+	case T_SOFTPLUS:
+		p0 = lw_num(m, "beta", 1);
+		p1 = lw_num(m, "threshold", 20);
+		break;
+	case T_ELU:
+		if (!strncmp(m->info->target, "selu", 4)) {
+			/* PyTorch's selu: elu with these alpha and scale */
+			p0 = 1.6732632423543772848170429916717;
+			scale = 1.0507009873554804934193349852946;
+			p1 = 1;
+		} else if (!strncmp(m->info->target, "celu", 4)) {
+			p0 = lw_num(m, "alpha", 1);   /* elu(x, alpha, 1, 1 / alpha) */
+			p1 = 1 / p0;
+		} else {
+			p0 = lw_num(m, "alpha", 1);
+			scale = lw_num(m, "scale", 1);
+			p1 = lw_num(m, "input_scale", 1);
+		}
+		break;
+	default:
+		break;
+	}
+	if (lw_elemwise(m, node, code, 1, &x))
+		return -1;
+	LibNode *l = last_lib(m);
+	if (!strncmp(m->info->target, "logical_", 8))
+		lib_set_int(m->g, l, "cdt", DT_BOOL);
+	if (p0 != 0)
+		lib_set_float(m->g, l, "p0", p0);
+	if (p1 != 0)
+		lib_set_float(m->g, l, "p1", p1);
+	if (scale != 1)
+		lib_set_float(m->g, l, "scale", scale);
+	return 0;
 }
 
 int lower_clamp(Imp *m, const cJSON *node)
@@ -37,31 +182,103 @@ int lower_clamp(Imp *m, const cJSON *node)
 	Val *x = &m->args[0];
 	if (lw_elemwise(m, node, T_CLAMP, 1, &x))
 		return -1;
-	LibNode *l = m->g->root->kids[m->g->root->nkids - 1]->lib;
+	LibNode *l = last_lib(m);
 	lib_set_float(m->g, l, "lo", lo);
 	lib_set_float(m->g, l, "hi", hi);
 	return 0;
 }
 
+/* clamp.Tensor, clamp_min.Tensor, clamp_max.Tensor: maximum with the lower
+ * bound, then minimum with the upper one (NaN in any operand gives NaN, as
+ * PyTorch's clamp kernel does); map fusion joins the two nodes. */
+int lower_clamp_tensor(Imp *m, const cJSON *node)
+{
+	Val *x = &m->args[0];
+	Val *lo = has_arg(m, "min") ? lw_arg(m, "min") : NULL;
+	Val *hi = has_arg(m, "max") ? lw_arg(m, "max") : NULL;
+	if (lo && lo->k != V_TENSOR)
+		lo = NULL;
+	if (hi && hi->k != V_TENSOR)
+		hi = NULL;
+	if (!lo && !hi) {
+		lw_error(m, "clamp needs at least one of 'min' and 'max'");
+		return -1;
+	}
+	if (lo && hi) {
+		const char *on = lw_out_name(node, 0);
+		Meta mt;
+		if (!on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
+			return -1;
+		int mid = sdfg_add_container(m->g, arena_printf(m->a, "%s_lo", on), (Dtype)mt.dt, CK_TRANSIENT, mt.rank, mt.shape);
+		lw_c(m, mid)->origin = "";
+		LibNode *l = lw_lib(m, LIB_ELEMWISE);
+		l->in[0] = x->t;
+		l->in[1] = lo->t;
+		l->nin = 2;
+		l->out[0] = mid;
+		l->nout = 1;
+		lib_set_int(m->g, l, "code", T_MAX);
+		Val v = {.k = V_TENSOR, .t = mid};
+		Val *ops[2] = {&v, hi};
+		return lw_elemwise(m, node, T_MIN, 2, ops);
+	}
+	Val *ops[2] = {x, lo ? lo : hi};
+	return lw_elemwise(m, node, lo ? T_MAX : T_MIN, 2, ops);
+}
+
 int lower_binary(Imp *m, const cJSON *node)
 {
 	Val *a = &m->args[0], *b = &m->args[1];
-	double alpha = 1;
-	for (int i = 0; i < m->info->nargs; i++)
-		if (!strcmp(m->info->args[i].name, "alpha"))
-			alpha = lw_num(m, "alpha", 1);
-	int rsub = !strcmp(m->info->target, "rsub.Scalar");
-	Val *ops[2] = {rsub ? b : a, rsub ? a : b};
-	if (lw_elemwise(m, node, (TCode)m->info->param, 2, ops))
-		return -1;
-	LibNode *l = m->g->root->kids[m->g->root->nkids - 1]->lib;
-	if (alpha != 1) {
-		if (rsub)
-			lib_set_float(m->g, l, "alpha", alpha);   /* other - alpha*self: scales operand 1 */
-		else
-			lib_set_float(m->g, l, "alpha", alpha);
+	TCode code = (TCode)m->info->param;
+	double alpha = has_arg(m, "alpha") ? lw_num(m, "alpha", 1) : 1;
+	if (has_arg(m, "rounding_mode")) {
+		const char *rm = lw_arg(m, "rounding_mode")->s;
+		if (rm && !strcmp(rm, "trunc"))
+			code = T_DIV_TRUNC;
+		else if (rm && !strcmp(rm, "floor"))
+			code = T_DIV_FLOOR;
+		else if (rm) {
+			lw_error(m, "div: unknown rounding mode '%s'", rm);
+			return -1;
+		}
 	}
+	/* rsub(self, other, alpha) = other - alpha * self: alpha scales operand 1 */
+	int rsub = !strncmp(m->info->target, "rsub.", 5);
+	Val *ops[2] = {rsub ? b : a, rsub ? a : b};
+	if (lw_elemwise(m, node, code, 2, ops))
+		return -1;
+	LibNode *l = last_lib(m);
+	if (alpha != 1)
+		lib_set_float(m->g, l, "alpha", alpha);
+	if (code >= T_EQ && code <= T_GE)
+		lib_set_int(m->g, l, "cdt", result_type(m, ops, 2));
+	else if (!strncmp(m->info->target, "logical_", 8))
+		lib_set_int(m->g, l, "cdt", DT_BOOL);
 	return 0;
+}
+
+/* square(x) = x * x */
+int lower_square(Imp *m, const cJSON *node)
+{
+	Val *ops[2] = {&m->args[0], &m->args[0]};
+	return lw_elemwise(m, node, T_MUL, 2, ops);
+}
+
+/* where.self(condition, self, other) and masked_fill(self, mask, value):
+ * one T_WHERE with the condition first. */
+int lower_where(Imp *m, const cJSON *node)
+{
+	Val *ops[3];
+	if (m->info->param) {
+		ops[0] = lw_arg(m, "mask");
+		ops[1] = lw_arg(m, "value");
+		ops[2] = lw_arg(m, "self");
+	} else {
+		ops[0] = lw_arg(m, "condition");
+		ops[1] = lw_arg(m, "self");
+		ops[2] = lw_arg(m, "other");
+	}
+	return lw_elemwise(m, node, T_WHERE, 3, ops);
 }
 
 int lower_cast(Imp *m, const cJSON *node)
@@ -82,4 +299,3 @@ int lower_cast(Imp *m, const cJSON *node)
 	Val *v = &m->args[0];
 	return lw_elemwise(m, node, T_CAST, 1, &v);
 }
-

@@ -1,7 +1,9 @@
 /*
- * nn.c - lowerings of the neural-network layers: convolution, linear and
- * matrix products (with 1-d operands), batch norm, pooling, reductions,
- * softmax.
+ * nn.c - lowerings of the neural-network layers: convolution (1-d as 2-d
+ * over a height of 1, transposed, 'same'/'valid' padding), linear and
+ * matrix products (with 1-d operands), batch norm, normalizations with
+ * input statistics (layer, group, instance, RMS), attention, pooling (1-d
+ * through the 2-d node), upsampling, reductions, softmax.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -9,15 +11,69 @@
 
 #include "lower.h"
 
+/* Whether the current overload's schema has an argument `name`. */
+static int has_arg(Imp *m, const char *name)
+{
+	for (int i = 0; i < m->info->nargs; i++)
+		if (!strcmp(m->info->args[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* An output that some node reads or the graph returns, else -1. */
+static int used_out(Imp *m, const cJSON *node, int k)
+{
+	const char *nm = lw_out_name(node, k);
+	if (!nm || !lw_value_used(m, nm))
+		return -1;
+	return lw_new_out(m, node, k);
+}
+
+/* A [..., L] container viewed as [..., 1, L] (1-d ops through 2-d nodes). */
+static int unsqueeze_h(Imp *m, int c)
+{
+	Container *s = lw_c(m, c);
+	Expr *sh[MAXDIM], *st[MAXDIM];
+	int r = s->rank;
+	for (int i = 0; i < r - 1; i++)
+		sh[i] = s->shape[i], st[i] = s->stride[i];
+	sh[r - 1] = ex_int(m->g, 1), st[r - 1] = ex_int(m->g, 0);
+	sh[r] = s->shape[r - 1], st[r] = s->stride[r - 1];
+	int id = sdfg_add_view(m->g, arena_printf(m->a, "%s_2d", s->name), c, r + 1, sh, st, s->offset);
+	lw_c(m, id)->origin = "";
+	return id;
+}
+
+/* Output 0 computed as [..., 1, L] and bound as the graph's [..., L]. */
+static int squeezed_out(Imp *m, const cJSON *node)
+{
+	const char *on = lw_out_name(node, 0);
+	Meta mt;
+	if (!on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
+		return -1;
+	int64_t full[MAXDIM];
+	for (int i = 0; i < mt.rank - 1; i++)
+		full[i] = mt.shape[i];
+	full[mt.rank - 1] = 1;
+	full[mt.rank] = mt.shape[mt.rank - 1];
+	int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_2d", on), (Dtype)mt.dt, CK_TRANSIENT, mt.rank + 1, full);
+	lw_c(m, id)->origin = "";
+	Expr *sh[MAXDIM], *st[MAXDIM];
+	for (int i = 0; i < mt.rank; i++)
+		sh[i] = ex_int(m->g, mt.shape[i]);
+	lw_reshape_strides(m, id, mt.rank, mt.shape, st);
+	int v = sdfg_add_view(m->g, on, id, mt.rank, sh, st, ex_int(m->g, 0));
+	lw_c(m, v)->origin = arena_strdup(m->a, on);
+	lw_bind(m, on, v);
+	return id;
+}
+
 int lower_conv(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");
 	if (x < 0 || w < 0)
 		return -1;
-	if (m->info->param == 1 && lw_int(m, "transposed", 0)) {
-		lw_error(m, "transposed convolution is not supported yet");
-		return -1;
-	}
+	int transposed = m->info->param == 2 || (m->info->param == 1 && lw_int(m, "transposed", 0));
 	int nd = lw_c(m, x)->rank - 2;
 	if (nd < 1 || nd > 3 || lw_c(m, w)->rank != nd + 2) {
 		lw_error(m, "convolution of a rank-%d input is not supported (batched 1-d, 2-d or 3-d inputs only)", lw_c(m, x)->rank);
@@ -27,10 +83,32 @@ int lower_conv(Imp *m, const cJSON *node)
 	int64_t s[3], p[3], d[3];
 	for (int i = 0; i < nd; i++) {
 		s[i] = st->n > i ? st->is[i] : st->n ? st->is[0] : 1;
-		p[i] = pd->n > i ? pd->is[i] : pd->n ? pd->is[0] : 0;
 		d[i] = dl->n > i ? dl->is[i] : dl->n ? dl->is[0] : 1;
+		if (pd->k == V_STR) {
+			/* 'same': total d*(k-1), the odd one on the right (the output
+			 * size bounds the right side; reads past it are padding) */
+			if (!strcmp(pd->s, "same"))
+				p[i] = d[i] * (lw_dim(m, w, 2 + i) - 1) / 2;
+			else if (!strcmp(pd->s, "valid"))
+				p[i] = 0;
+			else {
+				lw_error(m, "convolution padding '%s' (expected 'same' or 'valid')", pd->s);
+				return -1;
+			}
+		} else
+			p[i] = pd->n > i ? pd->is[i] : pd->n ? pd->is[0] : 0;
 	}
-	int out = lw_new_out(m, node, 0);
+	int out;
+	if (nd == 1 && !transposed) {
+		/* as 2-d over a height of 1, for the 2-d kernels */
+		x = unsqueeze_h(m, x);
+		w = unsqueeze_h(m, w);
+		out = squeezed_out(m, node);
+		s[1] = s[0], p[1] = p[0], d[1] = d[0];
+		s[0] = 1, p[0] = 0, d[0] = 1;
+		nd = 2;
+	} else
+		out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
 	LibNode *l = lw_lib(m, LIB_CONV);
@@ -44,6 +122,7 @@ int lower_conv(Imp *m, const cJSON *node)
 	lib_set_ints(m->g, l, "padding", p, nd);
 	lib_set_ints(m->g, l, "dilation", d, nd);
 	lib_set_int(m->g, l, "groups", lw_int(m, "groups", 1));
+	lib_set_int(m->g, l, "transposed", transposed);
 	return 0;
 }
 
@@ -119,8 +198,9 @@ static int gemm(Imp *m, const cJSON *node, int a, int b, int bias, double alpha,
 
 int lower_gemm(Imp *m, const cJSON *node)
 {
-	if (m->info->param == 1) {
-		int bias = lw_tensor(m, "self"), a = lw_tensor(m, "mat1"), b = lw_tensor(m, "mat2");
+	if (m->info->param == 1 || m->info->param == 3) {
+		int bias = lw_tensor(m, "self");
+		int a = lw_tensor(m, m->info->param == 1 ? "mat1" : "batch1"), b = lw_tensor(m, m->info->param == 1 ? "mat2" : "batch2");
 		if (a < 0 || b < 0 || bias < 0)
 			return -1;
 		return gemm(m, node, a, b, bias, lw_num(m, "alpha", 1), lw_num(m, "beta", 1));
@@ -170,30 +250,36 @@ int lower_batchnorm(Imp *m, const cJSON *node)
 	return 0;
 }
 
+/* 2-d pooling, and 1-d pooling (PL_1D) as 2-d over a size-1 height. */
 int lower_pool(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "self");
 	if (x < 0)
 		return -1;
-	if (lw_c(m, x)->rank != 4 && lw_c(m, x)->rank != 3) {
-		lw_error(m, "2-d pooling of a rank-%d tensor is not supported", lw_c(m, x)->rank);
+	int mode = m->info->param & ~PL_1D, one = (m->info->param & PL_1D) != 0;
+	int r = lw_c(m, x)->rank;
+	if (one ? r != 2 && r != 3 : r != 4 && r != 3) {
+		lw_error(m, "%d-d pooling of a rank-%d tensor is not supported", one ? 1 : 2, r);
 		return -1;
 	}
-	if (m->info->param == PL_MAX && m->info->nrets == 2) {
-		const char *idx = lw_out_name(node, 1);
-		if (idx && lw_value_used(m, idx)) {
-			lw_error(m, "the indices output of max_pool2d_with_indices is used; doccc computes only the values");
-			return -1;
-		}
-	}
-	int out = lw_new_out(m, node, 0);
+	int idx = -1;
+	if ((mode == PL_MAX || mode == PL_ADAPTIVE_MAX_) && m->info->nrets == 2)
+		idx = used_out(m, node, 1);
+	int out;
+	if (one) {
+		x = unsqueeze_h(m, x);
+		out = squeezed_out(m, node);
+	} else
+		out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
 	LibNode *l = lw_lib(m, LIB_POOL);
 	l->in[0] = x, l->nin = 1;
 	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "mode", m->info->param);
-	if (m->info->param == PL_ADAPTIVE)
+	if (idx >= 0)
+		l->out[1] = idx, l->nout = 2;
+	lib_set_int(m->g, l, "mode", mode);
+	if (mode == PL_ADAPTIVE || mode == PL_ADAPTIVE_MAX_)
 		return 0;
 	Val *k = lw_arg(m, "kernel_size"), *s = lw_arg(m, "stride"), *p = lw_arg(m, "padding");
 	int64_t kk[2] = {k->is[0], k->n > 1 ? k->is[1] : k->is[0]};
@@ -202,13 +288,16 @@ int lower_pool(Imp *m, const cJSON *node)
 		ss[0] = s->is[0], ss[1] = s->n > 1 ? s->is[1] : s->is[0];
 	if (p->k == V_INTS && p->n > 0)
 		pp[0] = p->is[0], pp[1] = p->n > 1 ? p->is[1] : p->is[0];
-	if (m->info->param == PL_MAX) {
+	if (mode == PL_MAX) {
 		Val *d = lw_arg(m, "dilation");
 		if (d->k == V_INTS && d->n > 0)
 			dd[0] = d->is[0], dd[1] = d->n > 1 ? d->is[1] : d->is[0];
 	} else {
 		lib_set_int(m->g, l, "count_include_pad", lw_int(m, "count_include_pad", 1));
-		lib_set_int(m->g, l, "divisor", lw_int(m, "divisor_override", 0));
+		lib_set_int(m->g, l, "divisor", has_arg(m, "divisor_override") ? lw_int(m, "divisor_override", 0) : 0);
+	}
+	if (one) {
+		kk[0] = 1, ss[0] = 1, pp[0] = 0, dd[0] = 1;
 	}
 	lib_set_ints(m->g, l, "kernel", kk, 2);
 	lib_set_ints(m->g, l, "stride", ss, 2);
@@ -218,6 +307,46 @@ int lower_pool(Imp *m, const cJSON *node)
 	return 0;
 }
 
+/* Upsampling: output size from the graph; scales (0 if none) as torch
+ * passes them to its kernels (scale_factors of .vec, scales_h/w). */
+int lower_upsample(Imp *m, const cJSON *node)
+{
+	int vec = has_arg(m, "input");
+	int x = lw_tensor(m, vec ? "input" : "self");
+	if (x < 0)
+		return -1;
+	if (lw_c(m, x)->rank != 4) {
+		lw_error(m, "2-d upsampling of a rank-%d tensor", lw_c(m, x)->rank);
+		return -1;
+	}
+	double sh = 0, sw = 0;
+	if (vec) {
+		Val *sf = lw_arg(m, "scale_factors");
+		if (sf->k == V_FLOATS && sf->n >= 1)
+			sh = sf->fs[0], sw = sf->n > 1 ? sf->fs[1] : sf->fs[0];
+	} else {
+		sh = lw_num(m, "scales_h", 0);
+		sw = lw_num(m, "scales_w", 0);
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_UPSAMPLE);
+	l->in[0] = x, l->nin = 1;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "mode", m->info->param);
+	lib_set_int(m->g, l, "align_corners", has_arg(m, "align_corners") ? lw_int(m, "align_corners", 0) : 0);
+	lib_set_float(m->g, l, "scale_h", sh);
+	lib_set_float(m->g, l, "scale_w", sw);
+	return 0;
+}
+
+_Static_assert(RD_PROD_ == RD_MIN + 1, "reduction modes of ops_nn.h continue ops.h's");
+_Static_assert(PL_ADAPTIVE_MAX_ == PL_ADAPTIVE + 1, "pool modes of ops_nn.h continue ops.h's");
+
+/* Reductions. var/std take a correction (var.correction: Scalar?, default
+ * 1; var.dim: bool unbiased); var_mean/std_mean have the mean as a second
+ * output. */
 int lower_reduce(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "self");
@@ -237,17 +366,39 @@ int lower_reduce(Imp *m, const cJSON *node)
 				return -1;
 			dims[nd++] = k;
 		}
+	} else if (d && d->k == V_INT) {
+		int k = lw_norm_dim(m, d->i, r);
+		if (k < 0)
+			return -1;
+		if (r)
+			dims[nd++] = k;
 	} else
 		for (int i = 0; i < r; i++)
 			dims[nd++] = i;
+	int mode = m->info->param;
+	double corr = 0;
+	if (mode == RD_VAR_ || mode == RD_STD_ || mode == RD_VAR_MEAN_ || mode == RD_STD_MEAN_) {
+		int has_unb = 0;
+		for (int i = 0; i < m->info->nargs; i++)
+			if (!strcmp(m->info->args[i].name, "unbiased"))
+				has_unb = 1;
+		corr = has_unb ? (double)lw_int(m, "unbiased", 1) : lw_num(m, "correction", 1);
+	}
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
 	LibNode *l = lw_lib(m, LIB_REDUCE);
 	l->in[0] = x, l->nin = 1;
 	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "mode", m->info->param);
+	if (mode == RD_VAR_MEAN_ || mode == RD_STD_MEAN_) {
+		const char *mn = lw_out_name(node, 1);
+		l->out[1] = mn && lw_value_used(m, mn) ? lw_new_out(m, node, 1) : -1;
+		l->nout = 2;
+		mode = mode == RD_VAR_MEAN_ ? RD_VAR_ : RD_STD_;
+	}
+	lib_set_int(m->g, l, "mode", mode);
 	lib_set_ints(m->g, l, "dims", dims, nd);
+	lib_set_float(m->g, l, "correction", corr);
 	return 0;
 }
 
@@ -266,7 +417,155 @@ int lower_softmax(Imp *m, const cJSON *node)
 	l->in[0] = x, l->nin = 1;
 	l->out[0] = out, l->nout = 1;
 	lib_set_int(m->g, l, "dim", d);
-	lib_set_int(m->g, l, "log", m->info->param);
+	lib_set_int(m->g, l, "log", m->info->param == 1);
+	lib_set_int(m->g, l, "safe", m->info->param == 2);
+	return 0;
+}
+
+/* Normalizations with statistics of the input itself: layer norm (over the
+ * trailing normalized_shape dims), RMS norm, group norm (per sample and
+ * channel group), instance norm (group norm with one channel per group),
+ * batch norm with batch statistics (per channel over batch and space).
+ * The native_* forms also return the mean and 1/std where used. */
+int lower_norm(Imp *m, const cJSON *node)
+{
+	int p = m->info->param;
+	int x = lw_tensor(m, "input");
+	if (x < 0)
+		return -1;
+	int r = lw_c(m, x)->rank;
+	int w = lw_tensor(m, "weight"), b = p == NM_RMS ? -1 : lw_tensor(m, "bias");
+	int mode, k = 0;
+	int64_t groups = 1;
+	double eps = 1e-5;
+	switch (p) {
+	case NM_LAYER: case NM_NATIVE_LAYER: case NM_RMS: {
+		Val *ns = lw_arg(m, "normalized_shape");
+		k = ns->k == V_INTS ? ns->n : 1;
+		if (k < 1 || k > r) {
+			lw_error(m, "normalized_shape of length %d for a rank-%d input", k, r);
+			return -1;
+		}
+		mode = p == NM_RMS ? NM_RMS : NM_LAYER;
+		if (p == NM_RMS) {
+			Dtype dt = lw_c(m, x)->dt;
+			double feps = dt == DT_F64 ? 2.220446049250313e-16 : dt == DT_F16 ? 0.0009765625 : dt == DT_BF16 ? 0.0078125 : 1.1920928955078125e-07;
+			eps = lw_num(m, "eps", feps);
+		} else
+			eps = lw_num(m, "eps", 1e-5);
+		break;
+	}
+	case NM_GROUP: case NM_NATIVE_GROUP:
+		mode = NM_GROUP;
+		groups = p == NM_GROUP ? lw_int(m, "num_groups", 1) : lw_int(m, "group", 1);
+		eps = lw_num(m, "eps", 1e-5);
+		break;
+	case NM_INSTANCE:
+		if (!lw_int(m, "use_input_stats", 1)) {
+			int rm = lw_tensor(m, "running_mean"), rv = lw_tensor(m, "running_var");
+			if (rm < 0 || rv < 0) {
+				lw_error(m, "instance_norm without input statistics needs running statistics");
+				return -1;
+			}
+			int out = lw_new_out(m, node, 0);
+			if (out < 0)
+				return -1;
+			LibNode *l = lw_lib(m, LIB_BATCHNORM);
+			l->in[0] = x, l->in[1] = w, l->in[2] = b, l->in[3] = rm, l->in[4] = rv, l->nin = 5;
+			l->out[0] = out, l->nout = 1;
+			lib_set_float(m->g, l, "eps", lw_num(m, "eps", 1e-5));
+			return 0;
+		}
+		mode = NM_GROUP;
+		groups = r >= 2 ? lw_dim(m, x, 1) : 1;
+		eps = lw_num(m, "eps", 1e-5);
+		break;
+	default: /* _native_batch_norm_legit */
+		eps = lw_num(m, "eps", 1e-5);
+		if (!lw_int(m, "training", 0)) {
+			int rm = p == NM_BN_LEGIT ? lw_tensor(m, "running_mean") : -1;
+			int rv = p == NM_BN_LEGIT ? lw_tensor(m, "running_var") : -1;
+			if (rm < 0 || rv < 0) {
+				lw_error(m, "batch norm in evaluation mode without running statistics");
+				return -1;
+			}
+			if (used_out(m, node, 1) >= 0 || used_out(m, node, 2) >= 0) {
+				lw_error(m, "the saved statistics of an evaluation-mode batch norm are used; doccc computes only the output");
+				return -1;
+			}
+			int out = lw_new_out(m, node, 0);
+			if (out < 0)
+				return -1;
+			LibNode *l = lw_lib(m, LIB_BATCHNORM);
+			l->in[0] = x, l->in[1] = w, l->in[2] = b, l->in[3] = rm, l->in[4] = rv, l->nin = 5;
+			l->out[0] = out, l->nout = 1;
+			lib_set_float(m->g, l, "eps", eps);
+			return 0;
+		}
+		mode = NM_BATCH;
+		break;
+	}
+	if ((mode == NM_GROUP || mode == NM_BATCH) && r < 2) {
+		lw_error(m, "channel normalization of a rank-%d input", r);
+		return -1;
+	}
+	if (mode == NM_GROUP && (groups < 1 || lw_dim(m, x, 1) % groups)) {
+		lw_error(m, "%lld channels in %lld groups", (long long)lw_dim(m, x, 1), (long long)groups);
+		return -1;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	int native = m->info->nrets == 3;
+	LibNode *l = lw_lib(m, LIB_NORM);
+	l->in[0] = x, l->in[1] = w, l->in[2] = b, l->nin = 3;
+	l->out[0] = out;
+	l->out[1] = native ? used_out(m, node, 1) : -1;
+	l->out[2] = native ? used_out(m, node, 2) : -1;
+	l->nout = 3;
+	lib_set_int(m->g, l, "mode", mode);
+	lib_set_int(m->g, l, "ndims", k);
+	lib_set_int(m->g, l, "groups", groups);
+	lib_set_float(m->g, l, "eps", eps);
+	return 0;
+}
+
+/* scaled_dot_product_attention as one node (ir/expand/attention.c). */
+int lower_attention(Imp *m, const cJSON *node)
+{
+	int q = lw_tensor(m, "query"), k = lw_tensor(m, "key"), v = lw_tensor(m, "value");
+	if (q < 0 || k < 0 || v < 0)
+		return -1;
+	if (lw_num(m, "dropout_p", 0) != 0) {
+		lw_error(m, "scaled_dot_product_attention with dropout_p=%g; doccc compiles inference only (dropout_p must be 0)",
+		         lw_num(m, "dropout_p", 0));
+		return -1;
+	}
+	int r = lw_c(m, q)->rank;
+	if (r < 2 || lw_c(m, k)->rank != r || lw_c(m, v)->rank != r) {
+		lw_error(m, "scaled_dot_product_attention: query, key and value must have the same rank >= 2");
+		return -1;
+	}
+	int gqa = (int)lw_int(m, "enable_gqa", 0);
+	if (r >= 3 && lw_dim(m, q, r - 3) != lw_dim(m, k, r - 3)) {
+		int64_t hq = lw_dim(m, q, r - 3), hk = lw_dim(m, k, r - 3);
+		if (!gqa || hk <= 0 || hq % hk || lw_dim(m, v, r - 3) != hk) {
+			lw_error(m, "scaled_dot_product_attention: %lld query heads and %lld key heads (enable_gqa=%d)",
+			         (long long)hq, (long long)hk, gqa);
+			return -1;
+		}
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	int mask = lw_tensor(m, "attn_mask");
+	LibNode *l = lw_lib(m, LIB_ATTENTION);
+	l->in[0] = q, l->in[1] = k, l->in[2] = v, l->in[3] = mask, l->nin = 4;
+	l->out[0] = out, l->nout = 1;
+	Val *sc = lw_arg(m, "scale");
+	double scale = sc->k == V_FLOAT || sc->k == V_INT ? lw_num(m, "scale", 1) : 1.0 / sqrt((double)lw_dim(m, q, r - 1));
+	lib_set_float(m->g, l, "scale", scale);
+	lib_set_int(m->g, l, "causal", lw_int(m, "is_causal", 0));
 	return 0;
 }
 

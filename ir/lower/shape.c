@@ -1,8 +1,19 @@
 /*
  * shape.c - lowerings of views and data movement: permute, transpose, reshape
  * (a view when the strides allow, else a copy), expand, select, slice,
- * squeeze/unsqueeze, aliases, dropout in eval mode, concatenation, and the
- * no-op assertion nodes.
+ * narrow, diagonal, as_strided, squeeze/unsqueeze, aliases, dropout in eval
+ * mode, the list-returning splits (unbind, split, chunk: one view per
+ * element), concatenation and stack, remapped copies (flip, repeat, roll,
+ * padding of every mode: LIB_REMAP), indexing and scatters with tensor
+ * indices (LIB_GATHER, LIB_SCATTER), creation ops (full, zeros, ones, empty
+ * - zero-filled so results are deterministic -, arange, fill, copy), arg
+ * reductions (argmax/argmin, max.dim/min.dim), cumsum, and the no-op
+ * assertion nodes.
+ *
+ * In-place variants (fill_, zero_, copy_, index_put_, detach_) lower like
+ * their functional forms; the importer rebinds the mutated value's name.
+ * nonzero, sort and topk are not supported (nonzero has a data-dependent
+ * shape).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -182,11 +193,16 @@ int lower_dropout(Imp *m, const cJSON *node)
 	return 0;
 }
 
+static void cat_into(Imp *m, const int *ins, int n, int dim, int out);
+
+/* Concatenation; empty inputs contribute nothing (this also covers torch's
+ * legacy skipping of 1-D empty tensors), more than 8 inputs go through
+ * partial results. */
 int lower_cat(Imp *m, const cJSON *node)
 {
 	Val *ts = lw_arg(m, "tensors");
-	if (ts->k != V_TENSORS || ts->n < 1 || ts->n > 8) {
-		lw_error(m, "cat of %d tensors is not supported (1 to 8)", ts->n);
+	if (ts->k != V_TENSORS || ts->n < 1 || ts->n > 64) {
+		lw_error(m, "cat of %d tensors is not supported (1 to 64)", ts->n);
 		return -1;
 	}
 	int out = lw_new_out(m, node, 0);
@@ -195,12 +211,638 @@ int lower_cat(Imp *m, const cJSON *node)
 	int d = lw_norm_dim(m, lw_int(m, "dim", 0), lw_c(m, out)->rank);
 	if (d < 0)
 		return -1;
-	LibNode *l = lw_lib(m, LIB_CAT);
-	l->nin = 0;
+	int ins[64], n = 0;
 	for (int i = 0; i < ts->n; i++)
 		if (ts->ts[i] >= 0 && sdfg_numel(m->g, ts->ts[i]) != 0)
-			l->in[l->nin++] = ts->ts[i];
+			ins[n++] = ts->ts[i];
+	/* an empty result: one empty input of its rank keeps it written (by no iteration) */
+	for (int i = 0; n == 0 && i < ts->n; i++)
+		if (ts->ts[i] >= 0 && lw_c(m, ts->ts[i])->rank == lw_c(m, out)->rank)
+			ins[n++] = ts->ts[i];
+	cat_into(m, ins, n, d, out);
+	return 0;
+}
+
+/* ---- more views: as_strided, diagonal, narrow -------------------------------------- */
+
+int lower_view2(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	const char *on = lw_out_name(node, 0);
+	Meta mt;
+	if (x < 0 || !on || lw_meta(m, on, &mt))
+		return -1;
+	Container *s = lw_c(m, x);
+	Expr *st[MAXDIM];
+	Expr *off = s->offset;
+	int r = s->rank;
+	switch (m->info->param) {
+	case VW2_AS_STRIDED: {
+		/* Strides and offset address the storage: doccc's root container
+		 * of a view is what torch's storage is (inputs, weights and every
+		 * op's fresh result), so the new view indexes the root. */
+		Val *sv = lw_arg(m, "stride"), *ov = lw_arg(m, "storage_offset");
+		if (sv->n != mt.rank) {
+			lw_error(m, "as_strided: %d strides for rank %d", sv->n, mt.rank);
+			return -1;
+		}
+		for (int i = 0; i < mt.rank; i++)
+			st[i] = ex_int(m->g, sv->is[i]);
+		off = ov->k == V_INT ? ex_int(m->g, ov->i) : s->offset;
+		break;
+	}
+	case VW2_DIAGONAL: {
+		int d1 = lw_norm_dim(m, lw_int(m, "dim1", 0), r), d2 = lw_norm_dim(m, lw_int(m, "dim2", 1), r);
+		if (d1 < 0 || d2 < 0 || d1 == d2) {
+			if (d1 == d2)
+				lw_error(m, "diagonal: dim1 and dim2 are the same");
+			return -1;
+		}
+		int64_t o = lw_int(m, "offset", 0);
+		int64_t len = mt.rank ? mt.shape[mt.rank - 1] : 0;
+		if (len > 0)
+			off = ex_add(m->g, off, ex_muli(m->g, o >= 0 ? s->stride[d2] : s->stride[d1], o >= 0 ? o : -o));
+		int k = 0;
+		for (int i = 0; i < r; i++)
+			if (i != d1 && i != d2)
+				st[k++] = s->stride[i];
+		st[k] = ex_add(m->g, s->stride[d1], s->stride[d2]);
+		break;
+	}
+	case VW2_NARROW: {
+		int d = lw_norm_dim(m, lw_int(m, "dim", 0), r);
+		if (d < 0)
+			return -1;
+		int64_t start = lw_int(m, "start", 0), n = lw_dim(m, x, d);
+		if (start < 0)
+			start += n;
+		off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], start));
+		for (int i = 0; i < r; i++)
+			st[i] = s->stride[i];
+		break;
+	}
+	}
+	lw_view(m, on, x, mt.rank, mt.shape, st, off);
+	return 0;
+}
+
+/* ---- list outputs: unbind, split, split_with_sizes, chunk ---------------------------- */
+
+/* Name of the k-th tensor a node returns as a list (outputs[0].as_tensors),
+ * or, for nodes serialized with one output per element, outputs[k]. */
+static const char *out_list_name(const cJSON *node, int k, int *n)
+{
+	cJSON *outs = json_get(node, "outputs"), *x;
+	const char *tag = json_union_tag(json_at(outs, 0), &x);
+	if (tag && !strcmp(tag, "as_tensors")) {
+		*n = json_len(x);
+		return json_str(json_get(json_at(x, k), "name"));
+	}
+	*n = json_len(outs);
+	return lw_out_name(node, k);
+}
+
+int lower_split(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	if (x < 0)
+		return -1;
+	Container *s = lw_c(m, x);
+	int r = s->rank;
+	int d = lw_norm_dim(m, lw_int(m, "dim", 0), r);
+	if (d < 0)
+		return -1;
+	int n = 0, p = m->info->param;
+	out_list_name(node, 0, &n);
+	/* the size of every piece from the arguments, so that an unused
+	 * (unnamed) element still advances the offset */
+	int64_t len = lw_dim(m, x, d), size = 1;
+	if (p == SP_SIZE)
+		size = lw_int(m, "split_size", 1);
+	else if (p == SP_CHUNK) {
+		int64_t c = lw_int(m, "chunks", 1);
+		size = c > 0 ? (len + c - 1) / c : len;
+	}
+	Val *sizes = p == SP_SIZES ? lw_arg(m, "split_sizes") : NULL;
+	int64_t at = 0;
+	for (int k = 0; k < n; k++) {
+		int nn;
+		const char *on = out_list_name(node, k, &nn);
+		int64_t piece = sizes ? (k < sizes->n ? sizes->is[k] : 0) : size;
+		Expr *off = ex_add(m->g, s->offset, ex_muli(m->g, s->stride[d], at));
+		at += piece;
+		Meta mt;
+		if (!on || lw_meta(m, on, &mt))
+			continue; /* an unused element */
+		Expr *st[MAXDIM];
+		if (p == SP_UNBIND) {
+			for (int i = 0, j = 0; i < r; i++)
+				if (i != d)
+					st[j++] = s->stride[i];
+		} else {
+			for (int i = 0; i < r; i++)
+				st[i] = s->stride[i];
+		}
+		lw_view(m, on, x, mt.rank, mt.shape, st, off);
+	}
+	return 0;
+}
+
+/* ---- stack and long concatenations ------------------------------------------------------ */
+
+/* out = cat(ins[0..n), dim); more than 8 inputs go through partial results. */
+static void cat_into(Imp *m, const int *ins, int n, int dim, int out)
+{
+	int part[8], np = 0;
+	for (int i = 0; i < n; i += 8) {
+		int k = n - i < 8 ? n - i : 8;
+		if (n <= 8) {
+			np = 0;
+			for (int j = 0; j < n; j++)
+				part[np++] = ins[j];
+			break;
+		}
+		Container *o = lw_c(m, out);
+		Expr *sh[MAXDIM];
+		for (int d = 0; d < o->rank; d++)
+			sh[d] = o->shape[d];
+		Expr *len = ex_int(m->g, 0);
+		for (int j = 0; j < k; j++)
+			len = ex_add(m->g, len, lw_c(m, ins[i + j])->shape[dim]);
+		sh[dim] = len;
+		int t = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_part", o->name), o->dt, CK_TRANSIENT, o->rank, sh);
+		lw_c(m, t)->origin = "";
+		cat_into(m, ins + i, k, dim, t);
+		part[np++] = t; /* at most 8 parts: callers pass at most 64 inputs */
+	}
+	LibNode *l = lw_lib(m, LIB_CAT);
+	l->nin = 0;
+	for (int i = 0; i < np; i++)
+		l->in[l->nin++] = part[i];
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "dim", dim);
+}
+
+int lower_stack(Imp *m, const cJSON *node)
+{
+	Val *ts = lw_arg(m, "tensors");
+	if (ts->k != V_TENSORS || ts->n < 1 || ts->n > 64) {
+		lw_error(m, "stack of %d tensors is not supported (1 to 64)", ts->n);
+		return -1;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	int d = lw_norm_dim(m, lw_int(m, "dim", 0), lw_c(m, out)->rank);
+	if (d < 0)
+		return -1;
+	int ins[64];
+	for (int i = 0; i < ts->n; i++) {
+		Container *c = lw_c(m, ts->ts[i]);
+		Expr *sh[MAXDIM], *st[MAXDIM];
+		for (int j = 0, k = 0; j <= c->rank; j++) {
+			if (j == d) {
+				sh[j] = ex_int(m->g, 1);
+				st[j] = ex_int(m->g, 0);
+			} else {
+				sh[j] = c->shape[k];
+				st[j] = c->stride[k++];
+			}
+		}
+		ins[i] = sdfg_add_view(m->g, arena_printf(m->a, "%s_u%d", lw_c(m, out)->name, i), ts->ts[i], c->rank + 1, sh, st, c->offset);
+		lw_c(m, ins[i])->origin = "";
+	}
+	cat_into(m, ins, ts->n, d, out);
+	return 0;
+}
+
+/* ---- remapped copies: flip, repeat, roll, padding ------------------------------------------ */
+
+int lower_remap(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	const char *on = lw_out_name(node, 0);
+	Meta mt;
+	if (x < 0 || !on || lw_meta(m, on, &mt))
+		return -1;
+	int r = mt.rank, p = m->info->param;
+	int64_t kinds[MAXDIM], ofs[MAXDIM];
+	for (int i = 0; i < r; i++)
+		kinds[i] = RK_OFFSET, ofs[i] = 0;
+	int guard = 0;
+	double value = 0;
+	int flat = 0;
+	if (p == RM_FLIP) {
+		Val *dv = lw_arg(m, "dims");
+		for (int i = 0; i < dv->n; i++) {
+			int d = lw_norm_dim(m, dv->is[i], r);
+			if (d < 0)
+				return -1;
+			kinds[d] = RK_FLIP;
+		}
+	} else if (p == RM_REPEAT) {
+		/* x with leading size-1 dims up to the output rank, read circularly */
+		Container *s = lw_c(m, x);
+		Expr *sh[MAXDIM], *st[MAXDIM];
+		int lead = r - s->rank;
+		for (int i = 0; i < r; i++) {
+			sh[i] = i < lead ? ex_int(m->g, 1) : s->shape[i - lead];
+			st[i] = i < lead ? ex_int(m->g, 0) : s->stride[i - lead];
+			kinds[i] = RK_CIRCULAR;
+		}
+		x = sdfg_add_view(m->g, arena_printf(m->a, "%s_in", on), x, r, sh, st, s->offset);
+		lw_c(m, x)->origin = "";
+	} else if (p == RM_ROLL) {
+		Val *sv = lw_arg(m, "shifts"), *dv = lw_arg(m, "dims");
+		if (dv->n == 0) {
+			/* roll of the flattened tensor */
+			if (sv->n != 1) {
+				lw_error(m, "roll: %d shifts without dims", sv->n);
+				return -1;
+			}
+			if (!sdfg_is_contiguous(m->g, x))
+				x = lw_copy(m, x, arena_printf(m->a, "%s_contig", on));
+			int64_t n = 1;
+			for (int i = 0; i < r; i++)
+				n *= mt.shape[i];
+			Expr *one = ex_int(m->g, 1), *ne = ex_int(m->g, n);
+			x = sdfg_add_view(m->g, arena_printf(m->a, "%s_flat", on), x, 1, &ne, &one, lw_c(m, x)->offset);
+			lw_c(m, x)->origin = "";
+			flat = 1;
+			kinds[0] = RK_CIRCULAR;
+			ofs[0] = sv->is[0];
+		} else {
+			if (sv->n != dv->n) {
+				lw_error(m, "roll: %d shifts for %d dims", sv->n, dv->n);
+				return -1;
+			}
+			for (int i = 0; i < dv->n; i++) {
+				int d = lw_norm_dim(m, dv->is[i], r);
+				if (d < 0)
+					return -1;
+				kinds[d] = RK_CIRCULAR;
+				ofs[d] += sv->is[i];
+			}
+		}
+	} else {
+		Val *pv = lw_arg(m, p == RM_CONSTANT || p == RM_PAD ? "pad" : "padding");
+		int kind = p == RM_REFLECT ? RK_REFLECT : p == RM_REPLICATE ? RK_REPLICATE : RK_OFFSET;
+		if (p == RM_CONSTANT)
+			value = lw_num(m, "value", 0);
+		if (p == RM_PAD) {
+			const char *mode = lw_arg(m, "mode")->s;
+			mode = mode ? mode : "constant";
+			if (!strcmp(mode, "constant"))
+				value = lw_num(m, "value", 0);
+			else if (!strcmp(mode, "reflect"))
+				kind = RK_REFLECT;
+			else if (!strcmp(mode, "replicate"))
+				kind = RK_REPLICATE;
+			else if (!strcmp(mode, "circular"))
+				kind = RK_CIRCULAR;
+			else {
+				lw_error(m, "pad: mode '%s' is not supported", mode);
+				return -1;
+			}
+		}
+		guard = kind == RK_OFFSET;
+		if (pv->n % 2 || pv->n / 2 > r) {
+			lw_error(m, "padding of %d values for rank %d", pv->n, r);
+			return -1;
+		}
+		for (int k = 0; k < pv->n / 2; k++) {
+			kinds[r - 1 - k] = kind;
+			ofs[r - 1 - k] = pv->is[2 * k];
+		}
+	}
+	int out;
+	if (flat) {
+		int64_t n = 1;
+		for (int i = 0; i < r; i++)
+			n *= mt.shape[i];
+		out = sdfg_add_container(m->g, arena_printf(m->a, "%s_flat", on), mt.dt, CK_TRANSIENT, 1, &n);
+		lw_c(m, out)->origin = "";
+	} else if ((out = lw_new_out(m, node, 0)) < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_REMAP);
+	l->in[0] = x, l->nin = 1;
+	l->out[0] = out, l->nout = 1;
+	int rr = flat ? 1 : r;
+	lib_set_ints(m->g, l, "kinds", kinds, rr);
+	lib_set_ints(m->g, l, "ofs", ofs, rr);
+	lib_set_int(m->g, l, "guard", guard);
+	lib_set_float(m->g, l, "value", value);
+	if (flat) {
+		Expr *st[MAXDIM];
+		lw_reshape_strides(m, out, r, mt.shape, st);
+		lw_view(m, on, out, r, mt.shape, st, ex_int(m->g, 0));
+	}
+	return 0;
+}
+
+/* ---- creation: full, zeros, ones, empty (zero-filled), fill, copy ------------------------- */
+
+int lower_fill(Imp *m, const cJSON *node)
+{
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_ELEMWISE);
+	l->out[0] = out, l->nout = 1;
+	l->nin = 1;
+	l->in[0] = -1;
+	int p = m->info->param;
+	double v = 0;
+	if (p == FL_FILL_TENSOR || p == FL_COPY) {
+		int src = lw_tensor(m, p == FL_COPY ? "src" : "value");
+		if (src < 0)
+			return -1;
+		l->in[0] = src;
+		lib_set_int(m->g, l, "code", T_CAST);
+		return 0;
+	}
+	if (p == FL_VALUE)
+		v = lw_num(m, "fill_value", 0);
+	else if (p == FL_ONE)
+		v = 1;
+	else if (p == FL_SCALAR)
+		v = lw_num(m, "s", 0);
+	else if (p == FL_FILL)
+		v = lw_num(m, "value", 0);
+	if (lw_c(m, out)->dt == DT_BOOL)
+		v = v != 0;
+	lib_set_float(m->g, l, "scalar0", v);
+	lib_set_int(m->g, l, "code", T_ASSIGN);
+	return 0;
+}
+
+int lower_arange(Imp *m, const cJSON *node)
+{
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	double start = strcmp(m->info->target, "arange.default") ? lw_num(m, "start", 0) : 0;
+	double step = !strcmp(m->info->target, "arange.start_step") ? lw_num(m, "step", 1) : 1;
+	LibNode *l = lw_lib(m, LIB_ARANGE);
+	l->nin = 0;
+	l->out[0] = out, l->nout = 1;
+	lib_set_float(m->g, l, "start", start);
+	lib_set_float(m->g, l, "step", step);
+	return 0;
+}
+
+/* ---- indexing: index_select, gather, embedding, index.Tensor ------------------------------- */
+
+static int index_tensor_ok(Imp *m, int t)
+{
+	Dtype dt = lw_c(m, t)->dt;
+	if (dt == DT_I64 || dt == DT_I32)
+		return 0;
+	lw_error(m, "index tensors of dtype %s are not supported (int64 and int32 only; boolean and uint8 "
+	            "masks give a data-dependent result shape)", dtype_info[dt].name);
+	return -1;
+}
+
+int lower_gather(Imp *m, const cJSON *node)
+{
+	int p = m->info->param;
+	int x = lw_tensor(m, p == GA_EMBEDDING ? "weight" : "self");
+	if (x < 0)
+		return -1;
+	int r = lw_c(m, x)->rank;
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_GATHER);
+	l->in[0] = x;
+	l->nin = 1;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "mode", p);
+	if (p == GA_INDEX) {
+		Val *iv = lw_arg(m, "indices");
+		int64_t dims[MAXDIM];
+		int nd = 0;
+		if (iv->n > r) {
+			lw_error(m, "index: %d indices for rank %d", iv->n, r);
+			return -1;
+		}
+		for (int i = 0; i < iv->n; i++) {
+			if (iv->ts[i] < 0)
+				continue;
+			if (index_tensor_ok(m, iv->ts[i]))
+				return -1;
+			if (l->nin >= 8) {
+				lw_error(m, "index: more than 7 index tensors");
+				return -1;
+			}
+			dims[nd++] = i;
+			l->in[l->nin++] = iv->ts[i];
+		}
+		if (nd == 0) {
+			lw_error(m, "index: no index tensors");
+			return -1;
+		}
+		lib_set_ints(m->g, l, "dims", dims, nd);
+		return 0;
+	}
+	int idx = lw_tensor(m, p == GA_EMBEDDING ? "indices" : "index");
+	if (idx < 0 || index_tensor_ok(m, idx))
+		return -1;
+	l->in[l->nin++] = idx;
+	int64_t d = 0;
+	if (p != GA_EMBEDDING && (d = lw_norm_dim(m, lw_int(m, "dim", 0), r)) < 0)
+		return -1;
+	lib_set_ints(m->g, l, "dims", &d, 1);
+	return 0;
+}
+
+/* ---- scatters ------------------------------------------------------------------------------- */
+
+int lower_scatter(Imp *m, const cJSON *node)
+{
+	int p = m->info->param;
+	int x = lw_tensor(m, "self");
+	int out = x < 0 ? -1 : lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	int r = lw_c(m, x)->rank;
+	LibNode *l = lw_lib(m, LIB_SCATTER);
+	l->in[0] = x;
+	l->nin = 1;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "mode", p);
+	if (p == SC_INDEX_PUT) {
+		Val *iv = lw_arg(m, "indices");
+		int vals = lw_tensor(m, "values");
+		if (vals < 0)
+			return -1;
+		l->in[l->nin++] = vals;
+		if (iv->n > 6 || iv->n > r) {
+			lw_error(m, "index_put: %d indices for rank %d", iv->n, r);
+			return -1;
+		}
+		for (int i = 0; i < iv->n; i++) {
+			if (iv->ts[i] < 0) {
+				lw_error(m, "index_put: None among the indices (x[:, i] = v) is not supported; index leading dims");
+				return -1;
+			}
+			if (index_tensor_ok(m, iv->ts[i]))
+				return -1;
+			l->in[l->nin++] = iv->ts[i];
+		}
+		lib_set_int(m->g, l, "accumulate", lw_int(m, "accumulate", 0));
+		return 0;
+	}
+	int d = lw_norm_dim(m, lw_int(m, "dim", 0), r);
+	if (d < 0)
+		return -1;
+	lib_set_int(m->g, l, "dim", d);
+	if (p == SC_SLICE || p == SC_SELECT) {
+		int src = lw_tensor(m, "src");
+		if (src < 0)
+			return -1;
+		l->in[l->nin++] = src;
+		int64_t n = lw_dim(m, x, d);
+		if (p == SC_SELECT) {
+			int64_t i = lw_int(m, "index", 0);
+			lib_set_int(m->g, l, "start", i < 0 ? i + n : i);
+			return 0;
+		}
+		Val *sv = lw_arg(m, "start");
+		int64_t start = sv->k == V_INT ? sv->i : 0, step = lw_int(m, "step", 1);
+		if (start < 0)
+			start += n;
+		start = start < 0 ? 0 : start > n ? n : start;
+		if (step <= 0) {
+			lw_error(m, "slice_scatter: step must be positive (got %lld)", (long long)step);
+			return -1;
+		}
+		lib_set_int(m->g, l, "start", start);
+		lib_set_int(m->g, l, "step", step);
+		return 0;
+	}
+	int idx = lw_tensor(m, "index");
+	if (idx < 0 || index_tensor_ok(m, idx))
+		return -1;
+	l->in[l->nin++] = idx;
+	if (p == SC_VALUE) {
+		lib_set_float(m->g, l, "value", lw_num(m, "value", 0));
+		return 0;
+	}
+	int src = lw_tensor(m, "src");
+	if (src < 0)
+		return -1;
+	l->in[l->nin++] = src;
+	if (p == SC_REDUCE) {
+		static const char *const names[] = {"sum", "prod", "amax", "amin", "mean"};
+		const char *rd = lw_arg(m, "reduce")->s;
+		int k = -1;
+		for (int i = 0; rd && i < 5; i++)
+			if (!strcmp(rd, names[i]))
+				k = i;
+		if (k < 0) {
+			lw_error(m, "scatter_reduce: reduction '%s' is not supported", rd ? rd : "?");
+			return -1;
+		}
+		lib_set_int(m->g, l, "reduce", k);
+		lib_set_int(m->g, l, "include_self", lw_int(m, "include_self", 1));
+	}
+	return 0;
+}
+
+/* ---- argmax / argmin / max.dim / min.dim ------------------------------------------------------ */
+
+int lower_argred(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	if (x < 0)
+		return -1;
+	int p = m->info->param, r = lw_c(m, x)->rank;
+	Val *dv = lw_arg(m, "dim");
+	int keep = (int)lw_int(m, "keepdim", 0);
+	int vals = -1, idxs = -1, d = 0;
+	if (dv->k != V_INT) {
+		/* over all elements: reduce a flat view into a scalar, viewed back */
+		if (!sdfg_is_contiguous(m->g, x))
+			x = lw_copy(m, x, arena_printf(m->a, "%s_contig", m->nodename));
+		Expr *one = ex_int(m->g, 1), *ne = sdfg_numel_x(m->g, x);
+		x = sdfg_add_view(m->g, arena_printf(m->a, "%s_flat", m->nodename), x, 1, &ne, &one, lw_c(m, x)->offset);
+		lw_c(m, x)->origin = "";
+		const char *on = lw_out_name(node, 0);
+		Meta mt;
+		if (!on || lw_meta(m, on, &mt))
+			return -1;
+		if (mt.rank == 0)
+			idxs = lw_new_out(m, node, 0);
+		else {
+			idxs = sdfg_add_container(m->g, arena_printf(m->a, "%s_s", on), DT_I64, CK_TRANSIENT, 0, NULL);
+			lw_c(m, idxs)->origin = "";
+			Expr *st[MAXDIM];
+			for (int i = 0; i < mt.rank; i++)
+				st[i] = ex_int(m->g, 0);
+			lw_view(m, on, idxs, mt.rank, mt.shape, st, ex_int(m->g, 0));
+		}
+		keep = 0;
+	} else {
+		if ((d = lw_norm_dim(m, dv->i, r)) < 0)
+			return -1;
+		if (p == AR_MAX || p == AR_MIN) {
+			vals = lw_new_out(m, node, 0);
+			idxs = lw_new_out(m, node, 1);
+		} else
+			idxs = lw_new_out(m, node, 0);
+	}
+	if (idxs < 0 && vals < 0)
+		return -1;
+	if (sdfg_numel(m->g, x) == 0) {
+		lw_error(m, "%s of an empty tensor", m->info->target);
+		return -1;
+	}
+	LibNode *l = lw_lib(m, LIB_ARGRED);
+	l->in[0] = x, l->nin = 1;
+	l->out[0] = vals, l->out[1] = idxs, l->nout = 2;
+	lib_set_int(m->g, l, "dim", d);
+	lib_set_int(m->g, l, "keepdim", keep);
+	lib_set_int(m->g, l, "min", p == AR_ARGMIN || p == AR_MIN);
+	return 0;
+}
+
+/* ---- cumsum ----------------------------------------------------------------------------------------- */
+
+int lower_cumsum(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	int out = x < 0 ? -1 : lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	int d = lw_norm_dim(m, lw_int(m, "dim", 0), lw_c(m, x)->rank);
+	if (d < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_CUMSUM);
+	l->in[0] = x, l->nin = 1;
 	l->out[0] = out, l->nout = 1;
 	lib_set_int(m->g, l, "dim", d);
+	return 0;
+}
+
+/* ---- sort, topk: values and indices, stable (ties keep input order) ------------------------------ */
+
+int lower_sort(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	if (x < 0)
+		return -1;
+	int d = lw_norm_dim(m, lw_int(m, "dim", -1), lw_c(m, x)->rank);
+	if (d < 0)
+		return -1;
+	int desc = m->info->param ? (int)lw_int(m, "largest", 1) : (int)lw_int(m, "descending", 0);
+	int vals = lw_new_out(m, node, 0), idxs = lw_new_out(m, node, 1);
+	if (vals < 0 && idxs < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_SORT);
+	l->in[0] = x, l->nin = 1;
+	l->out[0] = vals, l->out[1] = idxs, l->nout = 2;
+	lib_set_int(m->g, l, "dim", lw_c(m, x)->rank ? d : 0);
+	lib_set_int(m->g, l, "descending", desc);
 	return 0;
 }
