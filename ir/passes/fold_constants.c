@@ -10,7 +10,9 @@
  * writes the batch norm's output and the batch norm disappears. Any other
  * batch norm with constant statistics is "prepared": its five parameter
  * tensors become the two per-channel constants scale and shift, so the
- * expansion emits one fused multiply-add per element.
+ * expansion emits one fused multiply-add per element. A batch norm over the
+ * columns of a 2-d GEMM with constant B (Linear followed by BatchNorm1d)
+ * folds the same way into B and the GEMM's bias.
  *
  * Arithmetic is done in double and rounded once to the weights' float32.
  * Works on library nodes at the top level, before expansion.
@@ -122,6 +124,69 @@ static int fold_into_conv(Sdfg *g, int bi)
 	return 1;
 }
 
+/* Element [i][j] of a rank-2 float32 constant or view of one, or NULL data. */
+static const float *const2d(Sdfg *g, int c, int64_t *st0, int64_t *st1, int64_t *ofs)
+{
+	Container *k = sdfg_c(g, c), *r = sdfg_c(g, sdfg_root_of(g, c));
+	if (k->rank != 2 || k->dt != DT_F32 || r->kind != CK_CONST || !r->data)
+		return NULL;
+	*ofs = 0;
+	if (!ex_isint(k->stride[0], st0) || !ex_isint(k->stride[1], st1) || (k->offset && !ex_isint(k->offset, ofs)))
+		return NULL;
+	return r->data;
+}
+
+/* Batch norm over the columns of a 2-d GEMM with constant B (Linear then
+ * BatchNorm1d): B'[k][n] = B[k][n] * scale[n], bias'[n] = beta * bias[n] *
+ * scale[n] + shift[n] (with beta then 1); alpha stays. */
+static int fold_into_gemm(Sdfg *g, int bi)
+{
+	LibNode *bn = g->root->kids[bi]->lib;
+	int x = bn->in[0];
+	if (sdfg_root_of(g, x) != x || sdfg_c(g, x)->kind != CK_TRANSIENT || sdfg_c(g, x)->rank != 2)
+		return 0;
+	int pi = producer(g, x);
+	if (pi < 0 || g->root->kids[pi]->lib->op != LIB_GEMM || readers(g, x) != 1)
+		return 0;
+	LibNode *gm = g->root->kids[pi]->lib;
+	int B = gm->in[1], b = gm->in[2];
+	int64_t s0, s1, ofs, K = 0, N = 0;
+	const float *bd = const2d(g, B, &s0, &s1, &ofs);
+	if (!bd || sdfg_c(g, gm->in[0])->rank != 2)
+		return 0;
+	ex_isint(sdfg_c(g, B)->shape[0], &K);
+	ex_isint(sdfg_c(g, B)->shape[1], &N);
+	const float *biasd = NULL;
+	double beta = lib_float(gm, "beta", 1);
+	if (b >= 0 && beta != 0) {
+		int64_t n = 0;
+		biasd = cdata(g, b);
+		if (!biasd || sdfg_c(g, b)->rank != 1 || !ex_isint(sdfg_c(g, b)->shape[0], &n) || n != N)
+			return 0;
+	}
+	double *scale = arena_alloc(g->arena, sizeof(double) * (size_t)N * 2);
+	double *shift = scale + N;
+	if (bn_affine(g, bn, N, scale, shift))
+		return 0;
+	int64_t wshape[2] = {K, N}, bshape[1] = {N};
+	float *nw, *nb;
+	const char *wn = sdfg_c(g, sdfg_root_of(g, B))->name;
+	int nwid = new_const(g, arena_printf(g->arena, "%s_bn", wn), 2, wshape, &nw);
+	int nbid = new_const(g, arena_printf(g->arena, "%s_bn_bias", wn), 1, bshape, &nb);
+	for (int64_t k = 0; k < K; k++)
+		for (int64_t n = 0; n < N; n++)
+			nw[k * N + n] = (float)(bd[ofs + k * s0 + n * s1] * scale[n]);
+	for (int64_t n = 0; n < N; n++)
+		nb[n] = (float)((biasd ? beta * biasd[n] : 0.0) * scale[n] + shift[n]);
+	gm->in[1] = nwid;
+	gm->in[2] = nbid;
+	lib_set_float(g, gm, "beta", 1);
+	gm->out[0] = bn->out[0];
+	g->root->kids[pi]->label = arena_printf(g->arena, "%s+%s", g->root->kids[pi]->label, g->root->kids[bi]->label);
+	sdfg_remove(g->root, bi);
+	return 1;
+}
+
 static void prepare(Sdfg *g, LibNode *bn)
 {
 	Container *x = sdfg_c(g, bn->in[0]);
@@ -154,7 +219,7 @@ int pass_fold_constants(PassCtx *c)
 		Node *n = g->root->kids[i];
 		if (n->kind != N_BLOCK || !n->lib || n->lib->op != LIB_BATCHNORM)
 			continue;
-		if (fold && fold_into_conv(g, i)) {
+		if (fold && (fold_into_conv(g, i) || fold_into_gemm(g, i))) {
 			i--;
 			continue;
 		}
