@@ -23,7 +23,7 @@
 
 /* Index of a key/value/mask operand c for output vars: dims align on the
  * right; size-1 dims facing larger ones read 0; the head dim (r - 3)
- * divides by the group size; the last two dims are given. */
+ * divides by the group size; the last two dims are given (0 where size 1). */
 static Operand att_idx(Sdfg *g, int c, int out, const Expr *const *ov, int64_t group, Expr *row, Expr *col)
 {
 	Container *k = sdfg_c(g, c), *o = sdfg_c(g, out);
@@ -32,10 +32,11 @@ static Operand att_idx(Sdfg *g, int c, int out, const Expr *const *ov, int64_t g
 	for (int j = 0; j < k->rank; j++) {
 		int d = j + (r - k->rank);
 		int64_t n;
+		int one = ex_isint(k->shape[j], &n) && n == 1;
 		if (j == k->rank - 1)
-			idx[j] = col;
+			idx[j] = one ? ex_int(g, 0) : col; /* a size-1 dim broadcasts (mask (B,1,1,S)) */
 		else if (j == k->rank - 2)
-			idx[j] = row;
+			idx[j] = one ? ex_int(g, 0) : row;
 		else if (d < 0 || (ex_isint(k->shape[j], &n) && n == 1 && !ex_eq(k->shape[j], o->shape[d])))
 			idx[j] = ex_int(g, 0);
 		else if (d == r - 3 && group > 1)

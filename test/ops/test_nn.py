@@ -79,6 +79,7 @@ def test_attention(tmp_path):
     bmask = torch.rand(6, 7, generator=g) > 0.3
     bmask[:, 0] = True
     fmask = torch.randn(3, 1, 6, 7, generator=g)
+    kmask = torch.randn(3, 1, 1, 7, generator=g)  # BERT-style key mask, broadcast over heads and rows
     q1 = torch.randn(1, 2, 5, 8, generator=g)
     same_asym = torch.nn.Conv2d(2, 3, (3, 4), padding="same", dilation=(2, 1)).eval()
     masked = torch.randn(4, 5, generator=g)
@@ -93,6 +94,8 @@ def test_attention(tmp_path):
         Case("sdpa_bool_mask", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m), (q, k, v, bmask)),
         Case("sdpa_float_mask_scale", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m, scale=0.3),
              (q, k, v, fmask)),
+        Case("sdpa_key_mask_bcast", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m),
+             (q, k, v, kmask)),
         Case("sdpa_causal_rect_gqa", lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True, enable_gqa=True),
              (q, kg, vg)),
         Case("f16_sdpa", lambda a, b, c: F.scaled_dot_product_attention(a, b, c), (q.half(), k.half(), v.half())),

@@ -1,0 +1,68 @@
+"""The op table against torch 2.13, and the coverage table docs/ops.md.
+
+  - docs/ops.md is what test/gen_ops_table.py writes today (regenerated in
+    memory from torch's Core ATen set and `doccc --list-ops`); a stale file
+    fails with the command that refreshes it.
+  - every schema string of `doccc --list-ops` is torch's own `_schema` string
+    of that overload: the importer binds arguments by that schema, so a
+    mismatch means the op table is wrong.
+  - every known-unsupported row (ir/ops_unsupported.h) names a real aten
+    overload, and no overload is both supported and known-unsupported.
+"""
+
+import pytest
+
+import gen_ops_table
+from conftest import doccc_path, require
+
+
+@pytest.fixture(scope="module")
+def table():
+    require("torch")
+    return gen_ops_table.list_ops(doccc_path())
+
+
+def test_ops_doc_is_current(table):
+    torch = require("torch")
+    supported, unsupported = table
+    want = gen_ops_table.render(gen_ops_table.core_aten_ops(torch), supported, unsupported,
+                                gen_ops_table.torch_version(torch))
+    path = gen_ops_table.OUT
+    have = path.read_text() if path.is_file() else None
+    if have != want:
+        pytest.fail(f"{path} is {'missing' if have is None else 'stale'} (the op table or torch "
+                    f"changed): run `python3 test/gen_ops_table.py` and commit the result",
+                    pytrace=False)
+
+
+def test_schemas_match_torch(table):
+    torch = require("torch")
+    supported, _ = table
+    assert supported, "doccc --list-ops listed no supported overloads"
+    bad = []
+    for overload, _, schema in supported:
+        op = gen_ops_table.aten_op(torch, overload)
+        if op is None:
+            bad.append(f"{overload}: no such aten overload in torch {torch.__version__}")
+        elif str(op._schema) != schema:
+            bad.append(f"{overload}:\n    doccc: {schema}\n    torch: {op._schema}")
+    assert not bad, "op-table schemas differ from torch's:\n  " + "\n  ".join(bad)
+
+
+def test_supported_overloads_unique(table):
+    supported, _ = table
+    names = [o for o, _, _ in supported]
+    dups = sorted({o for o in names if names.count(o) > 1})
+    assert not dups, f"overloads listed twice in the op table: {dups}"
+
+
+def test_unsupported_rows_are_real_and_disjoint(table):
+    torch = require("torch")
+    supported, unsupported = table
+    sup = {o for o, _, _ in supported}
+    missing = [o for o, _ in unsupported if gen_ops_table.aten_op(torch, o) is None]
+    assert not missing, f"ir/ops_unsupported.h names overloads torch does not have: {missing}"
+    both = sorted(sup & {o for o, _ in unsupported})
+    assert not both, f"overloads both supported and in ir/ops_unsupported.h: {both}"
+    empty = [o for o, why in unsupported if not why.strip()]
+    assert not empty, f"ir/ops_unsupported.h rows without a reason: {empty}"
