@@ -128,6 +128,25 @@ static int pack_panels(Sdfg *g, const char *name, int groups, int64_t K, int64_t
 	return id;
 }
 
+/* A zero-padded float32 copy [N][C][PH][PW] of input `in` (p[0] rows and
+ * p[1] columns before, the rest after), made in seq, so the kernels that
+ * read it need no bounds checks. */
+static int padded_input(Sdfg *g, Node *seq, int in, int64_t N, int64_t C, int64_t PH, int64_t PW, const int64_t *p,
+                        const char *label)
+{
+	int64_t ps[4] = {N, C, PH, PW};
+	int src = sdfg_add_container(g, arena_printf(g->arena, "%s_pad", sdfg_c(g, in)->name), DT_F32, CK_TRANSIENT, 4, ps);
+	sdfg_c(g, src)->origin = "";
+	int v[4];
+	Node *body = xp_nest(g, seq, src, v);
+	Node *b = xp_block(g, body, label);
+	Expr *ii[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_addi(g, ex_sym(g, v[2]), -p[0]), ex_addi(g, ex_sym(g, v[3]), -p[1])};
+	Operand rd[1] = {opd_guarded(in, 4, ii, 0)};
+	Expr *oi[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_sym(g, v[2]), ex_sym(g, v[3])};
+	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd), xp_memlet(src, 4, oi), W_NONE);
+	return src;
+}
+
 /* ---- convolution ----------------------------------------------------------------- */
 
 typedef struct {
@@ -156,7 +175,6 @@ static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label);
 static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
-	Container *x = sdfg_c(g, in);
 	int64_t s[2], p[2], d[2];
 	lib_ints(l, "stride", s, 2);
 	lib_ints(l, "padding", p, 2);
@@ -167,18 +185,8 @@ static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 	int64_t PH = MAX(H + 2 * p[0], (OH - 1) * s[0] + (KH - 1) * d[0] + 1);
 	int64_t PW = MAX(W + 2 * p[1], (OW - 1) * s[1] + (KW - 1) * d[1] + 1);
 	int src = in;
-	if (PH > H || PW > W) {
-		int64_t ps[4] = {N, C, PH, PW};
-		src = sdfg_add_container(g, arena_printf(g->arena, "%s_pad", x->name), DT_F32, CK_TRANSIENT, 4, ps);
-		sdfg_c(g, src)->origin = "";
-		int v[4];
-		Node *body = xp_nest(g, seq, src, v);
-		Node *b = xp_block(g, body, label);
-		Expr *ii[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_addi(g, ex_sym(g, v[2]), -p[0]), ex_addi(g, ex_sym(g, v[3]), -p[1])};
-		Operand rd[1] = {opd_guarded(in, 4, ii, 0)};
-		Expr *oi[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_sym(g, v[2]), ex_sym(g, v[3])};
-		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd), xp_memlet(src, 4, oi), W_NONE);
-	}
+	if (PH > H || PW > W)
+		src = padded_input(g, seq, in, N, C, PH, PW, p, label);
 	int vn, vc, voh;
 	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), ex_int(g, N), 1, &vn);
 	Node *lc = xp_loop(g, ln->body, N_MAP, "oc", ex_int(g, 0), ex_int(g, OC), 1, &vc);
@@ -265,18 +273,8 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	int src = in;
 	int64_t PH = MAX(H + 2 * p[0], (OH - 1) * s[0] + (KH - 1) * d[0] + 1);
 	int64_t PW = MAX(W + 2 * p[1], (OW - 1) * s[1] + (KW - 1) * d[1] + 1);
-	if (PH > H || PW > W) {
-		int64_t ps[4] = {N, C, PH, PW};
-		src = sdfg_add_container(g, arena_printf(g->arena, "%s_pad", x->name), DT_F32, CK_TRANSIENT, 4, ps);
-		sdfg_c(g, src)->origin = "";
-		int v[4];
-		Node *body = xp_nest(g, seq, src, v);
-		Node *b = xp_block(g, body, label);
-		Expr *ii[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_addi(g, ex_sym(g, v[2]), -p[0]), ex_addi(g, ex_sym(g, v[3]), -p[1])};
-		Operand rd[1] = {opd_guarded(in, 4, ii, 0)};
-		Expr *oi[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_sym(g, v[2]), ex_sym(g, v[3])};
-		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd), xp_memlet(src, 4, oi), W_NONE);
-	}
+	if (PH > H || PW > W)
+		src = padded_input(g, seq, in, N, C, PH, PW, p, label);
 
 	int vn, vg = -1, vnb, voh;
 	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), ex_int(g, N), 1, &vn);
