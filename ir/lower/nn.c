@@ -228,6 +228,20 @@ int lower_linear(Imp *m, const cJSON *node)
 	return gemm(m, node, x, wt, b, 1, b >= 0 ? 1 : 0);
 }
 
+/* An inference batch-norm node over dim 1 writing output 0 of the node:
+ * (x - rm) / sqrt(rv + eps) * w + b, with w and b optional (-1). */
+static int batchnorm_node(Imp *m, const cJSON *node, int x, int w, int b, int rm, int rv)
+{
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_BATCHNORM);
+	l->in[0] = x, l->in[1] = w, l->in[2] = b, l->in[3] = rm, l->in[4] = rv, l->nin = 5;
+	l->out[0] = out, l->nout = 1;
+	lib_set_float(m->g, l, "eps", lw_num(m, "eps", 1e-5));
+	return 0;
+}
+
 int lower_batchnorm(Imp *m, const cJSON *node)
 {
 	if (m->info->param == 0 && lw_int(m, "training", 0)) {
@@ -240,14 +254,7 @@ int lower_batchnorm(Imp *m, const cJSON *node)
 		lw_error(m, "batch_norm without running statistics is not supported");
 		return -1;
 	}
-	int out = lw_new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	LibNode *l = lw_lib(m, LIB_BATCHNORM);
-	l->in[0] = x, l->in[1] = w, l->in[2] = b, l->in[3] = rm, l->in[4] = rv, l->nin = 5;
-	l->out[0] = out, l->nout = 1;
-	lib_set_float(m->g, l, "eps", lw_num(m, "eps", 1e-5));
-	return 0;
+	return batchnorm_node(m, node, x, w, b, rm, rv);
 }
 
 /* 2-d pooling, and 1-d pooling (PL_1D) as 2-d over a size-1 height. */
@@ -467,14 +474,7 @@ int lower_norm(Imp *m, const cJSON *node)
 				lw_error(m, "instance_norm without input statistics needs running statistics");
 				return -1;
 			}
-			int out = lw_new_out(m, node, 0);
-			if (out < 0)
-				return -1;
-			LibNode *l = lw_lib(m, LIB_BATCHNORM);
-			l->in[0] = x, l->in[1] = w, l->in[2] = b, l->in[3] = rm, l->in[4] = rv, l->nin = 5;
-			l->out[0] = out, l->nout = 1;
-			lib_set_float(m->g, l, "eps", lw_num(m, "eps", 1e-5));
-			return 0;
+			return batchnorm_node(m, node, x, w, b, rm, rv);
 		}
 		mode = NM_GROUP;
 		groups = r >= 2 ? lw_dim(m, x, 1) : 1;
