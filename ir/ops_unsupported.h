@@ -47,4 +47,6 @@
 	X("fft_irfft.default", "takes complex tensors, which doccc does not support") \
 	X("view_as_complex.default", "produces complex tensors, which doccc does not support") \
 	X("view_as_real.default", "takes complex tensors, which doccc does not support") \
-	X("nonzero.default", "its output shape depends on the input's values; doccc compiles static shapes only")
+	X("nonzero.default", "its output shape depends on the input's values; doccc compiles static shapes only") \
+	X("atan2.out", "an out= variant; exported graphs are functional and use atan2.default, which is supported") \
+	X("resize_.default", "resizes a tensor's storage in place; functional exported graphs do not contain it")
