@@ -12,18 +12,19 @@
 	X(CONV, "conv", conv, "N-d convolution, stride/padding/dilation/groups, bias") \
 	X(GEMM, "gemm", gemm, "batched matrix product alpha*A@B + beta*bias") \
 	X(BATCHNORM, "batchnorm", batchnorm, "inference batch normalization over dim 1") \
-	X(POOL, "pool", pool, "2-d max / average / adaptive average / adaptive max pooling, max with indices") \
+	X(POOL, "pool", pool, "2-d / 3-d max / average / adaptive average / adaptive max pooling, max with indices") \
 	X(REDUCE, "reduce", reduce, "sum / mean / max / min over dims") \
 	X(SOFTMAX, "softmax", softmax, "softmax or log-softmax over one dim") \
 	X(NORM, "norm", norm, "layer / group / instance / batch-statistics / RMS normalization") \
 	X(ATTENTION, "attention", attention, "fused scaled dot-product attention, one softmax row at a time") \
-	X(UPSAMPLE, "upsample", upsample, "2-d nearest / nearest-exact / bilinear resampling with PyTorch's source indices")
+	X(UPSAMPLE, "upsample", upsample, "2-d nearest / nearest-exact / bilinear resampling with PyTorch's source indices") \
+	X(CDIST, "cdist", cdist, "p-norm distances between the rows of two matrices (batched), or condensed pairwise distances of one")
 
 /* Param values of the norm lowering, and reduction modes beyond ops.h's
  * RD_SUM..RD_MIN (ir/lower/nn.c asserts that they continue that enum). */
 enum { NM_LAYER, NM_GROUP, NM_INSTANCE, NM_BATCH, NM_RMS, NM_NATIVE_GROUP, NM_NATIVE_LAYER, NM_BN_LEGIT, NM_BN_NO_STATS };
 enum { UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT };
-enum { PL_ADAPTIVE_MAX_ = 3, PL_1D = 8 };  /* pool mode after ops.h's PL_*; flag: 1-d through the 2-d node */
+enum { PL_ADAPTIVE_MAX_ = 3, PL_1D = 8, PL_3D = 16 };  /* pool mode after ops.h's PL_*; flags: 1-d through the 2-d node, 3-d */
 enum { RD_PROD_ = 4, RD_VAR_, RD_STD_, RD_ANY_, RD_ALL_, RD_LSE_, RD_VAR_MEAN_, RD_STD_MEAN_ };
 
 #define ATEN_OPS_NN(X) \
@@ -94,4 +95,13 @@ enum { RD_PROD_ = 4, RD_VAR_, RD_STD_, RD_ANY_, RD_ALL_, RD_LSE_, RD_VAR_MEAN_, 
 	X(CONV3D, "conv3d.default", conv, 0, "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor") \
 	X(CONV_T1D, "conv_transpose1d.default", conv, 2, "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] output_padding=[0], SymInt groups=1, SymInt[1] dilation=[1]) -> Tensor") \
 	X(CONV_T2D, "conv_transpose2d.input", conv, 2, "aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] output_padding=[0, 0], SymInt groups=1, SymInt[2] dilation=[1, 1]) -> Tensor") \
-	X(ADAPTIVE_MAX_POOL2D, "adaptive_max_pool2d.default", pool, PL_ADAPTIVE_MAX_, "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)")
+	X(ADAPTIVE_MAX_POOL2D, "adaptive_max_pool2d.default", pool, PL_ADAPTIVE_MAX_, "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)") \
+	X(AVG_POOL3D, "avg_pool3d.default", pool, PL_AVG | PL_3D, "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor") \
+	X(MAX_POOL3D_IDX, "max_pool3d_with_indices.default", pool, PL_MAX | PL_3D, "aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)") \
+	X(ADAPTIVE_AVG_POOL3D_, "_adaptive_avg_pool3d.default", pool, PL_ADAPTIVE | PL_3D, "aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor") \
+	X(CDIST_FORWARD, "_cdist_forward.default", cdist, 0, "aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor") \
+	X(PDIST_FORWARD, "_pdist_forward.default", cdist, 1, "aten::_pdist_forward(Tensor self, float p=2.) -> Tensor") \
+	X(MAX_POOL3D, "max_pool3d.default", pool, PL_MAX | PL_3D, "aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor") \
+	X(ADAPTIVE_AVG_POOL3D, "adaptive_avg_pool3d.default", pool, PL_ADAPTIVE | PL_3D, "aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor") \
+	X(CDIST, "cdist.default", cdist, 0, "aten::cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor") \
+	X(PDIST, "pdist.default", cdist, 1, "aten::pdist(Tensor self, float p=2.) -> Tensor")

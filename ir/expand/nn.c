@@ -1,11 +1,12 @@
 /*
- * nn.c - expansion of batch norm (what fold_constants left), pooling
- * (max with -inf padding through guarded memlets, average with the window
+ * nn.c - expansion of batch norm (what fold_constants left), 2-d and 3-d
+ * pooling (max with -inf padding through guarded memlets, average with the window
  * clipped to the input and PyTorch's divisor rules, adaptive average and
  * max, indices of the maximum), reductions (sum, mean, max, min, prod,
  * any, all, var/std, logsumexp), softmax (also _safe_softmax),
  * normalizations with input statistics (layer, group, instance, batch,
- * RMS) and upsampling (nearest, nearest-exact, bilinear). Reductions
+ * RMS), upsampling (nearest, nearest-exact, bilinear) and pairwise
+ * distances (cdist, pdist). Reductions
  * accumulate into a local scalar and store once; softmax makes three
  * passes (max, sum of exp, normalize) and recomputes exp rather than
  * storing twice.
@@ -63,19 +64,21 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	(void)tile;
 	int in = l->in[0], out = l->out[0];
 	Container *o = sdfg_c(g, out), *x = sdfg_c(g, in);
-	int r = o->rank; /* 3 or 4: [N,] C, H, W */
+	int r = o->rank;                        /* [N,] C, spatial dims */
+	int ns = (int)lib_int(l, "nd", 2);      /* spatial dims: 2 or 3 */
+	int sd = r - ns;                        /* first spatial dim */
 	int vars[MAXDIM];
 	Node *body = xp_nest(g, seq, out, vars);
 	Node *owmap = body->parent;
 	int mode = (int)lib_int(l, "mode", PL_MAX);
-	int64_t H, W, OH, OW;
-	ex_isint(x->shape[r - 2], &H);
-	ex_isint(x->shape[r - 1], &W);
-	ex_isint(o->shape[r - 2], &OH);
-	ex_isint(o->shape[r - 1], &OW);
-	Expr *oh = ex_sym(g, vars[r - 2]), *ow = ex_sym(g, vars[r - 1]);
-	Expr *h0, *h1, *w0, *w1, *hstart, *wstart; /* window [h0,h1) x [w0,w1) in kernel coords */
-	int64_t k[2] = {1, 1}, s[2] = {1, 1}, p[2] = {0, 0}, d[2] = {1, 1};
+	int64_t I[3], O[3];
+	Expr *ov[3], *lo[3], *hi[3], *start[3]; /* window [lo,hi) in kernel coords */
+	for (int j = 0; j < ns; j++) {
+		ex_isint(x->shape[sd + j], &I[j]);
+		ex_isint(o->shape[sd + j], &O[j]);
+		ov[j] = ex_sym(g, vars[sd + j]);
+	}
+	int64_t k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, p[3] = {0, 0, 0}, d[3] = {1, 1, 1};
 	int acc = xp_local(g, "acc", o->dt, 0, NULL, owmap);
 	Expr *none[1] = {NULL};
 	Node *ib = xp_block(g, body, label);
@@ -86,64 +89,72 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	Expr *divisor = NULL;
 	if (mode == PL_ADAPTIVE || mode == PL_ADAPTIVE_MAX_) {
 		/* start = floor(o*H/OH), end = ceil((o+1)*H/OH) */
-		hstart = ex_div(g, ex_muli(g, oh, H), ex_int(g, OH));
-		wstart = ex_div(g, ex_muli(g, ow, W), ex_int(g, OW));
-		Expr *hend = ex_div(g, ex_addi(g, ex_muli(g, ex_addi(g, oh, 1), H), OH - 1), ex_int(g, OH));
-		Expr *wend = ex_div(g, ex_addi(g, ex_muli(g, ex_addi(g, ow, 1), W), OW - 1), ex_int(g, OW));
-		h0 = w0 = ex_int(g, 0);
-		h1 = ex_sub(g, hend, hstart);
-		w1 = ex_sub(g, wend, wstart);
-		divisor = mode == PL_ADAPTIVE ? ex_mul(g, h1, w1) : NULL;
+		for (int j = 0; j < ns; j++) {
+			start[j] = ex_div(g, ex_muli(g, ov[j], I[j]), ex_int(g, O[j]));
+			Expr *end = ex_div(g, ex_addi(g, ex_muli(g, ex_addi(g, ov[j], 1), I[j]), O[j] - 1), ex_int(g, O[j]));
+			lo[j] = ex_int(g, 0);
+			hi[j] = ex_sub(g, end, start[j]);
+			if (mode == PL_ADAPTIVE)
+				divisor = divisor ? ex_mul(g, divisor, hi[j]) : hi[j];
+		}
 	} else {
-		lib_ints(l, "kernel", k, 2);
-		lib_ints(l, "stride", s, 2);
-		lib_ints(l, "padding", p, 2);
-		lib_ints(l, "dilation", d, 2);
-		hstart = ex_addi(g, ex_muli(g, oh, s[0]), -p[0]);
-		wstart = ex_addi(g, ex_muli(g, ow, s[1]), -p[1]);
-		if (mode == PL_MAX) {
-			/* out-of-range taps read -inf through guarded memlets */
-			h0 = w0 = ex_int(g, 0);
-			h1 = ex_int(g, k[0]);
-			w1 = ex_int(g, k[1]);
-		} else {
+		lib_ints(l, "kernel", k, ns);
+		lib_ints(l, "stride", s, ns);
+		lib_ints(l, "padding", p, ns);
+		lib_ints(l, "dilation", d, ns);
+		int64_t dv = lib_int(l, "divisor", 0), cip = lib_int(l, "count_include_pad", 1);
+		if (mode == PL_AVG && dv)
+			divisor = ex_int(g, dv);
+		for (int j = 0; j < ns; j++) {
+			start[j] = ex_addi(g, ex_muli(g, ov[j], s[j]), -p[j]);
+			if (mode == PL_MAX) {
+				/* out-of-range taps read -inf through guarded memlets */
+				lo[j] = ex_int(g, 0);
+				hi[j] = ex_int(g, k[j]);
+				continue;
+			}
 			/* clip the window to the input: taps with 0 <= start+k*d < H */
-			Expr *hs = ex_sub(g, ex_int(g, 0), hstart), *ws = ex_sub(g, ex_int(g, 0), wstart);
-			h0 = ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), hs), d[0] - 1), ex_int(g, d[0]));
-			w0 = ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), ws), d[1] - 1), ex_int(g, d[1]));
-			Expr *hr = ex_sub(g, ex_int(g, H), hstart), *wr = ex_sub(g, ex_int(g, W), wstart);
-			h1 = ex_min(g, ex_int(g, k[0]), ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), hr), d[0] - 1), ex_int(g, d[0])));
-			w1 = ex_min(g, ex_int(g, k[1]), ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), wr), d[1] - 1), ex_int(g, d[1])));
-			int64_t dv = lib_int(l, "divisor", 0);
+			Expr *ns0 = ex_sub(g, ex_int(g, 0), start[j]);
+			lo[j] = ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), ns0), d[j] - 1), ex_int(g, d[j]));
+			Expr *rr = ex_sub(g, ex_int(g, I[j]), start[j]);
+			hi[j] = ex_min(g, ex_int(g, k[j]), ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), rr), d[j] - 1), ex_int(g, d[j])));
 			if (dv)
-				divisor = ex_int(g, dv);
-			else if (lib_int(l, "count_include_pad", 1)) {
-				/* window clipped to the padded input */
-				Expr *he = ex_min(g, ex_addi(g, hstart, k[0]), ex_int(g, H + p[0]));
-				Expr *we = ex_min(g, ex_addi(g, wstart, k[1]), ex_int(g, W + p[1]));
-				divisor = ex_mul(g, ex_sub(g, he, hstart), ex_sub(g, we, wstart));
-			} else
-				divisor = ex_mul(g, ex_sub(g, h1, h0), ex_sub(g, w1, w0));
+				continue;
+			Expr *f;
+			if (cip) /* window clipped to the padded input */
+				f = ex_sub(g, ex_min(g, ex_addi(g, start[j], k[j]), ex_int(g, I[j] + p[j])), start[j]);
+			else
+				f = ex_sub(g, hi[j], lo[j]);
+			divisor = divisor ? ex_mul(g, divisor, f) : f;
 		}
 	}
-	int kh, kw;
-	Node *lh = xp_loop(g, body, N_FOR, "kh", h0, h1, 1, &kh);
-	Node *lw = xp_loop(g, lh->body, N_FOR, "kw", w0, w1, 1, &kw);
-	Node *rb = xp_block(g, lw->body, label);
+	static const char *kn[3] = {"kd", "kh", "kw"};
+	int kv[3];
+	Node *inner = body;
+	for (int j = 0; j < ns; j++) {
+		Node *lp = xp_loop(g, inner, N_FOR, kn[j + 3 - ns], lo[j], hi[j], 1, &kv[j]);
+		inner = lp->body;
+	}
+	Node *rb = xp_block(g, inner, label);
 	Expr *idx[MAXDIM];
-	for (int i = 0; i < r - 2; i++)
+	for (int i = 0; i < sd; i++)
 		idx[i] = ex_sym(g, vars[i]);
-	idx[r - 2] = ex_add(g, hstart, ex_muli(g, ex_sym(g, kh), d[0]));
-	idx[r - 1] = ex_add(g, wstart, ex_muli(g, ex_sym(g, kw), d[1]));
+	for (int j = 0; j < ns; j++)
+		idx[sd + j] = ex_add(g, start[j], ex_muli(g, ex_sym(g, kv[j]), d[j]));
 	int ixo = l->nout > 1 ? l->out[1] : -1, ixl = -1;
 	if (ixo >= 0) {
-		/* indices (flat h*W + w) of the first maximum, NaN counting as
-		 * a maximum, starting at the window's first tap inside the input,
-		 * as torch's kernel does */
+		/* indices (flat (d*H + h)*W + w) of the first maximum, NaN counting
+		 * as a maximum, starting at the window's first tap inside the
+		 * input, as torch's kernel does */
 		ixl = xp_local(g, "amax", DT_I64, 0, NULL, owmap);
-		Expr *fh = ex_add(g, hstart, ex_muli(g, ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), ex_sub(g, ex_int(g, 0), hstart)), d[0] - 1), ex_int(g, d[0])), d[0]));
-		Expr *fw = ex_add(g, wstart, ex_muli(g, ex_div(g, ex_addi(g, ex_max(g, ex_int(g, 0), ex_sub(g, ex_int(g, 0), wstart)), d[1] - 1), ex_int(g, d[1])), d[1]));
-		Operand f0[1] = {opd_expr(ex_add(g, ex_muli(g, fh, W), fw))};
+		Expr *f0e = ex_int(g, 0), *fi = ex_int(g, 0);
+		for (int j = 0; j < ns; j++) {
+			Expr *neg = ex_max(g, ex_int(g, 0), ex_sub(g, ex_int(g, 0), start[j]));
+			Expr *fj = ex_add(g, start[j], ex_muli(g, ex_div(g, ex_addi(g, neg, d[j] - 1), ex_int(g, d[j])), d[j]));
+			f0e = ex_add(g, ex_muli(g, f0e, I[j]), fj);
+			fi = ex_add(g, ex_muli(g, fi, I[j]), idx[sd + j]);
+		}
+		Operand f0[1] = {opd_expr(f0e)};
 		sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, f0), xp_memlet(ixl, 0, none), W_NONE);
 		Operand xv[1] = {opd_guarded(in, r, idx, -INFINITY)};
 		int xt = sdfg_tasklet(g, rb, T_ASSIGN, o->dt, 1, xv);
@@ -155,7 +166,7 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		int c = sdfg_tasklet(g, rb, T_OR, DT_BOOL, 2, orr);
 		Operand wv[3] = {opd_val(c), opd_val(xt), opd_mem(acc, 0, none)};
 		sdfg_store(rb, sdfg_tasklet(g, rb, T_WHERE, o->dt, 3, wv), xp_memlet(acc, 0, none), W_NONE);
-		Operand wi[3] = {opd_val(c), opd_expr(ex_add(g, ex_muli(g, idx[r - 2], W), idx[r - 1])), opd_mem(ixl, 0, none)};
+		Operand wi[3] = {opd_val(c), opd_expr(fi), opd_mem(ixl, 0, none)};
 		sdfg_store(rb, sdfg_tasklet(g, rb, T_WHERE, DT_I64, 3, wi), xp_memlet(ixl, 0, none), W_NONE);
 	} else {
 		Operand rd[2] = {opd_mem(acc, 0, none),
@@ -758,5 +769,95 @@ int expand_upsample(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 		}
 	}
 	sdfg_store(b, v, xp_memlet(out, 4, xp_vars(g, 4, vars)), W_NONE);
+	return 0;
+}
+
+/* ---- pairwise distances ---------------------------------------------------------------- */
+
+/* cdist: out[..., i, j] = (sum_m |x1[..., i, m] - x2[..., j, m]|^p)^(1/p)
+ * (batch dims of x1, x2 broadcast against out's); pdist (in[1] = -1):
+ * out[k] for the rows i < j of in[0] [N, M], k = i*N - i*(i+1)/2 + j-i-1.
+ * p = 0 counts the differing coordinates, p = inf takes the largest
+ * difference; float32 accumulates in double. */
+int expand_cdist(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	(void)tile;
+	int x1 = l->in[0], x2 = l->nin > 1 ? l->in[1] : -1, out = l->out[0];
+	Container *o = sdfg_c(g, out), *a = sdfg_c(g, x1);
+	double p = lib_float(l, "p", 2);
+	Dtype adt = DT_F64;
+	int r = a->rank, vars[MAXDIM];
+	Expr *i1[MAXDIM], *i2[MAXDIM], *oi[MAXDIM];
+	int64_t M;
+	ex_isint(a->shape[r - 1], &M);
+	Node *body, *owner;
+	int km;
+	if (x2 >= 0) {
+		body = xp_nest(g, seq, out, vars);
+		owner = body->parent;
+		Container *b = sdfg_c(g, x2);
+		for (int d = 0; d < r - 2; d++) {
+			int64_t n;
+			i1[d] = ex_isint(a->shape[d], &n) && n == 1 ? ex_int(g, 0) : ex_sym(g, vars[d]);
+			i2[d] = ex_isint(b->shape[d], &n) && n == 1 ? ex_int(g, 0) : ex_sym(g, vars[d]);
+		}
+		i1[r - 2] = ex_sym(g, vars[r - 2]);
+		i2[r - 2] = ex_sym(g, vars[r - 1]);
+		for (int d = 0; d < o->rank; d++)
+			oi[d] = ex_sym(g, vars[d]);
+	} else {
+		int64_t N;
+		ex_isint(a->shape[0], &N);
+		int vi, vj;
+		Node *li = xp_loop(g, seq, N_MAP, "i0", ex_int(g, 0), ex_int(g, N), 1, &vi);
+		Node *lj = xp_loop(g, li->body, N_FOR, "i1", ex_addi(g, ex_sym(g, vi), 1), ex_int(g, N), 1, &vj);
+		body = lj->body;
+		owner = lj;
+		Expr *i = ex_sym(g, vi), *j = ex_sym(g, vj);
+		Expr *tri = ex_div(g, ex_mul(g, i, ex_addi(g, i, 1)), ex_int(g, 2));
+		oi[0] = ex_add(g, ex_sub(g, ex_muli(g, i, N), tri), ex_addi(g, ex_sub(g, j, i), -1));
+		i1[0] = i, i2[0] = j;
+		x2 = x1;
+	}
+	int acc = xp_local(g, "acc", adt, 0, NULL, owner);
+	Expr *none[1] = {NULL};
+	Node *ib = xp_block(g, body, label);
+	Operand z[1] = {opd_const(0)};
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, adt, 1, z), xp_memlet(acc, 0, none), W_NONE);
+	Node *lm = xp_loop(g, body, N_FOR, "m", ex_int(g, 0), ex_int(g, M), 1, &km);
+	Node *rb = xp_block(g, lm->body, label);
+	i1[r - 1] = i2[r - 1] = ex_sym(g, km);
+	Operand df[2] = {opd_mem(x1, r, i1), opd_mem(x2, r, i2)};
+	int t = sdfg_tasklet(g, rb, T_SUB, adt, 2, df);
+	Operand ab[1] = {opd_val(t)};
+	t = sdfg_tasklet(g, rb, T_ABS, adt, 1, ab);
+	TCode red = T_ADD;
+	if (p == 2) {
+		Operand sq[2] = {opd_val(t), opd_val(t)};
+		t = sdfg_tasklet(g, rb, T_MUL, adt, 2, sq);
+	} else if (p == 0) {
+		Operand ne[2] = {opd_val(t), opd_const(0)};
+		t = sdfg_tasklet(g, rb, T_NE, adt, 2, ne);
+	} else if (isinf(p))
+		red = T_MAX;
+	else if (p != 1) {
+		Operand pw[2] = {opd_val(t), opd_const(p)};
+		t = sdfg_tasklet(g, rb, T_POW, adt, 2, pw);
+	}
+	Operand rd[2] = {opd_mem(acc, 0, none), opd_val(t)};
+	sdfg_store(rb, sdfg_tasklet(g, rb, red, adt, 2, rd), xp_memlet(acc, 0, none), W_NONE);
+	Node *fb = xp_block(g, body, label);
+	Operand fv[2] = {opd_mem(acc, 0, none), opd_const(p == 0 || isinf(p) ? 1 : 1 / p)};
+	int v;
+	if (p == 2) {
+		Operand s1[1] = {fv[0]};
+		v = sdfg_tasklet(g, fb, T_SQRT, adt, 1, s1);
+	} else if (p == 0 || p == 1 || isinf(p)) {
+		v = sdfg_tasklet(g, fb, T_ASSIGN, adt, 1, fv);
+	} else
+		v = sdfg_tasklet(g, fb, T_POW, adt, 2, fv);
+	Operand cv[1] = {opd_val(v)};
+	v = sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, cv);
+	sdfg_store(fb, v, xp_memlet(out, o->rank, oi), W_NONE);
 	return 0;
 }

@@ -3,7 +3,8 @@
  * over a height of 1, transposed, 'same'/'valid' padding), linear and
  * matrix products (with 1-d operands), batch norm, normalizations with
  * input statistics (layer, group, instance, RMS), attention, pooling (1-d
- * through the 2-d node), upsampling, reductions, softmax.
+ * through the 2-d node, 3-d), upsampling, reductions, softmax, pairwise
+ * distances (cdist, pdist).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -257,16 +258,18 @@ int lower_batchnorm(Imp *m, const cJSON *node)
 	return batchnorm_node(m, node, x, w, b, rm, rv);
 }
 
-/* 2-d pooling, and 1-d pooling (PL_1D) as 2-d over a size-1 height. */
+/* 2-d and 3-d pooling (PL_3D), and 1-d pooling (PL_1D) as 2-d over a
+ * size-1 height. */
 int lower_pool(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "self");
 	if (x < 0)
 		return -1;
-	int mode = m->info->param & ~PL_1D, one = (m->info->param & PL_1D) != 0;
+	int mode = m->info->param & ~(PL_1D | PL_3D), one = (m->info->param & PL_1D) != 0;
+	int ns = one ? 1 : (m->info->param & PL_3D) ? 3 : 2;
 	int r = lw_c(m, x)->rank;
-	if (one ? r != 2 && r != 3 : r != 4 && r != 3) {
-		lw_error(m, "%d-d pooling of a rank-%d tensor is not supported", one ? 1 : 2, r);
+	if (r != ns + 1 && r != ns + 2) {
+		lw_error(m, "%d-d pooling of a rank-%d tensor is not supported", ns, r);
 		return -1;
 	}
 	int idx = -1;
@@ -286,30 +289,38 @@ int lower_pool(Imp *m, const cJSON *node)
 	if (idx >= 0)
 		l->out[1] = idx, l->nout = 2;
 	lib_set_int(m->g, l, "mode", mode);
+	int nk = ns == 3 ? 3 : 2; /* spatial dims of the node */
+	if (nk == 3)
+		lib_set_int(m->g, l, "nd", 3);
 	if (mode == PL_ADAPTIVE || mode == PL_ADAPTIVE_MAX_)
 		return 0;
 	Val *k = lw_arg(m, "kernel_size"), *s = lw_arg(m, "stride"), *p = lw_arg(m, "padding");
-	int64_t kk[2] = {k->is[0], k->n > 1 ? k->is[1] : k->is[0]};
-	int64_t ss[2] = {kk[0], kk[1]}, pp[2] = {0, 0}, dd[2] = {1, 1};
-	if (s->k == V_INTS && s->n > 0)
-		ss[0] = s->is[0], ss[1] = s->n > 1 ? s->is[1] : s->is[0];
-	if (p->k == V_INTS && p->n > 0)
-		pp[0] = p->is[0], pp[1] = p->n > 1 ? p->is[1] : p->is[0];
+	int64_t kk[3], ss[3], pp[3] = {0, 0, 0}, dd[3] = {1, 1, 1};
+	for (int j = 0; j < nk; j++) {
+		kk[j] = k->n > j ? k->is[j] : k->is[0];
+		ss[j] = kk[j];
+		if (s->k == V_INTS && s->n > 0)
+			ss[j] = s->n > j ? s->is[j] : s->is[0];
+		if (p->k == V_INTS && p->n > 0)
+			pp[j] = p->n > j ? p->is[j] : p->is[0];
+	}
 	if (mode == PL_MAX) {
 		Val *d = lw_arg(m, "dilation");
 		if (d->k == V_INTS && d->n > 0)
-			dd[0] = d->is[0], dd[1] = d->n > 1 ? d->is[1] : d->is[0];
+			for (int j = 0; j < nk; j++)
+				dd[j] = d->n > j ? d->is[j] : d->is[0];
 	} else {
 		lib_set_int(m->g, l, "count_include_pad", lw_int(m, "count_include_pad", 1));
 		lib_set_int(m->g, l, "divisor", has_arg(m, "divisor_override") ? lw_int(m, "divisor_override", 0) : 0);
 	}
 	if (one) {
+		kk[1] = kk[0], ss[1] = ss[0], pp[1] = pp[0], dd[1] = dd[0];
 		kk[0] = 1, ss[0] = 1, pp[0] = 0, dd[0] = 1;
 	}
-	lib_set_ints(m->g, l, "kernel", kk, 2);
-	lib_set_ints(m->g, l, "stride", ss, 2);
-	lib_set_ints(m->g, l, "padding", pp, 2);
-	lib_set_ints(m->g, l, "dilation", dd, 2);
+	lib_set_ints(m->g, l, "kernel", kk, nk);
+	lib_set_ints(m->g, l, "stride", ss, nk);
+	lib_set_ints(m->g, l, "padding", pp, nk);
+	lib_set_ints(m->g, l, "dilation", dd, nk);
 	lib_set_int(m->g, l, "ceil_mode", lw_int(m, "ceil_mode", 0));
 	return 0;
 }
@@ -569,3 +580,35 @@ int lower_attention(Imp *m, const cJSON *node)
 	return 0;
 }
 
+
+/* Pairwise distances: _cdist_forward (param 0: x1 [..., P, M], x2
+ * [..., R, M], batch dims broadcast; compute_mode only picks torch's
+ * algorithm) and _pdist_forward (param 1: condensed upper triangle of the
+ * row distances of [N, M]). */
+int lower_cdist(Imp *m, const cJSON *node)
+{
+	int pd = m->info->param == 1;
+	int x1 = lw_tensor(m, pd ? "self" : "x1"), x2 = pd ? -1 : lw_tensor(m, "x2");
+	if (x1 < 0 || (!pd && x2 < 0))
+		return -1;
+	int r = lw_c(m, x1)->rank;
+	if (pd ? r != 2 : r < 2 || lw_c(m, x2)->rank != r) {
+		lw_error(m, "%s of rank-%d inputs is not supported", pd ? "pdist" : "cdist", r);
+		return -1;
+	}
+	double p = lw_num(m, "p", 2);
+	if (p < 0) {
+		lw_error(m, "%s with p = %g < 0", pd ? "pdist" : "cdist", p);
+		return -1;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_CDIST);
+	l->in[0] = x1, l->nin = 1;
+	if (!pd)
+		l->in[1] = x2, l->nin = 2;
+	l->out[0] = out, l->nout = 1;
+	lib_set_float(m->g, l, "p", p);
+	return 0;
+}

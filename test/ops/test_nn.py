@@ -187,6 +187,39 @@ def test_pool_upsample(tmp_path):
     check_cases(tmp_path, "pool_upsample", cases)
 
 
+def test_pool3d_dist(tmp_path):
+    torch = require("torch")
+    F = torch.nn.functional
+    g = _gen(11)
+    v = torch.randn(2, 3, 6, 7, 5, generator=g)
+    v4 = torch.randn(2, 5, 6, 4, generator=g)  # unbatched CDHW
+    x1 = torch.randn(5, 4, generator=g)
+    x2 = torch.randn(7, 4, generator=g)
+    b1 = torch.randn(2, 3, 6, generator=g)
+    b2 = torch.randn(1, 4, 6, generator=g)
+    cases = [
+        Case("avg_pool3d", lambda a: (F.avg_pool3d(a, 2),
+                                      F.avg_pool3d(a, 3, stride=2, padding=1, ceil_mode=True),
+                                      F.avg_pool3d(a, (3, 2, 3), stride=(2, 1, 2), padding=1,
+                                                   count_include_pad=False),
+                                      F.avg_pool3d(a, 2, divisor_override=3)), (v,)),
+        Case("max_pool3d", lambda a, b: (F.max_pool3d(a, 3, stride=2, padding=1, ceil_mode=True),
+                                         *F.max_pool3d(b, (2, 3, 2), padding=1, dilation=(1, 2, 1),
+                                                       return_indices=True),
+                                         F.max_pool3d(a.round(), 2, return_indices=True)[1]), (v, v.round())),
+        Case("pool3d_cdhw", lambda a: (F.max_pool3d(a, 2), F.avg_pool3d(a, 2, stride=1),
+                                       F.adaptive_avg_pool3d(a, (4, 3, 2))), (v4,)),
+        Case("adaptive_avg3d", lambda a: (F.adaptive_avg_pool3d(a, (4, 3, 2)), F.adaptive_avg_pool3d(a, 1)), (v,)),
+        Case("cdist", lambda a, b: (torch.cdist(a, b), torch.cdist(a, b, p=1), torch.cdist(a, b, p=float("inf")),
+                                    torch.cdist(a, b, p=3), torch.cdist(a, b, p=0.5), torch.cdist(a, b, p=0)),
+             (x1, x2)),
+        Case("cdist_batched", lambda a, b: torch.cdist(a, b), (b1, b2)),
+        Case("pdist", lambda a: (F.pdist(a), F.pdist(a, p=1), F.pdist(a, p=float("inf")), F.pdist(a, p=3)), (x2,)),
+        Case("f64_cdist", lambda a, b: torch.cdist(a, b), (x1.double(), x2.double())),
+    ]
+    check_cases(tmp_path, "pool3d_dist", cases)
+
+
 def test_conv(tmp_path):
     torch = require("torch")
     nn = torch.nn
