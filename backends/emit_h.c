@@ -28,8 +28,8 @@ static const char *const ctypes[NDTYPES] = {
 	[DT_U8] = "uint8_t", [DT_BOOL] = "doccc_bool",
 };
 
-/* The descriptor block, shared with backends/doccc_model.h (kept in step by
- * a test that compiles both into one translation unit). */
+/* The descriptor block, the same as backends/doccc_model.h's (kept in step
+ * by test_golden.py::test_descriptor_block_matches_public_header). */
 static const char desc_block[] =
 	"#ifndef DOCCC_MODEL_DESC_H\n"
 	"#define DOCCC_MODEL_DESC_H\n"

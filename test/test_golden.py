@@ -49,3 +49,23 @@ def test_golden_mlp(exports, session_tmp, ir):
     check_golden(f"mlp_{ir}.imported.json", (dump / "00-imported.json").read_text())
     check_golden(f"mlp_{ir}.planned.json", (dump / stages[-1]).read_text())
     check_golden(f"mlp_{ir}.h", (out / "mlp.h").read_text())
+
+
+def _desc_block(text):
+    """The DOCCC_MODEL_DESC_H block without comments and layout."""
+    start = text.index("#ifndef DOCCC_MODEL_DESC_H")
+    end = text.index("#endif", text.index("} doccc_model_desc;", start))
+    block = re.sub(r"/\*.*?\*/", " ", text[start:end], flags=re.S)
+    block = re.sub(r"#include <[a-z]+\.h>", " ", block)  # NAME.h includes them at its top
+    return " ".join(block.split())
+
+
+def test_descriptor_block_matches_public_header(exports, session_tmp):
+    """The descriptor emitted into every NAME.h is backends/doccc_model.h's,
+    so loaders compiled against either agree on the struct layout."""
+    require("torch")
+    ex = exports.get("mlp", "training", 1, "pt2")
+    out = session_tmp / "golden_desc"
+    compile_model(ex.path, "none", out, "-n", "mlp")
+    public = open(os.path.join(os.path.dirname(__file__), "..", "backends", "doccc_model.h")).read()
+    assert _desc_block((out / "mlp.h").read_text()) == _desc_block(public)
