@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"  -n, --name NAME       model name and symbol prefix (default: from the input file)\n"
 	"      --options FILE    YAML options file (flags win over it)\n"
 	"      --weights FILE    safetensors weights for a bare ExportedProgram JSON\n"
+	"      --shape IN=D0,D1  sizes of input IN's dynamic dims (repeatable)\n"
+	"      --dim SYM=N       value of the export's shape symbol SYM, e.g. s0=8 (repeatable)\n"
 	"      --march ARCH      ISA for clang -march (default: from the category; 'native')\n"
 	"      --pass-opt P.K=V  set a pass option, e.g. expand.tile_m=8 (repeatable)\n"
 	"      --disable-pass P  switch a pass off (repeatable)\n"
@@ -180,7 +182,9 @@ static int write_report(const char *path, Sdfg *g, const Target *t, const char *
 	buf_quote(&b, g->name);
 	buf_printf(&b, ",\n  \"target\": \"%s\",\n  \"category\": \"%s\",\n  \"march\": ", t->name, t->category);
 	buf_quote(&b, t->kind == TG_NONE ? "" : t->march);
-	buf_printf(&b, ",\n  \"vector_bits\": %d,\n  \"library\": ", t->vec_bits);
+	buf_printf(&b, ",\n  \"vector_bits\": %d,\n  \"dims\": ", t->vec_bits);
+	buf_quote(&b, g->specialized ? g->specialized : "");
+	buf_puts(&b, ",\n  \"library\": ");
 	buf_quote(&b, ba->outlib);
 	buf_puts(&b, ",\n  \"header\": ");
 	buf_quote(&b, ba->outhdr);
@@ -238,6 +242,9 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	int nset = 0;
 	const char *popts[128];
 	int npopts = 0;
+	const char *shapes[64], *dims[64];
+	int nshapes = 0, ndims = 0;
+	const char *dimkey = "";
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		const char *v = NULL;
@@ -304,6 +311,18 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
 			weights = v;
+		} else if (TAKE("--shape") || TAKE("--dim")) {
+			int isdim = !strncmp(s, "--dim", 5);
+			if (!v || !strchr(v, '='))
+				return usage_error(isdim ? "--dim takes SYMBOL=SIZE (got '%s')" : "--shape takes INPUT=D0,D1,... (got '%s')",
+				                   v ? v : "");
+			if ((isdim ? ndims : nshapes) == 64)
+				return usage_error("%s", "too many --shape or --dim options");
+			if (isdim)
+				dims[ndims++] = v;
+			else
+				shapes[nshapes++] = v;
+			dimkey = arena_printf(a, "%s %s=%s", dimkey, isdim ? "dim" : "shape", v);
 		} else if (TAKE("--report")) {
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
@@ -402,9 +421,9 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	/* Reuse a cached build? */
 	char *cache = NULL;
 	if (env_true("DOCC_REUSE_BINARIES")) {
-		char *key = arena_printf(a, "%s|%s|%s|%s|%s|%d|%d|%d|%s|%s", nm, tg.name, tg.category, tg.march,
+		char *key = arena_printf(a, "%s|%s|%s|%s|%s|%d|%d|%d|%s|%s|%s", nm, tg.name, tg.category, tg.march,
 		                         o.contraction_precision, o.approximate_math, emit_source, external, ba.cmdline,
-		                         path_base(lib));
+		                         path_base(lib), dimkey);
 		cache = cache_dir(a, input, weights, key);
 		if (cache && dir_exists(cache)) {
 			Buf quiet = {0};
@@ -421,11 +440,13 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	}
 
 	/* Compile. */
-	ImportArgs ia = {input, weights};
+	ImportArgs ia = {input, weights, shapes, nshapes, dims, ndims};
 	double t0 = now_ms();
 	Sdfg *g = import_program(a, nm, &ia);
 	if (!g)
 		return EXIT_INPUT;
+	if (g->specialized)
+		ba.cmdline = arena_printf(a, "%s dims %s", ba.cmdline, g->specialized);
 	double t1 = now_ms();
 	if (passes_run(g, &o, &tg, dumpdir))
 		return EXIT_INPUT;

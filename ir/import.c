@@ -19,6 +19,8 @@
  * graph.tensor_values; lowerings check their own shape logic against it.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +76,65 @@ void lw_bind(Imp *m, const char *name, int id)
 /* ---- tensor metadata ------------------------------------------------------------ */
 
 
-static int read_symint(const cJSON *j, int64_t *v, int *dynamic)
+/* ---- symbolic shapes -------------------------------------------------------------
+ * doccc compiles static shapes. An export with dynamic dims (dynamic_shapes=)
+ * names each by a symbol (s0, s77) with a range (range_constraints) and
+ * records the example input's size as its hint. Before the nodes are read,
+ * every symbol that sizes a graph input is specialized to one value: --shape
+ * or --dim when given, else the hint (with a note saying so). Symbolic sizes,
+ * sym_size and the _operator results are then plain numbers, and the
+ * export's own guards (_assert_scalar) are checked against them. */
+
+static void sym_grow(Imp *m)
+{
+	int n = m->sg->nsyms;
+	if (n <= m->capsym)
+		return;
+	int cap = m->capsym;
+	arena_grow(m->a, (void **)&m->symval, &cap, n, sizeof(int64_t));
+	cap = m->capsym;
+	arena_grow(m->a, (void **)&m->symset, &cap, n, sizeof(int));
+	m->capsym = cap;
+}
+
+static Expr *parse_sym_expr(Imp *m, const char *s, const char *what)
+{
+	const char *err = NULL;
+	Expr *e = ex_parse(m->sg, s, &err);
+	if (!e) {
+		if (m->nodename)
+			lw_error(m, "%s: cannot read the symbolic expression '%s' (%s)", what, s, err ? err : "?");
+		else
+			diag_error(m->path, "%s: cannot read the symbolic expression '%s' (%s)", what, s, err ? err : "?");
+		return NULL;
+	}
+	sym_grow(m);
+	return e;
+}
+
+int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what)
+{
+	Expr *e = parse_sym_expr(m, expr, what);
+	if (!e)
+		return -1;
+	if (ex_eval(m->sg, e, m->symval, m->symset, out) == 0)
+		return 0;
+	const char *sym = "?";
+	for (int i = 0; i < m->sg->nsyms; i++)
+		if (!m->symset[i] && ex_uses(e, i))
+			sym = m->sg->syms[i].name;
+	const char *why = sym[0] == 'u' || sym[0] == 'z'
+	                      ? "depends on tensor data (an unbacked symbol); doccc compiles static shapes only"
+	                      : "uses a symbol that no graph input's shape determines";
+	if (m->nodename)
+		lw_error(m, "%s is %s, which %s", what, expr, why);
+	else
+		diag_error(m->path, "%s is %s, which %s", what, expr, why);
+	(void)sym;
+	return -1;
+}
+
+static int read_symint(Imp *m, const cJSON *j, int64_t *v, int *dynamic, const char *what)
 {
 	cJSON *x;
 	const char *tag = json_union_tag(j, &x);
@@ -82,17 +142,275 @@ static int read_symint(const cJSON *j, int64_t *v, int *dynamic)
 		return json_int(x, v);
 	if (tag && !strcmp(tag, "as_expr")) {
 		*dynamic = 1;
-		cJSON *h = json_get(x, "hint");
-		cJSON *hv;
-		const char *ht = json_union_tag(h, &hv);
-		if (ht && !strcmp(ht, "as_int"))
-			return json_int(hv, v);
-		if (h && json_int(h, v) == 0)
-			return 0;
-		*v = 1;
-		return 0;
+		const char *es = json_str(json_get(x, "expr_str"));
+		if (!es)
+			return -1;
+		return lw_eval_expr(m, es, v, what) ? -2 : 0;
 	}
 	return json_int(j, v); /* very old files: plain ints */
+}
+
+/* Symbol named `name` in the scratch graph, or -1. */
+static int sym_find(Imp *m, const char *name)
+{
+	for (int i = 0; i < m->sg->nsyms; i++)
+		if (!strcmp(m->sg->syms[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Bind symbol `sym` to v for `how` ("--shape x=4,8"); conflicting values are an error. */
+static int sym_bind(Imp *m, int sym, int64_t v, const char *how)
+{
+	sym_grow(m);
+	if (m->symset[sym] && m->symval[sym] != v) {
+		diag_error(NULL, "%s sets %s to %lld, an earlier option to %lld", how, m->sg->syms[sym].name, (long long)v,
+		           (long long)m->symval[sym]);
+		return -1;
+	}
+	m->symset[sym] = 1;
+	m->symval[sym] = v;
+	return 0;
+}
+
+/* The sizes array of user input i (its tensor_values entry), and its name. */
+static cJSON *input_sizes(Imp *m, cJSON *spec, const char **name)
+{
+	cJSON *x, *t;
+	const char *kind = json_union_tag(spec, &x);
+	*name = NULL;
+	if (!kind || strcmp(kind, "user_input"))
+		return NULL;
+	const char *at = json_union_tag(json_get(x, "arg"), &t);
+	*name = at && !strcmp(at, "as_tensor") ? json_str(json_get(t, "name")) : NULL;
+	return *name ? json_get(json_get(m->tvals, *name), "sizes") : NULL;
+}
+
+/* e printed as C ("2*s65") for messages. */
+static const char *expr_text(Imp *m, const Expr *e)
+{
+	Buf b = {0};
+	ex_print(&b, m->sg, e);
+	char *t = arena_strdup(m->a, b.len ? b.s : "?");
+	buf_free(&b);
+	return t;
+}
+
+/* The one symbol of e if e = c*sym + k (c != 0), and the value of sym that
+ * makes e equal val; -1 if e is not of that form, -2 if val is unreachable. */
+static int solve_dim(Imp *m, Expr *e, int64_t val, int *sym, int64_t *v)
+{
+	*sym = -1;
+	for (int i = 0; i < m->sg->nsyms; i++)
+		if (ex_uses(e, i)) {
+			if (*sym >= 0)
+				return -1;
+			*sym = i;
+		}
+	int64_t c, k;
+	if (*sym < 0 || !ex_coeff(m->sg, e, *sym, &c) || c == 0 || !ex_isint(ex_subst(m->sg, e, *sym, ex_int(m->sg, 0)), &k))
+		return -1;
+	if ((val - k) % c)
+		return -2;
+	*v = (val - k) / c;
+	return 0;
+}
+
+/* --shape NAME=D0,D1,...: bind the symbols of input NAME's dims. */
+static int apply_shape(Imp *m, cJSON *specs, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg) {
+		diag_error(NULL, "--shape takes INPUT=D0,D1,... (got '%s')", arg);
+		return -1;
+	}
+	char *in = arena_strndup(m->a, arg, (size_t)(eq - arg));
+	cJSON *sizes = NULL;
+	Buf names = {0};
+	for (int i = 0; i < json_len(specs) && !sizes; i++) {
+		const char *nm;
+		cJSON *sz = input_sizes(m, json_at(specs, i), &nm);
+		if (nm && !strcmp(nm, in))
+			sizes = sz;
+		else if (nm)
+			buf_printf(&names, "%s%s", names.len ? ", " : "", nm);
+	}
+	if (!sizes) {
+		diag_error(NULL, "--shape %s: the model has no input '%s' (its inputs: %s)", arg, in, names.len ? names.s : "none");
+		buf_free(&names);
+		return -1;
+	}
+	buf_free(&names);
+	int rank = json_len(sizes), d = 0;
+	const char *p = eq + 1;
+	for (;;) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(p, &end, 10);
+		if (end == p || errno || v < 0 || (*end && *end != ',')) {
+			diag_error(NULL, "--shape %s: '%s' is not a list of sizes", arg, eq + 1);
+			return -1;
+		}
+		if (d < rank) {
+			cJSON *x;
+			const char *tag = json_union_tag(json_at(sizes, d), &x);
+			int64_t st;
+			if (tag && !strcmp(tag, "as_expr")) {
+				const char *es = json_str(json_get(x, "expr_str"));
+				Expr *e = es ? parse_sym_expr(m, es, arg) : NULL;
+				if (!e)
+					return -1;
+				int sym;
+				int64_t sv;
+				int r = solve_dim(m, e, v, &sym, &sv);
+				if (r == -1) {
+					diag_error(NULL, "--shape %s: dim %d of '%s' is %s; give its symbols' values with --dim", arg, d, in,
+					           expr_text(m, e));
+					return -1;
+				}
+				if (r == -2) {
+					diag_error(NULL, "--shape %s: dim %d of '%s' is %s, which cannot be %lld", arg, d, in, expr_text(m, e), v);
+					return -1;
+				}
+				if (sym_bind(m, sym, sv, arena_printf(m->a, "--shape %s", arg)))
+					return -1;
+			} else if (json_int(tag ? x : json_at(sizes, d), &st) == 0 && st != v) {
+				diag_error(NULL, "--shape %s: dim %d of '%s' is static (%lld) in the export", arg, d, in, (long long)st);
+				return -1;
+			}
+		}
+		d++;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	if (d != rank) {
+		diag_error(NULL, "--shape %s: '%s' has rank %d, the option gives %d sizes", arg, in, rank, d);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *range_text(Imp *m, const Symbol *y)
+{
+	if (y->hi >= INT64_MAX / 2)
+		return arena_printf(m->a, "[%lld, inf)", (long long)y->lo);
+	return arena_printf(m->a, "[%lld, %lld]", (long long)y->lo, (long long)y->hi);
+}
+
+/* A bound symbol's value against its range; adds "s0=4" to spec. */
+static int sym_check(Imp *m, int k, Buf *spec)
+{
+	Symbol *y = &m->sg->syms[k];
+	m->symset[k] = 2; /* checked */
+	buf_printf(spec, "%s%s=%lld", spec->len ? " " : "", y->name, (long long)m->symval[k]);
+	if (m->symval[k] >= y->lo && m->symval[k] <= y->hi)
+		return 0;
+	diag_error(m->path, "%s = %lld is outside the range the export allows for it, %s", y->name, (long long)m->symval[k],
+	           range_text(m, y));
+	return -1;
+}
+
+/* Specialize every symbol that sizes a graph input (see above). */
+static int bind_shapes(Imp *m, const ImportArgs *args)
+{
+	m->sg = sdfg_new(m->a, "symbols");
+	cJSON *rc = json_get(m->ep, "range_constraints");
+	cJSON *specs = json_get(json_get(json_get(m->ep, "graph_module"), "signature"), "input_specs");
+	/* ranges */
+	for (cJSON *r = rc ? rc->child : NULL; r; r = r->next) {
+		Expr *e = parse_sym_expr(m, r->string, "range_constraints");
+		if (!e)
+			return -1;
+		if (e->k != E_SYM)
+			continue;
+		Symbol *y = &m->sg->syms[e->v];
+		int64_t lo, hi;
+		if (json_int(json_get(r, "min_val"), &lo) == 0)
+			y->lo = lo;
+		if (json_int(json_get(r, "max_val"), &hi) == 0)
+			y->hi = hi;
+		else
+			y->hi = INT64_MAX;
+	}
+	/* options */
+	for (int i = 0; i < args->nshapes; i++)
+		if (apply_shape(m, specs, args->shapes[i]))
+			return -1;
+	for (int i = 0; i < args->ndims; i++) {
+		const char *a = args->dims[i], *eq = strchr(a, '=');
+		char *end = NULL;
+		long long v = eq ? strtoll(eq + 1, &end, 10) : -1;
+		if (!eq || eq == a || end == eq + 1 || *end || v < 0) {
+			diag_error(NULL, "--dim takes SYMBOL=SIZE (got '%s')", a);
+			return -1;
+		}
+		int sym = sym_find(m, arena_strndup(m->a, a, (size_t)(eq - a)));
+		if (sym < 0) {
+			Buf b = {0};
+			for (int k = 0; k < m->sg->nsyms; k++)
+				buf_printf(&b, "%s%s", b.len ? ", " : "", m->sg->syms[k].name);
+			diag_error(NULL, "--dim %s: the model has no symbol '%.*s' (its symbols: %s)", a, (int)(eq - a), a,
+			           b.len ? b.s : "none: its shapes are static");
+			buf_free(&b);
+			return -1;
+		}
+		if (sym_bind(m, sym, v, arena_printf(m->a, "--dim %s", a)))
+			return -1;
+	}
+	/* every input dim that is a symbol: the hint unless bound; ranges */
+	Buf spec = {0};
+	int bad = 0;
+	for (int i = 0; i < json_len(specs); i++) {
+		const char *nm;
+		cJSON *sizes = input_sizes(m, json_at(specs, i), &nm);
+		for (int d = 0; d < json_len(sizes); d++) {
+			cJSON *x;
+			const char *tag = json_union_tag(json_at(sizes, d), &x);
+			if (!tag || strcmp(tag, "as_expr"))
+				continue;
+			const char *es = json_str(json_get(x, "expr_str"));
+			Expr *e = es ? parse_sym_expr(m, es, nm) : NULL;
+			if (!e)
+				return -1;
+			for (int k = 0; k < m->sg->nsyms; k++) {
+				if (!ex_uses(e, k) || m->symset[k] == 2)
+					continue;
+				Symbol *y = &m->sg->syms[k];
+				int64_t hint;
+				cJSON *hv;
+				const char *ht = json_union_tag(json_get(x, "hint"), &hv);
+				if (!m->symset[k]) {
+					int sym;
+					int64_t sv;
+					if (!ht || strcmp(ht, "as_int") || json_int(hv, &hint) || solve_dim(m, e, hint, &sym, &sv)) {
+						diag_error(m->path, "input '%s' dim %d is %s; give the value of %s with --dim %s=N", nm, d,
+						           expr_text(m, e), y->name, y->name);
+						bad = 1;
+						m->symset[k] = 2;
+						continue;
+					}
+					diag_note(m->path, "input '%s' dim %d is dynamic (%s%s%s in %s); compiled for %lld, "
+					                   "the export's example size (choose with --shape or --dim %s=N)",
+					          nm, d, e->k == E_SYM ? "" : expr_text(m, e), e->k == E_SYM ? "" : ", ", y->name,
+					          range_text(m, y), (long long)hint, y->name);
+					m->symval[k] = sv;
+					m->symset[k] = 1;
+				}
+				bad |= sym_check(m, k, &spec) != 0;
+			}
+		}
+	}
+	for (int k = 0; k < m->sg->nsyms; k++) {
+		if (m->symset[k] == 1)
+			bad |= sym_check(m, k, &spec) != 0;
+		if (m->symset[k] == 2)
+			m->symset[k] = 1;
+	}
+	if (spec.len)
+		m->g->specialized = arena_strdup(m->a, spec.s);
+	buf_free(&spec);
+	return bad ? -1 : 0;
 }
 
 static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
@@ -112,10 +430,12 @@ static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 		return -1;
 	}
 	for (int i = 0; i < o->rank; i++) {
-		if (read_symint(json_at(sizes, i), &o->shape[i], &o->dynamic)) {
+		int r = read_symint(m, json_at(sizes, i), &o->shape[i], &o->dynamic,
+		                    arena_printf(m->a, "the size of '%s' in dim %d", what, i));
+		if (r == -1)
 			diag_error(m->path, "tensor_values['%s']: malformed size %d", what, i);
+		if (r)
 			return -1;
-		}
 	}
 	int64_t s = 1;
 	for (int i = o->rank - 1; i >= 0; i--) {
@@ -124,10 +444,12 @@ static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 	}
 	if (cJSON_IsArray(strides) && json_len(strides) == o->rank)
 		for (int i = 0; i < o->rank; i++)
-			read_symint(json_at(strides, i), &o->stride[i], &o->dynamic);
+			if (read_symint(m, json_at(strides, i), &o->stride[i], &o->dynamic,
+			                arena_printf(m->a, "the stride of '%s' in dim %d", what, i)))
+				return -1;
 	cJSON *so = json_get(tm, "storage_offset");
-	if (so)
-		read_symint(so, &o->offset, &o->dynamic);
+	if (so && read_symint(m, so, &o->offset, &o->dynamic, arena_printf(m->a, "the storage offset of '%s'", what)))
+		return -1;
 	int64_t layout;
 	if (json_int(json_get(tm, "layout"), &layout) == 0 && layout != 7 && layout != 0) {
 		diag_error(m->path, "tensor_values['%s']: only strided tensors are supported (layout %lld)", what, (long long)layout);
@@ -310,16 +632,6 @@ int lw_new_value(Imp *m, const char *name, CKind k)
 	Meta mt;
 	if (lw_meta(m, name, &mt) || lw_check_dtype(m, &mt, name))
 		return -1;
-	if (mt.dynamic) {
-		if (m->nodename)
-			lw_error(m, "value '%s' has a symbolic (dynamic) shape; doccc compiles static shapes only so far: "
-			              "export without dynamic_shapes", name);
-		else
-			diag_error(m->path, "graph input '%s' has a symbolic (dynamic) shape; doccc compiles static shapes only so far: "
-			                    "export without dynamic_shapes", name);
-		m->failed = 1;
-		return -1;
-	}
 	int id = sdfg_add_container(m->g, name, mt.dt, k, mt.rank, mt.shape);
 	sdfg_c(m->g, id)->origin = arena_strdup(m->a, name);
 	lw_bind(m, name, id);
@@ -328,7 +640,32 @@ int lw_new_value(Imp *m, const char *name, CKind k)
 
 /* ---- argument binding ----------------------------------------------------------- */
 
-static int read_ints(Imp *m, const cJSON *arr, Val *v)
+SymVal *lw_symval(Imp *m, const char *name)
+{
+	for (int i = m->nsvs - 1; i >= 0; i--)
+		if (!strcmp(m->svs[i].name, name))
+			return &m->svs[i];
+	return NULL;
+}
+
+void lw_set_symval(Imp *m, const char *name, SymVal v)
+{
+	v.name = arena_strdup(m->a, name);
+	VEC_PUSH(m->a, m->svs, m->nsvs, m->capsvs, v);
+}
+
+/* A {"as_name": n} reference to a SymInt/SymFloat/SymBool value; NULL
+ * (after a message) if the graph did not compute it. */
+static SymVal *sym_ref(Imp *m, const cJSON *x, const char *argname)
+{
+	const char *nm = json_str(json_get(x, "as_name"));
+	SymVal *sv = nm ? lw_symval(m, nm) : NULL;
+	if (!sv)
+		lw_error(m, "argument '%s' refers to symbolic value '%s', which doccc did not compute", argname, nm ? nm : "?");
+	return sv;
+}
+
+static int read_ints(Imp *m, const cJSON *arr, Val *v, const char *argname)
 {
 	v->n = json_len(arr);
 	v->is = arena_alloc(m->a, sizeof(int64_t) * (size_t)(v->n + 1));
@@ -338,14 +675,41 @@ static int read_ints(Imp *m, const cJSON *arr, Val *v)
 		const char *tag = json_union_tag(e, &x);
 		if (tag && !strcmp(tag, "as_int"))
 			e = x;
-		else if (tag) {
-			lw_error(m, "symbolic integer in a size list is not supported yet");
+		else if (tag && !strcmp(tag, "as_name")) {
+			SymVal *sv = sym_ref(m, e, argname);
+			if (!sv)
+				return -1;
+			if (sv->k != SV_INT) {
+				lw_error(m, "argument '%s' element %d is a number read from a tensor at run time (item()); "
+				            "doccc compiles static shapes only", argname, i);
+				return -1;
+			}
+			v->is[i] = sv->i;
+			continue;
+		} else if (tag) {
+			lw_error(m, "argument '%s' element %d is malformed", argname, i);
 			return -1;
 		}
 		if (json_int(e, &v->is[i]))
 			return -1;
 	}
 	v->k = V_INTS;
+	return 0;
+}
+
+/* A symbolic scalar argument: a compile-time number, or the rank-0 tensor
+ * that item() read. */
+static int read_symscalar(Imp *m, const cJSON *x, Val *v, const char *argname)
+{
+	SymVal *sv = sym_ref(m, x, argname);
+	if (!sv)
+		return -1;
+	switch (sv->k) {
+	case SV_INT: v->k = V_INT; v->i = sv->i; break;
+	case SV_BOOL: v->k = V_BOOL; v->i = sv->i; break;
+	case SV_FLOAT: v->k = V_FLOAT; v->f = sv->f; break;
+	case SV_TENSOR: v->k = V_TENSOR; v->t = sv->t; break;
+	}
 	return 0;
 }
 
@@ -392,20 +756,20 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 	} else if (!strcmp(tag, "as_int") || !strcmp(tag, "as_sym_int")) {
 		cJSON *y;
 		const char *t2 = json_union_tag(x, &y);
+		if (t2 && !strcmp(t2, "as_name"))
+			return read_symscalar(m, x, v, argname);
 		if (t2 && !strcmp(t2, "as_int"))
 			x = y;
-		else if (t2) {
-			lw_error(m, "argument '%s' is a symbolic integer; dynamic shapes are not supported yet", argname);
-			return -1;
-		}
 		v->k = V_INT;
 		if (json_int(x, &v->i))
 			return -1;
 	} else if (!strcmp(tag, "as_ints") || !strcmp(tag, "as_sym_ints")) {
-		return read_ints(m, x, v);
+		return read_ints(m, x, v, argname);
 	} else if (!strcmp(tag, "as_float") || !strcmp(tag, "as_sym_float")) {
 		cJSON *y;
 		const char *t2 = json_union_tag(x, &y);
+		if (t2 && !strcmp(t2, "as_name"))
+			return read_symscalar(m, x, v, argname);
 		if (t2 && !strcmp(t2, "as_float"))
 			x = y;
 		v->k = V_FLOAT;
@@ -423,6 +787,8 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 		int b = 0;
 		cJSON *y;
 		const char *t2 = json_union_tag(x, &y);
+		if (t2 && !strcmp(t2, "as_name"))
+			return read_symscalar(m, x, v, argname);
 		if (t2 && !strcmp(t2, "as_bool"))
 			x = y;
 		json_bool(x, &b);
@@ -509,6 +875,21 @@ static int bind_args(Imp *m, const cJSON *node)
 		pos = at + 1;
 		if (read_arg(m, json_get(na, "arg"), &m->args[at], info->args[at].name))
 			return -1;
+		/* item()'s run-time number: only as an operand of elementwise
+		 * arithmetic; Python arithmetic on it (t < 0): only in guards */
+		ArgType ty = info->args[at].type;
+		int guard = !strcmp(info->lowering, "assert_scalar") || !strcmp(info->lowering, "constrain_range");
+		if (m->args[at].k == V_TENSOR && m->args[at].t < 0 && !guard) {
+			lw_error(m, "argument '%s' is computed from a number read from a tensor at run time (item()); "
+			            "doccc does not compile Python arithmetic on such numbers: use tensor ops", info->args[at].name);
+			return -1;
+		}
+		if (m->args[at].k == V_TENSOR && ty != AT_TENSOR && ty != AT_TENSOR_LIST && !guard &&
+		    strcmp(info->lowering, "binary") && strcmp(info->lowering, "where") && strcmp(info->lowering, "fill")) {
+			lw_error(m, "argument '%s' is a number read from a tensor at run time (item()); doccc takes such numbers "
+			            "only as operands of elementwise arithmetic, and needs a constant here", info->args[at].name);
+			return -1;
+		}
 	}
 	for (int i = 0; i < info->nargs; i++) {
 		if (m->args[i].k != V_ABSENT)
@@ -556,9 +937,18 @@ int lw_tensor(Imp *m, const char *name)
 	return v->k == V_TENSOR ? v->t : -1;
 }
 
+/* A scalar argument that item() computed at run time where a lowering needs
+ * a compile-time number. */
+static void runtime_scalar(Imp *m, const Val *v, const char *name)
+{
+	if (v->k == V_TENSOR && m->info->args[v - m->args].type != AT_TENSOR)
+		lw_error(m, "argument '%s' is a number read from a tensor at run time (item()); doccc needs a constant here", name);
+}
+
 double lw_num(Imp *m, const char *name, double dflt)
 {
 	Val *v = lw_arg(m, name);
+	runtime_scalar(m, v, name);
 	if (v->k == V_FLOAT)
 		return v->f;
 	if (v->k == V_INT || v->k == V_BOOL)
@@ -569,6 +959,7 @@ double lw_num(Imp *m, const char *name, double dflt)
 int64_t lw_int(Imp *m, const char *name, int64_t dflt)
 {
 	Val *v = lw_arg(m, name);
+	runtime_scalar(m, v, name);
 	if (v->k == V_INT || v->k == V_BOOL)
 		return v->i;
 	return dflt;
@@ -816,6 +1207,10 @@ static int import_nodes(Imp *m)
 				lw_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt.st), on);
 		}
 		census_add(m->g, target);
+		if (strncmp(target, "torch.ops.", 10) && lw_python_op(m, node, target)) {
+			bad |= m->failed;
+			continue;
+		}
 		const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : NULL;
 		m->info = ov ? aten_find(ov) : NULL;
 		if (!m->info) {
@@ -957,6 +1352,8 @@ Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args)
 		sha256_hex(d, m->g->hash);
 	}
 	int bad = check_signature(m);
+	if (bad || bind_shapes(m, args))
+		goto out;
 	bad |= import_inputs(m);
 	if (bad)
 		goto out;

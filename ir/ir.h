@@ -274,6 +274,8 @@ struct Sdfg {
 	int *census_counts;
 	int ncensus, capcensus;
 	double pass_ms[32];       /* by pass_table index; -1 if not run */
+	/* Dynamic dims of the export and the sizes compiled for ("s0=4 s1=128"), or NULL. */
+	const char *specialized;
 };
 
 /* sdfg.c: building */
@@ -353,6 +355,10 @@ void sdfg_dump_dot(Sdfg *g, Buf *b);
 typedef struct {
 	const char *path;         /* .pt2 or .json */
 	const char *weights;      /* --weights FILE (safetensors), or NULL */
+	const char *const *shapes;  /* --shape INPUT=D0,D1,... */
+	int nshapes;
+	const char *const *dims;    /* --dim SYMBOL=SIZE */
+	int ndims;
 } ImportArgs;
 /* NULL on failure (all problems reported, e.g. every unsupported op). */
 Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args);

@@ -35,6 +35,19 @@ typedef struct {
 	int id;
 } ValueEnt;
 
+/* A SymInt, SymFloat or SymBool value of the graph (sym_size, _operator.mul,
+ * item, ...). Shapes are specialized before the nodes are read, so these are
+ * compile-time numbers, except the result of item() / _local_scalar_dense,
+ * which is a rank-0 view of the tensor it reads (a number known at run time). */
+typedef enum { SV_INT, SV_FLOAT, SV_BOOL, SV_TENSOR } SvKind;
+typedef struct {
+	const char *name;
+	SvKind k;
+	int64_t i;          /* SV_INT, SV_BOOL */
+	double f;           /* SV_FLOAT */
+	int t;              /* SV_TENSOR: container id */
+} SymVal;
+
 typedef struct Imp {
 	Arena *a;
 	Sdfg *g;
@@ -60,6 +73,15 @@ typedef struct Imp {
 	const AtenInfo *info;
 	Val args[16];
 	int failed;
+	/* Shape symbols of the export (s0, s77, ...) and the value each is
+	 * specialized to: parsed into a scratch graph so the real one stays free
+	 * of them; symval[sym id] is valid where symset[sym id]. */
+	Sdfg *sg;
+	int64_t *symval;
+	int *symset;
+	int capsym;
+	SymVal *svs;
+	int nsvs, capsvs;
 } Imp;
 
 /* ---- messages ----------------------------------------------------------------- */
@@ -85,6 +107,11 @@ Val *lw_arg(Imp *m, const char *name);
 int lw_tensor(Imp *m, const char *name);
 double lw_num(Imp *m, const char *name, double dflt);
 int64_t lw_int(Imp *m, const char *name, int64_t dflt);
+SymVal *lw_symval(Imp *m, const char *name);
+void lw_set_symval(Imp *m, const char *name, SymVal v);
+/* Value of a SymInt / SymBool expression string of the export under the
+ * specialization; -1 (after a message naming `what`) if a symbol is unbound. */
+int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what);
 
 /* common.c: building blocks of lowerings */
 Container *lw_c(Imp *m, int id);
@@ -98,6 +125,11 @@ int lw_copy(Imp *m, int src, const char *name);
 int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out);
 int lw_value_used(Imp *m, const char *name);
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops);
+
+/* sym.c: the Python-level integer and boolean ops of symbolic shapes
+ * (_operator.mul, torch.sym_max, math.ceil, ...), evaluated at compile time.
+ * 1 if target is one of them (handled, or reported with lw_error), else 0. */
+int lw_python_op(Imp *m, const cJSON *node, const char *target);
 
 /* The lowerings named in the op tables (ops_*.h). */
 #define X(e, t, l, p, s) int lower_##l(Imp *m, const cJSON *node);

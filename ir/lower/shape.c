@@ -553,8 +553,12 @@ int lower_fill(Imp *m, const cJSON *node)
 	l->in[0] = -1;
 	int p = m->info->param;
 	double v = 0;
+	/* scalar_tensor(item()), full(size, item()): item's run-time number is a 0-d tensor */
+	const char *sa = p == FL_SCALAR ? "s" : p == FL_VALUE ? "fill_value" : p == FL_FILL ? "value" : NULL;
+	if (sa && lw_arg(m, sa)->k == V_TENSOR)
+		p = FL_FILL_TENSOR;
 	if (p == FL_FILL_TENSOR || p == FL_COPY) {
-		int src = lw_tensor(m, p == FL_COPY ? "src" : "value");
+		int src = lw_tensor(m, p == FL_COPY ? "src" : sa ? sa : "value");
 		if (src < 0)
 			return -1;
 		l->in[0] = src;
