@@ -20,7 +20,9 @@
  * parallel for (collapse, static schedule, the handle's thread count),
  * SCHED_UNROLL a full-unroll pragma, SCHED_VECTOR explicit vector code in
  * GCC/clang vector extensions (the map steps by the lane count; unit-stride
- * memlets become vector loads and stores, invariant ones broadcasts). Local
+ * memlets become vector loads and stores, invariant ones broadcasts; an
+ * extent that is not a multiple of the lanes ends in a scalar loop over the
+ * rest; exp, tanh, sigmoid, SiLU and GELU have vector versions below). Local
  * containers are declared at the top of the body of the loop that owns them
  * (an accumulator tile stays in registers once the unrolled code is
  * scalar-replaced by the C compiler).
@@ -379,6 +381,19 @@ static void vector_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	case T_MAX: buf_printf(b, "dc_vmax(%s, %s)", a[0], a[1]); break;
 	case T_MIN: buf_printf(b, "dc_vmin(%s, %s)", a[0], a[1]); break;
 	case T_RELU: buf_printf(b, "dc_vrelu(%s)", a[0]); break;
+	case T_ABS: buf_printf(b, "(dc_vf)((dc_vi)(%s) & ~(dc_vi)dc_splat(-0.0f))", a[0]); break;
+	case T_RECIP: buf_printf(b, "1.0f / (%s)", a[0]); break;
+	case T_EXP: buf_printf(b, "dc_vexp(%s)", a[0]); break;
+	case T_SIGMOID: buf_printf(b, "1.0f / (1.0f + dc_vexp(-(%s)))", a[0]); break;
+	case T_SILU: buf_printf(b, "(%s) / (1.0f + dc_vexp(-(%s)))", a[0], a[0]); break;
+	case T_TANH: buf_printf(b, "dc_vtanh(%s)", a[0]); break;
+	case T_GELU: buf_printf(b, "0.5f * (%s) * (1.0f + dc_verf((%s) * 0.70710678118654752440f))", a[0], a[0]); break;
+	case T_GELU_TANH:
+		buf_printf(b, "0.5f * (%s) * (1.0f + dc_vtanh(0.79788456080286535588f * ((%s) + 0.044715f * (%s) * (%s) * (%s))))", a[0],
+		           a[0], a[0], a[0], a[0]);
+		break;
+	case T_HARDSIGMOID: buf_printf(b, "dc_vclamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f", a[0]); break;
+	case T_HARDSWISH: buf_printf(b, "(%s) * dc_vclamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f", a[0], a[0]); break;
 	case T_CLAMP: {
 		Buf lo = {0}, hi = {0};
 		print_double(&lo, t->p[0], DT_F32);
@@ -573,9 +588,16 @@ static void emit_loop(Em *e, Node *n)
 		line(e, "#pragma clang loop unroll(full)");
 	else if (n->sched == SCHED_VECTOR && !vec)
 		line(e, "#pragma clang loop vectorize(enable)");
-	line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, lo.s, v, hi.s, v, (long long)step);
-	buf_free(&lo);
-	buf_free(&hi);
+	int64_t l0, h0;
+	int tail = vec && !(ex_isint(n->lo, &l0) && ex_isint(n->hi, &h0) && (h0 - l0) % step == 0);
+	if (tail) {
+		/* whole vectors, then the scalar remainder */
+		line(e, "{");
+		e->ind++;
+		line(e, "int64_t %s = %s;", v, lo.s);
+		line(e, "for (; %s + %lld <= %s; %s += %lld) {", v, (long long)step, hi.s, v, (long long)step);
+	} else
+		line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, lo.s, v, hi.s, v, (long long)step);
 	e->ind++;
 	emit_locals(e, n);
 	int saved = e->vecvar;
@@ -585,6 +607,18 @@ static void emit_loop(Em *e, Node *n)
 	e->vecvar = saved;
 	e->ind--;
 	line(e, "}");
+	if (tail) {
+		line(e, "for (; %s < %s; %s += 1) {", v, hi.s, v);
+		e->ind++;
+		emit_locals(e, n);
+		emit_node(e, n->body);
+		e->ind--;
+		line(e, "}");
+		e->ind--;
+		line(e, "}");
+	}
+	buf_free(&lo);
+	buf_free(&hi);
 }
 
 static void emit_node(Em *e, Node *n)
@@ -634,6 +668,42 @@ static void touched(Sdfg *g, Node *n, unsigned char *set)
 	}
 }
 
+/* Vector transcendental functions for SCHED_VECTOR maps, in clang vector
+ * extensions (any width).
+ *  dc_vexp   Cody-Waite reduction x = n ln2 + r, the Cephes degree-6
+ *            polynomial for e^r, then two multiplications by 2^(n/2) so
+ *            results from the denormals up to overflow (inf) come out right;
+ *            within 2 ulp of expf; NaN stays NaN.
+ *  dc_vtanh  Cephes tanhf: an odd polynomial below |x| = 0.625, else
+ *            1 - 2 / (e^2|x| + 1) with the sign restored.
+ *  dc_verf   the approximation PyTorch's own vectorized CPU erf uses
+ *            (Abramowitz-Stegun 7.1.26, absolute error < 1.5e-7): used for
+ *            GELU only, where that absolute error vanishes in 0.5x(1+erf). */
+static const char vmath[] =
+	"static inline dc_vf dc_vexp(dc_vf x) {\n"
+	"\tdc_vf xc = dc_vsel(x > 88.8f, dc_splat(88.8f), dc_vsel(x < -104.0f, dc_splat(-104.0f), x));\n"
+	"\tdc_vf fx = xc * 1.44269504088896341f + 0.5f;\n"
+	"\tdc_vf n = __builtin_convertvector(__builtin_convertvector(fx, dc_vi), dc_vf);\n"
+	"\tn = dc_vsel(n > fx, n - 1.0f, n);\n"
+	"\tdc_vf r = xc - n * 0.693359375f + n * 2.12194440e-4f, z = r * r;\n"
+	"\tdc_vf y = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r\n"
+	"\t\t+ 1.6666665459e-1f) * r + 5.0000001201e-1f) * z + r + 1.0f;\n"
+	"\tdc_vi ni = __builtin_convertvector(n, dc_vi), n1 = ni >> 1, n2 = ni - n1;\n"
+	"\treturn dc_vsel(x != x, x, y * (dc_vf)((n1 + 127) << 23) * (dc_vf)((n2 + 127) << 23)); }\n"
+	"static inline dc_vf dc_vtanh(dc_vf x) {\n"
+	"\tdc_vi sg = (dc_vi)x & (dc_vi)dc_splat(-0.0f);\n"
+	"\tdc_vf a = (dc_vf)((dc_vi)x & ~(dc_vi)dc_splat(-0.0f)), z = x * x;\n"
+	"\tdc_vf p = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z\n"
+	"\t\t- 3.33332819422e-1f) * z * x + x;\n"
+	"\tdc_vf q = (dc_vf)((dc_vi)(1.0f - 2.0f / (dc_vexp(a + a) + 1.0f)) | sg);\n"
+	"\treturn dc_vsel(a < 0.625f, p, q); }\n"
+	"static inline dc_vf dc_verf(dc_vf x) {\n"
+	"\tdc_vi sg = (dc_vi)x & (dc_vi)dc_splat(-0.0f);\n"
+	"\tdc_vf a = (dc_vf)((dc_vi)x & ~(dc_vi)dc_splat(-0.0f));\n"
+	"\tdc_vf t = 1.0f / (0.3275911f * a + 1.0f);\n"
+	"\tdc_vf r = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;\n"
+	"\treturn (dc_vf)((dc_vi)(1.0f - r * dc_vexp(-(x * x))) ^ sg); }\n";
+
 static void emit_helpers(Em *e)
 {
 	Buf *b = e->b;
@@ -681,6 +751,7 @@ static void emit_helpers(Em *e)
 		            "static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }\n"
 		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
 		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
+		buf_puts(b, vmath);
 	}
 	buf_puts(b, "\n");
 }

@@ -16,6 +16,13 @@
  * nothing). A row whose scores are all -inf gives 0, as torch's
  * _safe_softmax does. Arithmetic in float32 (float64 for double inputs),
  * half types rounded at the store.
+ *
+ * Float32 on a SIMD target takes a blocked form instead (attention_tiled):
+ * tm query rows at a time, whose scores S[tm][S] come from the register-tile
+ * micro-kernel of gemm.c's kind (acc[tm][tn] += q[i][e] * kT[e][j], each kT
+ * vector reused by tm rows), a row softmax whose max and sum are kept per
+ * vector lane, and P.V by the same tile (acc[tm][tn] += p[i][j] * v[j][d]),
+ * scaled by 1/sum at the store.
  */
 #include <math.h>
 
@@ -47,9 +54,31 @@ static Operand att_idx(Sdfg *g, int c, int out, const Expr *const *ov, int64_t g
 	return opd_mem(c, k->rank, idx);
 }
 
-int expand_attention(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+/* kT[..., e, j] = k[..., j, e] of dtype dt for j < n (n >= the key count;
+ * the columns past it are 0), made in seq. */
+static int att_kt(Sdfg *g, Node *seq, int k, int64_t n, Dtype dt, const char *label)
 {
-	(void)tile;
+	Container *kc = sdfg_c(g, k);
+	int r = kc->rank;
+	Expr *ksh[MAXDIM];
+	for (int d = 0; d < r; d++)
+		ksh[d] = kc->shape[d];
+	ksh[r - 2] = kc->shape[r - 1], ksh[r - 1] = ex_int(g, n);
+	int kt = sdfg_add_container_x(g, arena_printf(g->arena, "%s_t", kc->name), dt, CK_TRANSIENT, r, ksh);
+	sdfg_c(g, kt)->origin = "";
+	int tv[MAXDIM];
+	Node *tb = xp_block(g, xp_nest(g, seq, kt, tv), label);
+	Expr **ti = xp_vars(g, r, tv), *ki[MAXDIM];
+	for (int d = 0; d < r; d++)
+		ki[d] = ti[d];
+	ki[r - 2] = ti[r - 1], ki[r - 1] = ti[r - 2];
+	Operand rd[1] = {opd_guarded(k, r, ki, 0)};
+	sdfg_store(tb, sdfg_tasklet(g, tb, T_ASSIGN, dt, 1, rd), xp_memlet(kt, r, ti), W_NONE);
+	return kt;
+}
+
+static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
+{
 	int q = l->in[0], k = l->in[1], v = l->in[2], mask = l->in[3], out = l->out[0];
 	Container *o = sdfg_c(g, out), *qc = sdfg_c(g, q), *kc = sdfg_c(g, k);
 	int r = o->rank;
@@ -68,22 +97,7 @@ int expand_attention(Sdfg *g, LibNode *l, Node *seq, const char *label, const Xp
 	int causal = (int)lib_int(l, "causal", 0);
 	Dtype cdt = o->dt == DT_F64 ? DT_F64 : DT_F32;
 	/* kT[..., e, j] = k[..., j, e], so the score row is a unit-stride map */
-	Expr *ksh[MAXDIM];
-	for (int d = 0; d < r; d++)
-		ksh[d] = kc->shape[d];
-	ksh[r - 2] = kc->shape[r - 1], ksh[r - 1] = kc->shape[r - 2];
-	int kt = sdfg_add_container_x(g, arena_printf(g->arena, "%s_t", kc->name), cdt, CK_TRANSIENT, r, ksh);
-	sdfg_c(g, kt)->origin = "";
-	{
-		int tv[MAXDIM];
-		Node *tb = xp_block(g, xp_nest(g, seq, kt, tv), label);
-		Expr **ti = xp_vars(g, r, tv), *ki[MAXDIM];
-		for (int d = 0; d < r; d++)
-			ki[d] = ti[d];
-		ki[r - 2] = ti[r - 1], ki[r - 1] = ti[r - 2];
-		Operand rd[1] = {opd_mem(k, r, ki)};
-		sdfg_store(tb, sdfg_tasklet(g, tb, T_ASSIGN, cdt, 1, rd), xp_memlet(kt, r, ti), W_NONE);
-	}
+	int kt = att_kt(g, seq, k, S, cdt, label);
 	/* maps over every output dim but the last */
 	int ov[MAXDIM];
 	Node *body = seq, *owner = NULL;
@@ -190,4 +204,181 @@ int expand_attention(Sdfg *g, LibNode *l, Node *seq, const char *label, const Xp
 	oi[r - 1] = ex_sym(g, vd);
 	sdfg_store(b5, res, xp_memlet(out, r, oi), W_NONE);
 	return 0;
+}
+
+/* Tile acc[tm][tn] <- 0 in seq. */
+static void att_zero(Sdfg *g, Node *seq, int acc, int tm, int tn, const char *label)
+{
+	int x, o;
+	Node *lx = xp_loop(g, seq, N_MAP, "x", ex_int(g, 0), ex_int(g, tm), 1, &x);
+	Node *lo = xp_loop(g, lx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tn), 1, &o);
+	Node *b = xp_block(g, lo->body, label);
+	Expr *ai[2] = {ex_sym(g, x), ex_sym(g, o)};
+	Operand z[1] = {opd_const(0)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, z), xp_memlet(acc, 2, ai), W_NONE);
+}
+
+/* The x (unrolled) and o (vector) maps of a tile update or store. */
+static Node *att_xo(Sdfg *g, Node *seq, int tm, int tn, const char *label, int *x, int *o)
+{
+	Node *lx = xp_loop(g, seq, N_MAP, "x", ex_int(g, 0), ex_int(g, tm), 1, x);
+	Node *lo = xp_loop(g, lx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tn), 1, o);
+	return xp_block(g, lo->body, label);
+}
+
+static int attention_tiled(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+{
+	int q = l->in[0], k = l->in[1], v = l->in[2], mask = l->in[3], out = l->out[0];
+	Container *o = sdfg_c(g, out), *qc = sdfg_c(g, q), *kc = sdfg_c(g, k);
+	int r = o->rank, L = t->vec_lanes;
+	int64_t Lq = 0, S = 0, E = 0, Ev = 0, group = 1, hq = 0, hk = 0;
+	ex_isint(o->shape[r - 2], &Lq);
+	ex_isint(kc->shape[r - 2], &S);
+	ex_isint(qc->shape[r - 1], &E);
+	ex_isint(o->shape[r - 1], &Ev);
+	if (r >= 3 && ex_isint(qc->shape[r - 3], &hq) && ex_isint(kc->shape[r - 3], &hk) && hk > 0 && hq != hk)
+		group = hq / hk;
+	double scale = lib_float(l, "scale", 1);
+	int causal = (int)lib_int(l, "causal", 0);
+	int tn = t->tn, tm = (int)MIN((int64_t)t->tm, Lq);
+	int64_t NB = (S + tn - 1) / tn, Sp = NB * tn;
+	Expr *none[1] = {NULL};
+	/* kT[..., e, j] = k[..., j, e], zero for the padding S <= j < Sp */
+	int kt = att_kt(g, seq, k, Sp, DT_F32, label);
+	/* maps over batch and head */
+	int ov[MAXDIM];
+	Node *hb = seq;
+	for (int d = 0; d < r - 2; d++)
+		hb = xp_loop(g, hb, N_MAP, "i", ex_int(g, 0), o->shape[d], 1, &ov[d])->body;
+	int64_t full = Lq / tm * tm;
+	for (int part = 0; part < 2; part++) {
+		int rows = part ? (int)(Lq - full) : tm;
+		if (rows <= 0)
+			continue;
+		int vb;
+		Node *lb = xp_loop(g, hb, N_MAP, "ib", ex_int(g, 0), ex_int(g, part ? 1 : Lq / tm), 1, &vb);
+		Node *body = lb->body;
+		Expr *i0 = part ? ex_int(g, full) : ex_muli(g, ex_sym(g, vb), tm);
+		Expr *oe[MAXDIM];
+		for (int d = 0; d < r - 2; d++)
+			oe[d] = ex_sym(g, ov[d]);
+		oe[r - 2] = i0;
+		int64_t ssh[2] = {rows, Sp}, fsh[1] = {rows};
+		int s = xp_local(g, "s", DT_F32, 2, ssh, lb);
+		int fr = xp_local(g, "f", DT_F32, 1, fsh, lb);
+		/* causal: the keys this block needs at all, and each row's */
+		Expr *hib = causal ? ex_min(g, ex_int(g, S), ex_addi(g, i0, rows)) : ex_int(g, S);
+		/* scores: s[x][j] = scale * sum_e q[i0 + x][e] * kT[e][j] */
+		int vn, ve, x, oo;
+		Expr *nbhi = causal ? ex_div(g, ex_addi(g, hib, tn - 1), ex_int(g, tn)) : ex_int(g, NB);
+		Node *ln = xp_loop(g, body, N_MAP, "nb", ex_int(g, 0), nbhi, 1, &vn);
+		int64_t ash[2] = {rows, tn};
+		int acc = xp_local(g, "acc", DT_F32, 2, ash, ln);
+		att_zero(g, ln->body, acc, rows, tn, label);
+		Node *le = xp_loop(g, ln->body, N_FOR, "e", ex_int(g, 0), ex_int(g, E), 1, &ve);
+		Node *ub = att_xo(g, le->body, rows, tn, label, &x, &oo);
+		Expr *J = ex_add(g, ex_muli(g, ex_sym(g, vn), tn), ex_sym(g, oo));
+		Operand qk[2] = {att_idx(g, q, out, (const Expr *const *)oe, 1, ex_add(g, i0, ex_sym(g, x)), ex_sym(g, ve)),
+		                 att_idx(g, kt, out, (const Expr *const *)oe, group, ex_sym(g, ve), J)};
+		Expr *ai[2] = {ex_sym(g, x), ex_sym(g, oo)};
+		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, qk), xp_memlet(acc, 2, ai), W_SUM);
+		Node *sb = att_xo(g, ln->body, rows, tn, label, &x, &oo);
+		Expr *ai2[2] = {ex_sym(g, x), ex_sym(g, oo)};
+		Expr *si2[2] = {ex_sym(g, x), ex_add(g, ex_muli(g, ex_sym(g, vn), tn), ex_sym(g, oo))};
+		Operand sc[2] = {opd_mem(acc, 2, ai2), opd_const(scale)};
+		sdfg_store(sb, sdfg_tasklet(g, sb, T_MUL, DT_F32, 2, sc), xp_memlet(s, 2, si2), W_NONE);
+		/* row softmax */
+		int vx;
+		Node *lx = xp_loop(g, body, N_MAP, "x", ex_int(g, 0), ex_int(g, rows), 1, &vx);
+		Expr *X = ex_sym(g, vx), *I = ex_add(g, i0, X);
+		int64_t lsh[1] = {L};
+		int pm = xp_local(g, "pm", DT_F32, 1, lsh, lx), mx = xp_local(g, "mx", DT_F32, 0, NULL, lx);
+		int sm = xp_local(g, "sum", DT_F32, 0, NULL, lx);
+		Expr *hi = causal ? ex_min(g, ex_int(g, S), ex_addi(g, I, 1)) : ex_int(g, S);
+		if (mask >= 0) {
+			int vj;
+			Node *lm = xp_loop(g, lx->body, N_FOR, "j", ex_int(g, 0), hi, 1, &vj);
+			Node *mb = xp_block(g, lm->body, label);
+			Expr *si[2] = {X, ex_sym(g, vj)};
+			Operand mo = att_idx(g, mask, out, (const Expr *const *)oe, 1, I, ex_sym(g, vj));
+			int mv;
+			if (sdfg_c(g, mask)->dt == DT_BOOL) {
+				Operand wh[3] = {mo, opd_mem(s, 2, si), opd_const(-INFINITY)};
+				mv = sdfg_tasklet(g, mb, T_WHERE, DT_F32, 3, wh);
+			} else {
+				Operand ad[2] = {opd_mem(s, 2, si), mo};
+				mv = sdfg_tasklet(g, mb, T_ADD, DT_F32, 2, ad);
+			}
+			sdfg_store(mb, mv, xp_memlet(s, 2, si), W_NONE);
+		}
+		Expr *sx[2] = {X, NULL};
+		xp_lane_fold(g, lx->body, L, hi, label, pm, mx, T_MAX, -INFINITY, s, 2, sx, 1, -1, 0);
+		/* a row of -inf: max 0, so its exps are 0 and its output 0 */
+		Node *zb = xp_block(g, lx->body, label);
+		Operand eq[2] = {opd_mem(mx, 0, none), opd_const(-INFINITY)};
+		int allinf = sdfg_tasklet(g, zb, T_EQ, DT_BOOL, 2, eq);
+		Operand wz[3] = {opd_val(allinf), opd_const(0), opd_mem(mx, 0, none)};
+		sdfg_store(zb, sdfg_tasklet(g, zb, T_WHERE, DT_F32, 3, wz), xp_memlet(mx, 0, none), W_NONE);
+		xp_lane_fold(g, lx->body, L, hi, label, pm, sm, T_ADD, 0, s, 2, sx, 1, mx, 1);
+		if (causal) {
+			/* keys between this row's end and the block's weigh 0 in P.V */
+			int vj;
+			Node *lz = xp_loop(g, lx->body, N_FOR, "j", hi, hib, 1, &vj);
+			Node *zb2 = xp_block(g, lz->body, label);
+			Expr *si[2] = {X, ex_sym(g, vj)};
+			Operand z0[1] = {opd_const(0)};
+			sdfg_store(zb2, sdfg_tasklet(g, zb2, T_ASSIGN, DT_F32, 1, z0), xp_memlet(s, 2, si), W_NONE);
+		}
+		Node *fb = xp_block(g, lx->body, label);
+		Operand su[1] = {opd_mem(sm, 0, none)};
+		int rc = sdfg_tasklet(g, fb, T_RECIP, DT_F32, 1, su);
+		Operand ez[2] = {opd_mem(sm, 0, none), opd_const(0)};
+		int isz = sdfg_tasklet(g, fb, T_EQ, DT_BOOL, 2, ez);
+		Operand wf[3] = {opd_val(isz), opd_const(0), opd_val(rc)};
+		Expr *fi[1] = {X};
+		sdfg_store(fb, sdfg_tasklet(g, fb, T_WHERE, DT_F32, 3, wf), xp_memlet(fr, 1, fi), W_NONE);
+		/* out[i0 + x][d] = f[x] * sum_j s[x][j] * v[j][d], in tiles of tn columns */
+		int64_t nfull = Ev / tn;
+		for (int dp = 0; dp < 2; dp++) {
+			int w = dp ? (int)(Ev - nfull * tn) : tn;
+			if (w <= 0 || (!dp && nfull == 0))
+				continue;
+			int vd, vj;
+			Node *ld = xp_loop(g, body, N_MAP, "db", ex_int(g, 0), ex_int(g, dp ? 1 : nfull), 1, &vd);
+			Expr *d0 = dp ? ex_int(g, nfull * tn) : ex_muli(g, ex_sym(g, vd), tn);
+			int64_t psh[2] = {rows, w};
+			int pacc = xp_local(g, "acc", DT_F32, 2, psh, ld);
+			att_zero(g, ld->body, pacc, rows, w, label);
+			Node *lj = xp_loop(g, ld->body, N_FOR, "j", ex_int(g, 0), hib, 1, &vj);
+			Node *pb = att_xo(g, lj->body, rows, w, label, &x, &oo);
+			Expr *pi[2] = {ex_sym(g, x), ex_sym(g, vj)}, *ai3[2] = {ex_sym(g, x), ex_sym(g, oo)};
+			Operand pv[2] = {opd_mem(s, 2, pi),
+			                 att_idx(g, v, out, (const Expr *const *)oe, group, ex_sym(g, vj), ex_add(g, d0, ex_sym(g, oo)))};
+			sdfg_store(pb, sdfg_tasklet(g, pb, T_MUL, DT_F32, 2, pv), xp_memlet(pacc, 2, ai3), W_SUM);
+			Node *ob = att_xo(g, ld->body, rows, w, label, &x, &oo);
+			Expr *ai4[2] = {ex_sym(g, x), ex_sym(g, oo)}, *fx[1] = {ex_sym(g, x)};
+			Operand mu[2] = {opd_mem(pacc, 2, ai4), opd_mem(fr, 1, fx)};
+			Expr *oi[MAXDIM];
+			for (int d = 0; d < r - 2; d++)
+				oi[d] = oe[d];
+			oi[r - 2] = ex_add(g, i0, ex_sym(g, x));
+			oi[r - 1] = ex_add(g, d0, ex_sym(g, oo));
+			sdfg_store(ob, sdfg_tasklet(g, ob, T_MUL, DT_F32, 2, mu), xp_memlet(out, r, oi), W_NONE);
+		}
+	}
+	return 0;
+}
+
+int expand_attention(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	int f32 = 1;
+	for (int i = 0; i < 3; i++)
+		f32 &= sdfg_c(g, l->in[i])->dt == DT_F32;
+	f32 &= sdfg_c(g, l->out[0])->dt == DT_F32;
+	int64_t n;
+	for (int d = 0; d < sdfg_c(g, l->out[0])->rank; d++)
+		f32 &= ex_isint(sdfg_c(g, l->out[0])->shape[d], &n) && n > 0;
+	if (f32 && tile->vec_lanes > 1 && tile->tm > 0 && tile->tn > 0 && sdfg_c(g, l->out[0])->rank >= 2)
+		return attention_tiled(g, l, seq, label, tile);
+	return attention_rows(g, l, seq, label);
 }

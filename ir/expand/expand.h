@@ -20,6 +20,14 @@ Expr **xp_vars(Sdfg *g, int n, const int *vars);
 Operand xp_bcast(Sdfg *g, int in, int out, const int *vars);
 Memlet xp_memlet(int data, int rank, Expr *const *idx);
 int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape, Node *owner);
+/* A float32 reduction over j in [0, hi) of the elements c[idx] (idx[jd]
+ * set to j) into the scalar local tot, in vector lanes: part[L] (a local)
+ * keeps one partial per lane over the whole groups of L, a scalar tail
+ * loop adds the rest into tot, and the lanes are folded into tot last.
+ * op is T_MAX or T_ADD, init its identity. With mx >= 0 the elements are
+ * exp(c[idx] - mx) instead, stored back into c when storeback is set. */
+void xp_lane_fold(Sdfg *g, Node *body, int L, Expr *hi, const char *label, int part, int tot, TCode op, double init,
+                  int c, int rank, Expr *const *idx, int jd, int mx, int storeback);
 
 /* The expansions, one per LIB_OPS row (ir/expand/). */
 #define X(e, n, f, d) int expand_##f(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);

@@ -336,13 +336,86 @@ int expand_reduce(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 
 /* ---- softmax: max, sum of exp, normalize (exp recomputed, nothing stored twice) ---- */
 
+/* Float32 softmax over the last, contiguous dim on a SIMD target: the max
+ * and the sum of exponentials are kept per vector lane (pm[L], ps[L]) so
+ * those passes vectorize, then folded into one value per row; the third
+ * pass multiplies exp(x - max) by 1/sum (log: x - max - log(sum)), as
+ * PyTorch's vectorized kernel does. */
+static int softmax_lanes(Sdfg *g, LibNode *l, Node *seq, const char *label, int L)
+{
+	int in = l->in[0], out = l->out[0];
+	Container *o = sdfg_c(g, out);
+	int islog = (int)lib_int(l, "log", 0), safe = (int)lib_int(l, "safe", 0);
+	int r = o->rank;
+	int64_t n;
+	ex_isint(o->shape[r - 1], &n);
+	int vars[MAXDIM];
+	Node *body = seq, *owner = NULL;
+	for (int d = 0; d < r - 1; d++) {
+		Node *lp = xp_loop(g, body, N_MAP, "i", ex_int(g, 0), o->shape[d], 1, &vars[d]);
+		body = lp->body;
+		owner = lp;
+	}
+	int64_t sl[1] = {L};
+	int pm = xp_local(g, "pm", DT_F32, 1, sl, owner);
+	int mx = xp_local(g, "mx", DT_F32, 0, NULL, owner), sm = xp_local(g, "sum", DT_F32, 0, NULL, owner);
+	int fc = xp_local(g, "f", DT_F32, 0, NULL, owner);
+	Expr *none[1] = {NULL}, *idx[MAXDIM];
+	for (int d = 0; d < r - 1; d++)
+		idx[d] = ex_sym(g, vars[d]);
+	idx[r - 1] = NULL;
+	xp_lane_fold(g, body, L, ex_int(g, n), label, pm, mx, T_MAX, -INFINITY, in, r, idx, r - 1, -1, 0);
+	if (safe) {
+		/* a row of -inf: max 0, so every exp is 0 (and the factor below 0) */
+		Node *sb = xp_block(g, body, label);
+		Operand eq[2] = {opd_mem(mx, 0, none), opd_const(-INFINITY)};
+		int allinf = sdfg_tasklet(g, sb, T_EQ, DT_BOOL, 2, eq);
+		Operand wz[3] = {opd_val(allinf), opd_const(0), opd_mem(mx, 0, none)};
+		sdfg_store(sb, sdfg_tasklet(g, sb, T_WHERE, DT_F32, 3, wz), xp_memlet(mx, 0, none), W_NONE);
+	}
+	xp_lane_fold(g, body, L, ex_int(g, n), label, pm, sm, T_ADD, 0, in, r, idx, r - 1, mx, 0);
+	/* the per-row factor: 1/sum (0 for a masked-out row of safe softmax), or log(sum) */
+	Node *cb = xp_block(g, body, label);
+	Operand sv[1] = {opd_mem(sm, 0, none)};
+	int fac = sdfg_tasklet(g, cb, islog ? T_LOG : T_RECIP, DT_F32, 1, sv);
+	if (safe && !islog) {
+		Operand eq[2] = {opd_mem(sm, 0, none), opd_const(0)};
+		int z = sdfg_tasklet(g, cb, T_EQ, DT_BOOL, 2, eq);
+		Operand wh[3] = {opd_val(z), opd_const(0), opd_val(fac)};
+		fac = sdfg_tasklet(g, cb, T_WHERE, DT_F32, 3, wh);
+	}
+	sdfg_store(cb, fac, xp_memlet(fc, 0, none), W_NONE);
+	/* pass 3: the output */
+	int j3;
+	Node *l3 = xp_loop(g, body, N_MAP, "j", ex_int(g, 0), ex_int(g, n), 1, &j3);
+	Node *b3 = xp_block(g, l3->body, label);
+	idx[r - 1] = ex_sym(g, j3);
+	Operand s3[2] = {opd_mem(in, r, idx), opd_mem(mx, 0, none)};
+	int dx = sdfg_tasklet(g, b3, T_SUB, DT_F32, 2, s3);
+	int v;
+	if (islog) {
+		Operand sb[2] = {opd_val(dx), opd_mem(fc, 0, none)};
+		v = sdfg_tasklet(g, b3, T_SUB, DT_F32, 2, sb);
+	} else {
+		Operand e3[1] = {opd_val(dx)};
+		int ex = sdfg_tasklet(g, b3, T_EXP, DT_F32, 1, e3);
+		Operand mu[2] = {opd_val(ex), opd_mem(fc, 0, none)};
+		v = sdfg_tasklet(g, b3, T_MUL, DT_F32, 2, mu);
+	}
+	sdfg_store(b3, v, xp_memlet(out, r, idx), W_NONE);
+	return 0;
+}
+
 int expand_softmax(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
-	(void)tile;
 	int in = l->in[0], out = l->out[0];
 	Container *o = sdfg_c(g, out);
 	int dim = (int)lib_int(l, "dim", 0), islog = (int)lib_int(l, "log", 0), safe = (int)lib_int(l, "safe", 0);
 	int r = o->rank;
+	int64_t n;
+	if (tile->vec_lanes > 1 && r >= 2 && dim == r - 1 && o->dt == DT_F32 && sdfg_c(g, in)->dt == DT_F32 &&
+	    ex_isint(o->shape[r - 1], &n) && n >= tile->vec_lanes)
+		return softmax_lanes(g, l, seq, label, tile->vec_lanes);
 	/* Maps over all dims but `dim`. */
 	int vars[MAXDIM];
 	Node *body = seq, *owner = NULL;

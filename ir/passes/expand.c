@@ -98,6 +98,58 @@ int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape
 	return id;
 }
 
+void xp_lane_fold(Sdfg *g, Node *body, int L, Expr *hi, const char *label, int part, int tot, TCode op, double init,
+                  int c, int rank, Expr *const *idx, int jd, int mx, int storeback)
+{
+	Expr *none[1] = {NULL};
+	int lv, jb, j;
+	Node *li = xp_loop(g, body, N_MAP, "l", ex_int(g, 0), ex_int(g, L), 1, &lv);
+	Node *ib = xp_block(g, li->body, label);
+	Expr *l1[1] = {ex_sym(g, lv)};
+	Operand c0[1] = {opd_const(init)};
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_F32, 1, c0), xp_memlet(part, 1, l1), W_NONE);
+	Node *tb = xp_block(g, body, label);
+	sdfg_store(tb, sdfg_tasklet(g, tb, T_ASSIGN, DT_F32, 1, c0), xp_memlet(tot, 0, none), W_NONE);
+	Expr *nb = ex_div(g, hi, ex_int(g, L));
+	for (int tail = 0; tail < 2; tail++) {
+		Node *b;
+		Expr *J, *pi[1];
+		if (!tail) {
+			Node *lo = xp_loop(g, body, N_FOR, "jb", ex_int(g, 0), nb, 1, &jb);
+			Node *ll = xp_loop(g, lo->body, N_MAP, "l", ex_int(g, 0), ex_int(g, L), 1, &lv);
+			b = xp_block(g, ll->body, label);
+			J = ex_add(g, ex_muli(g, ex_sym(g, jb), L), ex_sym(g, lv));
+			pi[0] = ex_sym(g, lv);
+		} else {
+			Node *lt = xp_loop(g, body, N_FOR, "j", ex_muli(g, nb, L), hi, 1, &j);
+			b = xp_block(g, lt->body, label);
+			J = ex_sym(g, j);
+		}
+		Expr *ei[MAXDIM];
+		for (int d = 0; d < rank; d++)
+			ei[d] = d == jd ? J : idx[d];
+		Operand ev = opd_mem(c, rank, ei);
+		if (mx >= 0) {
+			Operand d[2] = {ev, opd_mem(mx, 0, none)};
+			int dx = sdfg_tasklet(g, b, T_SUB, DT_F32, 2, d);
+			Operand e1[1] = {opd_val(dx)};
+			int ex = sdfg_tasklet(g, b, T_EXP, DT_F32, 1, e1);
+			if (storeback)
+				sdfg_store(b, ex, xp_memlet(c, rank, ei), W_NONE);
+			ev = opd_val(ex);
+		}
+		Memlet acc = tail ? xp_memlet(tot, 0, none) : xp_memlet(part, 1, pi);
+		Operand a[2] = {tail ? opd_mem(tot, 0, none) : opd_mem(part, 1, pi), ev};
+		sdfg_store(b, sdfg_tasklet(g, b, op, DT_F32, 2, a), acc, W_NONE);
+	}
+	int fv;
+	Node *lf = xp_loop(g, body, N_FOR, "l", ex_int(g, 0), ex_int(g, L), 1, &fv);
+	Node *fb = xp_block(g, lf->body, label);
+	Expr *fl[1] = {ex_sym(g, fv)};
+	Operand f[2] = {opd_mem(tot, 0, none), opd_mem(part, 1, fl)};
+	sdfg_store(fb, sdfg_tasklet(g, fb, op, DT_F32, 2, f), xp_memlet(tot, 0, none), W_NONE);
+}
+
 /* ---- the pass -------------------------------------------------------------------------------- */
 
 typedef int (*ExpandFn)(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);

@@ -1,11 +1,13 @@
 /*
  * schedule.c - choose a schedule for every map, from the target.
  *
- *   vector    an innermost map (its body is one tasklet block) with a
- *             constant extent that is a multiple of the target's fp32 lanes,
- *             whose memlets are all unit-stride or invariant in its variable,
- *             with float32 tasklets the backend can emit as vector code:
- *             SCHED_VECTOR. (The micro-kernels' channel maps.)
+ *   vector    an innermost map from 0 (its body is one tasklet block) with a
+ *             constant extent of at least the target's fp32 lanes, whose
+ *             memlets are all unit-stride or invariant in its variable, with
+ *             float32 tasklets the backend can emit as vector code:
+ *             SCHED_VECTOR (the micro-kernels' channel maps, elementwise
+ *             rows). The backend runs whole vectors, then the remaining
+ *             extent % lanes iterations as scalar code.
  *   unroll    a map of constant extent <= 16 whose body holds a vector map:
  *             SCHED_UNROLL, so a register tile is straight-line code.
  *   parallel  (openmp) the outermost maps of each top-level child: the
@@ -25,6 +27,8 @@ static int vector_ok_code(TCode c)
 	switch (c) {
 	case T_ASSIGN: case T_NEG: case T_RELU: case T_ADD: case T_SUB: case T_MUL:
 	case T_DIV: case T_MAX: case T_MIN: case T_FMA: case T_CLAMP:
+	case T_ABS: case T_RECIP: case T_EXP: case T_SIGMOID: case T_SILU: case T_TANH:
+	case T_GELU: case T_GELU_TANH: case T_HARDSIGMOID: case T_HARDSWISH:
 		return 1;
 	default:
 		return 0;
@@ -99,8 +103,8 @@ static void vectorize(Sdfg *g, Node *n, int lanes)
 	case N_MAP:
 		vectorize(g, n->body, lanes);
 		if (n->kind == N_MAP && n->step == 1 && n->body->nkids == 1) {
-			int64_t e = extent(n);
-			if (e > 0 && e % lanes == 0 && block_vec_ok(g, n->body->kids[0], n->var))
+			int64_t e = extent(n), lo;
+			if (e >= lanes && ex_isint(n->lo, &lo) && lo == 0 && block_vec_ok(g, n->body->kids[0], n->var))
 				n->sched = SCHED_VECTOR;
 		}
 		/* unroll a small map around vector maps */
