@@ -57,6 +57,7 @@ typedef struct {
 	int vecvar;         /* symbol of the enclosing SCHED_VECTOR map, or -1 */
 	int inkern;         /* emitting a parallel map's kernel function */
 	int checks;         /* the graph has index checks (T_INDEX): forward can fail */
+	const char *top;    /* label of the top-level child being emitted (fused ops joined by '+') */
 	const char *nm;
 	int profile;
 	Buf *kern;          /* kernel functions of parallel maps, emitted before forward */
@@ -416,11 +417,11 @@ static const char *fail_stmt(Em *e)
 static void emit_index(Em *e, const Node *n, int i, char *const *a)
 {
 	const Tasklet *t = &n->ts[i];
+	const char *op = e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?";
 	line(e, "int64_t t%d = (int64_t)(%s);", i, a[0]);
 	if (t->p[0] != 0)
 		line(e, "if (t%d < 0) t%d += %s;", i, i, a[1]);
-	line(e, "if ((uint64_t)t%d >= (uint64_t)%s) %s /* index out of range in '%s' */", i, a[1], fail_stmt(e),
-	     n->label && *n->label ? n->label : "?");
+	line(e, "if ((uint64_t)t%d >= (uint64_t)%s) %s /* index out of range in '%s' */", i, a[1], fail_stmt(e), op);
 }
 
 static void emit_block(Em *e, Node *n)
@@ -778,6 +779,7 @@ static void emit_forward(Em *e)
 		memset(set, 0, (size_t)g->ncs + 1);
 		touched(g, k, set);
 		line(e, "{ /* %s */", k->label && *k->label ? k->label : "?");
+		e->top = k->label;
 		e->ind++;
 		if (e->profile)
 			line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t0);");
