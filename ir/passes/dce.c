@@ -6,7 +6,8 @@
  *
  *  1. tasklets: inside every tasklet block, a tasklet that does not store
  *     and whose value no later tasklet uses (as an operand, or through the
- *     value symbol it binds in an index) is dropped; OPD_VAL references
+ *     value symbol it binds in an index) is dropped, an index check
+ *     (T_INDEX) included: it only guards the accesses that use it; OPD_VAL references
  *     are renumbered so they keep naming the same tasklets. Blocks left
  *     empty, and loops and nested sequences left without a body, are
  *     removed from their sequence.
