@@ -39,7 +39,8 @@ enum {
 	DOCCC_ERR_NOMEM = 1,      /* workspace allocation failed */
 	DOCCC_ERR_WEIGHTS = 2,    /* weights file missing, unreadable or wrong */
 	DOCCC_ERR_ARG = 3,        /* NULL handle or buffer */
-	DOCCC_ERR_THREADS = 4     /* thread count not supported by this build */
+	DOCCC_ERR_THREADS = 4,    /* thread count not supported by this build */
+	DOCCC_ERR_INDEX = 5       /* run: an index tensor held an out-of-range index */
 };
 
 typedef struct {

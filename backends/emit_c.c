@@ -36,6 +36,14 @@
  * division, remainder and pow go through helpers with PyTorch's semantics
  * (floor division, Python remainder, exponentiation by squaring) that
  * return 0 instead of trapping on a zero divisor, where PyTorch raises.
+ *
+ * Data-dependent indices: a tasklet that binds a value symbol declares it
+ * as a const int64_t C variable of that name right after itself, so the
+ * memlets after it in its block index with it. A T_INDEX tasklet checks
+ * its index first; outside the dim, NAME_forward stops at once (a goto to
+ * its end, or a return from a parallel kernel that leaves the status in
+ * forward's dc_err) and NAME_run returns DOCCC_ERR_INDEX, where PyTorch
+ * raises IndexError. So no memlet reads or writes at an unchecked index.
  */
 #include <math.h>
 #include <string.h>
@@ -49,6 +57,9 @@ typedef struct {
 	int ind;
 	int lanes;          /* fp32 lanes of dc_vf, 0 without SIMD */
 	int vecvar;         /* symbol of the enclosing SCHED_VECTOR map, or -1 */
+	int inkern;         /* emitting a parallel map's kernel function */
+	int checks;         /* the graph has index checks (T_INDEX): forward can fail */
+	const char *top;    /* label of the top-level child being emitted (fused ops joined by '+') */
 	const char *nm;
 	int profile;
 	Buf *kern;          /* kernel functions of parallel maps, emitted before forward */
@@ -408,20 +419,49 @@ static void vector_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	}
 }
 
+/* The statement that fails the run from inside the loops: forward jumps
+ * to its end, a parallel kernel returns and leaves the status for forward. */
+static const char *fail_stmt(Em *e)
+{
+	return e->inkern ? "{ __atomic_store_n(dc_err, DOCCC_ERR_INDEX, __ATOMIC_RELAXED); return; }"
+	                 : "{ dc_err = DOCCC_ERR_INDEX; goto dc_fail; }";
+}
+
+/* T_INDEX: the index a[0] wrapped once (p[0]) and checked against the size
+ * a[1]; nothing after it runs with an index outside [0, size). */
+static void emit_index(Em *e, const Node *n, int i, char *const *a)
+{
+	const Tasklet *t = &n->ts[i];
+	const char *op = e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?";
+	line(e, "int64_t t%d = (int64_t)(%s);", i, a[0]);
+	if (t->p[0] != 0)
+		line(e, "if (t%d < 0) t%d += %s;", i, i, a[1]);
+	line(e, "if ((uint64_t)t%d >= (uint64_t)%s) %s /* index out of range in '%s' */", i, a[1], fail_stmt(e), op);
+}
+
 static void emit_block(Em *e, Node *n)
 {
 	Sdfg *g = e->g;
-	int vec = e->vecvar >= 0;
 	for (int i = 0; i < n->nts; i++) {
 		Tasklet *t = &n->ts[i];
+		/* an index stays scalar in a vector body: the schedule made sure
+		 * it is the same in every lane */
+		int scalar = t->code == T_INDEX || t->bind >= 0;
+		int vec = e->vecvar >= 0 && !scalar;
+		int saved = e->vecvar;
+		if (scalar)
+			e->vecvar = -1;
 		Buf ops[3] = {{0}, {0}, {0}};
 		char *a[3] = {"", "", ""};
 		for (int k = 0; k < t->nin; k++) {
 			operand(e, &ops[k], &t->in[k], t->dt);
 			a[k] = ops[k].s;
 		}
+		e->vecvar = saved;
 		Buf ex = {0};
-		if (vec)
+		if (t->code == T_INDEX)
+			emit_index(e, n, i, a);
+		else if (vec)
 			vector_expr(e, &ex, t, a);
 		else
 			scalar_expr(e, &ex, t, a);
@@ -434,7 +474,7 @@ static void emit_block(Em *e, Node *n)
 		for (int j = i + 1; j < n->nts && !used; j++)
 			for (int k = 0; k < n->ts[j].nin; k++)
 				used |= n->ts[j].in[k].kind == OPD_VAL && n->ts[j].in[k].val == i;
-		if (t->store && t->wcr == W_SUM && !used && (vec || dc->dt == t->dt)) {
+		if (t->code != T_INDEX && t->bind < 0 && t->store && t->wcr == W_SUM && !used && (vec || dc->dt == t->dt)) {
 			Buf lv = {0};
 			if (vec) {
 				Container *r = sdfg_c(g, sdfg_root_of(g, t->out.data));
@@ -448,11 +488,15 @@ static void emit_block(Em *e, Node *n)
 		}
 		/* float16/bfloat16 compute in float, but each op rounds its result
 		 * to the storage precision, as PyTorch does, also inside fused maps */
-		if (!vec && (t->dt == DT_F16 || t->dt == DT_BF16) && !(t->store && t->wcr != W_NONE))
+		if (t->code == T_INDEX)
+			;
+		else if (!vec && (t->dt == DT_F16 || t->dt == DT_BF16) && !(t->store && t->wcr != W_NONE))
 			line(e, "float t%d = %s(%s(%s));", i, t->dt == DT_F16 ? "dc_h2f" : "dc_b2f", t->dt == DT_F16 ? "dc_f2h" : "dc_f2b", ex.s);
 		else
 			line(e, "%s t%d = %s;", vec ? "const dc_vf" : ctype(t->dt), i, ex.s);
 		buf_free(&ex);
+		if (t->bind >= 0)
+			line(e, "const int64_t %s = t%d;", g->syms[t->bind].name, i);
 		if (!t->store)
 			continue;
 		Buf lv = {0};
@@ -508,6 +552,27 @@ static void emit_locals(Em *e, Node *loop)
 static void touched(Sdfg *g, Node *n, unsigned char *set);
 static void emit_node(Em *e, Node *n);
 
+/* Does subtree n check an index (a T_INDEX tasklet), so that it can fail? */
+static int has_check(const Node *n)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			if (has_check(n->kids[i]))
+				return 1;
+		return 0;
+	case N_MAP:
+	case N_FOR:
+		return has_check(n->body);
+	case N_BLOCK:
+		for (int i = 0; i < n->nts && !n->lib; i++)
+			if (n->ts[i].code == T_INDEX)
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
 /* A parallel map nest becomes a static kernel function taking restrict
  * pointers and the collapsed loop variables, called from an OpenMP loop:
  * the C compiler then keeps the aliasing facts (and the register tiles)
@@ -536,10 +601,16 @@ static void emit_parallel(Em *e, Node *n)
 		buf_printf(&params, "%sint64_t %s", params.len ? ", " : "", v);
 		buf_printf(&args, "%s%s", args.len ? ", " : "", v);
 	}
+	int check = has_check(n);
+	if (check) {
+		buf_printf(&params, ", int *dc_err");
+		buf_printf(&args, ", &dc_err");
+	}
 	Buf *saved = e->b;
 	int sind = e->ind;
 	e->b = e->kern;
 	e->ind = 0;
+	e->inkern = 1;
 	line(e, "static void %s_k%d(%s)", e->nm, id, params.s);
 	line(e, "{");
 	e->ind++;
@@ -550,6 +621,7 @@ static void emit_parallel(Em *e, Node *n)
 	line(e, "}\n");
 	e->b = saved;
 	e->ind = sind;
+	e->inkern = 0;
 	line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)", k);
 	for (int i = 0; i < k; i++) {
 		Buf lo = {0}, hi = {0};
@@ -563,6 +635,8 @@ static void emit_parallel(Em *e, Node *n)
 	}
 	line(e, "%s_k%d(%s);", e->nm, id, args.s);
 	e->ind -= k;
+	if (check)
+		line(e, "if (dc_err) goto dc_fail;");
 	buf_free(&params);
 	buf_free(&args);
 }
@@ -759,11 +833,15 @@ static void emit_helpers(Em *e)
 static void emit_forward(Em *e)
 {
 	Sdfg *g = e->g;
-	line(e, "static void %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, int dc_nth,", e->nm);
+	/* forward returns DOCCC_OK, or DOCCC_ERR_INDEX from an index check */
+	e->checks = has_check(g->root);
+	line(e, "static int %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, int dc_nth,", e->nm);
 	line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof)");
 	line(e, "{");
 	e->ind++;
 	line(e, "(void)dc_W; (void)dc_ws; (void)dc_nth; (void)dc_in; (void)dc_out; (void)dc_prof;");
+	if (e->checks)
+		line(e, "int dc_err = DOCCC_OK;");
 	if (e->profile)
 		line(e, "struct timespec dc_t0, dc_t1;");
 	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
@@ -772,6 +850,7 @@ static void emit_forward(Em *e)
 		memset(set, 0, (size_t)g->ncs + 1);
 		touched(g, k, set);
 		line(e, "{ /* %s */", k->label && *k->label ? k->label : "?");
+		e->top = k->label;
 		e->ind++;
 		if (e->profile)
 			line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t0);");
@@ -804,6 +883,13 @@ static void emit_forward(Em *e)
 		e->ind--;
 		line(e, "}");
 	}
+	if (e->checks) {
+		e->ind--;
+		line(e, "dc_fail:");
+		e->ind++;
+		line(e, "return dc_err;");
+	} else
+		line(e, "return DOCCC_OK;");
 	e->ind--;
 	line(e, "}");
 	buf_puts(e->b, "\n");
@@ -901,7 +987,7 @@ void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 	for (int i = 0; i < g->noutputs; i++)
 		buf_printf(b, "%sout%d", i ? ", " : "", i);
 	buf_printf(b, "%s};\n", g->noutputs ? "" : "0");
-	buf_printf(b, "\tmodel->runs++;\n\t%s_forward(model->w, model->ws, model->nth, ins, outs, model->prof);\n\treturn DOCCC_OK;\n}\n\n", nm);
+	buf_printf(b, "\tmodel->runs++;\n\treturn %s_forward(model->w, model->ws, model->nth, ins, outs, model->prof);\n}\n\n", nm);
 	buf_printf(b, "static int %s_run_generic(void *model, const void *const *ins, void *const *outs)\n{\n", nm);
 	buf_puts(b, "\tif (!model || (!ins && ");
 	buf_printf(b, "%d) || (!outs && %d))\n\t\treturn DOCCC_ERR_ARG;\n", g->ninputs > 0, g->noutputs > 0);
@@ -909,7 +995,7 @@ void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 		buf_printf(b, "\tif (!ins[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
 	for (int i = 0; i < g->noutputs; i++)
 		buf_printf(b, "\tif (!outs[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
-	buf_printf(b, "\t%s_t *m = model;\n\tm->runs++;\n\t%s_forward(m->w, m->ws, m->nth, ins, outs, m->prof);\n\treturn DOCCC_OK;\n}\n\n", nm, nm);
+	buf_printf(b, "\t%s_t *m = model;\n\tm->runs++;\n\treturn %s_forward(m->w, m->ws, m->nth, ins, outs, m->prof);\n}\n\n", nm, nm);
 	/* destroy, strerror, threads, workspace */
 	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n", nm, nm);
 	if (e.profile)
@@ -923,6 +1009,7 @@ void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 	              "\tcase DOCCC_ERR_WEIGHTS: return \"weights file missing, unreadable or not made for this library\";\n"
 	              "\tcase DOCCC_ERR_ARG: return \"a NULL model, input or output pointer\";\n"
 	              "\tcase DOCCC_ERR_THREADS: return \"thread count not supported by this build (only openmp builds use threads)\";\n"
+	              "\tcase DOCCC_ERR_INDEX: return \"index out of range: an index tensor holds an index outside the dimension it indexes\";\n"
 	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", nm);
 	buf_printf(b, "int %s_set_num_threads(%s_t *model, int n)\n{\n\tif (!model || n < 1)\n\t\treturn DOCCC_ERR_ARG;\n", nm, nm);
 	if (omp)

@@ -169,6 +169,7 @@ const char *const tcode_name[] = {
 	[T_ATAN2] = "atan2",
 	[T_DIV_TRUNC] = "div_trunc",
 	[T_DIV_FLOOR] = "div_floor",
+	[T_INDEX] = "index",
 };
 /* Sized by its initialisers: a new last code without a name breaks the
  * count, a name missing in the middle is a NULL that test_ir catches. */
@@ -176,7 +177,7 @@ _Static_assert(COUNTOF(tcode_name) == NTCODES, "tcode_name out of step with TCod
 
 int tcode_arity(TCode c)
 {
-	if ((c >= T_ADD && c <= T_XOR) || (c >= T_ATAN2 && c <= T_DIV_FLOOR)) return 2;
+	if ((c >= T_ADD && c <= T_XOR) || (c >= T_ATAN2 && c <= T_INDEX)) return 2;
 	if (c == T_FMA || c == T_WHERE) return 3;
 	if (c >= 0 && c < NTCODES) return 1;   /* unary, clamp (bounds in p[]), cast */
 	return -1;

@@ -7,7 +7,9 @@
  * give byte-identical files and golden diffs show real changes only.
  * Tasklet operands are {"memlet": {data, subset}} (plus "pad" when
  * guarded: out-of-range indices read that value), {"value": k},
- * {"const": c} or {"expr": "..."} (an integer expression's value).
+ * {"const": c} or {"expr": "..."} (an integer expression's value); a
+ * tasklet that binds a value symbol has "bind": its name (DOT labels it
+ * "index -> ix").
  * Expressions appear as the C text of ex_print; doubles as %.17g (exact
  * round trip), with non-finite values as the strings "Infinity",
  * "-Infinity" and "NaN" (what json_float reads back). The JSON layout is
@@ -175,7 +177,12 @@ static void jtasklet(Buf *b, const Sdfg *g, const Tasklet *t)
 	jdouble(b, t->p[0]);
 	buf_puts(b, ", ");
 	jdouble(b, t->p[1]);
-	buf_puts(b, "]}");
+	buf_putc(b, ']');
+	if (t->bind >= 0) {
+		buf_puts(b, ", \"bind\": ");
+		buf_quote(b, t->bind < g->nsyms ? g->syms[t->bind].name : "?");
+	}
+	buf_putc(b, '}');
 }
 
 static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
@@ -284,7 +291,8 @@ void sdfg_dump_json(Sdfg *g, Buf *b)
 		buf_puts(b, i ? ",\n    " : "\n    ");
 		buf_printf(b, "{\"id\": %d, \"name\": ", i);
 		buf_quote(b, s->name);
-		buf_printf(b, ", \"kind\": \"%s\", \"lo\": %lld, \"hi\": %lld}", s->kind == SYM_LOOP ? "loop" : "shape",
+		buf_printf(b, ", \"kind\": \"%s\", \"lo\": %lld, \"hi\": %lld}",
+		           s->kind == SYM_LOOP ? "loop" : s->kind == SYM_VALUE ? "value" : "shape",
 		           (long long)s->lo, (long long)s->hi);
 	}
 	buf_puts(b, g->nsyms ? "\n  ],\n  \"inputs\": " : "],\n  \"inputs\": ");
@@ -382,7 +390,13 @@ static void dot_block(Buf *b, const Sdfg *g, const Node *n, int depth)
 		const Tasklet *ts = &n->ts[k];
 		dot_pad(b, depth);
 		buf_printf(b, "n%d_t%d [shape=octagon, label=", n->id, k);
-		dq(b, (unsigned)ts->code < NTCODES ? tcode_name[ts->code] : "?");
+		if (ts->bind >= 0 && ts->bind < g->nsyms) {
+			Buf lb = {0};
+			buf_printf(&lb, "%s -> %s", (unsigned)ts->code < NTCODES ? tcode_name[ts->code] : "?", g->syms[ts->bind].name);
+			dq(b, lb.s);
+			buf_free(&lb);
+		} else
+			dq(b, (unsigned)ts->code < NTCODES ? tcode_name[ts->code] : "?");
 		buf_puts(b, "];\n");
 		for (int i = 0; i < ts->nin && i < 3; i++)
 			if (ts->in[i].kind == OPD_MEM) dot_access(b, g, n, ts->in[i].m.data, seen, depth);

@@ -136,6 +136,15 @@ int ex_uses(const Expr *e, int sym)
 	return 0;
 }
 
+int ex_uses_kind(const Sdfg *g, const Expr *e, SymKind k)
+{
+	if (!e) return 0;
+	if (e->k == E_SYM) return e->v >= 0 && e->v < g->nsyms && g->syms[e->v].kind == k;
+	for (int i = 0; i < e->n; i++)
+		if (ex_uses_kind(g, e->a[i], k)) return 1;
+	return 0;
+}
+
 /* ---- ranges (interval arithmetic with saturation) ------------------------------ */
 static int isinf64(int64_t x) { return x == NEG_INF || x == POS_INF; }
 

@@ -27,10 +27,22 @@
  * Everything lives in the Sdfg's arena and refers to containers and symbols
  * by integer id, so dumps are deterministic.
  *
+ * A tasklet may also bind its integer value to a value symbol (SYM_VALUE,
+ * Tasklet.bind): later tasklets of the same block, and its own output
+ * memlet, may then use the symbol in their index expressions, which makes
+ * data-dependent reads and writes (gather, embedding, scatter) one memlet
+ * access each instead of a search. A T_INDEX tasklet is the safe binder:
+ * it wraps negative indices where torch does and fails the run with
+ * DOCCC_ERR_INDEX on an index outside the dim, so no memlet ever addresses
+ * memory outside its container; the symbol's lo/hi then hold [0, size).
+ *
  * Invariant after expansion (checked by the verifier): every non-local
  * container is written by exactly one top-level child of the root sequence,
- * and without wcr each element is stored at most once. Passes rely on it to
- * move stores (fusion) and to compute lifetimes (memory plan).
+ * and without wcr each element is stored at most once, except by stores
+ * whose index uses a value symbol (a scatter's sequential loop may store
+ * an element again: the last store wins, as in torch's CPU kernels). Passes
+ * rely on it to move stores (fusion, which leaves value-indexed stores
+ * alone) and to compute lifetimes (memory plan).
  */
 #ifndef DOCCC_IR_H
 #define DOCCC_IR_H
@@ -79,7 +91,10 @@ struct Expr {
 };
 /* E_DIV is floor division and E_MOD its remainder (Python semantics). */
 
-typedef enum { SYM_SHAPE, SYM_LOOP } SymKind;
+/* SYM_VALUE: the value of one tasklet (its bind), in scope after that
+ * tasklet within its block; lo/hi are what the binder guarantees
+ * (T_INDEX: [0, size - 1]; any other binder: unbounded). */
+typedef enum { SYM_SHAPE, SYM_LOOP, SYM_VALUE } SymKind;
 typedef struct {
 	char *name;      /* C identifier */
 	SymKind kind;
@@ -103,6 +118,7 @@ Expr *ex_subst(Sdfg *g, Expr *e, int sym, Expr *val);
 int ex_eq(const Expr *a, const Expr *b);
 int ex_isint(const Expr *e, int64_t *v);   /* 1 if constant */
 int ex_uses(const Expr *e, int sym);        /* 1 if sym occurs */
+int ex_uses_kind(const Sdfg *g, const Expr *e, SymKind k);  /* 1 if a symbol of kind k occurs */
 /* Coefficient of sym if e is affine in it (e = c*sym + rest, rest free of
  * sym): returns 1 and sets *c; returns 0 if not affine. */
 int ex_coeff(Sdfg *g, const Expr *e, int sym, int64_t *c);
@@ -181,6 +197,10 @@ typedef enum {
 	T_ELU,               /* a > 0 ? a : p[0] * expm1(a * p[1]) */
 	T_LEAKY_RELU,        /* a > 0 ? a : a * p[0] */
 	T_ATAN2, T_DIV_TRUNC, T_DIV_FLOOR,   /* binary */
+	T_INDEX,             /* a as an index into a dim of size b (int64): a + b
+	                      * if a < 0 and p[0] != 0 (torch's negative indices);
+	                      * any other a outside [0, b) fails the run with
+	                      * DOCCC_ERR_INDEX before anything reads at it */
 	NTCODES
 } TCode;
 extern const char *const tcode_name[NTCODES];
@@ -215,6 +235,7 @@ typedef struct {
 	int store;                /* 1 if the value is written to out */
 	Memlet out;
 	Wcr wcr;
+	int bind;                 /* SYM_VALUE symbol holding the value, or -1 */
 } Tasklet;
 
 /* ---- control-flow tree ------------------------------------------------------ */
@@ -304,6 +325,11 @@ void sdfg_remove(Node *seq, int pos);
 /* Tasklets: append to block b, returns the tasklet's index (its value id). */
 int sdfg_tasklet(Sdfg *g, Node *b, TCode code, Dtype dt, int nin, const Operand *in);
 void sdfg_store(Node *b, int t, Memlet out, Wcr wcr);
+/* Bind tasklet t of block b (integer-valued) to a new SYM_VALUE symbol
+ * named after hint with range [lo, hi]; returns the symbol. */
+int sdfg_bind(Sdfg *g, Node *b, int t, const char *hint, int64_t lo, int64_t hi);
+/* Does tasklet t use symbol sym in an index (operands or output memlet)? */
+int tasklet_uses_sym(const Sdfg *g, const Tasklet *t, int sym);
 Operand opd_mem(int data, int rank, Expr *const *idx);
 Operand opd_val(int t);
 Operand opd_const(double c);

@@ -128,7 +128,7 @@ Sdfg *sdfg_new(Arena *a, const char *name)
 
 int sdfg_add_sym(Sdfg *g, const char *name, SymKind k, int64_t lo, int64_t hi)
 {
-	Symbol s = {unique_name(g, name, k == SYM_LOOP ? "i" : "s"), k, lo, hi};
+	Symbol s = {unique_name(g, name, k == SYM_LOOP ? "i" : k == SYM_VALUE ? "ix" : "s"), k, lo, hi};
 	VEC_PUSH(g->arena, g->syms, g->nsyms, g->capsyms, s);
 	return g->nsyms - 1;
 }
@@ -335,8 +335,37 @@ int sdfg_tasklet(Sdfg *g, Node *b, TCode code, Dtype dt, int nin, const Operand 
 	t.nin = nin;
 	for (int i = 0; i < nin; i++) t.in[i] = in[i];
 	t.out.data = -1;
+	t.bind = -1;
 	VEC_PUSH(g->arena, b->ts, b->nts, b->capts, t);
 	return b->nts - 1;
+}
+
+int sdfg_bind(Sdfg *g, Node *b, int t, const char *hint, int64_t lo, int64_t hi)
+{
+	DOCC_ASSERT(b->kind == N_BLOCK && t >= 0 && t < b->nts && b->ts[t].bind < 0);
+	int s = sdfg_add_sym(g, hint, SYM_VALUE, lo, hi);
+	b->ts[t].bind = s;
+	return s;
+}
+
+static int memlet_uses_sym(const Sdfg *g, const Memlet *m, int sym)
+{
+	if (m->data < 0 || m->data >= g->ncs)
+		return 0;
+	for (int d = 0; d < g->cs[m->data].rank; d++)
+		if (m->idx[d] && ex_uses(m->idx[d], sym))
+			return 1;
+	return 0;
+}
+
+int tasklet_uses_sym(const Sdfg *g, const Tasklet *t, int sym)
+{
+	for (int i = 0; i < t->nin && i < 3; i++) {
+		const Operand *o = &t->in[i];
+		if ((o->kind == OPD_MEM && memlet_uses_sym(g, &o->m, sym)) || (o->kind == OPD_EXPR && ex_uses(o->e, sym)))
+			return 1;
+	}
+	return t->store && memlet_uses_sym(g, &t->out, sym);
 }
 
 void sdfg_store(Node *b, int t, Memlet out, Wcr wcr)

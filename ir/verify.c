@@ -15,11 +15,15 @@
  *               no enclosing loop uses, an N_SEQ body and step >= 1
  *   dataflow    every container id valid and not dead; one index per dim;
  *               index and bound symbols are shape symbols or variables of
- *               enclosing loops (OPD_EXPR operands too); OPD_VAL names an
+ *               enclosing loops (OPD_EXPR operands too) or value symbols in
+ *               scope (bound by an earlier tasklet of the same block, or by
+ *               the storing tasklet itself for its output memlet); OPD_VAL names an
  *               earlier tasklet of the block; operand count matches tcode_arity; CK_LOCAL
  *               containers only inside their owner loop; constant indices
  *               within constant shapes (unless guarded: those read a pad); inputs and constants never written;
  *               every output written
+ *   binds       a tasklet binds an int64 value to a SYM_VALUE symbol that
+ *               nothing else binds; only a T_INDEX binder may claim a range
  *   expanded    once no library node is left: every non-local, non-view
  *               container is written by exactly one top-level child of the
  *               root (writes through a view count for its base), the
@@ -41,6 +45,11 @@ typedef struct {
 	int nids, capids;
 	char *written;          /* by container root */
 	int nlib;               /* library nodes seen */
+	/* value symbols: binding block id and tasklet per symbol (-1: unbound);
+	 * in scope are those bound in block blk by tasklets before upto */
+	int *bnode, *bts;
+	const Node *blk;
+	int upto;
 } V;
 
 #define ERR(v, ...)                           \
@@ -82,6 +91,14 @@ static void check_expr(V *v, const Expr *e, int loops, const char *what, int id)
 		}
 		const Symbol *s = &v->g->syms[e->v];
 		if (s->kind == SYM_SHAPE) return;
+		if (s->kind == SYM_VALUE) {
+			if (v->bnode[e->v] < 0)
+				ERR(v, "%s (node %d): value symbol '%s' is bound by no tasklet", what, id, s->name);
+			else if (!(loops && v->blk && v->bnode[e->v] == v->blk->id && v->bts[e->v] < v->upto))
+				ERR(v, "%s (node %d): value symbol '%s' used outside its scope (after tasklet %d of node %d)", what,
+				    id, s->name, v->bts[e->v], v->bnode[e->v]);
+			return;
+		}
 		if (loops)
 			for (int i = 0; i < v->nl; i++)
 				if (v->lvar[i] == e->v) return;
@@ -178,16 +195,20 @@ static void check_block(V *v, Node *n)
 			if (l->out[i] != -1 && check_ref(v, n, l->out[i], "library output")) check_write(v, n, l->out[i]);
 		return;
 	}
+	v->blk = n;
 	for (int t = 0; t < n->nts; t++) {
 		const Tasklet *k = &n->ts[t];
 		char what[64];
 		snprintf(what, sizeof what, "tasklet %d", t);
+		v->upto = t;
 		if ((int)k->code < 0 || k->code >= NTCODES) {
 			ERR(v, "node %d ('%s'): %s has invalid code %d", n->id, n->label, what, (int)k->code);
 			continue;
 		}
 		if ((int)k->dt < 0 || k->dt >= NDTYPES)
 			ERR(v, "node %d ('%s'): %s has invalid dtype %d", n->id, n->label, what, (int)k->dt);
+		if (k->code == T_INDEX && k->dt != DT_I64)
+			ERR(v, "node %d ('%s'): %s (index) computes %s, not int64", n->id, n->label, what, dtype_info[k->dt].name);
 		if (k->nin != tcode_arity(k->code))
 			ERR(v, "node %d ('%s'): %s (%s) has %d operands, expected %d", n->id, n->label, what,
 			    tcode_name[k->code], k->nin, tcode_arity(k->code));
@@ -208,9 +229,50 @@ static void check_block(V *v, Node *n)
 		if (k->store) {
 			if ((int)k->wcr < W_NONE || k->wcr > W_PROD)
 				ERR(v, "node %d ('%s'): %s has invalid wcr %d", n->id, n->label, what, (int)k->wcr);
+			v->upto = t + 1;
 			check_memlet(v, n, &k->out, what, 0);
 			if (k->out.data >= 0 && k->out.data < g->ncs) check_write(v, n, k->out.data);
 		}
+	}
+	v->blk = NULL;
+}
+
+/* Binders of value symbols, before the tree walk checks their uses. */
+static void find_binders(V *v, Node *n)
+{
+	Sdfg *g = v->g;
+	if (!n) return;
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++) find_binders(v, n->kids[i]);
+		return;
+	case N_MAP:
+	case N_FOR:
+		find_binders(v, n->body);
+		return;
+	case N_BLOCK:
+		for (int t = 0; t < n->nts && !n->lib; t++) {
+			const Tasklet *k = &n->ts[t];
+			int s = k->bind;
+			if (s < 0) continue;
+			if (s >= g->nsyms || g->syms[s].kind != SYM_VALUE) {
+				ERR(v, "node %d ('%s'): tasklet %d binds symbol id %d, which is not a SYM_VALUE symbol", n->id, n->label,
+				    t, s);
+				continue;
+			}
+			if (v->bnode[s] >= 0)
+				ERR(v, "node %d ('%s'): tasklet %d binds value symbol '%s', already bound by tasklet %d of node %d",
+				    n->id, n->label, t, g->syms[s].name, v->bts[s], v->bnode[s]);
+			v->bnode[s] = n->id;
+			v->bts[s] = t;
+			if (k->dt != DT_I64)
+				ERR(v, "node %d ('%s'): tasklet %d binds value symbol '%s' to a %s value (int64 only)", n->id, n->label,
+				    t, g->syms[s].name, dtype_info[k->dt].name);
+			if (k->code != T_INDEX && (g->syms[s].lo != INT64_MIN || g->syms[s].hi != INT64_MAX))
+				ERR(v, "node %d ('%s'): value symbol '%s' claims range [%lld, %lld], which only a T_INDEX binder checks",
+				    n->id, n->label, g->syms[s].name, (long long)g->syms[s].lo, (long long)g->syms[s].hi);
+		}
+		return;
 	}
 }
 
@@ -349,9 +411,16 @@ int sdfg_verify(Sdfg *g, const char *stage)
 	                        : arena_printf(g->arena, "sdfg '%s'", g->name);
 	v.written = xcalloc((size_t)g->ncs, 1);
 
+	v.bnode = xcalloc((size_t)g->nsyms, sizeof *v.bnode);
+	v.bts = xcalloc((size_t)g->nsyms, sizeof *v.bts);
+	for (int i = 0; i < g->nsyms; i++) v.bnode[i] = v.bts[i] = -1;
+
 	check_containers(&v);
 	if (!g->root || g->root->kind != N_SEQ) ERR(&v, "root is not a sequence");
-	else check_node(&v, g->root, NULL);
+	else {
+		find_binders(&v, g->root);
+		check_node(&v, g->root, NULL);
+	}
 
 	/* Unique node ids: sort, then compare neighbours (one message per id). */
 	qsort(v.ids, (size_t)v.nids, sizeof *v.ids, cmp_int);
@@ -377,6 +446,8 @@ int sdfg_verify(Sdfg *g, const char *stage)
 		free(count);
 	}
 	free(v.ids);
+	free(v.bnode);
+	free(v.bts);
 	free(v.lvar);
 	free(v.lid);
 	free(v.written);

@@ -3,8 +3,9 @@
  * each input into its slice of the output, one map nest per input, all in
  * one top-level subtree; remapped copies (flip, roll, repeat, padding) read
  * the input at a per-dim index expression; arange; gathers and scatters
- * with tensor indices, built by search (see below); arg-reductions and
- * cumsum with scalar accumulators. Every output element is stored once.
+ * with tensor indices, read and written at bound indices (see below);
+ * arg-reductions and cumsum with scalar accumulators. Every output element
+ * is stored once, except by a scatter's stores at bound indices.
  */
 #include <math.h>
 #include <string.h>
@@ -97,29 +98,28 @@ int expand_arange(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 }
 
 /* ---- data-dependent indices --------------------------------------------------------------------
- * Memlet indices are symbolic expressions, so a read or write at an index
- * held in a tensor is built by search: for every candidate position k
- * along an indexed dim, the element is selected where the (wrapped) index
- * equals k. This costs one pass over the indexed dim per element, which is
- * fine for the small index spaces of inference graphs (embedding tables of
- * a few thousand rows) and keeps the IR free of indirect memlets. Indices
- * may be negative (wrapped once, as torch does); an index out of range
- * matches nothing, so the result there is 0 (gather) or unchanged (scatter)
- * where torch would raise: undefined behaviour in doccc's generated code. */
+ * A read or write at an index held in a tensor binds the index to a value
+ * symbol with a T_INDEX tasklet (ir.h) and addresses the element with it:
+ * O(1) per element. T_INDEX wraps a negative index once where torch does
+ * (index.Tensor, index_put) and fails the run with DOCCC_ERR_INDEX on any
+ * other index outside the dim, where torch raises IndexError (index_select,
+ * gather, embedding and the scatters take no negative indices). Gathers are
+ * one map nest over the output. Scatters copy self into the output in one
+ * nest, then visit the source positions in a second one whose dims that
+ * can reach one output element more than once are sequential (N_FOR, in
+ * index order), so the last store wins and reductions combine self first,
+ * then the sources in order, as torch's CPU kernels do. */
 
-/* Value of "wrapped index operand == e" into block b (int64 0/1). */
-static int idx_match(Sdfg *g, Node *b, Operand idx, Expr *n, Expr *e)
+/* Bind index operand idx, an index into a dim of size n, to a new value
+ * symbol in block b; wrap: a negative index counts from the end. */
+static Expr *bind_index(Sdfg *g, Node *b, Operand idx, Expr *n, int wrap)
 {
-	Operand v[1] = {idx};
-	int t = sdfg_tasklet(g, b, T_ASSIGN, DT_I64, 1, v);
-	Operand lt[2] = {opd_val(t), opd_const(0)};
-	int neg = sdfg_tasklet(g, b, T_LT, DT_I64, 2, lt);
-	Operand ad[2] = {opd_val(t), opd_expr(n)};
-	int w = sdfg_tasklet(g, b, T_ADD, DT_I64, 2, ad);
-	Operand wh[3] = {opd_val(neg), opd_val(w), opd_val(t)};
-	int wr = sdfg_tasklet(g, b, T_WHERE, DT_I64, 3, wh);
-	Operand eq[2] = {opd_val(wr), opd_expr(e)};
-	return sdfg_tasklet(g, b, T_EQ, DT_I64, 2, eq);
+	Operand a[2] = {idx, opd_expr(n)};
+	int t = sdfg_tasklet(g, b, T_INDEX, DT_I64, 2, a);
+	b->ts[t].p[0] = wrap;
+	int64_t lo, hi;
+	ex_range(g, n, &lo, &hi);
+	return ex_sym(g, sdfg_bind(g, b, t, "ix", 0, hi == INT64_MAX ? INT64_MAX : hi - 1));
 }
 
 static int and_vals(Sdfg *g, Node *b, int a, int c)
@@ -182,13 +182,8 @@ int expand_gather(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	int nd = lib_ints(l, "dims", dims, MAXDIM);
 	int ov[MAXDIM];
 	Node *body = xp_nest(g, seq, out, ov);
-	Node *owner = o->rank ? body->parent : NULL;
-	int acc = acc_local(g, "acc", o->dt, owner);
-	Expr *none[1] = {NULL};
-	Node *ib = xp_block(g, body, label);
-	Operand z[1] = {opd_const(0)};
-	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, o->dt, 1, z), xp_memlet(acc, 0, none), W_NONE);
-	/* x's index per dim (NULL: searched), and each index tensor's memlet */
+	Node *b = xp_block(g, body, label);
+	/* x's index per dim (NULL: bound below), and each index tensor's memlet */
 	Expr *xi[MAXDIM] = {NULL}, *ii[MAXDIM][MAXDIM];
 	Expr **O = xp_vars(g, o->rank, ov);
 	int d0 = (int)dims[0];
@@ -231,34 +226,51 @@ int expand_gather(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	}
 	if (mode != GA_INDEX)
 		nd = 1;
-	/* search loops over the indexed dims */
-	Node *inner = body;
-	Expr *kx[MAXDIM];
-	for (int j = 0; j < nd; j++) {
-		int v;
-		Node *lp = xp_loop(g, inner, N_FOR, "k", ex_int(g, 0), xc->shape[dims[j]], 1, &v);
-		inner = lp->body;
-		kx[j] = ex_sym(g, v);
-		xi[dims[j]] = kx[j];
-	}
-	Node *b = xp_block(g, inner, label);
-	int cond = -1;
 	for (int j = 0; j < nd; j++) {
 		int ic = l->in[1 + j];
-		Operand io = opd_mem(ic, sdfg_c(g, ic)->rank, ii[j]);
-		cond = and_vals(g, b, cond, idx_match(g, b, io, xc->shape[dims[j]], kx[j]));
+		xi[dims[j]] = bind_index(g, b, opd_mem(ic, sdfg_c(g, ic)->rank, ii[j]), xc->shape[dims[j]], mode == GA_INDEX);
 	}
-	Operand w[3] = {opd_val(cond), opd_mem(x, xc->rank, xi), opd_mem(acc, 0, none)};
-	sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, o->dt, 3, w), xp_memlet(acc, 0, none), W_NONE);
-	Node *fb = xp_block(g, body, label);
-	Operand f[1] = {opd_mem(acc, 0, none)};
-	sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, f), xp_memlet(out, o->rank, O), W_NONE);
+	Operand a[1] = {opd_mem(x, xc->rank, xi)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, a), xp_memlet(out, o->rank, O), W_NONE);
 	return 0;
 }
 
-/* ---- scatters: each output element searches the positions that write it ---------------------- */
+/* ---- scatters --------------------------------------------------------------------------------- */
 
 enum { SR_SUM, SR_PROD, SR_AMAX, SR_AMIN, SR_MEAN };
+
+/* out = self with the slice / selected row taken from src: one nest. */
+static void scatter_slice(Sdfg *g, LibNode *l, Node *seq, const char *label)
+{
+	int x = l->in[0], out = l->out[0], src = l->in[1];
+	Container *xc = sdfg_c(g, x), *o = sdfg_c(g, out), *sc = sdfg_c(g, src);
+	int mode = (int)lib_int(l, "mode", SC_SLICE), dim = (int)lib_int(l, "dim", 0);
+	int ov[MAXDIM];
+	Node *body = xp_nest(g, seq, out, ov);
+	Expr **O = xp_vars(g, o->rank, ov);
+	Node *b = xp_block(g, body, label);
+	int64_t start = lib_int(l, "start", 0);
+	Expr *rel = ex_addi(g, O[dim], -start), *si[MAXDIM];
+	int cond;
+	if (mode == SC_SELECT) {
+		for (int d = 0, k = 0; d < o->rank; d++)
+			if (d != dim)
+				si[k++] = O[d];
+		Operand e[2] = {opd_expr(rel), opd_const(0)};
+		cond = sdfg_tasklet(g, b, T_EQ, DT_I64, 2, e);
+	} else {
+		int64_t step = lib_int(l, "step", 1);
+		for (int d = 0; d < o->rank; d++)
+			si[d] = d == dim ? ex_div(g, rel, ex_int(g, step)) : O[d];
+		Operand e1[2] = {opd_expr(ex_mod(g, rel, ex_int(g, step))), opd_const(0)};
+		Operand e2[2] = {opd_expr(rel), opd_const(0)};
+		Operand e3[2] = {opd_expr(rel), opd_expr(ex_muli(g, sc->shape[dim], step))};
+		cond = and_vals(g, b, sdfg_tasklet(g, b, T_EQ, DT_I64, 2, e1), sdfg_tasklet(g, b, T_GE, DT_I64, 2, e2));
+		cond = and_vals(g, b, cond, sdfg_tasklet(g, b, T_LT, DT_I64, 2, e3));
+	}
+	Operand w[3] = {opd_val(cond), opd_guarded(src, sc->rank, si, 0), opd_mem(x, xc->rank, O)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, o->dt, 3, w), xp_memlet(out, o->rank, O), W_NONE);
+}
 
 int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
@@ -266,135 +278,118 @@ int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 	int x = l->in[0], out = l->out[0];
 	Container *xc = sdfg_c(g, x), *o = sdfg_c(g, out);
 	int mode = (int)lib_int(l, "mode", SC_SRC), dim = (int)lib_int(l, "dim", 0);
+	if (mode == SC_SLICE || mode == SC_SELECT) {
+		scatter_slice(g, l, seq, label);
+		return 0;
+	}
+	int reduce = mode == SC_REDUCE ? (int)lib_int(l, "reduce", SR_SUM) : mode == SC_ADD ? SR_SUM : -1;
+	int incl = mode != SC_REDUCE || lib_int(l, "include_self", 1);
+	if (mode == SC_INDEX_PUT)
+		reduce = lib_int(l, "accumulate", 0) ? SR_SUM : -1;
+	/* dst accumulates (a transient for mean, divided into out at the end);
+	 * cnt counts the contributions where the first one replaces self or
+	 * the mean divides by their number */
+	int dst = out, cnt = -1;
+	if (reduce == SR_MEAN) {
+		dst = sdfg_add_container_x(g, "sum", o->dt, CK_TRANSIENT, o->rank, o->shape);
+		sdfg_c(g, dst)->origin = "";
+	}
+	if (reduce == SR_MEAN || !incl) {
+		cnt = sdfg_add_container_x(g, "cnt", DT_I64, CK_TRANSIENT, o->rank, o->shape);
+		sdfg_c(g, cnt)->origin = "";
+	}
+	/* 1. dst = self (cnt = 1 where self counts, else 0) */
 	int ov[MAXDIM];
 	Node *body = xp_nest(g, seq, out, ov);
 	Expr **O = xp_vars(g, o->rank, ov);
-	Expr *none[1] = {NULL};
-	if (mode == SC_SLICE || mode == SC_SELECT) {
-		/* out = self, with the slice / selected row taken from src */
-		int src = l->in[1];
-		Container *sc = sdfg_c(g, src);
-		Node *b = xp_block(g, body, label);
-		int64_t start = lib_int(l, "start", 0);
-		Expr *rel = ex_addi(g, O[dim], -start), *si[MAXDIM];
-		int cond;
-		if (mode == SC_SELECT) {
-			for (int d = 0, k = 0; d < o->rank; d++)
-				if (d != dim)
-					si[k++] = O[d];
-			Operand e[2] = {opd_expr(rel), opd_const(0)};
-			cond = sdfg_tasklet(g, b, T_EQ, DT_I64, 2, e);
-		} else {
-			int64_t step = lib_int(l, "step", 1);
-			for (int d = 0; d < o->rank; d++)
-				si[d] = d == dim ? ex_div(g, rel, ex_int(g, step)) : O[d];
-			Operand e1[2] = {opd_expr(ex_mod(g, rel, ex_int(g, step))), opd_const(0)};
-			Operand e2[2] = {opd_expr(rel), opd_const(0)};
-			Operand e3[2] = {opd_expr(rel), opd_expr(ex_muli(g, sc->shape[dim], step))};
-			cond = and_vals(g, b, sdfg_tasklet(g, b, T_EQ, DT_I64, 2, e1), sdfg_tasklet(g, b, T_GE, DT_I64, 2, e2));
-			cond = and_vals(g, b, cond, sdfg_tasklet(g, b, T_LT, DT_I64, 2, e3));
-		}
-		Operand w[3] = {opd_val(cond), opd_guarded(src, sc->rank, si, 0), opd_mem(x, xc->rank, O)};
-		sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, o->dt, 3, w), xp_memlet(out, o->rank, O), W_NONE);
-		return 0;
-	}
-	Node *owner = o->rank ? body->parent : NULL;
-	int acc = acc_local(g, "acc", o->dt, owner);
-	int reduce = mode == SC_REDUCE ? (int)lib_int(l, "reduce", SR_SUM) : -1;
-	int cnt = reduce >= 0 ? acc_local(g, "cnt", DT_I64, owner) : -1;
-	Node *ib = xp_block(g, body, label);
+	Node *cb = xp_block(g, body, label);
 	Operand s0[1] = {opd_mem(x, xc->rank, O)};
-	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, o->dt, 1, s0), xp_memlet(acc, 0, none), W_NONE);
+	sdfg_store(cb, sdfg_tasklet(g, cb, T_ASSIGN, o->dt, 1, s0), xp_memlet(dst, o->rank, O), W_NONE);
 	if (cnt >= 0) {
-		Operand c0[1] = {opd_const(lib_int(l, "include_self", 1) ? 1 : 0)};
-		sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, c0), xp_memlet(cnt, 0, none), W_NONE);
+		Operand c0[1] = {opd_const(incl)};
+		sdfg_store(cb, sdfg_tasklet(g, cb, T_ASSIGN, DT_I64, 1, c0), xp_memlet(cnt, o->rank, O), W_NONE);
 	}
-	Node *inner = body;
-	Node *b;
-	int cond = -1;
+	/* 2. every source position stores into dst at P, its bound position */
+	static const char *const names[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
+	Node *inner = seq, *b;
+	Expr *P[MAXDIM];
 	Operand val;
 	if (mode == SC_INDEX_PUT) {
-		/* loops over the broadcast index shape; values broadcast against
-		 * (index shape, self's trailing dims) */
-		int vals = l->in[1], ni = l->nin - 2;
+		/* sequential over the broadcast index shape, parallel over self's
+		 * trailing dims; values broadcast against (index shape, trailing dims) */
+		int vals = l->in[1], ni = l->nin - 2, v;
 		Expr *bsh[MAXDIM], *kv[MAXDIM];
 		int rb = bcast_shape(g, l->in + 2, ni, bsh);
 		for (int q = 0; q < rb; q++) {
-			int v;
-			Node *lp = xp_loop(g, inner, N_FOR, "k", ex_int(g, 0), bsh[q], 1, &v);
-			inner = lp->body;
+			inner = xp_loop(g, inner, N_FOR, "k", ex_int(g, 0), bsh[q], 1, &v)->body;
 			kv[q] = ex_sym(g, v);
+		}
+		for (int d = ni; d < o->rank; d++) {
+			inner = xp_loop(g, inner, N_MAP, names[d], ex_int(g, 0), o->shape[d], 1, &v)->body;
+			P[d] = ex_sym(g, v);
 		}
 		b = xp_block(g, inner, label);
 		for (int j = 0; j < ni; j++) {
 			Expr *ii[MAXDIM];
 			int ic = l->in[2 + j];
 			bcast_idx(g, ic, rb, bsh, kv, ii);
-			cond = and_vals(g, b, cond, idx_match(g, b, opd_mem(ic, sdfg_c(g, ic)->rank, ii), xc->shape[j], O[j]));
+			P[j] = bind_index(g, b, opd_mem(ic, sdfg_c(g, ic)->rank, ii), xc->shape[j], 1);
 		}
 		Expr *tsh[MAXDIM], *te[MAXDIM], *vi[MAXDIM];
 		int rt = rb + o->rank - ni;
 		for (int q = 0; q < rt; q++) {
 			tsh[q] = q < rb ? bsh[q] : o->shape[ni + q - rb];
-			te[q] = q < rb ? kv[q] : O[ni + q - rb];
+			te[q] = q < rb ? kv[q] : P[ni + q - rb];
 		}
 		bcast_idx(g, vals, rt, tsh, te, vi);
 		val = opd_mem(vals, sdfg_c(g, vals)->rank, vi);
-		reduce = lib_int(l, "accumulate", 0) ? SR_SUM : -1;
 	} else {
-		int idx = l->in[1];
+		/* over the index tensor (no larger than src, nor than self outside
+		 * dim): sequential along dim, where positions can collide */
+		int idx = l->in[1], v;
 		Container *ic = sdfg_c(g, idx);
-		int v;
-		Node *lp = xp_loop(g, inner, N_FOR, "k", ex_int(g, 0), ic->shape[dim], 1, &v);
-		inner = lp->body;
-		Expr *ii[MAXDIM];
-		for (int d = 0; d < ic->rank; d++)
-			ii[d] = d == dim ? ex_sym(g, v) : O[d];
+		Expr *K[MAXDIM];
+		for (int d = 0; d < ic->rank; d++) {
+			inner = xp_loop(g, inner, d == dim ? N_FOR : N_MAP, d == dim ? "k" : names[d], ex_int(g, 0), ic->shape[d], 1, &v)->body;
+			K[d] = ex_sym(g, v);
+		}
 		b = xp_block(g, inner, label);
-		/* positions outside the index tensor (smaller than self) match nothing */
-		cond = idx_match(g, b, opd_guarded(idx, ic->rank, ii, 1e18), xc->shape[dim], O[dim]);
-		if (mode == SC_VALUE)
-			val = opd_const(lib_float(l, "value", 0));
-		else
-			val = opd_guarded(l->in[2], sdfg_c(g, l->in[2])->rank, ii, 0);
-		if (mode == SC_ADD)
-			reduce = SR_SUM;
+		for (int d = 0; d < ic->rank; d++)
+			P[d] = d == dim ? bind_index(g, b, opd_mem(idx, ic->rank, K), xc->shape[dim], 0) : K[d];
+		val = mode == SC_VALUE ? opd_const(lib_float(l, "value", 0)) : opd_mem(l->in[2], sdfg_c(g, l->in[2])->rank, K);
 	}
-	Operand a[1] = {opd_mem(acc, 0, none)};
-	int av = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, a);
 	Operand vv[1] = {val};
-	int sv = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, vv);
-	int nv = sv;
+	int nv = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, vv), sv = nv;
 	if (reduce >= 0) {
 		static const TCode rc[] = {T_ADD, T_MUL, T_MAX, T_MIN, T_ADD};
+		Operand a[1] = {opd_mem(dst, o->rank, P)};
+		int av = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, a);
 		Operand r2[2] = {opd_val(av), opd_val(sv)};
 		nv = sdfg_tasklet(g, b, rc[reduce], o->dt, 2, r2);
 		if (cnt >= 0) {
 			/* the first contribution replaces self when include_self is false */
-			Operand c1[1] = {opd_mem(cnt, 0, none)};
+			Operand c1[1] = {opd_mem(cnt, o->rank, P)};
 			int cv = sdfg_tasklet(g, b, T_ASSIGN, DT_I64, 1, c1);
 			Operand fz[2] = {opd_val(cv), opd_const(0)};
 			int first = sdfg_tasklet(g, b, T_EQ, DT_I64, 2, fz);
 			Operand sel[3] = {opd_val(first), opd_val(sv), opd_val(nv)};
 			nv = sdfg_tasklet(g, b, T_WHERE, o->dt, 3, sel);
-			Operand inc[2] = {opd_val(cv), opd_val(cond)};
-			sdfg_store(b, sdfg_tasklet(g, b, T_ADD, DT_I64, 2, inc), xp_memlet(cnt, 0, none), W_NONE);
+			Operand inc[2] = {opd_val(cv), opd_const(1)};
+			sdfg_store(b, sdfg_tasklet(g, b, T_ADD, DT_I64, 2, inc), xp_memlet(cnt, o->rank, P), W_NONE);
 		}
 	}
-	Operand w[3] = {opd_val(cond), opd_val(nv), opd_val(av)};
-	sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, o->dt, 3, w), xp_memlet(acc, 0, none), W_NONE);
+	sdfg_store(b, nv, xp_memlet(dst, o->rank, P), W_NONE);
+	if (reduce != SR_MEAN)
+		return 0;
+	/* 3. out = sum / max(count, 1); integer means truncate toward zero where
+	 * torch floors (they differ only for negative sums) */
+	body = xp_nest(g, seq, out, ov);
+	O = xp_vars(g, o->rank, ov);
 	Node *fb = xp_block(g, body, label);
-	Operand f[1] = {opd_mem(acc, 0, none)};
-	int fv = sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, f);
-	if (reduce == SR_MEAN) {
-		Operand c1[2] = {opd_mem(cnt, 0, none), opd_const(1)};
-		int cm = sdfg_tasklet(g, fb, T_MAX, DT_I64, 2, c1);
-		Operand dv[2] = {opd_val(fv), opd_val(cm)};
-		/* integer means truncate toward zero; torch floors (they differ
-		 * only for negative sums) */
-		fv = sdfg_tasklet(g, fb, T_DIV, o->dt, 2, dv);
-	}
-	sdfg_store(fb, fv, xp_memlet(out, o->rank, O), W_NONE);
+	Operand c1[2] = {opd_mem(cnt, o->rank, O), opd_const(1)};
+	int cm = sdfg_tasklet(g, fb, T_MAX, DT_I64, 2, c1);
+	Operand dv[2] = {opd_mem(dst, o->rank, O), opd_val(cm)};
+	sdfg_store(fb, sdfg_tasklet(g, fb, T_DIV, o->dt, 2, dv), xp_memlet(out, o->rank, O), W_NONE);
 	return 0;
 }
 

@@ -5,7 +5,9 @@
  * more work for the ones after it):
  *
  *  1. tasklets: inside every tasklet block, a tasklet that does not store
- *     and whose value no later tasklet uses is dropped; OPD_VAL references
+ *     and whose value no later tasklet uses (as an operand, or through the
+ *     value symbol it binds in an index) is dropped, an index check
+ *     (T_INDEX) included: it only guards the accesses that use it; OPD_VAL references
  *     are renumbered so they keep naming the same tasklets. Blocks left
  *     empty, and loops and nested sequences left without a body, are
  *     removed from their sequence.
@@ -33,7 +35,7 @@
 int pass_dce(PassCtx *c);
 
 /* ---- 1. tasklets and empty nodes --------------------------------------------------- */
-static int dce_block(Arena *a, Node *b)
+static int dce_block(Sdfg *g, Arena *a, Node *b)
 {
 	int removed = 0;
 	for (;;) {
@@ -44,6 +46,9 @@ static int dce_block(Arena *a, Node *b)
 			for (int i = 0; i < b->ts[t].nin && i < 3; i++)
 				if (b->ts[t].in[i].kind == OPD_VAL && b->ts[t].in[i].val >= 0 && b->ts[t].in[i].val < b->nts)
 					used[b->ts[t].in[i].val] = 1;
+		for (int t = 0; t < b->nts; t++)
+			for (int j = t + 1; j < b->nts && b->ts[t].bind >= 0 && !used[t]; j++)
+				used[t] = tasklet_uses_sym(g, &b->ts[j], b->ts[t].bind);
 		int n = 0;
 		for (int t = 0; t < b->nts; t++) {
 			if (!b->ts[t].store && !used[t]) {
@@ -78,7 +83,7 @@ static int is_empty(const Node *n)
 }
 
 /* Tasklet DCE in every block under n, then drop what became empty. */
-static void dce_tree(Arena *a, Node *n)
+static void dce_tree(Sdfg *g, Arena *a, Node *n)
 {
 	if (!n) return;
 	switch (n->kind) {
@@ -87,7 +92,7 @@ static void dce_tree(Arena *a, Node *n)
 			Node *k = n->kids[i];
 			if (!k) continue;
 			int was_empty = is_empty(k);
-			dce_tree(a, k);
+			dce_tree(g, a, k);
 			/* Remove only what this pass emptied: an empty block that was
 			 * built empty may be a placeholder someone fills later. */
 			if (!was_empty && is_empty(k)) {
@@ -98,10 +103,10 @@ static void dce_tree(Arena *a, Node *n)
 		return;
 	case N_MAP:
 	case N_FOR:
-		dce_tree(a, n->body);
+		dce_tree(g, a, n->body);
 		return;
 	case N_BLOCK:
-		if (!n->lib) dce_block(a, n);
+		if (!n->lib) dce_block(g, a, n);
 		return;
 	}
 }
@@ -232,7 +237,7 @@ int pass_dce(PassCtx *c)
 {
 	Sdfg *g = c->g;
 	Arena *a = c->scratch ? c->scratch : g->arena;
-	dce_tree(a, g->root);
+	dce_tree(g, a, g->root);
 	dce_top(g, a);
 	dce_containers(g, a);
 	return 0;

@@ -5,7 +5,8 @@
  * in place, by one top-level subtree (a sequence of loop nests) that writes
  * the node's outputs, so the invariant of ir.h holds afterwards: every
  * container is written by exactly one top-level child, each element stored
- * once (reductions accumulate into locals and store the final value).
+ * once (reductions accumulate into locals and store the final value), but
+ * for a scatter's stores at data-dependent indices (ir/expand/shape.c).
  *
  * This file holds the driver, which dispatches through the LIB_OPS table,
  * and the loop-building helpers; the expansions live in ir/expand/, one

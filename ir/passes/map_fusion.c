@@ -117,7 +117,10 @@ static void find_stores(Sdfg *g, Node *n, int t, Stores *s)
 					s->bad = 1; /* the producer reads T itself */
 			if (!k->store || k->out.data != t)
 				continue;
-			if (k->wcr != W_NONE) {
+			int vix = 0;
+			for (int d = 0; d < sdfg_c(g, t)->rank; d++)
+				vix |= ex_uses_kind(g, k->out.idx[d], SYM_VALUE);
+			if (k->wcr != W_NONE || vix) {
 				s->bad = 1;
 				continue;
 			}
@@ -133,15 +136,24 @@ static void find_stores(Sdfg *g, Node *n, int t, Stores *s)
 	}
 }
 
-static Expr *subst_all(Sdfg *g, Expr *e, const Consumer *c, Expr *const *idx)
+/* Value symbols renamed at one store site: old[i] -> new[i]. */
+typedef struct {
+	int *old, *new;
+	int n;
+} Renames;
+
+static Expr *subst_all(Sdfg *g, Expr *e, const Consumer *c, Expr *const *idx, const Renames *r)
 {
 	for (int d = 0; d < c->depth; d++)
 		e = ex_subst(g, e, c->vars[d], idx[d]);
+	for (int i = 0; i < r->n; i++)
+		e = ex_subst(g, e, r->old[i], ex_sym(g, r->new[i]));
 	return e;
 }
 
-/* Append the consumer's tasklets after tasklet s of block b. */
-static void inline_consumer(Sdfg *g, Node *b, int s, const Consumer *c, int t)
+/* Append the consumer's tasklets after tasklet s of block b; fresh: bind
+ * new value symbols instead of the consumer's own. */
+static void inline_consumer(Sdfg *g, Node *b, int s, const Consumer *c, int t, int fresh)
 {
 	Tasklet prod = b->ts[s];
 	Expr *idx[MAXDIM];
@@ -156,6 +168,8 @@ static void inline_consumer(Sdfg *g, Node *b, int s, const Consumer *c, int t)
 	b->ts[s].store = 0;
 	Node *cb = c->block;
 	int base = b->nts;
+	Renames rn = {arena_alloc(g->arena, sizeof(int) * (size_t)cb->nts + 1),
+	              arena_alloc(g->arena, sizeof(int) * (size_t)cb->nts + 1), 0};
 	for (int i = 0; i < cb->nts; i++) {
 		Tasklet k = cb->ts[i];
 		for (int j = 0; j < k.nin; j++) {
@@ -168,14 +182,20 @@ static void inline_consumer(Sdfg *g, Node *b, int s, const Consumer *c, int t)
 				Container *ct = sdfg_c(g, o->m.data);
 				Memlet m = o->m;
 				for (int d = 0; d < ct->rank; d++)
-					m.idx[d] = subst_all(g, m.idx[d], c, idx);
+					m.idx[d] = subst_all(g, m.idx[d], c, idx, &rn);
 				o->m = m;
 			} else if (o->kind == OPD_EXPR)
-				o->e = subst_all(g, o->e, c, idx);
+				o->e = subst_all(g, o->e, c, idx, &rn);
 		}
 		int ni = sdfg_tasklet(g, b, k.code, k.dt, k.nin, k.in);
 		b->ts[ni].p[0] = k.p[0];
 		b->ts[ni].p[1] = k.p[1];
+		if (k.bind >= 0 && fresh) {
+			Symbol *os = &g->syms[k.bind];
+			rn.old[rn.n] = k.bind;
+			rn.new[rn.n++] = sdfg_bind(g, b, ni, os->name, os->lo, os->hi);
+		} else
+			b->ts[ni].bind = k.bind;
 		if (k.store) {
 			Memlet m = k.out;
 			for (int d = 0; d < c->depth; d++)
@@ -238,7 +258,7 @@ static int try_fuse(Sdfg *g, int ci)
 			if (st.bad || st.n == 0)
 				continue;
 			for (int s = 0; s < st.n; s++)
-				inline_consumer(g, st.blocks[s], st.ts[s], &c, t);
+				inline_consumer(g, st.blocks[s], st.ts[s], &c, t, s > 0);
 			Node *pn = g->root->kids[pi];
 			pn->label = arena_printf(g->arena, "%s+%s", pn->label, g->root->kids[ci]->label);
 			sdfg_remove(g->root, ci);

@@ -7,7 +7,11 @@
  *             float32 tasklets the backend can emit as vector code:
  *             SCHED_VECTOR (the micro-kernels' channel maps, elementwise
  *             rows). The backend runs whole vectors, then the remaining
- *             extent % lanes iterations as scalar code.
+ *             extent % lanes iterations as scalar code. A tasklet that binds
+ *             a value symbol stays scalar in the vector body, so it must not
+ *             depend on the map variable: the index is then the same in
+ *             every lane (embedding rows, index_put rows); a gather along
+ *             the innermost dim stays a scalar loop.
  *   unroll    a map of constant extent <= 16 whose body holds a vector map:
  *             SCHED_UNROLL, so a register tile is straight-line code.
  *   parallel  (openmp) the outermost maps of each top-level child: the
@@ -59,12 +63,25 @@ static int block_vec_ok(Sdfg *g, Node *b, int var)
 		return 0;
 	for (int i = 0; i < b->nts; i++) {
 		Tasklet *t = &b->ts[i];
+		if (t->bind >= 0) {
+			/* scalar, uniform across the lanes */
+			for (int j = 0; j < t->nin; j++) {
+				Operand *o = &t->in[j];
+				int uses = 0;
+				if (o->kind == OPD_VAL || (o->kind == OPD_EXPR && ex_uses(o->e, var)) ||
+				    (o->kind == OPD_MEM && (o->guard || !memlet_vec_ok(g, &o->m, var, &uses) || uses)))
+					return 0;
+			}
+			if (t->store)
+				return 0;
+			continue;
+		}
 		if (t->dt != DT_F32 || !vector_ok_code(t->code))
 			return 0;
 		for (int j = 0; j < t->nin; j++) {
 			Operand *o = &t->in[j];
 			int uses = 0;
-			if (o->kind == OPD_EXPR)
+			if (o->kind == OPD_EXPR || (o->kind == OPD_VAL && b->ts[o->val].bind >= 0))
 				return 0;
 			if (o->kind != OPD_MEM)
 				continue;

@@ -37,7 +37,8 @@ enum {
 	DOCCC_ERR_NOMEM = 1,
 	DOCCC_ERR_WEIGHTS = 2,
 	DOCCC_ERR_ARG = 3,
-	DOCCC_ERR_THREADS = 4
+	DOCCC_ERR_THREADS = 4,
+	DOCCC_ERR_INDEX = 5
 };
 typedef struct {
 	const char *name;

@@ -1,7 +1,9 @@
 """Shape, indexing and creation ops against eager PyTorch (exact for data
 movement): views and list outputs (split, chunk, unbind), copies (cat,
 stack, flip, repeat, roll, padding of every mode), indexing (index_select,
-gather, embedding, index.Tensor, scatters, index_put, slice/select_scatter),
+gather, embedding, index.Tensor, scatters, index_put, slice/select_scatter;
+large tables, duplicate indices, and out-of-range indices, which fail the
+run with DOCCC_ERR_INDEX where torch raises),
 creation (full, zeros, ones, empty, arange, fill, copy) and arg-reductions
 (argmax, max.dim, cumsum). Cases cover size-1 dims, non-contiguous inputs,
 negative dims and indices, empty tensors, several dtypes, multi-output ops
@@ -11,7 +13,7 @@ because compile time dominates."""
 import os
 
 from harness import Case, check_cases
-from conftest import require
+from conftest import CPU_TARGETS, compile_model, doccc_cmd, fmt_result, require
 
 FAST = os.environ.get("DOCCC_SHAPE_FAST")  # one target, one IR level: for debugging
 KW = dict(targets=("none",), irs=("training",)) if FAST else {}
@@ -114,6 +116,86 @@ def test_indexing(tmp_path):
         Case("select_scatter", lambda x, s: torch.select_scatter(x, s, 1, -1), (a, torch.randn(4, generator=g))),
     ]
     check_cases(tmp_path, "shape_index", cases, **KW)
+
+
+def test_indexing_large_and_duplicates(tmp_path):
+    """Tables too large for a search, gathers along the innermost dim (whose
+    index differs per lane, so the map must stay scalar), broadcast index
+    tensors, and scatters whose indices repeat (sequential, in order)."""
+    torch = require("torch")
+    g = torch.Generator().manual_seed(3)
+    table = torch.randn(30000, 64, generator=g)
+    tok = torch.randint(0, 30000, (2, 64), generator=g)
+    x3 = torch.randn(2, 3, 32, generator=g)
+    gl = torch.randint(0, 32, (2, 3, 32), generator=g)
+    a = torch.randn(6, 16, generator=g)
+    a3 = torch.randn(5, 4, 6, generator=g)
+    kb = torch.tensor([[0], [-1], [2]])          # broadcasts against jb: (3, 4)
+    jb = torch.tensor([5, -6, 1, 0])
+    dup = torch.tensor([3, 1, 3, 0, 3])
+    uniq = torch.tensor([-1, 0, 2])
+    sdup = torch.randint(0, 6, (4, 16), generator=g)
+    cases = [
+        Case("embedding_large", lambda w, k: (torch.nn.functional.embedding(k, w),
+                                              torch.nn.functional.embedding(k.to(torch.int32)[:, :5], w)), (table, tok)),
+        Case("index_select_large", lambda w, k: w.index_select(0, k[0]), (table, tok)),
+        Case("gather_last", lambda x, k: (torch.gather(x, -1, k), torch.gather(x, 2, k[:, :, :16])), (x3, gl)),
+        # index tensors computed in the graph: map fusion moves the gather into their producer's loops
+        Case("index_fused", lambda x, k: (x[:, 0].index_select(0, (k[0] * 3 + 1) % 6),
+                                          x[:, 1].index_select(0, torch.cat([k[0], k[1] + 1]) % 6)), (a, sdup)),
+        Case("index_bcast_nonadj", lambda x, k, j: (x[k, :, j], x[:, k, j], x[k, j]), (a3, kb, jb[:3].abs() % 4)),
+        Case("index_bcast_neg", lambda x, k, j: x[k, :, j], (a3, kb, jb)),
+        Case("index_put_acc_dup", lambda x, k, v: (torch.index_put(x, (k,), v, accumulate=True),
+                                                   torch.index_put(x, (k, k), v[:, 0], accumulate=True)),
+             (a, dup, torch.randn(5, 16, generator=g))),
+        Case("index_put_unique", lambda x, k, v: (torch.index_put(x, (k,), v), torch.index_put(x, (k, k.abs()), v[:, 3])),
+             (a, uniq, torch.randn(3, 16, generator=g))),
+        Case("scatter_add_dup", lambda x, k, s: (torch.scatter_add(x, 0, k, s), torch.scatter_add(x, 1, k, s)),
+             (a, sdup, torch.randn(4, 16, generator=g))),
+        Case("scatter_reduce_dup", lambda x, k, s: tuple(torch.scatter_reduce(x, 0, k, s, r, include_self=inc)
+                                                         for r in ("sum", "amax", "mean") for inc in (True, False)),
+             (a, sdup, torch.randn(4, 16, generator=g))),
+    ]
+    check_cases(tmp_path, "shape_index_large", cases, **KW)
+
+
+def test_index_out_of_range(tmp_path):
+    """An index outside its dim fails the run with DOCCC_ERR_INDEX (torch
+    raises IndexError) on every target, in serial and parallel loops, and
+    never reads or writes outside memory; in-range inputs still run."""
+    torch = require("torch")
+    np = require("numpy")
+
+    class M(torch.nn.Module):
+        def forward(self, w, k, x):
+            return (torch.nn.functional.embedding(k, w), w.index_select(0, k), w[k], torch.gather(x, 1, k.view(1, -1)),
+                    torch.scatter_add(x, 1, k[:4].view(1, -1), x[:, :4]))
+
+    # 512 indices: large enough for the openmp target's parallel kernels
+    w = torch.randn(20, 64)
+    x = torch.randn(1, 20)
+    ok = torch.randint(0, 20, (512,), generator=torch.Generator().manual_seed(4))
+    pt2 = tmp_path / "oob.pt2"
+    torch.export.save(torch.export.export(M(), (w, ok, x)), str(pt2))
+    bad = {}
+    for label, pos, v in (("past the end", 300, 20), ("negative", 2, -1), ("far", 511, 2 ** 40)):
+        bad[label] = ok.clone()
+        bad[label][pos] = v
+    for target in (("sequential",) if FAST else CPU_TARGETS):
+        lib = compile_model(pt2, target, tmp_path / target, "-n", "oob")
+        for label, k in [("in range", ok)] + list(bad.items()):
+            np.save(tmp_path / "w.npy", w.numpy())
+            np.save(tmp_path / "k.npy", k.numpy())
+            np.save(tmp_path / "x.npy", x.numpy())
+            args = ["run", lib, "-i", tmp_path / "w.npy", "-i", tmp_path / "k.npy", "-i", tmp_path / "x.npy"]
+            args += sum((["-o", tmp_path / f"o{i}.npy"] for i in range(5)), [])
+            r = doccc_cmd(*args)
+            if label == "in range":
+                assert r.returncode == 0, f"[{target}] {label}:\n{fmt_result(r)}"
+                ref = torch.nn.functional.embedding(ok, w).numpy()
+                assert np.array_equal(np.load(tmp_path / "o0.npy"), ref), f"[{target}] {label}"
+            else:
+                assert r.returncode == 1 and "index out of range" in r.stderr, f"[{target}] {label}:\n{fmt_result(r)}"
 
 
 def test_creation_and_argred(tmp_path):

@@ -2,7 +2,8 @@
  * test_ir.c - unit tests of the IR core: dtype tables, symbolic
  * expressions (canonical form, folding, ranges, printing, parsing), SDFG
  * building, the verifier (with planted errors whose messages are checked),
- * the JSON and DOT dumps, dead-code elimination and the memory plan.
+ * the JSON and DOT dumps, dead-code elimination, the memory plan, and value
+ * symbols (data-dependent indices: binding, scope, dumps, DCE).
  *
  * Expressions are compared through their printed C text, so a test reads
  * like the rule it checks ("(i*8 + 3)/8 => i"). Diagnostics are captured
@@ -908,6 +909,153 @@ static void test_dce(Arena *a)
 	arena_free(scratch);
 }
 
+/* ---- value symbols ---------------------------------------------------------------------------- */
+/* y[i, j] = x[ix, j] with ix = index(k[i], 10): an embedding, 4 rows of 8. */
+static Sdfg *gather_graph(Arena *a, Node **blk, int *ixsym)
+{
+	Sdfg *g = sdfg_new(a, "gather");
+	int64_t xs[2] = {10, 8}, ks[1] = {4}, ys[2] = {4, 8};
+	int x = sdfg_add_container(g, "x", DT_F32, CK_INPUT, 2, xs);
+	int k = sdfg_add_container(g, "k", DT_I64, CK_INPUT, 1, ks);
+	int y = sdfg_add_container(g, "y", DT_F32, CK_OUTPUT, 2, ys);
+	Node *m0 = sdfg_loop(g, N_MAP, "i", ex_int(g, 0), ex_int(g, 4), 1);
+	Node *m1 = sdfg_loop(g, N_MAP, "j", ex_int(g, 0), ex_int(g, 8), 1);
+	sdfg_append(g, m0->body, m1);
+	Node *b = sdfg_block(g, "embedding");
+	sdfg_append(g, m1->body, b);
+	sdfg_append(g, g->root, m0);
+	Expr *ki[1] = {ex_sym(g, m0->var)};
+	Operand io[2] = {opd_mem(k, 1, ki), opd_expr(ex_int(g, 10))};
+	int t0 = sdfg_tasklet(g, b, T_INDEX, DT_I64, 2, io);
+	*ixsym = sdfg_bind(g, b, t0, "ix", 0, 9);
+	Expr *xi[2] = {ex_sym(g, *ixsym), ex_sym(g, m1->var)}, *yi[2] = {ex_sym(g, m0->var), ex_sym(g, m1->var)};
+	Operand rd = opd_mem(x, 2, xi);
+	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, &rd), opd_mem(y, 2, yi).m, W_NONE);
+	*blk = b;
+	return g;
+}
+
+static void test_value_syms(Arena *a)
+{
+	Node *b;
+	int ix;
+	Sdfg *g = gather_graph(a, &b, &ix);
+	capture();
+	CHECK_INT(sdfg_verify(g, "gather"), 0);
+	CHECK_STR(captured(), "");
+	CHECK_INT(g->syms[ix].kind, SYM_VALUE);
+	CHECK_STR(g->syms[ix].name, "ix");
+	CHECK_INT(b->ts[0].bind, ix);
+	CHECK_INT(b->ts[1].bind, -1);
+	CHECK(tasklet_uses_sym(g, &b->ts[1], ix) && !tasklet_uses_sym(g, &b->ts[0], ix));
+	/* printing and range: a T_INDEX symbol lies in [0, size) */
+	Expr *e = ex_sym(g, ix);
+	CHECK_STR(P(g, ex_add(g, ex_muli(g, e, 8), ex_int(g, 3))), "ix*8 + 3");
+	CHECK_STR(P(g, ex_mod(g, e, ex_int(g, 10))), "ix");   /* ix in [0, 9] */
+	CHECK_STR(P(g, ex_div(g, e, ex_int(g, 10))), "0");
+	CHECK(ex_uses_kind(g, ex_addi(g, e, 1), SYM_VALUE) && !ex_uses_kind(g, ex_int(g, 1), SYM_VALUE));
+	int64_t lo, hi;
+	CHECK(ex_range(g, ex_addi(g, e, 1), &lo, &hi) && lo == 1 && hi == 10);
+	/* dumps: the bind and the symbol's kind */
+	Buf j = {0}, d = {0};
+	sdfg_dump_json(g, &j);
+	sdfg_dump_dot(g, &d);
+	CHECK(contains(j.s, "\"bind\": \"ix\""));
+	CHECK(contains(j.s, "\"name\": \"ix\", \"kind\": \"value\", \"lo\": 0, \"hi\": 9"));
+	CHECK(contains(j.s, "\"code\": \"index\""));
+	CHECK(contains(d.s, "label=\"index -> ix\""));
+	buf_free(&j);
+	buf_free(&d);
+
+	/* the binder's own output memlet may use its symbol (a scatter) */
+	int y = b->ts[1].out.data;
+	Memlet keep = b->ts[1].out;
+	Expr *own[2] = {ex_int(g, 0), ex_int(g, 0)};
+	Operand zero = opd_const(0);
+	int t2 = sdfg_tasklet(g, b, T_ASSIGN, DT_I64, 1, &zero);
+	int s2 = sdfg_bind(g, b, t2, "ix", INT64_MIN, INT64_MAX);
+	CHECK_STR(g->syms[s2].name, "ix_1");
+	own[0] = ex_min(g, ex_sym(g, s2), ex_int(g, 3));
+	b->ts[t2].dt = DT_F32;
+	capture();
+	CHECK(sdfg_verify(g, "binder-dtype") > 0);
+	CHECK(contains(captured(), "binds value symbol 'ix_1' to a float32 value"));
+	b->ts[t2].dt = DT_I64;
+	sdfg_store(b, t2, opd_mem(y, 2, own).m, W_NONE);
+	capture();
+	CHECK_INT(sdfg_verify(g, "own-output"), 0);
+	captured();
+	/* ... but not its own operands, nor earlier tasklets */
+	b->ts[t2].in[0] = opd_expr(ex_sym(g, s2));
+	capture();
+	CHECK(sdfg_verify(g, "own-operand") > 0);
+	CHECK(contains(captured(), "value symbol 'ix_1' used outside its scope"));
+	b->ts[t2].in[0] = zero;
+	b->ts[0].in[1] = opd_expr(ex_addi(g, ex_sym(g, ix), 1));
+	capture();
+	CHECK(sdfg_verify(g, "before-binding") > 0);
+	CHECK(contains(captured(), "value symbol 'ix' used outside its scope"));
+	b->ts[0].in[1] = opd_expr(ex_int(g, 10));
+	/* a binder that does not check may not claim a range */
+	g->syms[s2].lo = 0;
+	capture();
+	CHECK(sdfg_verify(g, "claimed-range") > 0);
+	CHECK(contains(captured(), "claims range [0, "));
+	g->syms[s2].lo = INT64_MIN;
+	b->nts--;
+	b->ts[1].out = keep;
+
+	/* outside the block: a loop bound, another block; bound twice; a loop
+	 * variable as a bind; T_INDEX computing floats */
+	Node *m1 = b->parent->parent;
+	Expr *hi0 = m1->hi;
+	m1->hi = ex_sym(g, ix);
+	capture();
+	CHECK(sdfg_verify(g, "loop-bound") > 0);
+	CHECK(contains(captured(), "value symbol 'ix' used outside its scope"));
+	m1->hi = hi0;
+	Node *b2 = sdfg_block(g, "other");
+	sdfg_append(g, m1->body, b2);
+	Expr *xi[2] = {ex_sym(g, ix), ex_int(g, 0)};
+	Operand rd = opd_mem(b->ts[1].in[0].m.data, 2, xi);
+	sdfg_tasklet(g, b2, T_ASSIGN, DT_F32, 1, &rd);
+	capture();
+	CHECK(sdfg_verify(g, "other-block") > 0);
+	CHECK(contains(captured(), "value symbol 'ix' used outside its scope"));
+	b2->ts[0].in[0] = opd_const(1);
+	b2->ts[0].dt = DT_I64;
+	b2->ts[0].bind = ix;
+	capture();
+	CHECK(sdfg_verify(g, "bound-twice") > 0);
+	CHECK(contains(captured(), "already bound by tasklet 0"));
+	b2->ts[0].bind = m1->var;
+	capture();
+	CHECK(sdfg_verify(g, "loop-bind") > 0);
+	CHECK(contains(captured(), "is not a SYM_VALUE symbol"));
+	sdfg_remove(m1->body, 1);
+	b->ts[0].dt = DT_F32;
+	capture();
+	CHECK(sdfg_verify(g, "index-dtype") > 0);
+	CHECK(contains(captured(), "(index) computes float32, not int64"));
+	b->ts[0].dt = DT_I64;
+	capture();
+	CHECK_INT(sdfg_verify(g, "restored"), 0);
+	captured();
+
+	/* DCE keeps a binder whose symbol a later tasklet uses (no value
+	 * operand refers to it) and drops one whose symbol nothing uses */
+	Arena *scratch = arena_new();
+	int t3 = sdfg_tasklet(g, b, T_INDEX, DT_I64, 2, b->ts[0].in);
+	sdfg_bind(g, b, t3, "ix", 0, 9);
+	CHECK_INT(b->nts, 3);
+	CHECK_INT(dce(g, scratch), 0);
+	CHECK_INT(b->nts, 2);
+	CHECK(b->nts == 2 && b->ts[0].bind == ix && b->ts[1].code == T_ASSIGN);
+	CHECK_INT(sdfg_verify(g, "dce"), 0);
+	arena_free(scratch);
+	diag_reset();
+}
+
 /* ---- memory plan -------------------------------------------------------------------------- */
 static void check_plan(Sdfg *g)
 {
@@ -1034,6 +1182,7 @@ int main(void)
 	test_verify(a);
 	test_dump();
 	test_dce(a);
+	test_value_syms(a);
 	test_memplan(a);
 	arena_free(a);
 	buf_free(&diagbuf);
