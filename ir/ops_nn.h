@@ -1,5 +1,5 @@
 /*
- * ops_nn.h - the op-table rows of the nn family (neural-network layers: convolution, matrix products, normalization, pooling, reductions, softmax).
+ * ops_nn.h - the op-table rows of the nn family (neural-network layers: convolution, matrix products, normalization, pooling, upsampling, fold, reductions, softmax).
  *
  * LIB_OPS_NN rows: X(ENUM, "name", expansion, "doc"): a library-node kind
  * and its expansion function expand_<expansion> (ir/expand/).

@@ -611,7 +611,8 @@ int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
  *                                      : max(0, (dst + 0.5) * scale - 0.5);
  *                  i0 = floor(src), i1 = min(i0 + 1, in - 1), weight of i1
  *                  = src - i0 (a constant table indexed by dst).
- *   bicubic        src as bilinear but not clamped at 0 (it may be -0.5);
+ *   bicubic        src as bilinear but not clamped at 0 (it may be -0.5),
+ *                  sc * (dst + 0.5) - 0.5 as one FMA like torch's wheels;
  *                  i0 = min(floor(src), in - 1), t = clamp(src - i0, 0, 1);
  *                  taps clamp(i0 - 1 .. i0 + 2, 0, in - 1) (torch's bounded
  *                  reads) with the cubic convolution weights of t, A = -0.75
@@ -637,7 +638,7 @@ static int64_t up_index(int mode, int align, double sopt, int64_t in, int64_t ou
 	int cubic = mode == UP_BICUBIC;
 	if (dbl) {
 		double sc = align ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0) : sopt > 0 ? 1.0 / sopt : (double)in / (double)out;
-		double src = align ? sc * (double)dst : sc * ((double)dst + 0.5) - 0.5;
+		double src = align ? sc * (double)dst : cubic ? fma(sc, (double)dst + 0.5, -0.5) : sc * ((double)dst + 0.5) - 0.5;
 		if (!align && !cubic && src < 0)
 			src = 0;
 		/* torch floors the double through floorf */
@@ -649,7 +650,7 @@ static int64_t up_index(int mode, int align, double sopt, int64_t in, int64_t ou
 		return i0;
 	}
 	float sc = align ? (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) : sopt > 0 ? (float)(1.0 / sopt) : (float)in / (float)out;
-	float src = align ? sc * (float)dst : sc * ((float)dst + 0.5f) - 0.5f;
+	float src = align ? sc * (float)dst : cubic ? fmaf(sc, (float)dst + 0.5f, -0.5f) : sc * ((float)dst + 0.5f) - 0.5f;
 	if (!align && !cubic && src < 0)
 		src = 0;
 	int64_t i0 = (int64_t)floorf(src);
@@ -661,18 +662,34 @@ static int64_t up_index(int mode, int align, double sopt, int64_t in, int64_t ou
 }
 
 /* The cubic convolution weights of taps i0-1 .. i0+2 for the offset t, in
- * type T, as torch's get_cubic_upsample_coefficients computes them. */
-#define UP_CUBIC_FN(name, T) \
+ * type T, as torch's get_cubic_upsample_coefficients computes them in the
+ * x86-64 wheels, whose compiler contracts some of its operations into
+ * fused multiply-adds (FMA: fmaf or fma): measured against torch 2.13,
+ *   w0, w3  fma(fma(A, x, -5A), x, 8A) * x - 4A   (x = t + 1, 2 - t)
+ *   w1, w2  fma(A + 2, x, -(A + 3)) * x * x + 1   (x = t, 1 - t)
+ * One operation a statement, so that no C compiler contracts more. */
+#define UP_CUBIC_FN(name, T, FMA) \
 	static void name(double t_, double w[4]) \
 	{ \
 		const T A = (T)-0.75, t = (T)t_, x2 = (T)(1.0 - t); \
 		const T x[4] = {(T)(t + 1.0), t, x2, (T)(x2 + 1.0)}; \
-		for (int k = 0; k < 4; k++) \
-			w[k] = k == 0 || k == 3 ? ((A * x[k] - 5 * A) * x[k] + 8 * A) * x[k] - 4 * A \
-			                        : ((A + 2) * x[k] - (A + 3)) * x[k] * x[k] + 1; \
+		for (int k = 0; k < 4; k++) { \
+			T v; \
+			if (k == 0 || k == 3) { \
+				v = FMA(FMA(A, x[k], -5 * A), x[k], 8 * A); \
+				v = v * x[k]; \
+				v = v - 4 * A; \
+			} else { \
+				v = FMA(A + 2, x[k], -(A + 3)); \
+				v = v * x[k]; \
+				v = v * x[k]; \
+				v = v + 1; \
+			} \
+			w[k] = v; \
+		} \
 	}
-UP_CUBIC_FN(up_cubic_f, float)
-UP_CUBIC_FN(up_cubic_d, double)
+UP_CUBIC_FN(up_cubic_f, float, fmaf)
+UP_CUBIC_FN(up_cubic_d, double, fma)
 
 /* v rounded to float16 or bfloat16 (nearest, ties to even; float16
  * subnormals included); other types unchanged. */
