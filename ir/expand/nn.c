@@ -619,7 +619,7 @@ int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
  *                  (a constant table [out, 4], stored in the input's type
  *                  as torch stores them, so rounded for float16/bfloat16).
  * The integer index must be an index expression, so the table is matched
- * against clamp(floor((A*dst + B) / C), lo, in - 1) for small A, B, C that
+ * against clamp(floor((A*dst + B) / C), lo, in - 1) for small A, C and B that
  * reproduce it exactly (in/out, 1/scale and their halves); no match is an
  * error (none is known for sizes that occur in practice). */
 
@@ -735,7 +735,9 @@ static Expr *up_expr(Sdfg *g, const int64_t *t, int64_t n, int64_t lo, int64_t i
 		for (int64_t A = A0 - 1; A <= A0 + 1; A++) {
 			if (A < 0)
 				continue;
-			for (int64_t B = -2 * C; B <= 2 * C; B++) {
+			/* B/C: -0.5 (align_corners off) up to (scale - 1) / 2 (bilinear,
+			 * bicubic) or scale / 2 (nearest-exact), and the taps' offsets */
+			for (int64_t B = -2 * C; B <= 2 * C + (A + 1) / 2; B++) {
 				if (!up_match(t, n, lo, in, A, B, C))
 					continue;
 				Expr *e = ex_div(g, ex_addi(g, ex_muli(g, dst, A), B), ex_int(g, C));

@@ -308,6 +308,7 @@ def test_bicubic(tmp_path):
     g = _gen(13)
     im = torch.randn(1, 2, 5, 7, generator=g)
     im2 = torch.randn(2, 3, 9, 10, generator=g)
+    im3 = torch.randn(1, 2, 41, 30, generator=g)
     cases = [
         Case("bicubic", lambda a: (F.interpolate(a, scale_factor=2, mode="bicubic"),
                                    F.interpolate(a, size=(9, 4), mode="bicubic", align_corners=True),
@@ -317,6 +318,8 @@ def test_bicubic(tmp_path):
         Case("bicubic_down", lambda a: (F.interpolate(a, scale_factor=1 / 3, mode="bicubic"),
                                         F.interpolate(a, size=(4, 3), mode="bicubic", align_corners=True),
                                         F.interpolate(a, size=(2, 2), mode="bicubic")), (im2,)),
+        Case("bicubic_far_down", lambda a: (F.interpolate(a, size=(3, 2), mode="bicubic"),
+                                            F.interpolate(a, scale_factor=0.13, mode="bicubic")), (im3,)),
         Case("bicubic_scales", lambda a: (torch.ops.aten.upsample_bicubic2d.default(a, [7, 13], False, 1.5, 2.5),
                                           torch.ops.aten.upsample_bicubic2d.default(a, [10, 14], True),
                                           torch.ops.aten.upsample_bicubic2d.vec(a, [8, 9], False, None)), (im,)),
