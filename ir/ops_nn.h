@@ -1,5 +1,5 @@
 /*
- * ops_nn.h - the op-table rows of the nn family (neural-network layers: convolution, matrix products, normalization, pooling, reductions, softmax).
+ * ops_nn.h - the op-table rows of the nn family (neural-network layers: convolution, matrix products, normalization, pooling, upsampling, fold, reductions, softmax).
  *
  * LIB_OPS_NN rows: X(ENUM, "name", expansion, "doc"): a library-node kind
  * and its expansion function expand_<expansion> (ir/expand/).
@@ -17,13 +17,14 @@
 	X(SOFTMAX, "softmax", softmax, "softmax or log-softmax over one dim") \
 	X(NORM, "norm", norm, "layer / group / instance / batch-statistics / RMS normalization") \
 	X(ATTENTION, "attention", attention, "fused scaled dot-product attention, one softmax row at a time") \
-	X(UPSAMPLE, "upsample", upsample, "2-d nearest / nearest-exact / bilinear resampling with PyTorch's source indices") \
-	X(CDIST, "cdist", cdist, "p-norm distances between the rows of two matrices (batched), or condensed pairwise distances of one")
+	X(UPSAMPLE, "upsample", upsample, "2-d nearest / nearest-exact / bilinear / bicubic resampling with PyTorch's source indices") \
+	X(CDIST, "cdist", cdist, "p-norm distances between the rows of two matrices (batched), or condensed pairwise distances of one") \
+	X(COL2IM, "col2im", col2im, "fold: sums sliding-window columns back into an image, each output pixel gathering its taps")
 
 /* Param values of the norm lowering, and reduction modes beyond ops.h's
  * RD_SUM..RD_MIN (ir/lower/nn.c asserts that they continue that enum). */
 enum { NM_LAYER, NM_GROUP, NM_INSTANCE, NM_BATCH, NM_RMS, NM_NATIVE_GROUP, NM_NATIVE_LAYER, NM_BN_LEGIT, NM_BN_NO_STATS };
-enum { UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT };
+enum { UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT, UP_BICUBIC };
 enum { PL_ADAPTIVE_MAX_ = 3, PL_1D = 8, PL_3D = 16 };  /* pool mode after ops.h's PL_*; flags: 1-d through the 2-d node, 3-d */
 enum { RD_PROD_ = 4, RD_VAR_, RD_STD_, RD_ANY_, RD_ALL_, RD_LSE_, RD_VAR_MEAN_, RD_STD_MEAN_ };
 
@@ -104,4 +105,7 @@ enum { RD_PROD_ = 4, RD_VAR_, RD_STD_, RD_ANY_, RD_ALL_, RD_LSE_, RD_VAR_MEAN_, 
 	X(MAX_POOL3D, "max_pool3d.default", pool, PL_MAX | PL_3D, "aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor") \
 	X(ADAPTIVE_AVG_POOL3D, "adaptive_avg_pool3d.default", pool, PL_ADAPTIVE | PL_3D, "aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor") \
 	X(CDIST, "cdist.default", cdist, 0, "aten::cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor") \
-	X(PDIST, "pdist.default", cdist, 1, "aten::pdist(Tensor self, float p=2.) -> Tensor")
+	X(PDIST, "pdist.default", cdist, 1, "aten::pdist(Tensor self, float p=2.) -> Tensor") \
+	X(COL2IM, "col2im.default", col2im, 0, "aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor") \
+	X(UPSAMPLE_BICUBIC2D_VEC, "upsample_bicubic2d.vec", upsample, UP_BICUBIC, "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor") \
+	X(UPSAMPLE_BICUBIC2D, "upsample_bicubic2d.default", upsample, UP_BICUBIC, "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor")

@@ -5,8 +5,8 @@
  * max, indices of the maximum), reductions (sum, mean, max, min, prod,
  * any, all, var/std, logsumexp), softmax (also _safe_softmax),
  * normalizations with input statistics (layer, group, instance, batch,
- * RMS), upsampling (nearest, nearest-exact, bilinear) and pairwise
- * distances (cdist, pdist). Reductions
+ * RMS), upsampling (nearest, nearest-exact, bilinear, bicubic), pairwise
+ * distances (cdist, pdist) and col2im (fold). Reductions
  * accumulate into a local scalar and store once; softmax makes three
  * passes (max, sum of exp, normalize) and recomputes exp rather than
  * storing twice.
@@ -684,15 +684,22 @@ int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
  *                                      : max(0, (dst + 0.5) * scale - 0.5);
  *                  i0 = floor(src), i1 = min(i0 + 1, in - 1), weight of i1
  *                  = src - i0 (a constant table indexed by dst).
+ *   bicubic        src as bilinear but not clamped at 0 (it may be -0.5),
+ *                  sc * (dst + 0.5) - 0.5 as one FMA like torch's wheels;
+ *                  i0 = min(floor(src), in - 1), t = clamp(src - i0, 0, 1);
+ *                  taps clamp(i0 - 1 .. i0 + 2, 0, in - 1) (torch's bounded
+ *                  reads) with the cubic convolution weights of t, A = -0.75
+ *                  (a constant table [out, 4], stored in the input's type
+ *                  as torch stores them, so rounded for float16/bfloat16).
  * The integer index must be an index expression, so the table is matched
- * against clamp(floor((A*dst + B) / C), 0, in - 1) for small A, B, C that
+ * against clamp(floor((A*dst + B) / C), lo, in - 1) for small A, C and B that
  * reproduce it exactly (in/out, 1/scale and their halves); no match is an
  * error (none is known for sizes that occur in practice). */
 
 static int64_t up_index(int mode, int align, double sopt, int64_t in, int64_t out, int64_t dst, int dbl, double *lam)
 {
 	*lam = 0;
-	if (mode != UP_BILINEAR) {
+	if (mode != UP_BILINEAR && mode != UP_BICUBIC) {
 		if (mode == UP_NEAREST && out == in)
 			return dst;
 		if (mode == UP_NEAREST && out == 2 * in)
@@ -701,40 +708,90 @@ static int64_t up_index(int mode, int align, double sopt, int64_t in, int64_t ou
 		int64_t s = mode == UP_NEAREST ? (int64_t)floorf((float)dst * sc) : (int64_t)floorf((float)(((double)dst + 0.5) * (double)sc));
 		return s < in - 1 ? s : in - 1;
 	}
+	int cubic = mode == UP_BICUBIC;
 	if (dbl) {
 		double sc = align ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0) : sopt > 0 ? 1.0 / sopt : (double)in / (double)out;
-		double src = align ? sc * (double)dst : sc * ((double)dst + 0.5) - 0.5;
-		if (!align && src < 0)
+		double src = align ? sc * (double)dst : cubic ? fma(sc, (double)dst + 0.5, -0.5) : sc * ((double)dst + 0.5) - 0.5;
+		if (!align && !cubic && src < 0)
 			src = 0;
-		int64_t i0 = (int64_t)floor(src);
+		/* torch floors the double through floorf */
+		int64_t i0 = cubic ? (int64_t)floorf((float)src) : (int64_t)floor(src);
+		if (cubic && i0 > in - 1)
+			i0 = in - 1;
 		double l = src - (double)i0;
 		*lam = l < 0 ? 0 : l > 1 ? 1 : l;
 		return i0;
 	}
 	float sc = align ? (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) : sopt > 0 ? (float)(1.0 / sopt) : (float)in / (float)out;
-	float src = align ? sc * (float)dst : sc * ((float)dst + 0.5f) - 0.5f;
-	if (!align && src < 0)
+	float src = align ? sc * (float)dst : cubic ? fmaf(sc, (float)dst + 0.5f, -0.5f) : sc * ((float)dst + 0.5f) - 0.5f;
+	if (!align && !cubic && src < 0)
 		src = 0;
 	int64_t i0 = (int64_t)floorf(src);
+	if (cubic && i0 > in - 1)
+		i0 = in - 1;
 	float l = src - (float)i0;
 	*lam = l < 0 ? 0 : l > 1 ? 1 : l;
 	return i0;
 }
 
-static int up_match(const int64_t *t, int64_t n, int64_t in, int64_t A, int64_t B, int64_t C)
+/* The cubic convolution weights of taps i0-1 .. i0+2 for the offset t, in
+ * type T, as torch's get_cubic_upsample_coefficients computes them in the
+ * x86-64 wheels, whose compiler contracts some of its operations into
+ * fused multiply-adds (FMA: fmaf or fma): measured against torch 2.13,
+ *   w0, w3  fma(fma(A, x, -5A), x, 8A) * x - 4A   (x = t + 1, 2 - t)
+ *   w1, w2  fma(A + 2, x, -(A + 3)) * x * x + 1   (x = t, 1 - t)
+ * One operation a statement, so that no C compiler contracts more. */
+#define UP_CUBIC_FN(name, T, FMA) \
+	static void name(double t_, double w[4]) \
+	{ \
+		const T A = (T)-0.75, t = (T)t_, x2 = (T)(1.0 - t); \
+		const T x[4] = {(T)(t + 1.0), t, x2, (T)(x2 + 1.0)}; \
+		for (int k = 0; k < 4; k++) { \
+			T v; \
+			if (k == 0 || k == 3) { \
+				v = FMA(FMA(A, x[k], -5 * A), x[k], 8 * A); \
+				v = v * x[k]; \
+				v = v - 4 * A; \
+			} else { \
+				v = FMA(A + 2, x[k], -(A + 3)); \
+				v = v * x[k]; \
+				v = v * x[k]; \
+				v = v + 1; \
+			} \
+			w[k] = v; \
+		} \
+	}
+UP_CUBIC_FN(up_cubic_f, float, fmaf)
+UP_CUBIC_FN(up_cubic_d, double, fma)
+
+/* v rounded to float16 or bfloat16 (nearest, ties to even; float16
+ * subnormals included); other types unchanged. */
+static double up_round(double v, Dtype dt)
+{
+	if (v == 0 || (dt != DT_F16 && dt != DT_BF16))
+		return v;
+	int e;
+	frexp(v, &e);
+	int lsb = e - (dt == DT_F16 ? 11 : 8);
+	if (dt == DT_F16 && lsb < -24)
+		lsb = -24;
+	return ldexp(nearbyint(ldexp(v, -lsb)), lsb);
+}
+
+static int up_match(const int64_t *t, int64_t n, int64_t lo, int64_t in, int64_t A, int64_t B, int64_t C)
 {
 	for (int64_t d = 0; d < n; d++) {
 		int64_t num = A * d + B;
 		int64_t q = num >= 0 ? num / C : -((-num + C - 1) / C);
-		q = q < 0 ? 0 : q > in - 1 ? in - 1 : q;
+		q = q < lo ? lo : q > in - 1 ? in - 1 : q;
 		if (q != t[d])
 			return 0;
 	}
 	return 1;
 }
 
-/* clamp(floor((A*dst + B)/C), 0, in-1) equal to t[0..n), or NULL. */
-static Expr *up_expr(Sdfg *g, const int64_t *t, int64_t n, int64_t in, double scale, Expr *dst)
+/* clamp(floor((A*dst + B)/C), lo, in-1) equal to t[0..n), or NULL. */
+static Expr *up_expr(Sdfg *g, const int64_t *t, int64_t n, int64_t lo, int64_t in, double scale, Expr *dst)
 {
 	int64_t cs[200];
 	int nc = 0;
@@ -751,11 +808,13 @@ static Expr *up_expr(Sdfg *g, const int64_t *t, int64_t n, int64_t in, double sc
 		for (int64_t A = A0 - 1; A <= A0 + 1; A++) {
 			if (A < 0)
 				continue;
-			for (int64_t B = -2 * C; B <= 2 * C; B++) {
-				if (!up_match(t, n, in, A, B, C))
+			/* B/C: -0.5 (align_corners off) up to (scale - 1) / 2 (bilinear,
+			 * bicubic) or scale / 2 (nearest-exact), and the taps' offsets */
+			for (int64_t B = -2 * C; B <= 2 * C + (A + 1) / 2; B++) {
+				if (!up_match(t, n, lo, in, A, B, C))
 					continue;
 				Expr *e = ex_div(g, ex_addi(g, ex_muli(g, dst, A), B), ex_int(g, C));
-				e = ex_max(g, e, ex_int(g, 0));
+				e = ex_max(g, e, ex_int(g, lo));
 				return ex_min(g, e, ex_int(g, in - 1));
 			}
 		}
@@ -763,27 +822,60 @@ static Expr *up_expr(Sdfg *g, const int64_t *t, int64_t n, int64_t in, double sc
 	return NULL;
 }
 
-/* Index expression and weight table (bilinear: weight of i+1) for one dim. */
-static Expr *up_dim(Sdfg *g, LibNode *l, int64_t in, int64_t out, double sopt, Dtype cdt, Expr *dst, int *lamc,
+/* Index expression and weight table for one dim: bilinear, the weight of
+ * i+1 [out]; bicubic, the weights of the four taps [out, 4] (the index is
+ * then i0, which may be -1). */
+static Expr *up_dim(Sdfg *g, LibNode *l, int64_t in, int64_t out, double sopt, Dtype dt, Expr *dst, int *lamc,
                     const char *name)
 {
 	int mode = (int)lib_int(l, "mode", UP_NEAREST), align = (int)lib_int(l, "align_corners", 0);
+	int cubic = mode == UP_BICUBIC, nw = cubic ? 4 : 1;
+	Dtype cdt = dt == DT_F64 ? DT_F64 : DT_F32;
 	int64_t *t = arena_alloc(g->arena, sizeof(int64_t) * (size_t)out);
-	int64_t shp[1] = {out};
-	*lamc = sdfg_add_container(g, name, cdt, CK_CONST, 1, shp);
+	int64_t shp[2] = {out, 4};
+	*lamc = sdfg_add_container(g, name, cdt, CK_CONST, cubic ? 2 : 1, shp);
 	sdfg_c(g, *lamc)->origin = "";
-	void *data = arena_alloc(g->arena, (size_t)(out * 8 + 8));
+	void *data = arena_alloc(g->arena, (size_t)(out * nw * 8 + 8));
 	for (int64_t d = 0; d < out; d++) {
-		double lam;
+		double lam, w[4];
 		t[d] = up_index(mode, align, sopt, in, out, d, cdt == DT_F64, &lam);
-		if (cdt == DT_F64)
-			((double *)data)[d] = lam;
-		else
-			((float *)data)[d] = (float)lam;
+		w[0] = lam;
+		if (cubic)
+			(cdt == DT_F64 ? up_cubic_d : up_cubic_f)(lam, w);
+		for (int k = 0; k < nw; k++) {
+			if (cdt == DT_F64)
+				((double *)data)[d * nw + k] = w[k];
+			else
+				((float *)data)[d * nw + k] = (float)up_round(w[k], dt);
+		}
 	}
 	sdfg_c(g, *lamc)->data = data;
 	double scale = align ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0) : sopt > 0 ? 1.0 / sopt : (double)in / (double)out;
-	return up_expr(g, t, out, in, scale, dst);
+	return up_expr(g, t, out, cubic ? -1 : 0, in, scale, dst);
+}
+
+/* Bicubic: sum over the four row taps j of wh[j] * (sum over the four
+ * column taps k of ww[k] * x[hj, wk]), each sum started with a product
+ * and continued with multiply-adds in tap order, as torch's kernel. */
+static int up_bicubic(Sdfg *g, Node *b, int in, Expr *n, Expr *c, Expr *const *hi, Expr *const *wi, int th, int tw,
+                      Expr *oh, Expr *ow, Dtype cdt)
+{
+	int row[4], v = -1;
+	for (int j = 0; j <= 4; j++) {
+		int acc = -1;
+		for (int k = 0; k < 4; k++) {
+			Expr *wix[2] = {j < 4 ? ow : oh, ex_int(g, k)}, *xi[4] = {n, c, hi[j < 4 ? j : 0], wi[k]};
+			Operand wt = opd_mem(j < 4 ? tw : th, 2, wix);
+			Operand val = j < 4 ? opd_mem(in, 4, xi) : opd_val(row[k]);
+			Operand op[3] = {val, wt, opd_val(acc)};
+			acc = sdfg_tasklet(g, b, k ? T_FMA : T_MUL, cdt, k ? 3 : 2, op);
+		}
+		if (j < 4)
+			row[j] = acc;
+		else
+			v = acc;
+	}
+	return v;
 }
 
 int expand_upsample(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
@@ -802,8 +894,8 @@ int expand_upsample(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	Node *body = xp_nest(g, seq, out, vars);
 	Expr *oh = ex_sym(g, vars[2]), *ow = ex_sym(g, vars[3]);
 	int lh, lwc;
-	Expr *h0 = up_dim(g, l, IH, OH, lib_float(l, "scale_h", 0), cdt, oh, &lh, "lam_h");
-	Expr *w0 = up_dim(g, l, IW, OW, lib_float(l, "scale_w", 0), cdt, ow, &lwc, "lam_w");
+	Expr *h0 = up_dim(g, l, IH, OH, lib_float(l, "scale_h", 0), x->dt, oh, &lh, "lam_h");
+	Expr *w0 = up_dim(g, l, IW, OW, lib_float(l, "scale_w", 0), x->dt, ow, &lwc, "lam_w");
 	if (!h0 || !w0) {
 		diag_error(g->src, "node '%s': no index expression reproduces PyTorch's upsampling indices for %lldx%lld -> %lldx%lld",
 		           label, (long long)IH, (long long)IW, (long long)OH, (long long)OW);
@@ -812,10 +904,17 @@ int expand_upsample(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	Node *b = xp_block(g, body, label);
 	Expr *n = ex_sym(g, vars[0]), *c = ex_sym(g, vars[1]);
 	int v;
-	if (mode != UP_BILINEAR) {
+	if (mode == UP_NEAREST || mode == UP_NEAREST_EXACT) {
 		Expr *ii[4] = {n, c, h0, w0};
 		Operand rd[1] = {opd_mem(in, 4, ii)};
 		v = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, rd);
+	} else if (mode == UP_BICUBIC) {
+		Expr *hi[4], *wi[4];
+		for (int k = 0; k < 4; k++) {
+			hi[k] = ex_min(g, ex_max(g, ex_addi(g, h0, k - 1), ex_int(g, 0)), ex_int(g, IH - 1));
+			wi[k] = ex_min(g, ex_max(g, ex_addi(g, w0, k - 1), ex_int(g, 0)), ex_int(g, IW - 1));
+		}
+		v = up_bicubic(g, b, in, n, c, hi, wi, lh, lwc, oh, ow, cdt);
 	} else {
 		Expr *h1 = ex_min(g, ex_addi(g, h0, 1), ex_int(g, IH - 1)), *w1 = ex_min(g, ex_addi(g, w0, 1), ex_int(g, IW - 1));
 		Expr *hi[1] = {oh}, *wi[1] = {ow};
@@ -836,10 +935,10 @@ int expand_upsample(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 		int t0 = sdfg_tasklet(g, b, T_MUL, cdt, 2, r0);
 		Operand r1[3] = {l1h, opd_val(row[1]), opd_val(t0)};
 		v = sdfg_tasklet(g, b, T_FMA, cdt, 3, r1);
-		if (o->dt != cdt) {
-			Operand cv[1] = {opd_val(v)};
-			v = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, cv);
-		}
+	}
+	if (mode != UP_NEAREST && mode != UP_NEAREST_EXACT && o->dt != cdt) {
+		Operand cv[1] = {opd_val(v)};
+		v = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, cv);
 	}
 	sdfg_store(b, v, xp_memlet(out, 4, xp_vars(g, 4, vars)), W_NONE);
 	return 0;
@@ -932,5 +1031,67 @@ int expand_cdist(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile
 	Operand cv[1] = {opd_val(v)};
 	v = sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, cv);
 	sdfg_store(fb, v, xp_memlet(out, o->rank, oi), W_NONE);
+	return 0;
+}
+
+/* ---- col2im (fold) ----------------------------------------------------------------------
+ *
+ * out[n, c, h, w] sums cols[n, c, i, j, bh, bw] over the kernel taps (i, j)
+ * in row-major order, the order in which torch's col2im adds them, where
+ * bh = (h + pad - i*dil) / stride when that divides exactly and lies in
+ * [0, Lh) (likewise bw). A gather: each output element is stored once.
+ * Blocks out of range read 0 through guarded memlets; with a stride > 1 a
+ * tap whose offset does not divide adds 0 instead, which is exact since
+ * torch's sum starts at +0. The sum is kept in the output type, as torch's
+ * kernel keeps it (+= on float16/bfloat16 storage rounds every step). */
+int expand_col2im(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	(void)tile;
+	int in = l->in[0], out = l->out[0];
+	Container *o = sdfg_c(g, out), *x = sdfg_c(g, in);
+	int r = o->rank, sd = r - 2;            /* [N,] C, H, W; in: [N,] C, kh, kw, Lh, Lw */
+	int64_t d[2] = {1, 1}, p[2] = {0, 0}, s[2] = {1, 1};
+	lib_ints(l, "dilation", d, 2);
+	lib_ints(l, "padding", p, 2);
+	lib_ints(l, "stride", s, 2);
+	int vars[MAXDIM];
+	Node *body = xp_nest(g, seq, out, vars);
+	int acc = xp_local(g, "acc", o->dt, 0, NULL, body->parent);
+	Expr *none[1] = {NULL};
+	Node *ib = xp_block(g, body, label);
+	Operand z[1] = {opd_const(0)};
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, o->dt, 1, z), xp_memlet(acc, 0, none), W_NONE);
+	static const char *const kn[2] = {"kh", "kw"};
+	Expr *idx[MAXDIM], *rem = NULL;
+	Node *inner = body;
+	for (int i = 0; i < sd; i++)
+		idx[i] = ex_sym(g, vars[i]);
+	for (int j = 0; j < 2; j++) {
+		int kv;
+		Node *lp = xp_loop(g, inner, N_FOR, kn[j], ex_int(g, 0), x->shape[sd + j], 1, &kv);
+		inner = lp->body;
+		idx[sd + j] = ex_sym(g, kv);
+		Expr *off = ex_sub(g, ex_addi(g, ex_sym(g, vars[sd + j]), p[j]), ex_muli(g, ex_sym(g, kv), d[j]));
+		idx[sd + 2 + j] = ex_div(g, off, ex_int(g, s[j]));
+		if (s[j] > 1) {
+			Expr *m = ex_mod(g, off, ex_int(g, s[j]));
+			rem = rem ? ex_add(g, rem, m) : m;
+		}
+	}
+	Node *rb = xp_block(g, inner, label);
+	Operand xv[1] = {opd_guarded(in, x->rank, idx, 0)};
+	int v = sdfg_tasklet(g, rb, T_ASSIGN, o->dt, 1, xv);
+	if (rem) {
+		/* both remainders are >= 0, so their sum is 0 exactly when both are */
+		Operand eq[2] = {opd_expr(rem), opd_const(0)};
+		int c = sdfg_tasklet(g, rb, T_EQ, DT_BOOL, 2, eq);
+		Operand wh[3] = {opd_val(c), opd_val(v), opd_const(0)};
+		v = sdfg_tasklet(g, rb, T_WHERE, o->dt, 3, wh);
+	}
+	Operand ad[2] = {opd_mem(acc, 0, none), opd_val(v)};
+	sdfg_store(rb, sdfg_tasklet(g, rb, T_ADD, o->dt, 2, ad), xp_memlet(acc, 0, none), W_NONE);
+	Node *fb = xp_block(g, body, label);
+	Operand fin[1] = {opd_mem(acc, 0, none)};
+	sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, fin), xp_memlet(out, r, xp_vars(g, r, vars)), W_NONE);
 	return 0;
 }

@@ -4,7 +4,7 @@
  * matrix products (with 1-d operands), batch norm, normalizations with
  * input statistics (layer, group, instance, RMS), attention, pooling (1-d
  * through the 2-d node, 3-d), upsampling, reductions, softmax, pairwise
- * distances (cdist, pdist).
+ * distances (cdist, pdist), col2im (fold).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -610,5 +610,69 @@ int lower_cdist(Imp *m, const cJSON *node)
 		l->in[1] = x2, l->nin = 2;
 	l->out[0] = out, l->nout = 1;
 	lib_set_float(m->g, l, "p", p);
+	return 0;
+}
+
+/* col2im (F.fold): self [N,] C*kh*kw, L with L = Lh*Lw blocks, where
+ * Lh = (H + 2*pad - dil*(kh-1) - 1) / stride + 1 (likewise Lw). The node
+ * reads self through a view [N,] C, kh, kw, Lh, Lw (the column dims split,
+ * any strides), so the expansion indexes taps and blocks directly. */
+int lower_col2im(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	if (x < 0)
+		return -1;
+	Container *s = lw_c(m, x);
+	if (s->rank != 2 && s->rank != 3) {
+		lw_error(m, "col2im of a rank-%d tensor (expected (N, C*kh*kw, L) or (C*kh*kw, L))", s->rank);
+		return -1;
+	}
+	static const char *const names[5] = {"output_size", "kernel_size", "dilation", "padding", "stride"};
+	int64_t v[5][2];
+	for (int k = 0; k < 5; k++) {
+		Val *a = lw_arg(m, names[k]);
+		for (int j = 0; j < 2; j++)
+			v[k][j] = a->k == V_INTS && a->n > 0 ? a->is[a->n > j ? j : 0] : 0;
+	}
+	int64_t *osz = v[0], *ks = v[1], *dl = v[2], *pd = v[3], *st = v[4], nblk[2];
+	for (int j = 0; j < 2; j++) {
+		if (ks[j] < 1 || dl[j] < 1 || st[j] < 1 || pd[j] < 0) {
+			lw_error(m, "col2im with kernel_size %lld, dilation %lld, stride %lld, padding %lld",
+			         (long long)ks[j], (long long)dl[j], (long long)st[j], (long long)pd[j]);
+			return -1;
+		}
+		nblk[j] = (osz[j] + 2 * pd[j] - dl[j] * (ks[j] - 1) - 1) / st[j] + 1;
+	}
+	int b = s->rank - 2;   /* 1 if batched */
+	int64_t rows = lw_dim(m, x, b), cols = lw_dim(m, x, b + 1);
+	if (nblk[0] < 1 || nblk[1] < 1 || rows % (ks[0] * ks[1]) || cols != nblk[0] * nblk[1]) {
+		lw_error(m, "col2im: input of %lld x %lld columns does not fold into %lldx%lld with kernel %lldx%lld "
+		         "(expected a multiple of %lld rows and %lld blocks)", (long long)rows, (long long)cols,
+		         (long long)osz[0], (long long)osz[1], (long long)ks[0], (long long)ks[1],
+		         (long long)(ks[0] * ks[1]), (long long)(nblk[0] * nblk[1]));
+		return -1;
+	}
+	Expr *sh[MAXDIM], *sd[MAXDIM];
+	int r = 0;
+	if (b)
+		sh[r] = s->shape[0], sd[r++] = s->stride[0];
+	Expr *s1 = s->stride[b], *s2 = s->stride[b + 1];
+	int64_t dims[5] = {rows / (ks[0] * ks[1]), ks[0], ks[1], nblk[0], nblk[1]};
+	int64_t mul[5] = {ks[0] * ks[1], ks[1], 1, nblk[1], 1};
+	for (int k = 0; k < 5; k++) {
+		sh[r] = ex_int(m->g, dims[k]);
+		sd[r++] = ex_muli(m->g, k < 3 ? s1 : s2, mul[k]);
+	}
+	int cv = sdfg_add_view(m->g, arena_printf(m->a, "%s_cols", s->name), x, r, sh, sd, s->offset);
+	lw_c(m, cv)->origin = "";
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_COL2IM);
+	l->in[0] = cv, l->nin = 1;
+	l->out[0] = out, l->nout = 1;
+	lib_set_ints(m->g, l, "dilation", dl, 2);
+	lib_set_ints(m->g, l, "padding", pd, 2);
+	lib_set_ints(m->g, l, "stride", st, 2);
 	return 0;
 }

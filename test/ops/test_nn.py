@@ -257,3 +257,73 @@ def test_conv(tmp_path):
         Case("conv_transpose1d", lambda a: t1(a), (s,)),
     ]
     check_cases(tmp_path, "conv", cases)
+
+
+def _fold_input(g, n, c, out, k, d=(1, 1), p=(0, 0), s=(1, 1)):
+    """Random columns for F.fold: ([n,] c*kh*kw, L), L the number of blocks."""
+    torch = require("torch")
+    nb = 1
+    for j in range(2):
+        nb *= (out[j] + 2 * p[j] - d[j] * (k[j] - 1) - 1) // s[j] + 1
+    shape = (c * k[0] * k[1], nb) if n is None else (n, c * k[0] * k[1], nb)
+    return torch.randn(*shape, generator=g)
+
+
+def test_fold(tmp_path):
+    torch = require("torch")
+    F = torch.nn.functional
+    g = _gen(12)
+    f1 = _fold_input(g, 2, 3, (5, 6), (2, 3))
+    f2 = _fold_input(g, 2, 2, (7, 8), (3, 3), s=(2, 2), p=(1, 1))
+    f3 = _fold_input(g, 1, 2, (9, 7), (2, 3), d=(2, 1), p=(1, 0), s=(1, 2))
+    f4 = _fold_input(g, None, 3, (6, 5), (3, 2), d=(2, 2), p=(1, 1), s=(2, 1))
+    f5 = _fold_input(g, 2, 1, (8, 9), (4, 3), d=(1, 2), p=(2, 1), s=(3, 2))
+    im = torch.randn(1, 2, 5, 7, generator=g)
+    cases = [
+        Case("fold", lambda a: F.fold(a, (5, 6), (2, 3)), (f1,)),
+        Case("fold_s2_p1", lambda a: F.fold(a, (7, 8), 3, stride=2, padding=1), (f2,)),
+        Case("fold_dil_rect", lambda a: F.fold(a, (9, 7), (2, 3), dilation=(2, 1), padding=(1, 0), stride=(1, 2)), (f3,)),
+        Case("fold_unbatched", lambda a: F.fold(a, (6, 5), (3, 2), dilation=2, padding=1, stride=(2, 1)), (f4,)),
+        Case("fold_s3_noncontig", lambda a: F.fold(a.transpose(1, 2).contiguous().transpose(1, 2), (8, 9), (4, 3),
+                                                   dilation=(1, 2), padding=(2, 1), stride=(3, 2)), (f5,)),
+        Case("f64_fold", lambda a: F.fold(a, (7, 8), 3, stride=2, padding=1), (f2.double(),)),
+        Case("f16_fold", lambda a: F.fold(a, (7, 8), 3, stride=2, padding=1), (f2.half(),)),
+        Case("bf16_fold", lambda a: F.fold(a, (5, 6), (2, 3)), (f1.bfloat16(),)),
+        Case("f16_bicubic", lambda a: (F.interpolate(a, scale_factor=2, mode="bicubic"),
+                                       F.interpolate(a, size=(4, 3), mode="bicubic", align_corners=True)), (im.half(),)),
+        Case("bf16_bicubic", lambda a: (F.interpolate(a, scale_factor=2.5, mode="bicubic"),
+                                        F.interpolate(a, size=(9, 4), mode="bicubic", align_corners=True)), (im.bfloat16(),)),
+    ]
+    # training IR only: core IR decomposes col2im into index_put with None
+    # among the indices (the scatter family), and bicubic upsampling into
+    # index and elementwise ops whose per-op float16/bfloat16 rounding differs
+    # from eager's kernel by more than the tolerance (torch's own decomposed
+    # program does); test_bicubic covers float32/float64 at both levels
+    check_cases(tmp_path, "fold", cases, irs=("training",))
+
+
+def test_bicubic(tmp_path):
+    torch = require("torch")
+    F = torch.nn.functional
+    g = _gen(13)
+    im = torch.randn(1, 2, 5, 7, generator=g)
+    im2 = torch.randn(2, 3, 9, 10, generator=g)
+    im3 = torch.randn(1, 2, 41, 30, generator=g)
+    cases = [
+        Case("bicubic", lambda a: (F.interpolate(a, scale_factor=2, mode="bicubic"),
+                                   F.interpolate(a, size=(9, 4), mode="bicubic", align_corners=True),
+                                   F.interpolate(a, size=(3, 11), mode="bicubic"),
+                                   F.interpolate(a, scale_factor=(1.7, 0.6), mode="bicubic"),
+                                   F.interpolate(a, size=(1, 1), mode="bicubic", align_corners=True)), (im,)),
+        Case("bicubic_down", lambda a: (F.interpolate(a, scale_factor=1 / 3, mode="bicubic"),
+                                        F.interpolate(a, size=(4, 3), mode="bicubic", align_corners=True),
+                                        F.interpolate(a, size=(2, 2), mode="bicubic")), (im2,)),
+        Case("bicubic_far_down", lambda a: (F.interpolate(a, size=(3, 2), mode="bicubic"),
+                                            F.interpolate(a, scale_factor=0.13, mode="bicubic")), (im3,)),
+        Case("bicubic_scales", lambda a: (torch.ops.aten.upsample_bicubic2d.default(a, [7, 13], False, 1.5, 2.5),
+                                          torch.ops.aten.upsample_bicubic2d.default(a, [10, 14], True),
+                                          torch.ops.aten.upsample_bicubic2d.vec(a, [8, 9], False, None)), (im,)),
+        Case("f64_bicubic", lambda a: (F.interpolate(a, scale_factor=3, mode="bicubic"),
+                                       F.interpolate(a, size=(4, 3), mode="bicubic", align_corners=True)), (im.double(),)),
+    ]
+    check_cases(tmp_path, "bicubic", cases)
