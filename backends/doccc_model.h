@@ -40,7 +40,8 @@ enum {
 	DOCCC_ERR_WEIGHTS = 2,    /* weights file missing, unreadable or wrong */
 	DOCCC_ERR_ARG = 3,        /* NULL handle or buffer */
 	DOCCC_ERR_THREADS = 4,    /* thread count not supported by this build */
-	DOCCC_ERR_INDEX = 5       /* run: an index tensor held an out-of-range index */
+	DOCCC_ERR_INDEX = 5,      /* run: an index tensor held an out-of-range index */
+	DOCCC_ERR_ZERODIV = 6     /* run: an integer division or remainder by zero */
 };
 
 typedef struct {

@@ -34,8 +34,10 @@
  * rounded to its 16-bit precision as soon as it is computed, so a fused
  * chain of ops gives what PyTorch's one-op-at-a-time kernels give. Integer
  * division, remainder and pow go through helpers with PyTorch's semantics
- * (floor division, Python remainder, exponentiation by squaring) that
- * return 0 instead of trapping on a zero divisor, where PyTorch raises.
+ * (floor division, Python remainder, exponentiation by squaring). A zero
+ * integer divisor fails the run with DOCCC_ERR_ZERODIV, as the index
+ * checks below do, where PyTorch raises ZeroDivisionError (the helpers
+ * still return 0 for it, so nothing traps before the check).
  *
  * Data-dependent indices: a tasklet that binds a value symbol declares it
  * as a const int64_t C variable of that name right after itself, so the
@@ -421,10 +423,22 @@ static void vector_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 
 /* The statement that fails the run from inside the loops: forward jumps
  * to its end, a parallel kernel returns and leaves the status for forward. */
-static const char *fail_stmt(Em *e)
+static const char *fail_stmt(Em *e, const char *code)
 {
-	return e->inkern ? "{ __atomic_store_n(dc_err, DOCCC_ERR_INDEX, __ATOMIC_RELAXED); return; }"
-	                 : "{ dc_err = DOCCC_ERR_INDEX; goto dc_fail; }";
+	Arena *a = e->g->arena;
+	return e->inkern ? arena_printf(a, "{ __atomic_store_n(dc_err, %s, __ATOMIC_RELAXED); return; }", code)
+	                 : arena_printf(a, "{ dc_err = %s; goto dc_fail; }", code);
+}
+
+/* Integer division and remainder, whose zero divisor fails the run. */
+static int is_int_div(const Tasklet *t)
+{
+	switch (t->code) {
+	case T_DIV: case T_DIV_TRUNC: case T_DIV_FLOOR: case T_REM: case T_FMOD:
+		return !dtype_info[t->dt].isfloat && t->dt != DT_BOOL;
+	default:
+		return 0;
+	}
 }
 
 /* T_INDEX: the index a[0] wrapped once (p[0]) and checked against the size
@@ -436,7 +450,8 @@ static void emit_index(Em *e, const Node *n, int i, char *const *a)
 	line(e, "int64_t t%d = (int64_t)(%s);", i, a[0]);
 	if (t->p[0] != 0)
 		line(e, "if (t%d < 0) t%d += %s;", i, i, a[1]);
-	line(e, "if ((uint64_t)t%d >= (uint64_t)%s) %s /* index out of range in '%s' */", i, a[1], fail_stmt(e), op);
+	line(e, "if ((uint64_t)t%d >= (uint64_t)%s) %s /* index out of range in '%s' */", i, a[1], fail_stmt(e, "DOCCC_ERR_INDEX"),
+	     op);
 }
 
 static void emit_block(Em *e, Node *n)
@@ -459,6 +474,9 @@ static void emit_block(Em *e, Node *n)
 		}
 		e->vecvar = saved;
 		Buf ex = {0};
+		if (is_int_div(t))
+			line(e, "if ((%s) == 0) %s /* integer division by zero in '%s' */", a[1], fail_stmt(e, "DOCCC_ERR_ZERODIV"),
+			     e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?");
 		if (t->code == T_INDEX)
 			emit_index(e, n, i, a);
 		else if (vec)
@@ -552,7 +570,8 @@ static void emit_locals(Em *e, Node *loop)
 static void touched(Sdfg *g, Node *n, unsigned char *set);
 static void emit_node(Em *e, Node *n);
 
-/* Does subtree n check an index (a T_INDEX tasklet), so that it can fail? */
+/* Does subtree n check an index (a T_INDEX tasklet) or an integer divisor,
+ * so that it can fail? */
 static int has_check(const Node *n)
 {
 	switch (n->kind) {
@@ -566,7 +585,7 @@ static int has_check(const Node *n)
 		return has_check(n->body);
 	case N_BLOCK:
 		for (int i = 0; i < n->nts && !n->lib; i++)
-			if (n->ts[i].code == T_INDEX)
+			if (n->ts[i].code == T_INDEX || is_int_div(&n->ts[i]))
 				return 1;
 		return 0;
 	}
@@ -833,7 +852,7 @@ static void emit_helpers(Em *e)
 static void emit_forward(Em *e)
 {
 	Sdfg *g = e->g;
-	/* forward returns DOCCC_OK, or DOCCC_ERR_INDEX from an index check */
+	/* forward returns DOCCC_OK, or DOCCC_ERR_INDEX / DOCCC_ERR_ZERODIV from a check */
 	e->checks = has_check(g->root);
 	line(e, "static int %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, int dc_nth,", e->nm);
 	line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof)");
@@ -1010,6 +1029,7 @@ void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *b)
 	              "\tcase DOCCC_ERR_ARG: return \"a NULL model, input or output pointer\";\n"
 	              "\tcase DOCCC_ERR_THREADS: return \"thread count not supported by this build (only openmp builds use threads)\";\n"
 	              "\tcase DOCCC_ERR_INDEX: return \"index out of range: an index tensor holds an index outside the dimension it indexes\";\n"
+	              "\tcase DOCCC_ERR_ZERODIV: return \"integer division by zero\";\n"
 	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", nm);
 	buf_printf(b, "int %s_set_num_threads(%s_t *model, int n)\n{\n\tif (!model || n < 1)\n\t\treturn DOCCC_ERR_ARG;\n", nm, nm);
 	if (omp)

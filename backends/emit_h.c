@@ -37,7 +37,7 @@ static const char desc_block[] =
 	"#ifdef __cplusplus\ntypedef bool doccc_bool;\n#else\ntypedef _Bool doccc_bool;\n#endif\n"
 	"enum {\n\tDOCCC_F32 = 0, DOCCC_F64 = 1, DOCCC_F16 = 2, DOCCC_BF16 = 3,\n"
 	"\tDOCCC_I64 = 4, DOCCC_I32 = 5, DOCCC_I16 = 6, DOCCC_I8 = 7,\n\tDOCCC_U8 = 8, DOCCC_BOOL = 9\n};\n"
-	"enum {\n\tDOCCC_OK = 0,\n\tDOCCC_ERR_NOMEM = 1,\n\tDOCCC_ERR_WEIGHTS = 2,\n\tDOCCC_ERR_ARG = 3,\n\tDOCCC_ERR_THREADS = 4,\n\tDOCCC_ERR_INDEX = 5\n};\n"
+	"enum {\n\tDOCCC_OK = 0,\n\tDOCCC_ERR_NOMEM = 1,\n\tDOCCC_ERR_WEIGHTS = 2,\n\tDOCCC_ERR_ARG = 3,\n\tDOCCC_ERR_THREADS = 4,\n\tDOCCC_ERR_INDEX = 5,\n\tDOCCC_ERR_ZERODIV = 6\n};\n"
 	"typedef struct {\n\tconst char *name;\n\tint dtype;\n\tint rank;\n\tconst int64_t *shape;\n\tint64_t numel;\n\tsize_t nbytes;\n} doccc_tensor_desc;\n"
 	"typedef struct {\n\tint abi_version;\n\tconst char *name;\n\tconst char *target;\n\tconst char *category;\n"
 	"\tconst char *doccc_version;\n\tconst char *input_hash;\n\tint ninputs, noutputs;\n"

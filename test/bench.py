@@ -1,17 +1,24 @@
-"""make bench: latency of ResNet-18 (batch 1) compiled by doccc, next to PyTorch.
+"""make bench: latency of models compiled by doccc (batch 1), next to PyTorch.
 
-    python3 test/bench.py [--repeat N] [--warmup N] [--targets none,sequential,openmp]
-                          [--categories server,desktop] [--no-inductor]
+    python3 test/bench.py [--models resnet18,vit_tiny,bert_mini] [--repeat N] [--warmup N]
+                          [--targets none,sequential,openmp] [--categories server,desktop]
+                          [--no-inductor]
 
-For every target and category: compile build/bench/resnet18.pt2 with doccc,
+Models (fixed-seed random weights, full size):
+  resnet18   torchvision's ResNet-18, 224x224 (examples/resnet18)
+  vit_tiny   ViT-Tiny/16, 224x224: 12 blocks, width 192, 3 heads
+  bert_mini  a BERT encoder of BERT-mini's shape (4 layers, hidden 256, 4 heads,
+             intermediate 1024, vocabulary 30522) on 128 tokens with padding
+
+For every model, target and category: compile build/bench/MODEL.pt2 with doccc,
 run `doccc run --repeat N` (which prints "latency: median X ms, min Y ms over
-N runs") and check the output against eager PyTorch. In the same run: PyTorch
+N runs") and check the outputs against eager PyTorch. In the same run: PyTorch
 eager with torch.set_num_threads(1) and with all cores, and torch.compile
 (inductor) in a subprocess with a time limit (skipped with the reason if it
-fails or takes too long). Prints one table of medians, minimums and ratios to
-eager (ratio > 1: slower than eager at the same thread count; the single-core
-targets none and sequential are compared with eager on 1 thread, openmp with
-eager on all cores) and writes everything to build/bench.json.
+fails or takes too long). Prints one table per model of medians, minimums and
+ratios to eager (ratio > 1: slower than eager at the same thread count; the
+single-core targets none and sequential are compared with eager on 1 thread,
+openmp with eager on all cores) and writes everything to build/bench.json.
 
 Exit status 1 if a doccc compile or run failed (the table still shows the rest).
 """
@@ -35,40 +42,60 @@ OUT = ROOT / "build" / "bench"
 LATENCY = re.compile(r"latency: median ([0-9.]+) ms, min ([0-9.]+) ms over (\d+) runs")
 
 
-def time_torch(fn, x, repeat, warmup):
+def time_torch(fn, inputs, repeat, warmup):
     import torch
     with torch.no_grad():
         for _ in range(warmup):
-            fn(x)
+            fn(*inputs)
         ms = []
         for _ in range(repeat):
             t0 = time.perf_counter()
-            fn(x)
+            fn(*inputs)
             ms.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(ms), min(ms)
+
+
+def make_bench_model(name):
+    """(model, inputs) of a bench model, batch 1."""
+    import torch
+    sys.path.insert(0, str(HERE))
+    import models
+    import models_zoo
+    if name == "resnet18":
+        return models.make_model("resnet18"), (models.make_input("resnet18", 1),)
+    if name == "vit_tiny":
+        model, inputs = models_zoo.make_vit_tiny(depth=12, image=224, num_classes=1000)
+        return model, inputs(1)
+    if name == "bert_mini":
+        torch.manual_seed(0)
+        model = models_zoo.BertEncoder(vocab=30522, hidden=256, layers=4, heads=4, inter=1024, max_pos=512).eval()
+        g = torch.Generator().manual_seed(1234)
+        ids = torch.randint(1, 30522, (1, 128), generator=g)
+        types = torch.zeros(1, 128, dtype=torch.int64)
+        mask = torch.ones(1, 128, dtype=torch.int64)
+        mask[:, 100:] = 0
+        return model, (ids, types, mask)
+    raise SystemExit(f"bench: unknown model '{name}' (resnet18, vit_tiny, bert_mini)")
 
 
 def inductor_worker(args):
     """Child process: torch.compile(model) on all cores; prints one JSON line."""
     import torch
-    sys.path.insert(0, str(HERE))
-    import models
     torch.set_num_threads(os.cpu_count() or 1)
-    model = models.make_model("resnet18")
-    x = models.make_input("resnet18", 1)
+    model, inputs = make_bench_model(args.models)
     t0 = time.perf_counter()
     with torch.no_grad():
         compiled = torch.compile(model, backend="inductor")
-        compiled(x)
+        compiled(*inputs)
     compile_s = time.perf_counter() - t0
-    median, best = time_torch(compiled, x, args.repeat, args.warmup)
+    median, best = time_torch(compiled, inputs, args.repeat, args.warmup)
     print(json.dumps({"median_ms": median, "min_ms": best, "compile_s": compile_s}))
 
 
-def run_inductor(args):
+def run_inductor(args, name):
     # Compile in-process (no pool of compile workers left running in the
     # background while we time), and warm up at least 3 runs.
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--inductor-worker",
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--inductor-worker", "--models", name,
            "--repeat", str(args.repeat), "--warmup", str(max(args.warmup, 3))]
     env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
     try:
@@ -88,79 +115,68 @@ def doccc_version():
         return str(e)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--targets", default="none,sequential,openmp")
-    ap.add_argument("--categories", default="server,desktop")
-    ap.add_argument("--no-inductor", action="store_true")
-    ap.add_argument("--inductor-timeout", type=int, default=600)
-    ap.add_argument("--inductor-worker", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.inductor_worker:
-        return inductor_worker(args)
-
+def bench_model(args, name):
+    """Rows for one model; (rows, failed)."""
     import numpy as np
     import torch
-    sys.path.insert(0, str(HERE))
     import export
-    import models
-
-    if not DOCCC.exists():
-        sys.exit(f"bench: {DOCCC} does not exist; run `make` first")
-    OUT.mkdir(parents=True, exist_ok=True)
+    model, inputs = make_bench_model(name)
     ncpu = os.cpu_count() or 1
-    model = models.make_model("resnet18")
-    x = models.make_input("resnet18", 1)
-    pt2 = OUT / "resnet18.pt2"
-    export.export(model, (x,), pt2, ir="training", form="pt2")
-    ref = models.reference(model, x)[0].numpy()
-    np.save(OUT / "x.npy", x.numpy())
+    pt2 = OUT / f"{name}.pt2"
+    export.export(model, inputs, pt2, ir="training", form="pt2")
+    with torch.no_grad():
+        ref = model(*inputs)
+    ref = [t.numpy() for t in (ref if isinstance(ref, (tuple, list)) else (ref,))]
+    ins = []
+    for i, t in enumerate(inputs):
+        p = OUT / f"{name}_in{i}.npy"
+        np.save(p, t.numpy())
+        ins += ["-i", str(p)]
 
     rows, failed = [], False
 
-    def add(name, threads, median, best, extra=None):
-        rows.append(dict(name=name, threads=threads, median_ms=median, min_ms=best, **(extra or {})))
-        print(f"  {name:<28} median {median:9.2f} ms   min {best:9.2f} ms", flush=True)
+    def add(label, threads, median, best, extra=None):
+        rows.append(dict(name=label, threads=threads, median_ms=median, min_ms=best, **(extra or {})))
+        print(f"  {label:<28} median {median:9.2f} ms   min {best:9.2f} ms", flush=True)
 
-    print(f"ResNet-18, batch 1, {args.repeat} runs after {args.warmup} warm-up, {ncpu} cores", flush=True)
+    print(f"\n{name}, batch 1, {args.repeat} runs after {args.warmup} warm-up, {ncpu} cores", flush=True)
     for threads in sorted({1, ncpu}):
         torch.set_num_threads(threads)
-        add(f"torch eager {threads}T", threads, *time_torch(model, x, args.repeat, args.warmup))
+        add(f"torch eager {threads}T", threads, *time_torch(model, inputs, args.repeat, args.warmup))
     torch.set_num_threads(ncpu)
 
     for category in args.categories.split(","):
         for target in args.targets.split(","):
-            name = f"doccc {target}/{category}"
-            outdir = OUT / f"{target}_{category}"
+            label = f"doccc {target}/{category}"
+            outdir = OUT / f"{name}_{target}_{category}"
             t0 = time.perf_counter()
-            r = subprocess.run([str(DOCCC), str(pt2), "-t", target, "-c", category, "-n", "resnet18",
+            r = subprocess.run([str(DOCCC), str(pt2), "-t", target, "-c", category, "-n", name,
                                 "-o", f"{outdir}/"], capture_output=True, text=True)
             compile_s = time.perf_counter() - t0
             if r.returncode != 0:
                 failed = True
-                rows.append(dict(name=name, error=f"compile: exit {r.returncode}: {r.stderr.strip()[-500:]}"))
-                print(f"  {name:<28} compile failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
+                rows.append(dict(name=label, error=f"compile: exit {r.returncode}: {r.stderr.strip()[-500:]}"))
+                print(f"  {label:<28} compile failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
                 continue
-            y = outdir / "y.npy"
-            r = subprocess.run([str(DOCCC), "run", str(outdir / "libresnet18.so"), "-i", str(OUT / "x.npy"),
-                                "-o", str(y), "--repeat", str(args.repeat), "--warmup", str(args.warmup)],
+            outs = [outdir / f"y{i}.npy" for i in range(len(ref))]
+            r = subprocess.run([str(DOCCC), "run", str(outdir / f"lib{name}.so"), *ins,
+                                *[a for o in outs for a in ("-o", str(o))],
+                                "--repeat", str(args.repeat), "--warmup", str(args.warmup)],
                                capture_output=True, text=True)
             m = LATENCY.search(r.stdout + r.stderr)
             if r.returncode != 0 or not m:
                 failed = True
-                rows.append(dict(name=name, error=f"run: exit {r.returncode}: {r.stderr.strip()[-500:]}"))
-                print(f"  {name:<28} run failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
+                rows.append(dict(name=label, error=f"run: exit {r.returncode}: {r.stderr.strip()[-500:]}"))
+                print(f"  {label:<28} run failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
                 continue
-            max_diff = float(np.abs(np.load(y).astype(np.float64) - ref).max())
+            max_diff = max(float(np.abs(np.load(o).astype(np.float64) - w).max()) for o, w in zip(outs, ref))
             threads = ncpu if target == "openmp" else 1
-            add(name, threads, float(m.group(1)), float(m.group(2)),
+            add(label, threads, float(m.group(1)), float(m.group(2)),
                 dict(target=target, category=category, compile_s=round(compile_s, 2),
                      max_abs_diff=max_diff))
 
     if not args.no_inductor:
-        ind = run_inductor(args)
+        ind = run_inductor(args, name)
         if "error" in ind:
             rows.append(dict(name=f"torch.compile inductor {ncpu}T", error=ind["error"]))
             print(f"  torch.compile inductor: skipped: {ind['error']}", flush=True)
@@ -169,7 +185,7 @@ def main():
                 dict(compile_s=round(ind["compile_s"], 2)))
 
     eager = {r["threads"]: r["median_ms"] for r in rows if r["name"].startswith("torch eager")}
-    print(f"\n{'':<30}{'median ms':>11}{'min ms':>10}{'/eager 1T':>11}{f'/eager {ncpu}T':>11}"
+    print(f"\n{name:<30}{'median ms':>11}{'min ms':>10}{'/eager 1T':>11}{f'/eager {ncpu}T':>11}"
           f"{'compile s':>11}{'max diff':>10}")
     for r in rows:
         if "error" in r:
@@ -181,10 +197,37 @@ def main():
         comp = f"{r['compile_s']:11.1f}" if "compile_s" in r else f"{'':>11}"
         print(f"{r['name']:<30}{r['median_ms']:11.2f}{r['min_ms']:10.2f}{r['ratio_eager_1t']:11.2f}"
               f"{r['median_ms'] / eager[ncpu]:11.2f}{comp}{diff}")
+    return rows, failed
 
-    result = dict(model="resnet18", batch=1, repeat=args.repeat, warmup=args.warmup, cores=ncpu,
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default="resnet18,vit_tiny,bert_mini")
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--targets", default="none,sequential,openmp")
+    ap.add_argument("--categories", default="server,desktop")
+    ap.add_argument("--no-inductor", action="store_true")
+    ap.add_argument("--inductor-timeout", type=int, default=600)
+    ap.add_argument("--inductor-worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.inductor_worker:
+        return inductor_worker(args)
+
+    import torch
+    sys.path.insert(0, str(HERE))
+    if not DOCCC.exists():
+        sys.exit(f"bench: {DOCCC} does not exist; run `make` first")
+    OUT.mkdir(parents=True, exist_ok=True)
+    ncpu = os.cpu_count() or 1
+    results, failed = {}, False
+    for name in args.models.split(","):
+        rows, bad = bench_model(args, name)
+        results[name] = rows
+        failed |= bad
+    result = dict(models=results, batch=1, repeat=args.repeat, warmup=args.warmup, cores=ncpu,
                   machine=platform.machine(), processor=platform.processor(),
-                  torch=torch.__version__, doccc=doccc_version(), rows=rows)
+                  torch=torch.__version__, doccc=doccc_version())
     path = ROOT / "build" / "bench.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwrote {path.relative_to(ROOT)}")

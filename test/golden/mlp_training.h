@@ -38,7 +38,8 @@ enum {
 	DOCCC_ERR_WEIGHTS = 2,
 	DOCCC_ERR_ARG = 3,
 	DOCCC_ERR_THREADS = 4,
-	DOCCC_ERR_INDEX = 5
+	DOCCC_ERR_INDEX = 5,
+	DOCCC_ERR_ZERODIV = 6
 };
 typedef struct {
 	const char *name;

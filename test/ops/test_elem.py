@@ -218,3 +218,41 @@ def test_elem_rank0_promotion(tmp_path):
              (x, k, s64, sf, si)),
     ]
     check_cases(tmp_path, "elem_r0", cases, targets=("none",))
+
+
+def test_integer_division_by_zero(tmp_path):
+    """An integer division or remainder by zero fails the run with
+    DOCCC_ERR_ZERODIV ("integer division by zero"), where torch raises
+    ZeroDivisionError, on every target, in serial and parallel loops; other
+    inputs run, and float division by zero gives inf/nan as in torch."""
+    torch = require("torch")
+    np = require("numpy")
+    from conftest import CPU_TARGETS, compile_model, doccc_cmd, fmt_result
+
+    class M(torch.nn.Module):
+        def forward(self, a, b, x):
+            return (torch.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="trunc"),
+                    torch.remainder(a, b), torch.fmod(a, b), x / x[:1])
+
+    a = torch.randint(-50, 50, (4, 256), generator=torch.Generator().manual_seed(1))
+    ok = torch.randint(1, 9, (4, 256), generator=torch.Generator().manual_seed(2))
+    x = torch.tensor([0.0, 1.0, -2.0])
+    pt2 = tmp_path / "zd.pt2"
+    torch.export.save(torch.export.export(M(), (a, ok, x)), str(pt2))
+    zero = ok.clone()
+    zero[3, 200] = 0
+    for target in CPU_TARGETS:
+        lib = compile_model(pt2, target, tmp_path / target, "-n", "zd")
+        for label, b in (("nonzero", ok), ("zero", zero)):
+            for name, t in (("a", a), ("b", b), ("x", x)):
+                np.save(tmp_path / f"{name}.npy", t.numpy())
+            args = ["run", lib] + sum((["-i", tmp_path / f"{n}.npy"] for n in "abx"), [])
+            args += sum((["-o", tmp_path / f"o{i}.npy"] for i in range(5)), [])
+            r = doccc_cmd(*args)
+            if label == "nonzero":
+                assert r.returncode == 0, f"[{target}]\n{fmt_result(r)}"
+                want = M()(a, ok, x)
+                for i, w in enumerate(want):
+                    np.testing.assert_array_equal(np.load(tmp_path / f"o{i}.npy"), w.numpy(), err_msg=f"[{target}] {i}")
+            else:
+                assert r.returncode == 1 and "integer division by zero" in r.stderr, f"[{target}]\n{fmt_result(r)}"
