@@ -5,14 +5,16 @@
  * The generated file has, in order: a comment saying how it was made (doccc
  * version, options, hash of the input; no paths or times), small static
  * helpers (NaN-propagating max/min, vector splat and select when the target
- * has SIMD), one static function NAME_forward that runs the whole graph,
- * and the public API of the header (create/run/destroy, ...) plus the
- * descriptor.
+ * has SIMD), the step functions, one static function NAME_forward that
+ * runs the whole graph by calling them, and the public API of the header
+ * (create/run/destroy, ...) plus the descriptor.
  *
- * NAME_forward emits every top-level child of the root sequence as its own
- * C block that declares restrict pointers to the containers it touches:
- * inside one child those are live at the same time and so never share
- * arena memory, which makes restrict true. Views have no pointer of their
+ * Every top-level child of the root sequence (an op or a fused group) is a
+ * step: a static function NAME_sK taking restrict pointers to the
+ * containers it touches (inside one step those are live at the same time
+ * and so never share arena memory, which makes restrict true). Steps print
+ * with canonical names, so repeated layers share one function and forward
+ * calls it with each layer's pointers. Views have no pointer of their
  * own: a memlet on a view addresses its root with the view's offset and
  * strides, folded by the expression simplifier into one index.
  *
@@ -66,6 +68,8 @@ typedef struct {
 	int profile;
 	Buf *kern;          /* kernel functions of parallel maps, emitted before forward */
 	int nkern;
+	char **funcs;       /* text of each step function so far (dedup) */
+	int nfuncs, capfuncs;
 } Em;
 
 static const char *const storage_type[NDTYPES] = {
@@ -849,6 +853,126 @@ static void emit_helpers(Em *e)
 	buf_puts(b, "\n");
 }
 
+/* Symbols of the loops and bound values in subtree n, in order of appearance. */
+static void subtree_syms(Sdfg *g, Node *n, int *syms, int *nsyms)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			subtree_syms(g, n->kids[i], syms, nsyms);
+		break;
+	case N_MAP:
+	case N_FOR:
+		syms[(*nsyms)++] = n->var;
+		subtree_syms(g, n->body, syms, nsyms);
+		break;
+	case N_BLOCK:
+		for (int i = 0; i < n->nts && !n->lib; i++)
+			if (n->ts[i].bind >= 0)
+				syms[(*nsyms)++] = n->ts[i].bind;
+		break;
+	}
+}
+
+static void replace_all(Buf *out, const char *s, const char *from, const char *to)
+{
+	size_t fl = strlen(from);
+	for (const char *p; (p = strstr(s, from)); s = p + fl) {
+		buf_printf(out, "%.*s", (int)(p - s), s);
+		buf_puts(out, to);
+	}
+	buf_puts(out, s);
+}
+
+/* A top-level step (one child of the root: an op or a fused group) as a
+ * static function of its containers' pointers, called from forward.
+ * Containers, loop variables and locals get canonical names while the step
+ * is printed, so the steps of repeated layers print the same text; one
+ * function then serves all of them (a transformer's 12 blocks compile as
+ * one), which keeps the C file, the compile time and the code size small. */
+static void emit_step(Em *e, Node *k, const unsigned char *set)
+{
+	Sdfg *g = e->g;
+	/* canonical names, saved to restore */
+	char **cname = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ncs + 1));
+	int *syms = arena_alloc(g->arena, sizeof(int) * (size_t)(g->nsyms + 1)), nsyms = 0;
+	char **sname = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->nsyms + 1));
+	Buf params = {0}, args = {0};
+	int np = 0, nl = 0;
+	for (int c = 0; c < g->ncs; c++) {
+		Container *ct = &g->cs[c];
+		cname[c] = ct->name;
+		if (!set[c])
+			continue;
+		if (ct->kind == CK_LOCAL) {
+			ct->name = arena_printf(g->arena, "%d", nl++);
+			continue;
+		}
+		const char *T = storage_type[ct->dt];
+		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
+		ct->name = arena_printf(g->arena, "%d", np++);
+		buf_printf(&params, "%s%s *restrict v_%s, ", ro ? "const " : "", T, ct->name);
+		switch (ct->kind) {
+		case CK_INPUT: buf_printf(&args, "(const %s *)dc_in[%d], ", T, ct->io); break;
+		case CK_OUTPUT: buf_printf(&args, "(%s *)dc_out[%d], ", T, ct->io); break;
+		case CK_CONST: buf_printf(&args, "(const %s *)(dc_W + %lld), ", T, (long long)ct->wofs); break;
+		case CK_TRANSIENT:
+			DOCC_ASSERT(ct->aofs >= 0);
+			buf_printf(&args, "(%s *)(dc_ws + %lld), ", T, (long long)ct->aofs);
+			break;
+		default: DOCC_UNREACHABLE();
+		}
+	}
+	subtree_syms(g, k, syms, &nsyms);
+	for (int i = 0; i < nsyms; i++) {
+		sname[i] = g->syms[syms[i]].name;
+		g->syms[syms[i]].name = arena_printf(g->arena, "%s%d", g->syms[syms[i]].kind == SYM_LOOP ? "i" : "x", i);
+	}
+	/* the body, with kernels of its own named after a placeholder */
+	int check = has_check(k);
+	Buf body = {0}, kern = {0};
+	Buf *sb = e->b, *sk = e->kern;
+	int sind = e->ind, snk = e->nkern;
+	const char *snm = e->nm, *stop = e->top;
+	e->b = &body, e->kern = &kern, e->ind = 1, e->nkern = 0, e->nm = "@F@", e->top = "this step";
+	line(e, "(void)dc_nth;");
+	if (check)
+		line(e, "int dc_err = DOCCC_OK;");
+	emit_node(e, k);
+	if (check) {
+		line(e, "return DOCCC_OK;");
+		buf_puts(&body, "dc_fail:\n\treturn dc_err;\n");
+	}
+	e->b = sb, e->kern = sk, e->ind = sind, e->nkern = snk, e->nm = snm, e->top = stop;
+	for (int c = 0; c < g->ncs; c++)
+		g->cs[c].name = cname[c];
+	for (int i = 0; i < nsyms; i++)
+		g->syms[syms[i]].name = sname[i];
+	/* the same text as an earlier step: call that function */
+	char *text = arena_printf(g->arena, "%s\n@F@(%sint dc_nth)\n{\n%s}\n", check ? "static int" : "static void",
+	                          params.len ? params.s : "", body.s ? body.s : "");
+	if (kern.len)
+		text = arena_printf(g->arena, "%s%s", kern.s, text);
+	int fid = -1;
+	for (int i = 0; i < e->nfuncs && fid < 0; i++)
+		if (!strcmp(e->funcs[i], text))
+			fid = i;
+	if (fid < 0) {
+		fid = e->nfuncs;
+		VEC_PUSH(g->arena, e->funcs, e->nfuncs, e->capfuncs, text);
+		replace_all(e->kern, text, "@F@", arena_printf(g->arena, "%s_s%d", e->nm, fid));
+		buf_puts(e->kern, "\n");
+	}
+	if (check)
+		line(e, "if ((dc_err = %s_s%d(%sdc_nth)) != DOCCC_OK) goto dc_fail;", e->nm, fid, args.len ? args.s : "");
+	else
+		line(e, "%s_s%d(%sdc_nth);", e->nm, fid, args.len ? args.s : "");
+	buf_free(&params);
+	buf_free(&args);
+	buf_free(&body);
+	buf_free(&kern);
+}
+
 static void emit_forward(Em *e)
 {
 	Sdfg *g = e->g;
@@ -873,30 +997,7 @@ static void emit_forward(Em *e)
 		e->ind++;
 		if (e->profile)
 			line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t0);");
-		for (int c = 0; c < g->ncs; c++) {
-			Container *ct = &g->cs[c];
-			if (!set[c] || ct->kind == CK_LOCAL)
-				continue;
-			const char *T = storage_type[ct->dt];
-			switch (ct->kind) {
-			case CK_INPUT:
-				line(e, "const %s *restrict v_%s = (const %s *)dc_in[%d];", T, ct->name, T, ct->io);
-				break;
-			case CK_OUTPUT:
-				line(e, "%s *restrict v_%s = (%s *)dc_out[%d];", T, ct->name, T, ct->io);
-				break;
-			case CK_CONST:
-				line(e, "const %s *restrict v_%s = (const %s *)(dc_W + %lld);", T, ct->name, T, (long long)ct->wofs);
-				break;
-			case CK_TRANSIENT:
-				DOCC_ASSERT(ct->aofs >= 0);
-				line(e, "%s *restrict v_%s = (%s *)(dc_ws + %lld);", T, ct->name, T, (long long)ct->aofs);
-				break;
-			default:
-				break;
-			}
-		}
-		emit_node(e, k);
+		emit_step(e, k, set);
 		if (e->profile)
 			line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t1); dc_prof[%d] += (dc_t1.tv_sec - dc_t0.tv_sec) + 1e-9 * (dc_t1.tv_nsec - dc_t0.tv_nsec);", i);
 		e->ind--;
