@@ -1,6 +1,7 @@
 /*
  * ops_shape.h - the op-table rows of the shape family (views and data movement: reshapes, permutations, slicing, splitting,
- * concatenation, padding, flips, indexing, scatters, creation, arg-reductions, assertions).
+ * concatenation, padding, flips, indexing, scatters, creation, arg-reductions, assertions, grid sampling,
+ * embedding bags).
  *
  * LIB_OPS_SHAPE rows: X(ENUM, "name", expansion, "doc"): a library-node kind
  * and its expansion function expand_<expansion> (ir/expand/).
@@ -18,6 +19,15 @@ enum { GA_INDEX_SELECT, GA_GATHER, GA_EMBEDDING, GA_INDEX };
 enum { SC_SRC, SC_VALUE, SC_ADD, SC_REDUCE, SC_INDEX_PUT, SC_SLICE, SC_SELECT };
 enum { FL_VALUE, FL_ZERO, FL_ONE, FL_SCALAR, FL_FILL, FL_FILL_TENSOR, FL_COPY };
 enum { AR_ARGMAX, AR_ARGMIN, AR_MAX, AR_MIN };
+/* embedding_bag overloads: padding_idx absent (embedding_bag.default), an
+ * optional index that wraps like a dim (.padding_idx), or torch's raw
+ * convention, negative = none (_embedding_bag*) */
+enum { EB_PLAIN, EB_WRAP_PAD, EB_RAW };
+/* grid sampler modes and padding modes, numbered as torch's enums */
+enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
+enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
+/* embedding_bag modes, numbered as torch's */
+enum { EBM_SUM, EBM_MEAN, EBM_MAX };
 /* per-dim kinds of a remap node ("kinds" attribute) */
 enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 #define LIB_OPS_SHAPE(X) \
@@ -28,7 +38,10 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(SCATTER, "scatter", scatter, "writes at data-dependent or sliced positions: scatter*, index_put, slice/select_scatter") \
 	X(ARGRED, "argred", argred, "argmax / argmin / max.dim / min.dim along one dim") \
 	X(CUMSUM, "cumsum", cumsum, "inclusive prefix sum along one dim") \
-	X(SORT, "sort", sort, "stable sort along one dim by rank counting (sort, topk)")
+	X(SORT, "sort", sort, "stable sort along one dim by rank counting (sort, topk)") \
+	X(GRIDSAMPLE, "grid_sample", grid_sample, "2-D grid sampling: bilinear, nearest or bicubic taps at data-dependent source coordinates") \
+	X(EMBBAG, "embedding_bag", embedding_bag, "sums, means or maxima of embedding rows over bags given by offsets") \
+	X(MSCATTER, "masked_scatter", masked_scatter, "self where a mask is false, else the source's elements in order")
 
 #define ATEN_OPS_SHAPE(X) \
 	X(T, "t.default", view, VW_T, "aten::t(Tensor(a) self) -> Tensor(a)") \
@@ -120,4 +133,12 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(SORT, "sort.default", sort, 0, "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)") \
 	X(SORT_STABLE, "sort.stable", sort, 0, "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)") \
 	X(TOPK, "topk.default", sort, 1, "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)") \
-	X(CUMSUM, "cumsum.default", cumsum, 0, "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
+	X(CUMSUM, "cumsum.default", cumsum, 0, "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor") \
+	X(TAKE_ALONG_DIM, "take_along_dim.default", take_along_dim, 0, "aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor") \
+	X(MASKED_SCATTER, "masked_scatter.default", masked_scatter, 0, "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor") \
+	X(GRID_SAMPLER, "grid_sampler.default", grid_sampler, 0, "aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor") \
+	X(GRID_SAMPLER_2D, "grid_sampler_2d.default", grid_sampler, 0, "aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor") \
+	X(EMBEDDING_BAG, "embedding_bag.default", embedding_bag, EB_PLAIN, "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)") \
+	X(EMBEDDING_BAG_PAD, "embedding_bag.padding_idx", embedding_bag, EB_WRAP_PAD, "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)") \
+	X(EMBEDDING_BAG_, "_embedding_bag.default", embedding_bag, EB_RAW, "aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)") \
+	X(EMBEDDING_BAG_FWD, "_embedding_bag_forward_only.default", embedding_bag, EB_RAW, "aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)")

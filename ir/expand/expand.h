@@ -29,6 +29,17 @@ int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape
 void xp_lane_fold(Sdfg *g, Node *body, int L, Expr *hi, const char *label, int part, int tot, TCode op, double init,
                   int c, int rank, Expr *const *idx, int jd, int mx, int storeback);
 
+/* Data-dependent indices (ir/expand/shape.c): bind index operand idx, an
+ * index into a dim of size n, to a new value symbol in block b through a
+ * T_INDEX tasklet (wrap: a negative index counts from the end once; any
+ * other index outside [0, n) fails the run); the broadcast shape of
+ * containers ins[0..n) (right-aligned, returns its rank); the memlet
+ * indices of container c broadcast against a shape sh of rank rb indexed
+ * by e[0..rb). */
+Expr *xp_bind_index(Sdfg *g, Node *b, Operand idx, Expr *n, int wrap);
+int xp_bcast_shape(Sdfg *g, const int *ins, int n, Expr **sh);
+void xp_bcast_idx(Sdfg *g, int c, int rb, Expr *const *sh, Expr *const *e, Expr **idx);
+
 /* The expansions, one per LIB_OPS row (ir/expand/). */
 #define X(e, n, f, d) int expand_##f(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);
 LIB_OPS(X)

@@ -112,7 +112,7 @@ int expand_arange(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 
 /* Bind index operand idx, an index into a dim of size n, to a new value
  * symbol in block b; wrap: a negative index counts from the end. */
-static Expr *bind_index(Sdfg *g, Node *b, Operand idx, Expr *n, int wrap)
+Expr *xp_bind_index(Sdfg *g, Node *b, Operand idx, Expr *n, int wrap)
 {
 	Operand a[2] = {idx, opd_expr(n)};
 	int t = sdfg_tasklet(g, b, T_INDEX, DT_I64, 2, a);
@@ -141,7 +141,7 @@ static int acc_local(Sdfg *g, const char *name, Dtype dt, Node *owner)
 }
 
 /* Broadcast shape of containers ins[0..n) (right-aligned). */
-static int bcast_shape(Sdfg *g, const int *ins, int n, Expr **sh)
+int xp_bcast_shape(Sdfg *g, const int *ins, int n, Expr **sh)
 {
 	int rb = 0;
 	for (int i = 0; i < n; i++)
@@ -162,7 +162,7 @@ static int bcast_shape(Sdfg *g, const int *ins, int n, Expr **sh)
 
 /* Memlet indices of container c broadcast against a shape of rank rb whose
  * dims are indexed by e[0..rb). */
-static void bcast_idx(Sdfg *g, int c, int rb, Expr *const *sh, Expr *const *e, Expr **idx)
+void xp_bcast_idx(Sdfg *g, int c, int rb, Expr *const *sh, Expr *const *e, Expr **idx)
 {
 	Container *k = sdfg_c(g, c);
 	for (int q = 0; q < k->rank; q++) {
@@ -207,7 +207,7 @@ int expand_gather(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 		/* index.Tensor: the broadcast index block sits where the indexed
 		 * dims were if they are adjacent, else in front. */
 		Expr *bsh[MAXDIM];
-		int rb = bcast_shape(g, l->in + 1, nd, bsh);
+		int rb = xp_bcast_shape(g, l->in + 1, nd, bsh);
 		int adjacent = dims[nd - 1] - dims[0] == nd - 1;
 		int bstart = adjacent ? d0 : 0;
 		int isidx[MAXDIM] = {0};
@@ -222,13 +222,14 @@ int expand_gather(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 				xi[d] = O[rb + k++];
 		}
 		for (int j = 0; j < nd; j++)
-			bcast_idx(g, l->in[1 + j], rb, bsh, O + bstart, ii[j]);
+			xp_bcast_idx(g, l->in[1 + j], rb, bsh, O + bstart, ii[j]);
 	}
 	if (mode != GA_INDEX)
 		nd = 1;
 	for (int j = 0; j < nd; j++) {
 		int ic = l->in[1 + j];
-		xi[dims[j]] = bind_index(g, b, opd_mem(ic, sdfg_c(g, ic)->rank, ii[j]), xc->shape[dims[j]], mode == GA_INDEX);
+		xi[dims[j]] = xp_bind_index(g, b, opd_mem(ic, sdfg_c(g, ic)->rank, ii[j]), xc->shape[dims[j]],
+		                            mode == GA_INDEX || lib_int(l, "wrap", 0));
 	}
 	Operand a[1] = {opd_mem(x, xc->rank, xi)};
 	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, a), xp_memlet(out, o->rank, O), W_NONE);
@@ -316,15 +317,27 @@ int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 	Operand val;
 	if (mode == SC_INDEX_PUT) {
 		/* sequential over the broadcast index shape, parallel over self's
-		 * trailing dims; values broadcast against (index shape, trailing dims) */
+		 * other dims (those a None index takes whole); values broadcast
+		 * against the shape of self[indices]: the index block where the
+		 * indexed dims were if they are adjacent, else in front, then the
+		 * other dims in order (torch's advanced indexing) */
 		int vals = l->in[1], ni = l->nin - 2, v;
+		int64_t dims[MAXDIM];
+		if (lib_ints(l, "dims", dims, MAXDIM) != ni)
+			for (int j = 0; j < ni; j++)
+				dims[j] = j;
+		int isidx[MAXDIM] = {0};
+		for (int j = 0; j < ni; j++)
+			isidx[dims[j]] = 1;
 		Expr *bsh[MAXDIM], *kv[MAXDIM];
-		int rb = bcast_shape(g, l->in + 2, ni, bsh);
+		int rb = xp_bcast_shape(g, l->in + 2, ni, bsh);
 		for (int q = 0; q < rb; q++) {
 			inner = xp_loop(g, inner, N_FOR, "k", ex_int(g, 0), bsh[q], 1, &v)->body;
 			kv[q] = ex_sym(g, v);
 		}
-		for (int d = ni; d < o->rank; d++) {
+		for (int d = 0; d < o->rank; d++) {
+			if (isidx[d])
+				continue;
 			inner = xp_loop(g, inner, N_MAP, names[d], ex_int(g, 0), o->shape[d], 1, &v)->body;
 			P[d] = ex_sym(g, v);
 		}
@@ -332,16 +345,26 @@ int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 		for (int j = 0; j < ni; j++) {
 			Expr *ii[MAXDIM];
 			int ic = l->in[2 + j];
-			bcast_idx(g, ic, rb, bsh, kv, ii);
-			P[j] = bind_index(g, b, opd_mem(ic, sdfg_c(g, ic)->rank, ii), xc->shape[j], 1);
+			xp_bcast_idx(g, ic, rb, bsh, kv, ii);
+			P[dims[j]] = xp_bind_index(g, b, opd_mem(ic, sdfg_c(g, ic)->rank, ii), xc->shape[dims[j]], 1);
 		}
 		Expr *tsh[MAXDIM], *te[MAXDIM], *vi[MAXDIM];
-		int rt = rb + o->rank - ni;
-		for (int q = 0; q < rt; q++) {
-			tsh[q] = q < rb ? bsh[q] : o->shape[ni + q - rb];
-			te[q] = q < rb ? kv[q] : P[ni + q - rb];
+		int adjacent = dims[ni - 1] - dims[0] == ni - 1;
+		int rt = 0, placed = 0;
+		for (int d = 0; d < o->rank; d++) {
+			if (!placed && (!adjacent || d == dims[0])) {
+				for (int q = 0; q < rb; q++, rt++) {
+					tsh[rt] = bsh[q];
+					te[rt] = kv[q];
+				}
+				placed = 1;
+			}
+			if (!isidx[d]) {
+				tsh[rt] = o->shape[d];
+				te[rt++] = P[d];
+			}
 		}
-		bcast_idx(g, vals, rt, tsh, te, vi);
+		xp_bcast_idx(g, vals, rt, tsh, te, vi);
 		val = opd_mem(vals, sdfg_c(g, vals)->rank, vi);
 	} else {
 		/* over the index tensor (no larger than src, nor than self outside
@@ -355,7 +378,7 @@ int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 		}
 		b = xp_block(g, inner, label);
 		for (int d = 0; d < ic->rank; d++)
-			P[d] = d == dim ? bind_index(g, b, opd_mem(idx, ic->rank, K), xc->shape[dim], 0) : K[d];
+			P[d] = d == dim ? xp_bind_index(g, b, opd_mem(idx, ic->rank, K), xc->shape[dim], 0) : K[d];
 		val = mode == SC_VALUE ? opd_const(lib_float(l, "value", 0)) : opd_mem(l->in[2], sdfg_c(g, l->in[2])->rank, K);
 	}
 	Operand vv[1] = {val};

@@ -685,15 +685,22 @@ int lower_scatter(Imp *m, const cJSON *node)
 			lw_error(m, "index_put: %d indices for rank %d", iv->n, r);
 			return -1;
 		}
+		/* None (a whole dim, x[:, i] = v) leaves a dim out of "dims" */
+		int64_t dims[MAXDIM];
+		int nd = 0;
 		for (int i = 0; i < iv->n; i++) {
-			if (iv->ts[i] < 0) {
-				lw_error(m, "index_put: None among the indices (x[:, i] = v) is not supported; index leading dims");
-				return -1;
-			}
+			if (iv->ts[i] < 0)
+				continue;
 			if (index_tensor_ok(m, iv->ts[i]))
 				return -1;
+			dims[nd++] = i;
 			l->in[l->nin++] = iv->ts[i];
 		}
+		if (nd == 0) {
+			lw_error(m, "index_put: no index tensors");
+			return -1;
+		}
+		lib_set_ints(m->g, l, "dims", dims, nd);
 		lib_set_int(m->g, l, "accumulate", lw_int(m, "accumulate", 0));
 		return 0;
 	}

@@ -287,6 +287,11 @@ def test_fold(tmp_path):
         Case("fold_s3_noncontig", lambda a: F.fold(a.transpose(1, 2).contiguous().transpose(1, 2), (8, 9), (4, 3),
                                                    dilation=(1, 2), padding=(2, 1), stride=(3, 2)), (f5,)),
         Case("f64_fold", lambda a: F.fold(a, (7, 8), 3, stride=2, padding=1), (f2.double(),)),
+    ]
+    # core IR decomposes col2im into index_put(accumulate=True) with None
+    # among the indices (the scatter family)
+    check_cases(tmp_path, "fold", cases)
+    cases = [
         Case("f16_fold", lambda a: F.fold(a, (7, 8), 3, stride=2, padding=1), (f2.half(),)),
         Case("bf16_fold", lambda a: F.fold(a, (5, 6), (2, 3)), (f1.bfloat16(),)),
         Case("f16_bicubic", lambda a: (F.interpolate(a, scale_factor=2, mode="bicubic"),
@@ -294,12 +299,13 @@ def test_fold(tmp_path):
         Case("bf16_bicubic", lambda a: (F.interpolate(a, scale_factor=2.5, mode="bicubic"),
                                         F.interpolate(a, size=(9, 4), mode="bicubic", align_corners=True)), (im.bfloat16(),)),
     ]
-    # training IR only: core IR decomposes col2im into index_put with None
-    # among the indices (the scatter family), and bicubic upsampling into
-    # index and elementwise ops whose per-op float16/bfloat16 rounding differs
-    # from eager's kernel by more than the tolerance (torch's own decomposed
-    # program does); test_bicubic covers float32/float64 at both levels
-    check_cases(tmp_path, "fold", cases, irs=("training",))
+    # training IR only: core IR decomposes col2im into an index_put that
+    # accumulates in float16/bfloat16 in another order, and bicubic
+    # upsampling into index and elementwise ops, whose per-op rounding differs
+    # from eager's kernels by more than the tolerance (torch's own decomposed
+    # programs do: up to 4e-3 for the float16 folds here); the groups above
+    # and test_bicubic cover float32/float64 at both levels
+    check_cases(tmp_path, "fold_half", cases, irs=("training",))
 
 
 def test_bicubic(tmp_path):
