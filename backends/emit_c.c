@@ -352,7 +352,13 @@ static void scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	case T_AND: buf_printf(b, d == DT_BOOL ? "(%s) && (%s)" : "(%s) & (%s)", a[0], a[1]); break;
 	case T_OR: buf_printf(b, d == DT_BOOL ? "(%s) || (%s)" : "(%s) | (%s)", a[0], a[1]); break;
 	case T_XOR: buf_printf(b, d == DT_BOOL ? "(!(%s)) != (!(%s))" : "(%s) ^ (%s)", a[0], a[1]); break;
-	case T_FMA: buf_printf(b, "%s * %s + %s", a[0], a[1], a[2]); break;
+	case T_FMA:
+		/* one rounding on every target, also without FMA instructions (-t none) */
+		if (fl)
+			buf_printf(b, "fma%s(%s, %s, %s)", f, a[0], a[1], a[2]);
+		else
+			buf_printf(b, "%s * %s + %s", a[0], a[1], a[2]);
+		break;
 	case T_WHERE: buf_printf(b, "(%s) ? (%s) : (%s)", a[0], a[1], a[2]); break;
 	case T_CLAMP: {
 		/* min(max(a, lo), hi) as PyTorch: lo > hi gives hi, NaN stays NaN;

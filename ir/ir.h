@@ -187,7 +187,7 @@ typedef enum {
 	T_ISNAN,
 	T_ADD, T_SUB, T_MUL, T_DIV, T_MAX, T_MIN, T_POW, T_FMOD, T_REM,
 	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE, T_AND, T_OR, T_XOR,
-	T_FMA,               /* a*b + c */
+	T_FMA,               /* a*b + c with one rounding (fma) */
 	T_WHERE,             /* a ? b : c */
 	T_CLAMP,             /* clamp(a, p[0], p[1]) */
 	T_CAST,              /* a converted to the tasklet's dtype */
