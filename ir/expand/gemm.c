@@ -31,8 +31,10 @@
  * B in place (copied to row-major first when it is not unit-stride along
  * N). Depthwise 2-d convolution (groups == channels) has its own kernel,
  * vectorized along the output width. Anything else (non-float types,
- * weights known only at run time, narrow groups of fewer than 4 output
- * channels) expands into direct loops with a scalar accumulator, which is
+ * weights known only at run time, direct convolution with groups of
+ * fewer than 4 output channels; a transposed one takes the tiled kernel
+ * even then, its zero-padded channel lanes costing less than the
+ * gather's dead taps) expands into direct loops with a scalar accumulator, which is
  * slower but handles every case (transposed convolution gathers: output o
  * takes input (o + p - k*d) / s where that division is exact).
  */
@@ -419,7 +421,7 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	int sized = dim(g, in, 0) > 0 && C > 0;
 	for (int i = 0; i < nd; i++)
 		sized &= dim(g, out, 2 + i) > 0 && dim(g, in, 2 + i) > 0;
-	if (!wd || !t->pack || !f32 || !sized || OCg < 4)
+	if (!wd || !t->pack || !f32 || !sized || (OCg < 4 && !tr))
 		return conv_generic(g, l, seq, label);
 	int tn = t->tn;
 	if (OCg < tn && t->vec_lanes && OCg <= t->vec_lanes)

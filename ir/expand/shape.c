@@ -494,21 +494,24 @@ int expand_cumsum(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 }
 
 /* ---- sort / topk: a bottom-up merge sort per row -------------------------------------------------
- * Each row (all indices but dim) is copied with its indices into a local
- * buffer and sorted by log2(n) passes of stable merges between two
- * ping-pong buffers: pass p merges the neighbouring runs of 2^p elements,
- * taking from the right run only what orders strictly before the left
- * one's head, so ties keep input order (NaN orders after every number
- * ascending and before them descending, as torch.sort(stable=True), which
- * torch.topk's results match for distinct values). Cursors are scalar
- * locals read into value symbols, which address the runs. topk keeps only
- * the first k of every merged run, about n*log2(2k) steps instead of
- * n*log2(n); rows too long for the buffers (SORT_LOCAL_BYTES of stack per
- * row) go in chunks whose first k are merged into a running top k. O(n
- * log n) per row and each output element stored once. Sizes known only at
- * run time, and full sorts of rows longer than the buffers, fall back to
- * rank counting: output position j holds the element that j others order
- * before, O(n^2) per output element. */
+ * Each row (all indices but dim) is sorted with its indices in local
+ * buffers: first runs of 8 elements by a sorting network (read straight
+ * from the input), then log2(n/8) passes of merges between two ping-pong
+ * buffers, pass p merging the neighbouring runs of 8*2^p elements. Both
+ * are stable, which gives torch.sort(stable=True)'s order: the network
+ * breaks ties by index, and a merge takes from the right run only what
+ * orders strictly before the left run's head (NaN orders after every
+ * number ascending and before them descending, as torch; torch.topk's
+ * results match for distinct values, its order of ties is unspecified).
+ * Merge cursors are scalar locals read into value symbols, which address
+ * the runs. topk keeps only the first k of every merged run, about
+ * n*log2(2k/8) merge steps instead of n*log2(n/8). Rows too long for the
+ * buffers (SORT_LOCAL_BYTES of stack per row) go in chunks whose first k
+ * are merged into a running top k. O(n log n) per row, and each output
+ * element is stored once. Sizes known only at run time, and full sorts of
+ * rows longer than the buffers, fall back to rank counting: output
+ * position j holds the element that j others order before, O(n^2) per
+ * output element. */
 
 #define SORT_LOCAL_BYTES (1 << 20)
 

@@ -249,6 +249,8 @@ def test_conv(tmp_path):
     t3 = nn.ConvTranspose3d(4, 8, (3, 2, 3), stride=(1, 2, 2), padding=(1, 0, 1), output_padding=(0, 1, 0)).eval()
     c3w = nn.Conv3d(4, 12, (3, 2, 3), padding=(1, 0, 2), stride=(2, 1, 2), dilation=(1, 2, 1), groups=2).eval()
     c3v = nn.Conv3d(4, 8, 2, bias=False).eval()
+    t2g64 = nn.ConvTranspose2d(8, 4, (2, 3), stride=(1, 2), groups=2, dilation=(2, 1)).double().eval()
+    t1_64 = nn.ConvTranspose1d(4, 3, 5, stride=3, padding=2, output_padding=2).double().eval()
     x = torch.randn(2, 8, 9, 10, generator=g)
     x1 = torch.randn(1, 8, 6, 7, generator=g)
     s = torch.randn(3, 4, 12, generator=g)
@@ -267,6 +269,7 @@ def test_conv(tmp_path):
         Case("conv_transpose1d", lambda a: t1(a), (s,)),
         Case("conv_transpose_tiled", lambda a, b, c: (t2w(a[:, :6]), t2wg(a), t2w1(a), t1w(b), t3(c)),
              (x1, s, torch.randn(2, 4, 3, 5, 4, generator=g))),
+        Case("conv_transpose_f64", lambda a, b: (t2g64(a), t1_64(b)), (x1.double(), s.double())),  # direct loops
         Case("conv3d_tiled", lambda a: (c3w(a), c3v(a)), (torch.randn(2, 4, 5, 6, 7, generator=g),)),
     ]
     check_cases(tmp_path, "conv", cases)
