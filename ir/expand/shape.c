@@ -506,12 +506,15 @@ int expand_cumsum(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
  * Merge cursors are scalar locals read into value symbols, which address
  * the runs. topk keeps only the first k of every merged run, about
  * n*log2(2k/8) merge steps instead of n*log2(n/8). Rows too long for the
- * buffers (SORT_LOCAL_BYTES of stack per row) go in chunks whose first k
- * are merged into a running top k. O(n log n) per row, and each output
- * element is stored once. Sizes known only at run time, and full sorts of
- * rows longer than the buffers, fall back to rank counting: output
- * position j holds the element that j others order before, O(n^2) per
- * output element. */
+ * buffers (SORT_LOCAL_BYTES of stack per row) go in chunks of a power of
+ * two: topk merges each chunk's first k into a running top k; a sort (or
+ * a topk whose k outgrows the chunk) stores each sorted chunk into a
+ * transient of all rows, and further passes merge its runs pairwise, each
+ * into a fresh transient. O(n log n) per row, and each element of an
+ * output or transient is stored once (the locals take the repeated
+ * stores). Sizes known only at run time (and a 0-d input) fall back to
+ * rank counting: output position j holds the element that j others order
+ * before, O(n^2) per output element. */
 
 #define SORT_LOCAL_BYTES (1 << 20)
 
@@ -603,10 +606,24 @@ static int sort_ranks(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	return 0;
 }
 
-/* The value and index buffers of one run store: v[C], ix[C]. */
+/* Value and index buffers: locals v[C], ix[C] of one row (row NULL), or
+ * transients v[R][n + 1], ix[R][n + 1] of all rows (row: this one's). */
 typedef struct {
 	int v, ix;
+	Expr *row;
 } SortBuf;
+
+static Memlet sort_at(int c, Expr *row, Expr *pos)
+{
+	Expr *i[2] = {row ? row : pos, pos};
+	return xp_memlet(c, row ? 2 : 1, i);
+}
+
+static Operand sort_rd(int c, Expr *row, Expr *pos)
+{
+	Memlet m = sort_at(c, row, pos);
+	return opd_mem(c, row ? 2 : 1, m.idx);
+}
 
 /* Into seq: the stable merge of run a[alo, aend) with the later run
  * b[blo, bend) into d[dpos, dpos + cnt) (cnt at most the two lengths'
@@ -628,7 +645,7 @@ static void sort_merge(Sdfg *g, Node *seq, Node *owner, const char *label, int d
 	Expr *si = ex_sym(g, sdfg_bind(g, k, ti, "si", INT64_MIN, INT64_MAX));
 	Expr *sj = ex_sym(g, sdfg_bind(g, k, tj, "sj", INT64_MIN, INT64_MAX));
 	/* the heads (a spent cursor reads the buffers' spare last element) */
-	Operand ha[1] = {opd_mem(a.v, 1, &si)}, hb[1] = {opd_mem(b.v, 1, &sj)};
+	Operand ha[1] = {sort_rd(a.v, a.row, si)}, hb[1] = {sort_rd(b.v, b.row, sj)};
 	int va = sdfg_tasklet(g, k, T_ASSIGN, vdt, 1, ha), vb = sdfg_tasklet(g, k, T_ASSIGN, vdt, 1, hb);
 	/* take b's head if b has one and a has none or b's orders strictly first */
 	int bfirst = sort_before(g, k, vb, va, desc, vdt);
@@ -638,29 +655,29 @@ static void sort_merge(Sdfg *g, Node *seq, Node *owner, const char *label, int d
 	int t1 = sdfg_tasklet(g, k, T_OR, DT_I64, 2, o1);
 	Operand o2[2] = {opd_val(bhas), opd_val(t1)};
 	int takeb = sdfg_tasklet(g, k, T_AND, DT_I64, 2, o2);
-	Expr *di[1] = {ex_add(g, dpos, ex_sym(g, vt))};
+	Expr *di = ex_add(g, dpos, ex_sym(g, vt));
 	Operand wv[3] = {opd_val(takeb), opd_val(vb), opd_val(va)};
-	sdfg_store(k, sdfg_tasklet(g, k, T_WHERE, vdt, 3, wv), xp_memlet(d.v, 1, di), W_NONE);
-	Operand wi[3] = {opd_val(takeb), opd_mem(b.ix, 1, &sj), opd_mem(a.ix, 1, &si)};
-	sdfg_store(k, sdfg_tasklet(g, k, T_WHERE, idt, 3, wi), xp_memlet(d.ix, 1, di), W_NONE);
+	sdfg_store(k, sdfg_tasklet(g, k, T_WHERE, vdt, 3, wv), sort_at(d.v, d.row, di), W_NONE);
+	Operand wi[3] = {opd_val(takeb), sort_rd(b.ix, b.row, sj), sort_rd(a.ix, a.row, si)};
+	sdfg_store(k, sdfg_tasklet(g, k, T_WHERE, idt, 3, wi), sort_at(d.ix, d.row, di), W_NONE);
 	Operand nj[2] = {opd_expr(sj), opd_val(takeb)}, ni[2] = {opd_expr(ex_addi(g, si, 1)), opd_val(takeb)};
 	sdfg_store(k, sdfg_tasklet(g, k, T_ADD, DT_I64, 2, nj), xp_memlet(cj, 0, none), W_NONE);
 	sdfg_store(k, sdfg_tasklet(g, k, T_SUB, DT_I64, 2, ni), xp_memlet(ci, 0, none), W_NONE);
 }
 
-/* Into seq: for j in [0, cnt) d[j] = s[j] (both buffers), or the outputs
- * when d is NULL (xi: the row's index with dim set per element). */
-static void sort_copy(Sdfg *g, Node *seq, const char *label, SortBuf s, const SortBuf *d, Expr *cnt, int vals, int idxs,
-                      int dim, Expr **oi)
+/* Into seq: for j in [0, cnt) d[dofs + j] = s[j] (both buffers; dofs
+ * NULL for 0), or the outputs when d is NULL (oi: the row's index). */
+static void sort_copy(Sdfg *g, Node *seq, const char *label, SortBuf s, const SortBuf *d, Expr *dofs, Expr *cnt, int vals,
+                      int idxs, int dim, Expr **oi)
 {
 	int vj;
 	Node *lj = xp_loop(g, seq, N_MAP, "j", ex_int(g, 0), cnt, 1, &vj);
 	Node *b = xp_block(g, lj->body, label);
-	Expr *j[1] = {ex_sym(g, vj)};
-	Operand rv[1] = {opd_mem(s.v, 1, j)}, ri[1] = {opd_mem(s.ix, 1, j)};
+	Expr *j[1] = {ex_sym(g, vj)}, *at = dofs ? ex_add(g, dofs, j[0]) : j[0];
+	Operand rv[1] = {sort_rd(s.v, s.row, j[0])}, ri[1] = {sort_rd(s.ix, s.row, j[0])};
 	if (d) {
-		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, sdfg_c(g, s.v)->dt, 1, rv), xp_memlet(d->v, 1, j), W_NONE);
-		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, sdfg_c(g, s.ix)->dt, 1, ri), xp_memlet(d->ix, 1, j), W_NONE);
+		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, sdfg_c(g, s.v)->dt, 1, rv), sort_at(d->v, d->row, at), W_NONE);
+		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, sdfg_c(g, s.ix)->dt, 1, ri), sort_at(d->ix, d->row, at), W_NONE);
 		return;
 	}
 	Expr *o[MAXDIM];
@@ -738,6 +755,39 @@ static void sort_network(Sdfg *g, Node *b, int x, Expr **xi, int dim, int64_t n,
 	}
 }
 
+/* The loops over the rows of x (every dim but dim; one iteration for a
+ * 1-d x, so that a loop owns the row's buffers), into seq: oi[d] their
+ * variables, *lin the row's number; returns the innermost loop. */
+static Node *sort_rows(Sdfg *g, Node *seq, Container *xc, int dim, Expr **oi, Expr **lin)
+{
+	Node *row = NULL;
+	*lin = ex_int(g, 0);
+	for (int d = 0; d < xc->rank; d++) {
+		oi[d] = NULL;
+		if (d != dim) {
+			int v;
+			row = xp_loop(g, row ? row->body : seq, N_MAP, "r", ex_int(g, 0), xc->shape[d], 1, &v);
+			oi[d] = ex_sym(g, v);
+			*lin = ex_add(g, ex_mul(g, *lin, xc->shape[d]), oi[d]);
+		}
+	}
+	if (!row) {
+		int v;
+		row = xp_loop(g, seq, N_MAP, "r", ex_int(g, 0), ex_int(g, 1), 1, &v);
+	}
+	return row;
+}
+
+/* Value and index transients of R rows of n elements, plus the spare one. */
+static SortBuf sort_rows_buf(Sdfg *g, const char *name, Dtype vdt, Dtype idt, int64_t R, int64_t n)
+{
+	int64_t sh[2] = {R, n + 1};
+	SortBuf b = {sdfg_add_container(g, arena_printf(g->arena, "%s_val", name), vdt, CK_TRANSIENT, 2, sh),
+	             sdfg_add_container(g, arena_printf(g->arena, "%s_idx", name), idt, CK_TRANSIENT, 2, sh), NULL};
+	sdfg_c(g, b.v)->origin = sdfg_c(g, b.ix)->origin = "";
+	return b;
+}
+
 int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
 	(void)tile;
@@ -749,37 +799,30 @@ int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	    !ex_isint(sdfg_c(g, vals >= 0 ? vals : idxs)->shape[dim], &K) || n <= 0)
 		return sort_ranks(g, l, seq, label);
 	Dtype vdt = xc->dt, idt = n <= INT32_MAX ? DT_I32 : DT_I64;
-	int64_t esz = dtype_info[vdt].size + dtype_info[idt].size;
-	/* the row in one chunk if its two buffers fit, else chunks of a power
-	 * of two beside a running top k */
-	for (C = n; C > 0 && 2 * C * esz + (C < n ? K * esz : 0) > SORT_LOCAL_BYTES;)
+	int64_t esz = dtype_info[vdt].size + dtype_info[idt].size, R = sdfg_numel(g, x) / n;
+	/* The row in one chunk if its two buffers fit, else chunks of a power
+	 * of two: beside a running top k if that fits too (topk), else each
+	 * sorted into a transient of all rows, whose runs of C further passes
+	 * merge through fresh transients (each element stored once). */
+	for (C = n; C > 0 && 2 * C * esz + (C < n && C >= K ? K * esz : 0) > SORT_LOCAL_BYTES;)
 		C = C < n ? C / 2 : (int64_t)1 << (63 - __builtin_clzll((uint64_t)n - 1));
-	if (C < 1 || (C < n && C < K))
-		return sort_ranks(g, l, seq, label);
 	int64_t nch = (n + C - 1) / C;
+	int running = nch > 1 && C >= K;
 
-	/* one loop per row (a single iteration for a 1-d input: it owns the buffers) */
-	int rv[MAXDIM] = {0};
-	Expr *oi[MAXDIM] = {NULL};
-	Node *cur = seq, *row = NULL;
-	for (int d = 0; d < xc->rank; d++)
-		if (d != dim) {
-			row = xp_loop(g, cur, N_MAP, "r", ex_int(g, 0), xc->shape[d], 1, &rv[d]);
-			cur = row->body;
-			oi[d] = ex_sym(g, rv[d]);
-		}
-	if (!row) {
-		row = xp_loop(g, cur, N_MAP, "r", ex_int(g, 0), ex_int(g, 1), 1, &rv[0]);
-		cur = row->body;
-	}
+	Expr *oi[MAXDIM], *lin;
+	Node *row = sort_rows(g, seq, xc, dim, oi, &lin), *cur = row->body;
 	/* buffers of whole runs, plus one spare element that spent merge
 	 * cursors read (and never use) */
 	int64_t csh[1] = {(C + SORT_RUN - 1) / SORT_RUN * SORT_RUN + 1}, ksh[1] = {K + 1};
-	SortBuf buf[2], top = {-1, -1};
+	SortBuf buf[2], top = {-1, -1, NULL}, all = {-1, -1, NULL};
 	for (int i = 0; i < 2; i++)
-		buf[i] = (SortBuf){xp_local(g, "sval", vdt, 1, csh, row), xp_local(g, "sidx", idt, 1, csh, row)};
-	if (nch > 1)
-		top = (SortBuf){xp_local(g, "tval", vdt, 1, ksh, row), xp_local(g, "tidx", idt, 1, ksh, row)};
+		buf[i] = (SortBuf){xp_local(g, "sval", vdt, 1, csh, row), xp_local(g, "sidx", idt, 1, csh, row), NULL};
+	if (running)
+		top = (SortBuf){xp_local(g, "tval", vdt, 1, ksh, row), xp_local(g, "tidx", idt, 1, ksh, row), NULL};
+	else if (nch > 1) {
+		all = sort_rows_buf(g, "sorted", vdt, idt, R, n);
+		all.row = lin;
+	}
 
 	/* chunk ch: elements [base, base + m) */
 	Node *chunk = row, *body = cur;
@@ -815,15 +858,38 @@ int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		           ex_add(g, mid, lr), buf[(p + 1) % 2], lo, ex_min(g, ex_add(g, la, lr), Kx));
 	}
 	if (nch == 1) {
-		sort_copy(g, cur, label, buf[p % 2], NULL, Kx, vals, idxs, dim, oi);
+		sort_copy(g, cur, label, buf[p % 2], NULL, NULL, Kx, vals, idxs, dim, oi);
 		return 0;
 	}
-	/* the running top k (of the chunks before) and this chunk's, merged
-	 * through the free buffer */
-	Expr *tc = ex_min(g, Kx, base), *rc = ex_min(g, m, Kx), *nc = ex_min(g, ex_add(g, tc, rc), Kx);
-	Expr *zero = ex_int(g, 0);
-	sort_merge(g, body, chunk, label, desc, vdt, idt, top, zero, tc, buf[p % 2], zero, rc, buf[(p + 1) % 2], zero, nc);
-	sort_copy(g, body, label, buf[(p + 1) % 2], &top, nc, -1, -1, dim, oi);
-	sort_copy(g, cur, label, top, NULL, Kx, vals, idxs, dim, oi);
+	Expr *zero = ex_int(g, 0), *rc = ex_min(g, m, Kx);
+	if (running) {
+		/* the running top k (of the chunks before) and this chunk's,
+		 * merged through the free buffer */
+		Expr *tc = ex_min(g, Kx, base), *nc = ex_min(g, ex_add(g, tc, rc), Kx);
+		sort_merge(g, body, chunk, label, desc, vdt, idt, top, zero, tc, buf[p % 2], zero, rc, buf[(p + 1) % 2], zero, nc);
+		sort_copy(g, body, label, buf[(p + 1) % 2], &top, NULL, nc, -1, -1, dim, oi);
+		sort_copy(g, cur, label, top, NULL, NULL, Kx, vals, idxs, dim, oi);
+		return 0;
+	}
+	/* the chunk's first k into its place in `all`, then merge passes over
+	 * all rows, each into a fresh transient */
+	sort_copy(g, body, label, buf[p % 2], &all, base, rc, -1, -1, dim, oi);
+	Expr *N = ex_int(g, n);
+	for (int64_t w = C; w < n; w *= 2) {
+		SortBuf src = all;
+		all = sort_rows_buf(g, "merged", vdt, idt, R, n);
+		row = sort_rows(g, seq, xc, dim, oi, &lin);
+		src.row = all.row = lin;
+		int vb;
+		Node *lb = xp_loop(g, row->body, N_MAP, "b", zero, ex_int(g, (n + 2 * w - 1) / (2 * w)), 1, &vb);
+		Expr *lo = ex_muli(g, ex_sym(g, vb), 2 * w);
+		Expr *mid = ex_min(g, ex_addi(g, lo, w), N), *hi = ex_min(g, ex_addi(g, lo, 2 * w), N);
+		Expr *la = ex_min(g, ex_sub(g, mid, lo), Kx), *lr = ex_min(g, ex_sub(g, hi, mid), Kx);
+		sort_merge(g, lb->body, lb, label, desc, vdt, idt, src, lo, ex_add(g, lo, la), src, mid, ex_add(g, mid, lr), all,
+		           lo, ex_min(g, ex_add(g, la, lr), Kx));
+	}
+	row = sort_rows(g, seq, xc, dim, oi, &lin);
+	all.row = lin;
+	sort_copy(g, row->body, label, all, NULL, NULL, Kx, vals, idxs, dim, oi);
 	return 0;
 }

@@ -237,8 +237,9 @@ def test_creation_and_argred(tmp_path):
 def test_sort_topk_long(tmp_path):
     """Rows longer than the sorting network's runs of 8 and the merge passes:
     ties and NaN (stable order, NaN last ascending and first descending),
-    integers (whose padding of a partial run is the dtype's extreme), a
-    row too long for one buffer (topk in chunks beside a running top k)."""
+    integers (whose padding of a partial run is the dtype's extreme), rows
+    too long for one buffer (topk in chunks beside a running top k, sorts
+    and large-k topk merged through transients)."""
     torch = require("torch")
     g = torch.Generator().manual_seed(7)
     t = torch.randint(0, 9, (3, 130), generator=g).float()  # many ties
@@ -248,6 +249,8 @@ def test_sort_topk_long(tmp_path):
     d = (torch.randperm(3 * 301, generator=g).view(3, 301).float() - 450) / 7  # distinct: topk's tie order is unspecified
     d[1, 200] = float("nan")
     big = torch.randperm(70001, generator=g).float().view(1, 70001) / 3
+    hug = torch.randint(-1000, 1000, (2, 70001), generator=g).double()  # ties
+    hug[1, ::1001] = float("nan")
     i64 = torch.randint(-(2 ** 62), 2 ** 62, (2, 67), generator=g)
     i64[0, :20] = i64[0, 20]
     i64[1, 3] = 2 ** 63 - 1
@@ -266,5 +269,8 @@ def test_sort_topk_long(tmp_path):
                                         *torch.sort(b, dim=1, stable=True), *torch.sort(b, dim=0, descending=True, stable=True)),
              (i64, i32)),
         Case("sort_f16", lambda x: torch.sort(x, descending=True, stable=True), (h,)),
+        # rows past the buffers, merged through transients: 2 and 3 chunks
+        Case("sort_huge_rows", lambda x, y: (*torch.sort(x, stable=True), *torch.sort(y, descending=True, stable=True),
+                                             *torch.topk(x, 60000, largest=False)), (big, hug)),
     ]
     check_cases(tmp_path, "sort_long", cases, **KW)
