@@ -10,9 +10,18 @@
  * repacked at compile time into panels wp[g][nb][k][TN] (zero-padded in the
  * channel dimension), so the o loop reads unit-stride memory and A(x, k) is
  * one broadcast scalar: the x map is unrolled and the o map vectorized by
- * the schedule pass. Convolution reads its input through a zero-padded copy
- * made in the same subtree when it has padding, so the kernel has no
- * bounds checks; strides and dilation only change the A index.
+ * the schedule pass. Convolution (1-, 2- and 3-d, direct or transposed)
+ * reads its input through a zero-padded copy made in the same subtree
+ * when the kernel would read outside it, so the kernel has no bounds
+ * checks; per spatial dim the input index is affine in the output
+ * position and the tap (ConvAxis), so strides and dilation only change
+ * the A index. A transposed convolution (output o takes input i through
+ * tap k where o = i*s - p + k*d) splits each dim's outputs into its s
+ * stride phases: within a phase the contributing taps are fixed (every
+ * s/gcd(s, d)-th one) and the input index is unit-stride in the output,
+ * so each phase combination is an ordinary tiled kernel with its own
+ * packed weights and no multiply by an inserted zero; a phase with no
+ * taps stores just the bias. Each output element is stored once.
  *
  * Tile sizes come from the target's category (ir/target.c) or from the
  * expand.tile_m / expand.tile_n options. The width remainder gets a second
@@ -21,11 +30,13 @@
  * QK^T and PV, linear with an activation weight) uses the same tile reading
  * B in place (copied to row-major first when it is not unit-stride along
  * N). Depthwise 2-d convolution (groups == channels) has its own kernel,
- * vectorized along the output width. Anything else (non-float types, 3-d
- * and transposed convolution, narrow groups) expands into direct loops
- * with a scalar accumulator, which is slower but handles every case
- * (transposed convolution gathers: output o takes input (o + p - k*d) / s
- * where that division is exact).
+ * vectorized along the output width. Anything else (non-float types,
+ * weights known only at run time, direct convolution with groups of
+ * fewer than 4 output channels; a transposed one takes the tiled kernel
+ * even then, its zero-padded channel lanes costing less than the
+ * gather's dead taps) expands into direct loops with a scalar accumulator, which is
+ * slower but handles every case (transposed convolution gathers: output o
+ * takes input (o + p - k*d) / s where that division is exact).
  */
 #include <string.h>
 
@@ -128,38 +139,63 @@ static int pack_panels(Sdfg *g, const char *name, int groups, int64_t K, int64_t
 	return id;
 }
 
-/* A zero-padded float32 copy [N][C][PH][PW] of input `in` (p[0] rows and
- * p[1] columns before, the rest after), made in seq, so the kernels that
- * read it need no bounds checks. */
-static int padded_input(Sdfg *g, Node *seq, int in, int64_t N, int64_t C, int64_t PH, int64_t PW, const int64_t *p,
-                        const char *label)
+/* A zero-padded float32 copy of input `in` [N][C][spatial...] with
+ * spatial sizes ps[] and pb[d] zeros before dim d (the rest after), made
+ * in seq, so the kernels that read it need no bounds checks. */
+static int padded_input(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, const int64_t *pb, const char *label)
 {
-	int64_t ps[4] = {N, C, PH, PW};
-	int src = sdfg_add_container(g, arena_printf(g->arena, "%s_pad", sdfg_c(g, in)->name), DT_F32, CK_TRANSIENT, 4, ps);
+	int r = nd + 2;
+	int64_t shape[MAXDIM] = {dim(g, in, 0), dim(g, in, 1)};
+	for (int i = 0; i < nd; i++)
+		shape[2 + i] = ps[i];
+	int src = sdfg_add_container(g, arena_printf(g->arena, "%s_pad", sdfg_c(g, in)->name), DT_F32, CK_TRANSIENT, r, shape);
 	sdfg_c(g, src)->origin = "";
-	int v[4];
+	int v[MAXDIM];
 	Node *body = xp_nest(g, seq, src, v);
 	Node *b = xp_block(g, body, label);
-	Expr *ii[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_addi(g, ex_sym(g, v[2]), -p[0]), ex_addi(g, ex_sym(g, v[3]), -p[1])};
-	Operand rd[1] = {opd_guarded(in, 4, ii, 0)};
-	Expr *oi[4] = {ex_sym(g, v[0]), ex_sym(g, v[1]), ex_sym(g, v[2]), ex_sym(g, v[3])};
-	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd), xp_memlet(src, 4, oi), W_NONE);
+	Expr **oi = xp_vars(g, r, v), *ii[MAXDIM];
+	for (int i = 0; i < r; i++)
+		ii[i] = i < 2 ? oi[i] : ex_addi(g, oi[i], -pb[i - 2]);
+	Operand rd[1] = {opd_guarded(in, r, ii, 0)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd), xp_memlet(src, r, oi), W_NONE);
 	return src;
 }
 
 /* ---- convolution ----------------------------------------------------------------- */
 
+/* One spatial axis of a tiled convolution kernel. The output loop
+ * variable v runs over [lo, hi) and addresses output index omul*v + oadd;
+ * tap j in [0, nt) is kernel index k0 + km*j and reads the padded input at
+ * imul*v + jmul*j + iadd. A direct convolution has one such axis per dim
+ * (v the output index, j the tap); a transposed one has one per stride
+ * phase (see conv_tiled). */
+typedef struct {
+	int64_t lo, hi;
+	int64_t omul, oadd;
+	int64_t imul, jmul, iadd;
+	int64_t nt, k0, km;
+} ConvAxis;
+
 typedef struct {
 	Sdfg *g;
 	int w;                    /* weight container */
-	int64_t OCg, Cg, KH, KW;
+	int tr;                   /* transposed: weight [C][OC/G][k...], else [OC][C/G][k...] */
+	int nd;
+	int64_t OCg, Cg;
+	const ConvAxis *ax;       /* the kernel's axes: which taps, in what order */
 } ConvW;
 
+/* Packed element (k, n) of group gi: k runs over (c, j0, j1, j2) row-major. */
 static int64_t conv_w_at(void *ctx, int gi, int64_t k, int64_t n)
 {
 	ConvW *c = ctx;
-	int64_t kw = k % c->KW, kh = (k / c->KW) % c->KH, ci = k / (c->KW * c->KH);
-	int64_t idx[4] = {gi * c->OCg + n, ci, kh, kw};
+	int64_t idx[MAXDIM];
+	for (int d = c->nd - 1; d >= 0; d--) {
+		idx[2 + d] = c->ax[d].k0 + c->ax[d].km * (k % c->ax[d].nt);
+		k /= c->ax[d].nt;
+	}
+	idx[0] = c->tr ? gi * c->Cg + k : gi * c->OCg + n;
+	idx[1] = c->tr ? n : k;
 	return elem_at(c->g, c->w, idx);
 }
 
@@ -185,8 +221,10 @@ static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 	int64_t PH = MAX(H + 2 * p[0], (OH - 1) * s[0] + (KH - 1) * d[0] + 1);
 	int64_t PW = MAX(W + 2 * p[1], (OW - 1) * s[1] + (KW - 1) * d[1] + 1);
 	int src = in;
-	if (PH > H || PW > W)
-		src = padded_input(g, seq, in, N, C, PH, PW, p, label);
+	if (PH > H || PW > W) {
+		int64_t ps[2] = {PH, PW};
+		src = padded_input(g, seq, in, 2, ps, p, label);
+	}
 	int vn, vc, voh;
 	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), ex_int(g, N), 1, &vn);
 	Node *lc = xp_loop(g, ln->body, N_MAP, "oc", ex_int(g, 0), ex_int(g, OC), 1, &vc);
@@ -235,82 +273,111 @@ static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 	return 0;
 }
 
-int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+static int64_t floor_div(int64_t a, int64_t b)
 {
-	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
-	Container *x = sdfg_c(g, in);
-	int64_t G = lib_int(l, "groups", 1);
-	int64_t s[3], p[3], d[3];
-	int nd = lib_ints(l, "stride", s, 3);
-	lib_ints(l, "padding", p, 3);
-	lib_ints(l, "dilation", d, 3);
-	const float *wd = const_data(g, w);
-	if (nd == 2 && G > 1 && G == dim(g, in, 1) && !lib_int(l, "transposed", 0) && x->dt == DT_F32 &&
-	    sdfg_c(g, w)->dt == DT_F32 && sdfg_c(g, out)->dt == DT_F32 && (bias < 0 || sdfg_c(g, bias)->dt == DT_F32) &&
-	    dim(g, out, 3) > 0 && dim(g, out, 2) > 0)
-		return conv_depthwise(g, l, seq, label, t);
-	if (nd != 2 || !wd || !t->pack || x->dt != DT_F32 || sdfg_c(g, out)->dt != DT_F32 || lib_int(l, "transposed", 0))
-		return conv_generic(g, l, seq, label);
-	int64_t N = dim(g, in, 0), C = dim(g, in, 1), H = dim(g, in, 2), W = dim(g, in, 3);
-	int64_t OC = dim(g, out, 1), OH = dim(g, out, 2), OW = dim(g, out, 3);
-	int64_t KH = dim(g, w, 2), KW = dim(g, w, 3);
-	int64_t Cg = C / G, OCg = OC / G;
-	int lanes = t->vec_lanes;
-	int tn = t->tn;
-	if (OCg < tn && lanes && OCg <= lanes)
-		tn = lanes;
-	if (OCg < 4 || N <= 0 || OW <= 0 || OH <= 0)
-		return conv_generic(g, l, seq, label);
-	int tm = (int)MIN((int64_t)t->tm, OW);
-	int64_t K = Cg * KH * KW, NB = (OCg + tn - 1) / tn;
+	return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
 
-	/* Packed weights [G][NB][K][tn]. */
-	ConvW cw = {g, w, OCg, Cg, KH, KW};
-	int wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name), (int)G, K, OCg, tn, wd, conv_w_at, &cw);
+/* Stride phase r of a transposed axis (input I, output O, kernel K,
+ * stride s, padding p, dilation d): the outputs o = s*q + r - p, q in
+ * [lo, hi). Input i reaches o through tap k when o = i*s - p + k*d, so
+ * i = q - (k*d - r)/s for the taps with k*d = r (mod s) only: an
+ * arithmetic progression k0 + km*j, km = s / gcd(s, d), whose input
+ * offset falls by km*d/s per step. Padded-input offset not yet added. */
+static void tconv_axis(ConvAxis *a, int64_t O, int64_t K, int64_t s, int64_t p, int64_t d, int64_t r)
+{
+	a->omul = s, a->oadd = r - p, a->imul = 1;
+	a->lo = -floor_div(r - p, s);
+	a->hi = floor_div(O - 1 + p - r, s) + 1;
+	a->nt = 0, a->k0 = 0, a->km = 1;
+	for (int64_t k = 0; k < K; k++)
+		if ((k * d - r) % s == 0) {
+			if (a->nt == 0)
+				a->k0 = k;
+			else if (a->nt == 1)
+				a->km = k - a->k0;
+			a->nt++;
+		}
+	a->jmul = -(a->km * d / s);
+	a->iadd = -((a->k0 * d - r) / s);
+}
 
-	/* Zero-padded input copy, as large as the kernel reads (the output size
-	 * bounds the right side: 'same' padding may be asymmetric). */
-	int src = in;
-	int64_t PH = MAX(H + 2 * p[0], (OH - 1) * s[0] + (KH - 1) * d[0] + 1);
-	int64_t PW = MAX(W + 2 * p[1], (OW - 1) * s[1] + (KW - 1) * d[1] + 1);
-	if (PH > H || PW > W)
-		src = padded_input(g, seq, in, N, C, PH, PW, p, label);
+/* The range [*lo, *hi] of padded-input indices axis a reads (before the
+ * padding offset); 0 if it reads nothing. */
+static int axis_reads(const ConvAxis *a, int64_t *lo, int64_t *hi)
+{
+	if (a->hi <= a->lo || a->nt == 0)
+		return 0;
+	int64_t v0 = a->imul * a->lo, v1 = a->imul * (a->hi - 1), j1 = a->jmul * (a->nt - 1);
+	*lo = MIN(v0, v1) + MIN(0, j1) + a->iadd;
+	*hi = MAX(v0, v1) + MAX(0, j1) + a->iadd;
+	return 1;
+}
 
-	int vn, vg = -1, vnb, voh;
-	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), ex_int(g, N), 1, &vn);
+/* The register-tiled kernel over the axes ax[0..nd) (the last one, the
+ * output width, tiled by tm rows): for each (n, group, channel block,
+ * outer axes, width tile), acc[x][o] += src[n][g*Cg + c][in(v, j)...] *
+ * wp[g][nb][(c, j...)][o] over c and the taps, then stored with the bias.
+ * wp < 0: no taps (the outputs get only the bias). */
+static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, const ConvAxis *ax, int nd, int src,
+                       int wp, int out, int bias, int64_t G, int64_t Cg, int64_t OCg, int tn)
+{
+	static const char *const hint[3] = {"od", "oh", "ow"};
+	int64_t NB = (OCg + tn - 1) / tn;
+	int vn, vg = -1, vnb, vv[3];
+	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), ex_int(g, dim(g, out, 0)), 1, &vn);
 	Node *cur = ln->body;
 	if (G > 1) {
 		Node *lg = xp_loop(g, cur, N_MAP, "g", ex_int(g, 0), ex_int(g, G), 1, &vg);
 		cur = lg->body;
 	}
 	Node *lnb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb);
-	Node *loh = xp_loop(g, lnb->body, N_MAP, "oh", ex_int(g, 0), ex_int(g, OH), 1, &voh);
+	cur = lnb->body;
+	for (int d = 0; d < nd - 1; d++) {
+		Node *lv = xp_loop(g, cur, N_MAP, hint[3 - nd + d], ex_int(g, ax[d].lo), ex_int(g, ax[d].hi), 1, &vv[d]);
+		cur = lv->body;
+	}
 	Expr *gi = vg >= 0 ? ex_sym(g, vg) : ex_int(g, 0);
-	int64_t full = OW / tm * tm;
+	const ConvAxis *aw = &ax[nd - 1];
+	int tm = (int)MIN((int64_t)t->tm, aw->hi - aw->lo);
+	int64_t full = aw->lo + (aw->hi - aw->lo) / tm * tm;
 	for (int part = 0; part < 2; part++) {
-		int64_t lo = part ? full : 0, hi = part ? OW : full;
-		int ttm = part ? (int)(OW - full) : tm;
+		int64_t lo = part ? full : aw->lo, hi = part ? aw->hi : full;
+		int ttm = part ? (int)(hi - lo) : tm;
 		if (hi <= lo)
 			continue;
-		int vow, acc;
-		Node *low = tile_open(g, loh->body, "ow", lo, hi, ttm, tn, label, &vow, &acc);
-		int vc, vkh, vkw;
-		Node *lc = xp_loop(g, low->body, N_FOR, "c", ex_int(g, 0), ex_int(g, Cg), 1, &vc);
-		Node *lkh = xp_loop(g, lc->body, N_FOR, "kh", ex_int(g, 0), ex_int(g, KH), 1, &vkh);
-		Node *lkw = xp_loop(g, lkh->body, N_FOR, "kw", ex_int(g, 0), ex_int(g, KW), 1, &vkw);
-		/* acc[x][o] += src[n][g*Cg + c][oh*sh + kh*dh][(ow+x)*sw + kw*dw] * wp[g][nb][(c*KH+kh)*KW+kw][o] */
-		int vx, vo;
-		Node *ub = tile_update_block(g, lkw->body, ttm, tn, label, &vx, &vo);
-		Expr *X = ex_sym(g, vx), *O = ex_sym(g, vo);
-		Expr *ai[4] = {ex_sym(g, vn), ex_add(g, ex_muli(g, gi, Cg), ex_sym(g, vc)),
-		               ex_add(g, ex_muli(g, ex_sym(g, voh), s[0]), ex_muli(g, ex_sym(g, vkh), d[0])),
-		               ex_add(g, ex_muli(g, ex_add(g, ex_sym(g, vow), X), s[1]), ex_muli(g, ex_sym(g, vkw), d[1]))};
-		Expr *kk = ex_add(g, ex_muli(g, ex_add(g, ex_muli(g, ex_sym(g, vc), KH), ex_sym(g, vkh)), KW), ex_sym(g, vkw));
-		Expr *bi[4] = {gi, ex_sym(g, vnb), kk, O};
-		Operand ab[2] = {opd_mem(src, 4, ai), opd_mem(wp, 4, bi)};
-		Expr *acci[2] = {X, O};
-		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
-		/* store: y[n][g*OCg + nb*tn + o][oh][ow + x] = acc[x][o] + bias */
+		int acc, vx, vo;
+		Node *low = tile_open(g, cur, "ow", lo, hi, ttm, tn, label, &vv[nd - 1], &acc);
+		Expr *V[3];
+		for (int d = 0; d < nd; d++)
+			V[d] = ex_sym(g, vv[d]);
+		if (wp >= 0) {
+			/* acc[x][o] += src[n][g*Cg + c][imul*v + jmul*j + iadd ...] * wp[g][nb][(c, j...)][o] */
+			int vc, vj;
+			Node *lc = xp_loop(g, low->body, N_FOR, "c", ex_int(g, 0), ex_int(g, Cg), 1, &vc);
+			Node *body = lc->body;
+			Expr *kk = ex_sym(g, vc), *J[3];
+			for (int d = 0; d < nd; d++) {
+				J[d] = ex_int(g, 0);
+				if (ax[d].nt > 1) {
+					Node *lj = xp_loop(g, body, N_FOR, "k", ex_int(g, 0), ex_int(g, ax[d].nt), 1, &vj);
+					body = lj->body;
+					J[d] = ex_sym(g, vj);
+				}
+				kk = ex_add(g, ex_muli(g, kk, ax[d].nt), J[d]);
+			}
+			Node *ub = tile_update_block(g, body, ttm, tn, label, &vx, &vo);
+			Expr *ai[MAXDIM] = {ex_sym(g, vn), ex_add(g, ex_muli(g, gi, Cg), ex_sym(g, vc))};
+			for (int d = 0; d < nd; d++) {
+				Expr *v = d == nd - 1 ? ex_add(g, V[d], ex_sym(g, vx)) : V[d];
+				ai[2 + d] = ex_addi(g, ex_add(g, ex_muli(g, v, ax[d].imul), ex_muli(g, J[d], ax[d].jmul)), ax[d].iadd);
+			}
+			Expr *bi[4] = {gi, ex_sym(g, vnb), kk, ex_sym(g, vo)};
+			Operand ab[2] = {opd_mem(src, nd + 2, ai), opd_mem(wp, 4, bi)};
+			Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
+			sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
+		}
+		/* store: y[n][g*OCg + nb*tn + o][omul*v + oadd ...] = acc[x][o] + bias */
 		int so, sx;
 		Expr *ohi = OCg % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, OCg), ex_muli(g, ex_sym(g, vnb), tn)));
 		Node *lso = xp_loop(g, low->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
@@ -325,8 +392,99 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 			Operand a2[2] = {opd_val(v), opd_mem(bias, 1, bix)};
 			v = sdfg_tasklet(g, sb, T_ADD, DT_F32, 2, a2);
 		}
-		Expr *yi[4] = {ex_sym(g, vn), oc, ex_sym(g, voh), ex_add(g, ex_sym(g, vow), ex_sym(g, sx))};
-		sdfg_store(sb, v, xp_memlet(out, 4, yi), W_NONE);
+		Expr *yi[MAXDIM] = {ex_sym(g, vn), oc};
+		for (int d = 0; d < nd; d++) {
+			Expr *vd = d == nd - 1 ? ex_add(g, V[d], ex_sym(g, sx)) : V[d];
+			yi[2 + d] = ex_addi(g, ex_muli(g, vd, ax[d].omul), ax[d].oadd);
+		}
+		sdfg_store(sb, v, xp_memlet(out, nd + 2, yi), W_NONE);
+	}
+}
+
+int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+{
+	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
+	Container *x = sdfg_c(g, in);
+	int64_t G = lib_int(l, "groups", 1);
+	int64_t s[3], p[3], d[3];
+	int nd = lib_ints(l, "stride", s, 3);
+	lib_ints(l, "padding", p, 3);
+	lib_ints(l, "dilation", d, 3);
+	int tr = (int)lib_int(l, "transposed", 0);
+	const float *wd = const_data(g, w);
+	int f32 = x->dt == DT_F32 && sdfg_c(g, w)->dt == DT_F32 && sdfg_c(g, out)->dt == DT_F32 &&
+	          (bias < 0 || sdfg_c(g, bias)->dt == DT_F32);
+	if (nd == 2 && G > 1 && G == dim(g, in, 1) && !tr && f32 && dim(g, out, 3) > 0 && dim(g, out, 2) > 0)
+		return conv_depthwise(g, l, seq, label, t);
+	int64_t C = dim(g, in, 1), OC = dim(g, out, 1);
+	int64_t Cg = C / G, OCg = OC / G;
+	int sized = dim(g, in, 0) > 0 && C > 0;
+	for (int i = 0; i < nd; i++)
+		sized &= dim(g, out, 2 + i) > 0 && dim(g, in, 2 + i) > 0;
+	if (!wd || !t->pack || !f32 || !sized || (OCg < 4 && !tr))
+		return conv_generic(g, l, seq, label);
+	int tn = t->tn;
+	if (OCg < tn && t->vec_lanes && OCg <= t->vec_lanes)
+		tn = t->vec_lanes;
+
+	/* The axes of each dim: one for a direct convolution, one per stride
+	 * phase for a transposed one. */
+	ConvAxis *ph[3];
+	int nph[3];
+	int64_t rlo[3], rhi[3];
+	for (int i = 0; i < nd; i++) {
+		int64_t I = dim(g, in, 2 + i), O = dim(g, out, 2 + i), K = dim(g, w, 2 + i);
+		nph[i] = tr ? (int)s[i] : 1;
+		ph[i] = arena_alloc(g->arena, sizeof(ConvAxis) * (size_t)nph[i]);
+		rlo[i] = 0, rhi[i] = I - 1;
+		for (int r = 0; r < nph[i]; r++) {
+			ConvAxis *a = &ph[i][r];
+			if (tr)
+				tconv_axis(a, O, K, s[i], p[i], d[i], r);
+			else
+				*a = (ConvAxis){0, O, 1, 0, s[i], d[i], -p[i], K, 0, 1};
+			int64_t lo, hi;
+			if (axis_reads(a, &lo, &hi))
+				rlo[i] = MIN(rlo[i], lo), rhi[i] = MAX(rhi[i], hi);
+		}
+	}
+
+	/* Zero-padded input copy as large as the kernels read ('same' padding
+	 * may be asymmetric, and the output size bounds the right side). */
+	int src = in, padded = 0;
+	int64_t pb[3], ps[3];
+	for (int i = 0; i < nd; i++) {
+		pb[i] = -rlo[i];
+		ps[i] = rhi[i] - rlo[i] + 1;
+		padded |= ps[i] > dim(g, in, 2 + i);
+		for (int r = 0; r < nph[i]; r++)
+			ph[i][r].iadd += pb[i];
+	}
+	if (padded)
+		src = padded_input(g, seq, in, nd, ps, pb, label);
+
+	/* One kernel per combination of phases, each with its packed weights
+	 * [G][NB][Cg*taps][tn]. */
+	int ncomb = 1;
+	for (int i = 0; i < nd; i++)
+		ncomb *= nph[i];
+	for (int cb = 0; cb < ncomb; cb++) {
+		ConvAxis ax[3];
+		int64_t taps = 1, any = 1;
+		for (int i = nd - 1, rest = cb; i >= 0; rest /= nph[i], i--) {
+			ax[i] = ph[i][rest % nph[i]];
+			taps *= ax[i].nt;
+			any &= ax[i].hi > ax[i].lo;
+		}
+		if (!any)
+			continue;
+		int wp = -1;
+		if (taps > 0) {
+			ConvW cw = {g, w, tr, nd, OCg, Cg, ax};
+			wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name), (int)G, Cg * taps, OCg, tn, wd,
+			                 conv_w_at, &cw);
+		}
+		conv_tiled(g, seq, label, t, ax, nd, src, wp, out, bias, G, Cg, OCg, tn);
 	}
 	return 0;
 }

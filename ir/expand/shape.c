@@ -516,34 +516,49 @@ int expand_cumsum(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	return 0;
 }
 
-/* ---- sort / topk by rank counting ---------------------------------------------------------------
- * Output position j along dim holds the element whose stable rank is j: the
- * rank of element i counts the elements that order before it (smaller, or
- * larger when descending; NaN orders after every number ascending and
- * before descending, as torch; equal ones before it by index). O(n^2) per
- * output element: meant for the short rows of inference graphs. */
+/* ---- sort / topk: a bottom-up merge sort per row -------------------------------------------------
+ * Each row (all indices but dim) is sorted with its indices in local
+ * buffers: first runs of 8 elements by a sorting network (read straight
+ * from the input), then log2(n/8) passes of merges between two ping-pong
+ * buffers, pass p merging the neighbouring runs of 8*2^p elements. Both
+ * are stable, which gives torch.sort(stable=True)'s order: the network
+ * breaks ties by index, and a merge takes from the right run only what
+ * orders strictly before the left run's head (NaN orders after every
+ * number ascending and before them descending, as torch; torch.topk's
+ * results match for distinct values, its order of ties is unspecified).
+ * Merge cursors are scalar locals read into value symbols, which address
+ * the runs. topk keeps only the first k of every merged run, about
+ * n*log2(2k/8) merge steps instead of n*log2(n/8). Rows too long for the
+ * buffers (SORT_LOCAL_BYTES of stack per row) go in chunks of a power of
+ * two: topk merges each chunk's first k into a running top k; a sort (or
+ * a topk whose k outgrows the chunk) stores each sorted chunk into a
+ * transient of all rows, and further passes merge its runs pairwise, each
+ * into a fresh transient. O(n log n) per row, and each element of an
+ * output or transient is stored once (the locals take the repeated
+ * stores). Sizes known only at run time (and a 0-d input) fall back to
+ * rank counting: output position j holds the element that j others order
+ * before, O(n^2) per output element. */
 
-/* 1 where a orders strictly before b (int64 0/1). */
+#define SORT_LOCAL_BYTES (1 << 20)
+
+/* 1 where a orders strictly before c (int64 0/1). Floats: NaN after
+ * every number ascending, before them descending; ascending that is
+ * (a == a) - (a >= c), descending (c == c) - (a <= c). */
 static int sort_before(Sdfg *g, Node *b, int a, int c, int desc, Dtype dt)
 {
 	Operand cmp[2] = {opd_val(a), opd_val(c)};
-	int r = sdfg_tasklet(g, b, desc ? T_GT : T_LT, DT_I64, 2, cmp);
 	if (!dtype_info[dt].isfloat)
-		return r;
-	Operand na[1] = {opd_val(a)}, nc[1] = {opd_val(c)};
-	int an = sdfg_tasklet(g, b, T_ISNAN, DT_I64, 1, na), cn = sdfg_tasklet(g, b, T_ISNAN, DT_I64, 1, nc);
-	/* ascending: a number before NaN; descending: NaN before a number */
-	Operand nn[1] = {opd_val(desc ? cn : an)};
-	int notn = sdfg_tasklet(g, b, T_NOT, DT_I64, 1, nn);
-	Operand w[2] = {opd_val(notn), opd_val(desc ? an : cn)};
-	int nanb = sdfg_tasklet(g, b, T_AND, DT_I64, 2, w);
-	Operand o[2] = {opd_val(r), opd_val(nanb)};
-	return sdfg_tasklet(g, b, T_OR, DT_I64, 2, o);
+		return sdfg_tasklet(g, b, desc ? T_GT : T_LT, DT_I64, 2, cmp);
+	int ge = sdfg_tasklet(g, b, desc ? T_LE : T_GE, DT_I64, 2, cmp);
+	Operand self[2] = {opd_val(desc ? c : a), opd_val(desc ? c : a)};
+	int num = sdfg_tasklet(g, b, T_EQ, DT_I64, 2, self);
+	Operand d[2] = {opd_val(num), opd_val(ge)};
+	return sdfg_tasklet(g, b, T_SUB, DT_I64, 2, d);
 }
 
-int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+/* Rank counting (any sizes, a scalar too). */
+static int sort_ranks(Sdfg *g, LibNode *l, Node *seq, const char *label)
 {
-	(void)tile;
 	int x = l->in[0], vals = l->out[0], idxs = l->out[1];
 	Container *xc = sdfg_c(g, x);
 	int ref = vals >= 0 ? vals : idxs;
@@ -611,5 +626,293 @@ int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		Operand f[1] = {opd_mem(bi, 0, none)};
 		sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, DT_I64, 1, f), xp_memlet(idxs, o->rank, O), W_NONE);
 	}
+	return 0;
+}
+
+/* Value and index buffers: locals v[C], ix[C] of one row (row NULL), or
+ * transients v[R][n + 1], ix[R][n + 1] of all rows (row: this one's). */
+typedef struct {
+	int v, ix;
+	Expr *row;
+} SortBuf;
+
+static Memlet sort_at(int c, Expr *row, Expr *pos)
+{
+	Expr *i[2] = {row ? row : pos, pos};
+	return xp_memlet(c, row ? 2 : 1, i);
+}
+
+static Operand sort_rd(int c, Expr *row, Expr *pos)
+{
+	Memlet m = sort_at(c, row, pos);
+	return opd_mem(c, row ? 2 : 1, m.idx);
+}
+
+/* Into seq: the stable merge of run a[alo, aend) with the later run
+ * b[blo, bend) into d[dpos, dpos + cnt) (cnt at most the two lengths'
+ * sum), with cursor locals owned by loop owner. */
+static void sort_merge(Sdfg *g, Node *seq, Node *owner, const char *label, int desc, Dtype vdt, Dtype idt, SortBuf a,
+                       Expr *alo, Expr *aend, SortBuf b, Expr *blo, Expr *bend, SortBuf d, Expr *dpos, Expr *cnt)
+{
+	Expr *none[1] = {NULL};
+	int ci = xp_local(g, "ci", DT_I64, 0, NULL, owner), cj = xp_local(g, "cj", DT_I64, 0, NULL, owner);
+	Node *ib = xp_block(g, seq, label);
+	Operand i0[1] = {opd_expr(alo)}, j0[1] = {opd_expr(blo)};
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, i0), xp_memlet(ci, 0, none), W_NONE);
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, j0), xp_memlet(cj, 0, none), W_NONE);
+	int vt;
+	Node *lt = xp_loop(g, seq, N_FOR, "t", ex_int(g, 0), cnt, 1, &vt);
+	Node *k = xp_block(g, lt->body, label);
+	Operand li[1] = {opd_mem(ci, 0, none)}, lj[1] = {opd_mem(cj, 0, none)};
+	int ti = sdfg_tasklet(g, k, T_ASSIGN, DT_I64, 1, li), tj = sdfg_tasklet(g, k, T_ASSIGN, DT_I64, 1, lj);
+	Expr *si = ex_sym(g, sdfg_bind(g, k, ti, "si", INT64_MIN, INT64_MAX));
+	Expr *sj = ex_sym(g, sdfg_bind(g, k, tj, "sj", INT64_MIN, INT64_MAX));
+	/* the heads (a spent cursor reads the buffers' spare last element) */
+	Operand ha[1] = {sort_rd(a.v, a.row, si)}, hb[1] = {sort_rd(b.v, b.row, sj)};
+	int va = sdfg_tasklet(g, k, T_ASSIGN, vdt, 1, ha), vb = sdfg_tasklet(g, k, T_ASSIGN, vdt, 1, hb);
+	/* take b's head if b has one and a has none or b's orders strictly first */
+	int bfirst = sort_before(g, k, vb, va, desc, vdt);
+	Operand ad[2] = {opd_expr(si), opd_expr(aend)}, bh[2] = {opd_expr(sj), opd_expr(bend)};
+	int adone = sdfg_tasklet(g, k, T_GE, DT_I64, 2, ad), bhas = sdfg_tasklet(g, k, T_LT, DT_I64, 2, bh);
+	Operand o1[2] = {opd_val(adone), opd_val(bfirst)};
+	int t1 = sdfg_tasklet(g, k, T_OR, DT_I64, 2, o1);
+	Operand o2[2] = {opd_val(bhas), opd_val(t1)};
+	int takeb = sdfg_tasklet(g, k, T_AND, DT_I64, 2, o2);
+	Expr *di = ex_add(g, dpos, ex_sym(g, vt));
+	Operand wv[3] = {opd_val(takeb), opd_val(vb), opd_val(va)};
+	sdfg_store(k, sdfg_tasklet(g, k, T_WHERE, vdt, 3, wv), sort_at(d.v, d.row, di), W_NONE);
+	Operand wi[3] = {opd_val(takeb), sort_rd(b.ix, b.row, sj), sort_rd(a.ix, a.row, si)};
+	sdfg_store(k, sdfg_tasklet(g, k, T_WHERE, idt, 3, wi), sort_at(d.ix, d.row, di), W_NONE);
+	Operand nj[2] = {opd_expr(sj), opd_val(takeb)}, ni[2] = {opd_expr(ex_addi(g, si, 1)), opd_val(takeb)};
+	sdfg_store(k, sdfg_tasklet(g, k, T_ADD, DT_I64, 2, nj), xp_memlet(cj, 0, none), W_NONE);
+	sdfg_store(k, sdfg_tasklet(g, k, T_SUB, DT_I64, 2, ni), xp_memlet(ci, 0, none), W_NONE);
+}
+
+/* Into seq: for j in [0, cnt) d[dofs + j] = s[j] (both buffers; dofs
+ * NULL for 0), or the outputs when d is NULL (oi: the row's index). */
+static void sort_copy(Sdfg *g, Node *seq, const char *label, SortBuf s, const SortBuf *d, Expr *dofs, Expr *cnt, int vals,
+                      int idxs, int dim, Expr **oi)
+{
+	int vj;
+	Node *lj = xp_loop(g, seq, N_MAP, "j", ex_int(g, 0), cnt, 1, &vj);
+	Node *b = xp_block(g, lj->body, label);
+	Expr *j[1] = {ex_sym(g, vj)}, *at = dofs ? ex_add(g, dofs, j[0]) : j[0];
+	Operand rv[1] = {sort_rd(s.v, s.row, j[0])}, ri[1] = {sort_rd(s.ix, s.row, j[0])};
+	if (d) {
+		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, sdfg_c(g, s.v)->dt, 1, rv), sort_at(d->v, d->row, at), W_NONE);
+		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, sdfg_c(g, s.ix)->dt, 1, ri), sort_at(d->ix, d->row, at), W_NONE);
+		return;
+	}
+	Expr *o[MAXDIM];
+	int r = sdfg_c(g, vals >= 0 ? vals : idxs)->rank;
+	for (int q = 0; q < r; q++)
+		o[q] = q == dim ? j[0] : oi[q];
+	if (vals >= 0)
+		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, sdfg_c(g, vals)->dt, 1, rv), xp_memlet(vals, r, o), W_NONE);
+	if (idxs >= 0)
+		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_I64, 1, ri), xp_memlet(idxs, r, o), W_NONE);
+}
+
+/* Runs of SORT_RUN elements sorted at once by an optimal sorting network
+ * (19 compare-exchanges, depth 6; Knuth, TAOCP 5.3.4). */
+#define SORT_RUN 8
+static const int sort_net[19][2] = {
+	{0, 2}, {1, 3}, {4, 6}, {5, 7}, {0, 4}, {1, 5}, {2, 6}, {3, 7}, {0, 1}, {2, 3},
+	{4, 5}, {6, 7}, {2, 4}, {3, 5}, {1, 4}, {3, 6}, {1, 2}, {3, 4}, {5, 6},
+};
+
+/* Into block b: elements pos[0..SORT_RUN) of the row (xi with dim set per
+ * element) sorted into d[at, at + SORT_RUN) with their indices. The
+ * comparator breaks ties by index, which makes the network stable;
+ * positions past the row (n) read a value that orders last, their index
+ * keeping them behind real equals. */
+static void sort_network(Sdfg *g, Node *b, int x, Expr **xi, int dim, int64_t n, Expr *const *pos, int desc, Dtype idt,
+                         SortBuf d, Expr *at)
+{
+	Container *xc = sdfg_c(g, x);
+	Dtype vdt = xc->dt;
+	int v[SORT_RUN], ix[SORT_RUN];
+	for (int e = 0; e < SORT_RUN; e++) {
+		xi[dim] = pos[e];
+		int64_t lo, hi;
+		int past = !ex_range(g, pos[e], &lo, &hi) || hi >= n;
+		Operand rd[1] = {past ? opd_guarded(x, xc->rank, xi, 0) : opd_mem(x, xc->rank, xi)};
+		v[e] = sdfg_tasklet(g, b, T_ASSIGN, vdt, 1, rd);
+		if (past) {
+			Operand in[2] = {opd_expr(pos[e]), opd_expr(ex_int(g, n))};
+			int ok = sdfg_tasklet(g, b, T_LT, DT_I64, 2, in);
+			/* the last value: NaN ascending, -inf descending; integers' extremes */
+			Operand last = dtype_info[vdt].isfloat ? opd_const(desc ? -INFINITY : NAN) : opd_const(desc ? 0 : 1);
+			if (!dtype_info[vdt].isfloat && vdt != DT_BOOL) {
+				int bits = 8 * dtype_info[vdt].size;
+				int64_t mx = vdt == DT_U8 ? 255 : bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+				/* -2^63 is exact as a double; 2^63 - 1 only as an integer expression */
+				last = desc ? opd_const(vdt == DT_U8 ? 0.0 : (double)(-mx - 1)) : opd_expr(ex_int(g, mx));
+			}
+			Operand w[3] = {opd_val(ok), opd_val(v[e]), last};
+			v[e] = sdfg_tasklet(g, b, T_WHERE, vdt, 3, w);
+		}
+		Operand ip[1] = {opd_expr(pos[e])};
+		ix[e] = sdfg_tasklet(g, b, T_ASSIGN, idt, 1, ip);
+	}
+	for (int k = 0; k < 19; k++) {
+		int p = sort_net[k][0], q = sort_net[k][1];
+		/* swap when q's element orders before p's: by value, or equal by index */
+		int qf = sort_before(g, b, v[q], v[p], desc, vdt), pf = sort_before(g, b, v[p], v[q], desc, vdt);
+		Operand il[2] = {opd_val(ix[q]), opd_val(ix[p])}, nb[1] = {opd_val(pf)};
+		int ilt = sdfg_tasklet(g, b, T_LT, DT_I64, 2, il), npf = sdfg_tasklet(g, b, T_NOT, DT_I64, 1, nb);
+		Operand t[2] = {opd_val(ilt), opd_val(npf)};
+		int tie = sdfg_tasklet(g, b, T_AND, DT_I64, 2, t);
+		Operand o[2] = {opd_val(qf), opd_val(tie)};
+		int sw = sdfg_tasklet(g, b, T_OR, DT_I64, 2, o);
+		Operand a1[3] = {opd_val(sw), opd_val(v[q]), opd_val(v[p])}, a2[3] = {opd_val(sw), opd_val(v[p]), opd_val(v[q])};
+		Operand b1[3] = {opd_val(sw), opd_val(ix[q]), opd_val(ix[p])}, b2[3] = {opd_val(sw), opd_val(ix[p]), opd_val(ix[q])};
+		int nvp = sdfg_tasklet(g, b, T_WHERE, vdt, 3, a1), nvq = sdfg_tasklet(g, b, T_WHERE, vdt, 3, a2);
+		int nip = sdfg_tasklet(g, b, T_WHERE, idt, 3, b1), niq = sdfg_tasklet(g, b, T_WHERE, idt, 3, b2);
+		v[p] = nvp, v[q] = nvq, ix[p] = nip, ix[q] = niq;
+	}
+	for (int e = 0; e < SORT_RUN; e++) {
+		Expr *o[1] = {ex_addi(g, at, e)};
+		sdfg_store(b, v[e], xp_memlet(d.v, 1, o), W_NONE);
+		sdfg_store(b, ix[e], xp_memlet(d.ix, 1, o), W_NONE);
+	}
+}
+
+/* The loops over the rows of x (every dim but dim; one iteration for a
+ * 1-d x, so that a loop owns the row's buffers), into seq: oi[d] their
+ * variables, *lin the row's number; returns the innermost loop. */
+static Node *sort_rows(Sdfg *g, Node *seq, Container *xc, int dim, Expr **oi, Expr **lin)
+{
+	Node *row = NULL;
+	*lin = ex_int(g, 0);
+	for (int d = 0; d < xc->rank; d++) {
+		oi[d] = NULL;
+		if (d != dim) {
+			int v;
+			row = xp_loop(g, row ? row->body : seq, N_MAP, "r", ex_int(g, 0), xc->shape[d], 1, &v);
+			oi[d] = ex_sym(g, v);
+			*lin = ex_add(g, ex_mul(g, *lin, xc->shape[d]), oi[d]);
+		}
+	}
+	if (!row) {
+		int v;
+		row = xp_loop(g, seq, N_MAP, "r", ex_int(g, 0), ex_int(g, 1), 1, &v);
+	}
+	return row;
+}
+
+/* Value and index transients of R rows of n elements, plus the spare one. */
+static SortBuf sort_rows_buf(Sdfg *g, const char *name, Dtype vdt, Dtype idt, int64_t R, int64_t n)
+{
+	int64_t sh[2] = {R, n + 1};
+	SortBuf b = {sdfg_add_container(g, arena_printf(g->arena, "%s_val", name), vdt, CK_TRANSIENT, 2, sh),
+	             sdfg_add_container(g, arena_printf(g->arena, "%s_idx", name), idt, CK_TRANSIENT, 2, sh), NULL};
+	sdfg_c(g, b.v)->origin = sdfg_c(g, b.ix)->origin = "";
+	return b;
+}
+
+int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	(void)tile;
+	int x = l->in[0], vals = l->out[0], idxs = l->out[1];
+	Container *xc = sdfg_c(g, x);
+	int dim = (int)lib_int(l, "dim", 0), desc = (int)lib_int(l, "descending", 0);
+	int64_t n = -1, K = -1, C;
+	if (xc->rank == 0 || sdfg_numel(g, x) < 0 || !ex_isint(xc->shape[dim], &n) ||
+	    !ex_isint(sdfg_c(g, vals >= 0 ? vals : idxs)->shape[dim], &K) || n <= 0)
+		return sort_ranks(g, l, seq, label);
+	Dtype vdt = xc->dt, idt = n <= INT32_MAX ? DT_I32 : DT_I64;
+	int64_t esz = dtype_info[vdt].size + dtype_info[idt].size, R = sdfg_numel(g, x) / n;
+	/* The row in one chunk if its two buffers fit, else chunks of a power
+	 * of two: beside a running top k if that fits too (topk), else each
+	 * sorted into a transient of all rows, whose runs of C further passes
+	 * merge through fresh transients (each element stored once). */
+	for (C = n; C > 0 && 2 * C * esz + (C < n && C >= K ? K * esz : 0) > SORT_LOCAL_BYTES;)
+		C = C < n ? C / 2 : (int64_t)1 << (63 - __builtin_clzll((uint64_t)n - 1));
+	int64_t nch = (n + C - 1) / C;
+	int running = nch > 1 && C >= K;
+
+	Expr *oi[MAXDIM], *lin;
+	Node *row = sort_rows(g, seq, xc, dim, oi, &lin), *cur = row->body;
+	/* buffers of whole runs, plus one spare element that spent merge
+	 * cursors read (and never use) */
+	int64_t csh[1] = {(C + SORT_RUN - 1) / SORT_RUN * SORT_RUN + 1}, ksh[1] = {K + 1};
+	SortBuf buf[2], top = {-1, -1, NULL}, all = {-1, -1, NULL};
+	for (int i = 0; i < 2; i++)
+		buf[i] = (SortBuf){xp_local(g, "sval", vdt, 1, csh, row), xp_local(g, "sidx", idt, 1, csh, row), NULL};
+	if (running)
+		top = (SortBuf){xp_local(g, "tval", vdt, 1, ksh, row), xp_local(g, "tidx", idt, 1, ksh, row), NULL};
+	else if (nch > 1) {
+		all = sort_rows_buf(g, "sorted", vdt, idt, R, n);
+		all.row = lin;
+	}
+
+	/* chunk ch: elements [base, base + m) */
+	Node *chunk = row, *body = cur;
+	Expr *base = ex_int(g, 0), *m = ex_int(g, n);
+	if (nch > 1) {
+		int vch;
+		chunk = xp_loop(g, cur, N_FOR, "ch", ex_int(g, 0), ex_int(g, nch), 1, &vch);
+		body = chunk->body;
+		base = ex_muli(g, ex_sym(g, vch), C);
+		m = ex_min(g, ex_int(g, C), ex_sub(g, ex_int(g, n), base));
+	}
+	/* runs of SORT_RUN by the network, then pass p merges the runs of
+	 * w = SORT_RUN * 2^p pairwise, each keeping at most K */
+	int vq;
+	Node *lq = xp_loop(g, body, N_MAP, "q", ex_int(g, 0), ex_div(g, ex_addi(g, m, SORT_RUN - 1), ex_int(g, SORT_RUN)), 1, &vq);
+	Node *nb0 = xp_block(g, lq->body, label);
+	Expr *at = ex_muli(g, ex_sym(g, vq), SORT_RUN), *pos[SORT_RUN], *xi[MAXDIM];
+	for (int e = 0; e < SORT_RUN; e++)
+		pos[e] = ex_addi(g, ex_add(g, base, at), e);
+	for (int d = 0; d < xc->rank; d++)
+		xi[d] = oi[d];
+	sort_network(g, nb0, x, xi, dim, n, pos, desc, idt, buf[0], at);
+	int p = 0;
+	Expr *Kx = ex_int(g, K);
+	for (int64_t w = SORT_RUN; w < C; w *= 2, p++) {
+		int vb;
+		Expr *nb = ex_div(g, ex_addi(g, m, 2 * w - 1), ex_int(g, 2 * w));
+		Node *lb = xp_loop(g, body, N_MAP, "b", ex_int(g, 0), nb, 1, &vb);
+		Expr *lo = ex_muli(g, ex_sym(g, vb), 2 * w);
+		Expr *mid = ex_min(g, ex_addi(g, lo, w), m), *hi = ex_min(g, ex_addi(g, lo, 2 * w), m);
+		Expr *la = ex_min(g, ex_sub(g, mid, lo), Kx), *lr = ex_min(g, ex_sub(g, hi, mid), Kx);
+		sort_merge(g, lb->body, lb, label, desc, vdt, idt, buf[p % 2], lo, ex_add(g, lo, la), buf[p % 2], mid,
+		           ex_add(g, mid, lr), buf[(p + 1) % 2], lo, ex_min(g, ex_add(g, la, lr), Kx));
+	}
+	if (nch == 1) {
+		sort_copy(g, cur, label, buf[p % 2], NULL, NULL, Kx, vals, idxs, dim, oi);
+		return 0;
+	}
+	Expr *zero = ex_int(g, 0), *rc = ex_min(g, m, Kx);
+	if (running) {
+		/* the running top k (of the chunks before) and this chunk's,
+		 * merged through the free buffer */
+		Expr *tc = ex_min(g, Kx, base), *nc = ex_min(g, ex_add(g, tc, rc), Kx);
+		sort_merge(g, body, chunk, label, desc, vdt, idt, top, zero, tc, buf[p % 2], zero, rc, buf[(p + 1) % 2], zero, nc);
+		sort_copy(g, body, label, buf[(p + 1) % 2], &top, NULL, nc, -1, -1, dim, oi);
+		sort_copy(g, cur, label, top, NULL, NULL, Kx, vals, idxs, dim, oi);
+		return 0;
+	}
+	/* the chunk's first k into its place in `all`, then merge passes over
+	 * all rows, each into a fresh transient */
+	sort_copy(g, body, label, buf[p % 2], &all, base, rc, -1, -1, dim, oi);
+	Expr *N = ex_int(g, n);
+	for (int64_t w = C; w < n; w *= 2) {
+		SortBuf src = all;
+		all = sort_rows_buf(g, "merged", vdt, idt, R, n);
+		row = sort_rows(g, seq, xc, dim, oi, &lin);
+		src.row = all.row = lin;
+		int vb;
+		Node *lb = xp_loop(g, row->body, N_MAP, "b", zero, ex_int(g, (n + 2 * w - 1) / (2 * w)), 1, &vb);
+		Expr *lo = ex_muli(g, ex_sym(g, vb), 2 * w);
+		Expr *mid = ex_min(g, ex_addi(g, lo, w), N), *hi = ex_min(g, ex_addi(g, lo, 2 * w), N);
+		Expr *la = ex_min(g, ex_sub(g, mid, lo), Kx), *lr = ex_min(g, ex_sub(g, hi, mid), Kx);
+		sort_merge(g, lb->body, lb, label, desc, vdt, idt, src, lo, ex_add(g, lo, la), src, mid, ex_add(g, mid, lr), all,
+		           lo, ex_min(g, ex_add(g, la, lr), Kx));
+	}
+	row = sort_rows(g, seq, xc, dim, oi, &lin);
+	all.row = lin;
+	sort_copy(g, row->body, label, all, NULL, NULL, Kx, vals, idxs, dim, oi);
 	return 0;
 }

@@ -239,6 +239,18 @@ def test_conv(tmp_path):
     t2 = nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1).eval()
     t2g = nn.ConvTranspose2d(8, 4, (2, 3), stride=(1, 2), groups=2, dilation=(2, 1)).eval()
     t1 = nn.ConvTranspose1d(4, 3, 5, stride=3, padding=2, output_padding=2).eval()
+    # wide enough (>= 4 output channels per group) for the register-tiled
+    # kernels: transposed by stride phases, some with no taps (stride 2,
+    # dilation 2), output_padding, asymmetric kernels; 3-d with groups
+    t2w = nn.ConvTranspose2d(6, 20, (4, 3), stride=(2, 3), padding=(1, 2), output_padding=(1, 0)).eval()
+    t2wg = nn.ConvTranspose2d(8, 16, 3, stride=2, padding=2, dilation=2, groups=2, bias=False).eval()
+    t2w1 = nn.ConvTranspose2d(8, 12, (1, 5), padding=(0, 1)).eval()
+    t1w = nn.ConvTranspose1d(4, 9, 5, stride=3, padding=1, output_padding=2, dilation=2).eval()
+    t3 = nn.ConvTranspose3d(4, 8, (3, 2, 3), stride=(1, 2, 2), padding=(1, 0, 1), output_padding=(0, 1, 0)).eval()
+    c3w = nn.Conv3d(4, 12, (3, 2, 3), padding=(1, 0, 2), stride=(2, 1, 2), dilation=(1, 2, 1), groups=2).eval()
+    c3v = nn.Conv3d(4, 8, 2, bias=False).eval()
+    t2g64 = nn.ConvTranspose2d(8, 4, (2, 3), stride=(1, 2), groups=2, dilation=(2, 1)).double().eval()
+    t1_64 = nn.ConvTranspose1d(4, 3, 5, stride=3, padding=2, output_padding=2).double().eval()
     x = torch.randn(2, 8, 9, 10, generator=g)
     x1 = torch.randn(1, 8, 6, 7, generator=g)
     s = torch.randn(3, 4, 12, generator=g)
@@ -255,6 +267,10 @@ def test_conv(tmp_path):
         Case("conv3d", lambda a: c3(a), (v,)),
         Case("conv_transpose2d", lambda a: (t2(a), t2g(a)), (x1,)),
         Case("conv_transpose1d", lambda a: t1(a), (s,)),
+        Case("conv_transpose_tiled", lambda a, b, c: (t2w(a[:, :6]), t2wg(a), t2w1(a), t1w(b), t3(c)),
+             (x1, s, torch.randn(2, 4, 3, 5, 4, generator=g))),
+        Case("conv_transpose_f64", lambda a, b: (t2g64(a), t1_64(b)), (x1.double(), s.double())),  # direct loops
+        Case("conv3d_tiled", lambda a: (c3w(a), c3v(a)), (torch.randn(2, 4, 5, 6, 7, generator=g),)),
     ]
     check_cases(tmp_path, "conv", cases)
 

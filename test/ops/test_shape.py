@@ -232,3 +232,45 @@ def test_creation_and_argred(tmp_path):
         Case("cumsum_int", lambda x: x.cumsum(0), (i,)),
     ]
     check_cases(tmp_path, "shape_create", cases, **KW)
+
+
+def test_sort_topk_long(tmp_path):
+    """Rows longer than the sorting network's runs of 8 and the merge passes:
+    ties and NaN (stable order, NaN last ascending and first descending),
+    integers (whose padding of a partial run is the dtype's extreme), rows
+    too long for one buffer (topk in chunks beside a running top k, sorts
+    and large-k topk merged through transients)."""
+    torch = require("torch")
+    g = torch.Generator().manual_seed(7)
+    t = torch.randint(0, 9, (3, 130), generator=g).float()  # many ties
+    t[0, 5] = t[0, 77] = t[2, 129] = t[1, 0] = t[1, 64] = float("nan")
+    t[2, 3] = float("inf")
+    t[2, 4] = float("-inf")
+    d = (torch.randperm(3 * 301, generator=g).view(3, 301).float() - 450) / 7  # distinct: topk's tie order is unspecified
+    d[1, 200] = float("nan")
+    big = torch.randperm(70001, generator=g).float().view(1, 70001) / 3
+    hug = torch.randint(-1000, 1000, (2, 70001), generator=g).double()  # ties
+    hug[1, ::1001] = float("nan")
+    i64 = torch.randint(-(2 ** 62), 2 ** 62, (2, 67), generator=g)
+    i64[0, :20] = i64[0, 20]
+    i64[1, 3] = 2 ** 63 - 1
+    i64[1, 9] = -(2 ** 63)
+    i32 = torch.randint(-5, 5, (4, 45), generator=g, dtype=torch.int32)
+    h = torch.randint(-3, 3, (2, 100), generator=g).to(torch.float16)
+    cases = [
+        Case("sort_ties_nan", lambda x: (*torch.sort(x, stable=True), *torch.sort(x, descending=True, stable=True),
+                                         *torch.sort(x.t(), dim=0, stable=True)), (t,)),
+        Case("sort_1d", lambda x: torch.sort(x[1], descending=True, stable=True), (t,)),
+        Case("topk_large_k", lambda x: (*torch.topk(x, 300), *torch.topk(x, 37, largest=False), *torch.topk(x, 1),
+                                        *torch.topk(x, 301, largest=False), *torch.topk(x.t(), 20, dim=0)), (d,)),
+        Case("sort_default", lambda x: torch.sort(x, descending=True), (d,)),
+        Case("topk_chunked", lambda x: (*torch.topk(x, 9), *torch.topk(x, 100, largest=False)), (big,)),
+        Case("sort_ints", lambda a, b: (*torch.sort(a, stable=True), *torch.sort(a, descending=True, stable=True),
+                                        *torch.sort(b, dim=1, stable=True), *torch.sort(b, dim=0, descending=True, stable=True)),
+             (i64, i32)),
+        Case("sort_f16", lambda x: torch.sort(x, descending=True, stable=True), (h,)),
+        # rows past the buffers, merged through transients: 2 and 3 chunks
+        Case("sort_huge_rows", lambda x, y: (*torch.sort(x, stable=True), *torch.sort(y, descending=True, stable=True),
+                                             *torch.topk(x, 60000, largest=False)), (big, hug)),
+    ]
+    check_cases(tmp_path, "sort_long", cases, **KW)
