@@ -38,7 +38,7 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(SCATTER, "scatter", scatter, "writes at data-dependent or sliced positions: scatter*, index_put, slice/select_scatter") \
 	X(ARGRED, "argred", argred, "argmax / argmin / max.dim / min.dim along one dim") \
 	X(CUMSUM, "cumsum", cumsum, "inclusive prefix sum along one dim") \
-	X(SORT, "sort", sort, "stable sort along one dim by rank counting (sort, topk)") \
+	X(SORT, "sort", sort, "stable merge sort along one dim, per row (sort, topk)") \
 	X(GRIDSAMPLE, "grid_sample", grid_sample, "2-D grid sampling: bilinear, nearest or bicubic taps at data-dependent source coordinates") \
 	X(EMBBAG, "embedding_bag", embedding_bag, "sums, means or maxima of embedding rows over bags given by offsets") \
 	X(MSCATTER, "masked_scatter", masked_scatter, "self where a mask is false, else the source's elements in order")

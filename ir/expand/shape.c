@@ -539,7 +539,7 @@ int expand_cumsum(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
  * rank counting: output position j holds the element that j others order
  * before, O(n^2) per output element. */
 
-#define SORT_LOCAL_BYTES (1 << 20)
+#define SORT_LOCAL_BYTES (1 << 18)
 
 /* 1 where a orders strictly before c (int64 0/1). Floats: NaN after
  * every number ascending, before them descending; ascending that is
