@@ -112,6 +112,16 @@ static Expr *parse_sym_expr(Imp *m, const char *s, const char *what)
 	return e;
 }
 
+/* e printed as C ("2*s65") for messages. */
+static const char *expr_text(Imp *m, const Expr *e)
+{
+	Buf b = {0};
+	ex_print(&b, m->sg, e);
+	char *t = arena_strdup(m->a, b.len ? b.s : "?");
+	buf_free(&b);
+	return t;
+}
+
 int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what)
 {
 	Expr *e = parse_sym_expr(m, expr, what);
@@ -125,23 +135,21 @@ int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what)
 			sym = m->sg->syms[i].name;
 	const char *why = sym[0] == 'u' || sym[0] == 'z'
 	                      ? "depends on tensor data (an unbacked symbol); doccc compiles static shapes only"
-	                      : "uses a symbol that no graph input's shape determines";
+	                      : "is not determined by any graph input's shape";
 	if (m->nodename)
-		lw_error(m, "%s is %s, which %s", what, expr, why);
+		lw_error(m, "%s is %s, and %s %s", what, expr_text(m, e), sym, why);
 	else
-		diag_error(m->path, "%s is %s, which %s", what, expr, why);
-	(void)sym;
+		diag_error(m->path, "%s is %s, and %s %s", what, expr_text(m, e), sym, why);
 	return -1;
 }
 
-static int read_symint(Imp *m, const cJSON *j, int64_t *v, int *dynamic, const char *what)
+static int read_symint(Imp *m, const cJSON *j, int64_t *v, const char *what)
 {
 	cJSON *x;
 	const char *tag = json_union_tag(j, &x);
 	if (tag && !strcmp(tag, "as_int"))
 		return json_int(x, v);
 	if (tag && !strcmp(tag, "as_expr")) {
-		*dynamic = 1;
 		const char *es = json_str(json_get(x, "expr_str"));
 		if (!es)
 			return -1;
@@ -184,16 +192,6 @@ static cJSON *input_sizes(Imp *m, cJSON *spec, const char **name)
 	const char *at = json_union_tag(json_get(x, "arg"), &t);
 	*name = at && !strcmp(at, "as_tensor") ? json_str(json_get(t, "name")) : NULL;
 	return *name ? json_get(json_get(m->tvals, *name), "sizes") : NULL;
-}
-
-/* e printed as C ("2*s65") for messages. */
-static const char *expr_text(Imp *m, const Expr *e)
-{
-	Buf b = {0};
-	ex_print(&b, m->sg, e);
-	char *t = arena_strdup(m->a, b.len ? b.s : "?");
-	buf_free(&b);
-	return t;
 }
 
 /* The one symbol of e if e = c*sym + k (c != 0), and the value of sym that
@@ -430,7 +428,7 @@ static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 		return -1;
 	}
 	for (int i = 0; i < o->rank; i++) {
-		int r = read_symint(m, json_at(sizes, i), &o->shape[i], &o->dynamic,
+		int r = read_symint(m, json_at(sizes, i), &o->shape[i],
 		                    arena_printf(m->a, "the size of '%s' in dim %d", what, i));
 		if (r == -1)
 			diag_error(m->path, "tensor_values['%s']: malformed size %d", what, i);
@@ -444,11 +442,11 @@ static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 	}
 	if (cJSON_IsArray(strides) && json_len(strides) == o->rank)
 		for (int i = 0; i < o->rank; i++)
-			if (read_symint(m, json_at(strides, i), &o->stride[i], &o->dynamic,
+			if (read_symint(m, json_at(strides, i), &o->stride[i],
 			                arena_printf(m->a, "the stride of '%s' in dim %d", what, i)))
 				return -1;
 	cJSON *so = json_get(tm, "storage_offset");
-	if (so && read_symint(m, so, &o->offset, &o->dynamic, arena_printf(m->a, "the storage offset of '%s'", what)))
+	if (so && read_symint(m, so, &o->offset, arena_printf(m->a, "the storage offset of '%s'", what)))
 		return -1;
 	int64_t layout;
 	if (json_int(json_get(tm, "layout"), &layout) == 0 && layout != 7 && layout != 0) {

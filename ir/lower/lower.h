@@ -93,7 +93,6 @@ typedef struct {
 	int64_t shape[MAXDIM];
 	int64_t stride[MAXDIM];
 	int64_t offset;
-	int dynamic;
 } Meta;
 
 /* import.c: values, metadata, messages, bound arguments */
