@@ -99,88 +99,22 @@ int dtype_from_st(const char *st)
 }
 
 /* ---- tasklet codes ---------------------------------------------------------- */
-const char *const tcode_name[] = {
-	[T_ASSIGN] = "assign",
-	[T_NEG] = "neg",
-	[T_ABS] = "abs",
-	[T_RELU] = "relu",
-	[T_SIGMOID] = "sigmoid",
-	[T_TANH] = "tanh",
-	[T_EXP] = "exp",
-	[T_LOG] = "log",
-	[T_SQRT] = "sqrt",
-	[T_RSQRT] = "rsqrt",
-	[T_ERF] = "erf",
-	[T_RECIP] = "recip",
-	[T_FLOOR] = "floor",
-	[T_CEIL] = "ceil",
-	[T_ROUND] = "round",
-	[T_TRUNC] = "trunc",
-	[T_SIN] = "sin",
-	[T_COS] = "cos",
-	[T_NOT] = "not",
-	[T_GELU] = "gelu",
-	[T_GELU_TANH] = "gelu_tanh",
-	[T_SILU] = "silu",
-	[T_HARDSIGMOID] = "hardsigmoid",
-	[T_HARDSWISH] = "hardswish",
-	[T_SIGN] = "sign",
-	[T_ISNAN] = "isnan",
-	[T_ADD] = "add",
-	[T_SUB] = "sub",
-	[T_MUL] = "mul",
-	[T_DIV] = "div",
-	[T_MAX] = "max",
-	[T_MIN] = "min",
-	[T_POW] = "pow",
-	[T_FMOD] = "fmod",
-	[T_REM] = "rem",
-	[T_EQ] = "eq",
-	[T_NE] = "ne",
-	[T_LT] = "lt",
-	[T_LE] = "le",
-	[T_GT] = "gt",
-	[T_GE] = "ge",
-	[T_AND] = "and",
-	[T_OR] = "or",
-	[T_XOR] = "xor",
-	[T_FMA] = "fma",
-	[T_WHERE] = "where",
-	[T_CLAMP] = "clamp",
-	[T_CAST] = "cast",
-	[T_ISINF] = "isinf",
-	[T_EXPM1] = "expm1",
-	[T_LOG1P] = "log1p",
-	[T_LOG2] = "log2",
-	[T_LOG10] = "log10",
-	[T_TAN] = "tan",
-	[T_ASIN] = "asin",
-	[T_ACOS] = "acos",
-	[T_ATAN] = "atan",
-	[T_SINH] = "sinh",
-	[T_COSH] = "cosh",
-	[T_ASINH] = "asinh",
-	[T_ACOSH] = "acosh",
-	[T_ATANH] = "atanh",
-	[T_MISH] = "mish",
-	[T_SOFTPLUS] = "softplus",
-	[T_ELU] = "elu",
-	[T_LEAKY_RELU] = "leaky_relu",
-	[T_ATAN2] = "atan2",
-	[T_DIV_TRUNC] = "div_trunc",
-	[T_DIV_FLOOR] = "div_floor",
-	[T_INDEX] = "index",
+const TCodeInfo tcode_info[] = {
+#define X(c, n, a, v) [c] = {n, a, v},
+	TCODES(X)
+#undef X
 };
-/* Sized by its initialisers: a new last code without a name breaks the
- * count, a name missing in the middle is a NULL that test_ir catches. */
-_Static_assert(COUNTOF(tcode_name) == NTCODES, "tcode_name out of step with TCode");
+_Static_assert(COUNTOF(tcode_info) == NTCODES, "tcode_info out of step with TCode");
+
+const char *const tcode_name[] = {
+#define X(c, n, a, v) [c] = n,
+	TCODES(X)
+#undef X
+};
 
 int tcode_arity(TCode c)
 {
-	if ((c >= T_ADD && c <= T_XOR) || (c >= T_ATAN2 && c <= T_INDEX)) return 2;
-	if (c == T_FMA || c == T_WHERE) return 3;
-	if (c >= 0 && c < NTCODES) return 1;   /* unary, clamp (bounds in p[]), cast */
-	return -1;
+	return (unsigned)c < NTCODES ? tcode_info[c].arity : -1;
 }
 
 /* ---- schedules --------------------------------------------------------------- */

@@ -179,30 +179,99 @@ typedef struct {
 } LibNode;
 
 /* ---- tasklets -------------------------------------------------------------- */
+/* The tasklet codes, one row each: X(code, name, arity, vec). arity counts
+ * the operands; vec is 1 where the CPU vector printer has a SIMD version
+ * (float32 only; schedule.c vectorizes a map only if every code in it has
+ * one). Every code has a scalar form in every printer: adding a code is one
+ * row here plus one case in each printer's switch (backends/emit.c,
+ * backends/emit_cpu.c), and test_ir checks that no printer lacks it. */
+#define TCODES(X) \
+	X(T_ASSIGN, "assign", 1, 1)         /* a */ \
+	X(T_NEG, "neg", 1, 1) \
+	X(T_ABS, "abs", 1, 1) \
+	X(T_RELU, "relu", 1, 1) \
+	X(T_SIGMOID, "sigmoid", 1, 1) \
+	X(T_TANH, "tanh", 1, 1) \
+	X(T_EXP, "exp", 1, 1) \
+	X(T_LOG, "log", 1, 0) \
+	X(T_SQRT, "sqrt", 1, 0) \
+	X(T_RSQRT, "rsqrt", 1, 0) \
+	X(T_ERF, "erf", 1, 0) \
+	X(T_RECIP, "recip", 1, 1) \
+	X(T_FLOOR, "floor", 1, 0) \
+	X(T_CEIL, "ceil", 1, 0) \
+	X(T_ROUND, "round", 1, 0) \
+	X(T_TRUNC, "trunc", 1, 0) \
+	X(T_SIN, "sin", 1, 0) \
+	X(T_COS, "cos", 1, 0) \
+	X(T_NOT, "not", 1, 0) \
+	X(T_GELU, "gelu", 1, 1) \
+	X(T_GELU_TANH, "gelu_tanh", 1, 1) \
+	X(T_SILU, "silu", 1, 1) \
+	X(T_HARDSIGMOID, "hardsigmoid", 1, 1) \
+	X(T_HARDSWISH, "hardswish", 1, 1) \
+	X(T_SIGN, "sign", 1, 0) \
+	X(T_ISNAN, "isnan", 1, 0) \
+	X(T_ADD, "add", 2, 1) \
+	X(T_SUB, "sub", 2, 1) \
+	X(T_MUL, "mul", 2, 1) \
+	X(T_DIV, "div", 2, 1) \
+	X(T_MAX, "max", 2, 1) \
+	X(T_MIN, "min", 2, 1) \
+	X(T_POW, "pow", 2, 0) \
+	X(T_FMOD, "fmod", 2, 0) \
+	X(T_REM, "rem", 2, 0) \
+	X(T_EQ, "eq", 2, 0) \
+	X(T_NE, "ne", 2, 0) \
+	X(T_LT, "lt", 2, 0) \
+	X(T_LE, "le", 2, 0) \
+	X(T_GT, "gt", 2, 0) \
+	X(T_GE, "ge", 2, 0) \
+	X(T_AND, "and", 2, 0) \
+	X(T_OR, "or", 2, 0) \
+	X(T_XOR, "xor", 2, 0) \
+	X(T_FMA, "fma", 3, 1)               /* a*b + c with one rounding (fma) */ \
+	X(T_WHERE, "where", 3, 0)           /* a ? b : c */ \
+	X(T_CLAMP, "clamp", 1, 1)           /* clamp(a, p[0], p[1]) */ \
+	X(T_CAST, "cast", 1, 0)             /* a converted to the tasklet's dtype */ \
+	X(T_ISINF, "isinf", 1, 0) \
+	X(T_EXPM1, "expm1", 1, 0) \
+	X(T_LOG1P, "log1p", 1, 0) \
+	X(T_LOG2, "log2", 1, 0) \
+	X(T_LOG10, "log10", 1, 0) \
+	X(T_TAN, "tan", 1, 0) \
+	X(T_ASIN, "asin", 1, 0) \
+	X(T_ACOS, "acos", 1, 0) \
+	X(T_ATAN, "atan", 1, 0) \
+	X(T_SINH, "sinh", 1, 0) \
+	X(T_COSH, "cosh", 1, 0) \
+	X(T_ASINH, "asinh", 1, 0) \
+	X(T_ACOSH, "acosh", 1, 0) \
+	X(T_ATANH, "atanh", 1, 0) \
+	X(T_MISH, "mish", 1, 0) \
+	X(T_SOFTPLUS, "softplus", 1, 0)     /* softplus(a), beta p[0], threshold p[1] */ \
+	X(T_ELU, "elu", 1, 0)               /* a > 0 ? a : p[0] * expm1(a * p[1]) */ \
+	X(T_LEAKY_RELU, "leaky_relu", 1, 0) /* a > 0 ? a : a * p[0] */ \
+	X(T_ATAN2, "atan2", 2, 0) \
+	X(T_DIV_TRUNC, "div_trunc", 2, 0) \
+	X(T_DIV_FLOOR, "div_floor", 2, 0) \
+	X(T_INDEX, "index", 2, 0)
+/* T_INDEX: a as an index into a dim of size b (int64): a + b if a < 0 and
+ * p[0] != 0 (torch's negative indices); any other a outside [0, b) fails
+ * the run with DOCCC_ERR_INDEX before anything reads at it. */
+
 typedef enum {
-	T_ASSIGN,            /* a */
-	T_NEG, T_ABS, T_RELU, T_SIGMOID, T_TANH, T_EXP, T_LOG, T_SQRT, T_RSQRT,
-	T_ERF, T_RECIP, T_FLOOR, T_CEIL, T_ROUND, T_TRUNC, T_SIN, T_COS, T_NOT,
-	T_GELU, T_GELU_TANH, T_SILU, T_HARDSIGMOID, T_HARDSWISH, T_SIGN,
-	T_ISNAN,
-	T_ADD, T_SUB, T_MUL, T_DIV, T_MAX, T_MIN, T_POW, T_FMOD, T_REM,
-	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE, T_AND, T_OR, T_XOR,
-	T_FMA,               /* a*b + c with one rounding (fma) */
-	T_WHERE,             /* a ? b : c */
-	T_CLAMP,             /* clamp(a, p[0], p[1]) */
-	T_CAST,              /* a converted to the tasklet's dtype */
-	T_ISINF, T_EXPM1, T_LOG1P, T_LOG2, T_LOG10, T_TAN, T_ASIN, T_ACOS, T_ATAN,
-	T_SINH, T_COSH, T_ASINH, T_ACOSH, T_ATANH, T_MISH,
-	T_SOFTPLUS,          /* softplus(a), beta p[0], threshold p[1] */
-	T_ELU,               /* a > 0 ? a : p[0] * expm1(a * p[1]) */
-	T_LEAKY_RELU,        /* a > 0 ? a : a * p[0] */
-	T_ATAN2, T_DIV_TRUNC, T_DIV_FLOOR,   /* binary */
-	T_INDEX,             /* a as an index into a dim of size b (int64): a + b
-	                      * if a < 0 and p[0] != 0 (torch's negative indices);
-	                      * any other a outside [0, b) fails the run with
-	                      * DOCCC_ERR_INDEX before anything reads at it */
+#define X(c, n, a, v) c,
+	TCODES(X)
+#undef X
 	NTCODES
 } TCode;
+typedef struct {
+	const char *name;
+	int arity;
+	int vec;        /* the CPU vector printer has a SIMD version */
+} TCodeInfo;
+extern const TCodeInfo tcode_info[NTCODES];
 extern const char *const tcode_name[NTCODES];
 int tcode_arity(TCode c);
 

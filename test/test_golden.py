@@ -69,3 +69,15 @@ def test_descriptor_block_matches_public_header(exports, session_tmp):
     compile_model(ex.path, "none", out, "-n", "mlp")
     public = open(os.path.join(os.path.dirname(__file__), "..", "backends", "doccc_model.h")).read()
     assert _desc_block((out / "mlp.h").read_text()) == _desc_block(public)
+
+
+@pytest.mark.parametrize("target", ["none", "sequential", "openmp"])
+def test_golden_source(exports, session_tmp, target):
+    """The generated C of the MLP for each CPU target, byte for byte: the
+    emitter's walker and printers may be restructured, its output may not
+    change without a reviewed golden diff."""
+    require("torch")
+    ex = exports.get("mlp", "core", 1, "pt2")
+    out = session_tmp / f"golden_src_{target}"
+    compile_model(ex.path, target, out, "-n", "mlp", "-c", "desktop", "--emit-source")
+    check_golden(f"mlp_{target}.c", (out / "mlp.c").read_text())

@@ -26,19 +26,6 @@
 
 #include "../ir.h"
 
-static int vector_ok_code(TCode c)
-{
-	switch (c) {
-	case T_ASSIGN: case T_NEG: case T_RELU: case T_ADD: case T_SUB: case T_MUL:
-	case T_DIV: case T_MAX: case T_MIN: case T_FMA: case T_CLAMP:
-	case T_ABS: case T_RECIP: case T_EXP: case T_SIGMOID: case T_SILU: case T_TANH:
-	case T_GELU: case T_GELU_TANH: case T_HARDSIGMOID: case T_HARDSWISH:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses)
 {
 	Container *c = sdfg_c(g, m->data);
@@ -76,7 +63,7 @@ static int block_vec_ok(Sdfg *g, Node *b, int var)
 				return 0;
 			continue;
 		}
-		if (t->dt != DT_F32 || !vector_ok_code(t->code))
+		if (t->dt != DT_F32 || !tcode_info[t->code].vec)
 			return 0;
 		for (int j = 0; j < t->nin; j++) {
 			Operand *o = &t->in[j];
