@@ -30,7 +30,6 @@ typedef struct {
 } Blob;
 void blob_layout(Sdfg *g, Blob *b);
 
-void emit_c(Sdfg *g, const Target *t, const BuildArgs *a, const Blob *w, Buf *out);
 void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *out);
 /* Status names and the C type of a dtype, shared by both emitters. */
 const char *emit_dtype_macro(Dtype d);

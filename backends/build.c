@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "emit.h"
 
 void blob_layout(Sdfg *g, Blob *b)
 {
@@ -68,7 +68,7 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	Blob w = {0};
 	blob_layout(g, &w);
 	Buf src = {0}, hdr = {0};
-	emit_c(g, t, a, &w, &src);
+	emit_source(g, t, &printer_cpu, a, &w, &src);
 	emit_h(g, t, a, &hdr);
 	char *csrc = arena_printf(ar, "%s/%s.c", a->workdir, nm);
 	char *chdr = arena_printf(ar, "%s/%s.h", a->workdir, nm);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../../ir/ir.h"
+#include "../../backends/emit.h"
 #include "check.h"
 
 static Buf diagbuf;
@@ -90,6 +91,42 @@ static void test_dtype(void)
 	CHECK_INT(tcode_arity(T_WHERE), 3);
 	CHECK_INT(tcode_arity(T_CLAMP), 1);
 	CHECK_STR(sched_name[SCHED_PARALLEL], "parallel");
+}
+
+/* Every tasklet code has a scalar form in the walker, and the ones the
+ * table marks vectorizable a vector form in the CPU printer: a new row
+ * without its printer cases fails here, not at emit time. */
+static void test_tcode_printers(Arena *a)
+{
+	Sdfg *g = sdfg_new(a, "t");
+	for (int dt = 0; dt < 2; dt++) {
+		Em e = {.g = g, .t = NULL, .p = &printer_cpu, .vecvar = -1};
+		for (int c = 0; c < NTCODES; c++) {
+			if (c == T_INDEX)
+				continue; /* a checked statement of the walker's (emit_index), not an expression */
+			Tasklet t = {.code = (TCode)c, .dt = dt ? DT_I64 : DT_F32, .nin = tcode_arity((TCode)c), .bind = -1};
+			char *ops[3] = {"a", "b", "c"};
+			Buf b = {0};
+			int ok = emit_scalar_expr(&e, &b, &t, ops);
+			if (!ok || !b.len)
+				fprintf(stderr, "tasklet code %s has no scalar form\n", tcode_name[c]);
+			CHECK(ok && b.len);
+			buf_free(&b);
+			if (tcode_info[c].vec && !dt) {
+				ok = printer_cpu.vexpr(&e, &b, &t, ops);
+				if (!ok || !b.len)
+					fprintf(stderr, "tasklet code %s is marked vec but the CPU printer has no vector form\n", tcode_name[c]);
+				CHECK(ok && b.len);
+				buf_free(&b);
+			}
+		}
+	}
+	Tasklet t = {.code = T_LOG, .dt = DT_F32, .nin = 1, .bind = -1};
+	char *ops[3] = {"a", "b", "c"};
+	Buf b = {0};
+	Em e = {.g = g, .p = &printer_cpu, .vecvar = -1};
+	CHECK(!printer_cpu.vexpr(&e, &b, &t, ops));   /* not vectorizable: reported, not printed */
+	buf_free(&b);
 }
 
 /* ---- expressions ------------------------------------------------------------------------ */
@@ -1176,6 +1213,7 @@ int main(void)
 {
 	Arena *a = arena_new();
 	test_dtype();
+	test_tcode_printers(a);
 	test_expr(a);
 	test_expr_random(a);
 	test_build(a);

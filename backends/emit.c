@@ -1,0 +1,715 @@
+/*
+ * emit.c - the target-independent walker: from tasklets, blocks and steps
+ * of the scheduled SDFG to C statements, for every printer.
+ *
+ * Every top-level child of the root sequence (an op or a fused group) is a
+ * step: a static function NAME_sK taking restrict pointers to the
+ * containers it touches (inside one step those are live at the same time
+ * and so never share arena memory, which makes restrict true). Steps print
+ * with canonical names, so repeated layers share one function and forward
+ * calls it with each layer's pointers. Views have no pointer of their
+ * own: a memlet on a view addresses its root with the view's offset and
+ * strides, folded by the expression simplifier into one index. Local
+ * containers are declared at the top of the body of the loop that owns
+ * them (an accumulator tile stays in registers once the unrolled code is
+ * scalar-replaced by the compiler).
+ *
+ * Dtypes: a tasklet's value has the C type of its dtype, float for float16
+ * and bfloat16, which are stored as raw 16 bits and converted with dc_h2f,
+ * dc_f2h, dc_b2f, dc_f2b (round to nearest even, subnormals, inf and NaN as
+ * PyTorch; test/ops/test_elem.py checks them bit for bit). Such a value is
+ * rounded to its 16-bit precision as soon as it is computed, so a fused
+ * chain of ops gives what PyTorch's one-op-at-a-time kernels give. Integer
+ * division, remainder and pow go through helpers with PyTorch's semantics
+ * (floor division, Python remainder, exponentiation by squaring). A zero
+ * integer divisor fails the run with DOCCC_ERR_ZERODIV, as the index
+ * checks below do, where PyTorch raises ZeroDivisionError (the helpers
+ * still return 0 for it, so nothing traps before the check).
+ *
+ * Data-dependent indices: a tasklet that binds a value symbol declares it
+ * as a const int64_t C variable of that name right after itself, so the
+ * memlets after it in its block index with it. A T_INDEX tasklet checks
+ * its index first; outside the dim the printer's fail statement stops the
+ * run (the CPU: a goto to the end of forward, or a return from a parallel
+ * kernel that leaves the status in forward's dc_err; the GPU: the device
+ * error flag), and NAME_run returns DOCCC_ERR_INDEX, where PyTorch raises
+ * IndexError. So no memlet reads or writes at an unchecked index.
+ *
+ * Loops, kernels and vector code are the printer's (emit.h): the walker
+ * calls e->p for every N_MAP and N_FOR and for SCHED_VECTOR operands.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "emit.h"
+
+const char *const emit_storage_type[NDTYPES] = {
+	[DT_F32] = "float", [DT_F64] = "double", [DT_F16] = "uint16_t", [DT_BF16] = "uint16_t",
+	[DT_I64] = "int64_t", [DT_I32] = "int32_t", [DT_I16] = "int16_t", [DT_I8] = "int8_t",
+	[DT_U8] = "uint8_t", [DT_BOOL] = "_Bool",
+};
+
+const char *emit_ctype(Dtype d)
+{
+	return d == DT_F16 || d == DT_BF16 ? "float" : emit_storage_type[d];
+}
+
+static int isfloat(Dtype d)
+{
+	return d == DT_F32 || d == DT_F64 || d == DT_F16 || d == DT_BF16;
+}
+
+static void indent(Em *e)
+{
+	for (int i = 0; i < e->ind; i++)
+		buf_puts(e->b, "\t");
+}
+
+void emit_line(Em *e, const char *fmt, ...)
+{
+	va_list ap;
+	indent(e);
+	va_start(ap, fmt);
+	buf_vprintf(e->b, fmt, ap);
+	va_end(ap);
+	buf_putc(e->b, '\n');
+}
+
+void emit_double(Buf *b, double v, Dtype d)
+{
+	if (isnan(v))
+		buf_puts(b, d == DT_F64 ? "NAN" : "NAN");
+	else if (isinf(v))
+		buf_puts(b, v > 0 ? "INFINITY" : "-INFINITY");
+	else if (isfloat(d)) {
+		char tmp[64];
+		snprintf(tmp, sizeof tmp, d == DT_F64 ? "%.17g" : "%.9g", v);
+		buf_puts(b, tmp);
+		if (!strpbrk(tmp, ".e"))
+			buf_puts(b, ".0");
+		if (d != DT_F64)
+			buf_puts(b, "f");
+	}
+	else if (d == DT_BOOL)
+		buf_printf(b, "%d", v != 0);
+	else
+		buf_printf(b, "(%s)%.17g", emit_storage_type[d], v);
+}
+
+/* Element index expression (in elements of the root) of memlet m. */
+static Expr *flat_index(Sdfg *g, const Memlet *m)
+{
+	Container *c = sdfg_c(g, m->data);
+	Expr *e = c->offset ? c->offset : ex_int(g, 0);
+	for (int d = 0; d < c->rank; d++)
+		e = ex_add(g, e, ex_mul(g, m->idx[d], c->stride[d]));
+	return e;
+}
+
+static void ptr_name(Em *e, Buf *b, int c)
+{
+	Container *k = sdfg_c(e->g, sdfg_root_of(e->g, c));
+	buf_printf(b, "%s%s", k->kind == CK_LOCAL ? "l_" : "v_", k->name);
+	(void)e;
+}
+
+/* The lvalue of memlet m: "v_x[...]" (or "l_acc" for a scalar local). */
+void emit_lvalue(Em *e, Buf *b, const Memlet *m)
+{
+	Container *c = sdfg_c(e->g, m->data);
+	ptr_name(e, b, m->data);
+	if (c->kind == CK_LOCAL && c->rank == 0)
+		return;
+	buf_puts(b, "[");
+	ex_print(b, e->g, flat_index(e->g, m));
+	buf_puts(b, "]");
+}
+
+int emit_uses_vec(Em *e, const Memlet *m)
+{
+	if (e->vecvar < 0)
+		return 0;
+	Container *c = sdfg_c(e->g, m->data);
+	for (int d = 0; d < c->rank; d++)
+		if (ex_uses(m->idx[d], e->vecvar))
+			return 1;
+	return 0;
+}
+
+static void operand(Em *e, Buf *b, const Operand *o, Dtype want)
+{
+	switch (o->kind) {
+	case OPD_CONST:
+		if (e->vecvar >= 0)
+			e->p->voperand(e, b, o);
+		else
+			emit_double(b, o->c, want);
+		return;
+	case OPD_VAL:
+		buf_printf(b, "t%d", o->val);
+		return;
+	case OPD_EXPR:
+		buf_printf(b, "((%s)(", emit_ctype(want));
+		ex_print(b, e->g, o->e);
+		buf_puts(b, "))");
+		return;
+	case OPD_MEM:
+		break;
+	}
+	Container *c = sdfg_c(e->g, o->m.data);
+	Dtype dt = c->dt;
+	if (e->vecvar >= 0) {
+		e->p->voperand(e, b, o);
+		return;
+	}
+	if (o->guard) {
+		buf_puts(b, "(");
+		int any = 0;
+		for (int d = 0; d < c->rank; d++) {
+			int64_t v, n;
+			if (ex_isint(o->m.idx[d], &v) && ex_isint(c->shape[d], &n) && v >= 0 && v < n)
+				continue;
+			if (o->m.idx[d]->k == E_SYM && ex_isint(c->shape[d], &n)) {
+				const Symbol *sy = &e->g->syms[o->m.idx[d]->v];
+				if (sy->kind == SYM_LOOP && sy->lo >= 0 && sy->hi < n)
+					continue;
+			}
+			if (any++)
+				buf_puts(b, " && ");
+			buf_puts(b, "(uint64_t)(");
+			ex_print(b, e->g, o->m.idx[d]);
+			buf_puts(b, ") < (uint64_t)(");
+			ex_print(b, e->g, c->shape[d]);
+			buf_puts(b, ")");
+		}
+		if (!any)
+			buf_puts(b, "1");
+		buf_puts(b, " ? ");
+	}
+	if (dt == DT_BF16)
+		buf_puts(b, "dc_b2f(");
+	else if (dt == DT_F16)
+		buf_puts(b, "dc_h2f(");
+	emit_lvalue(e, b, &o->m);
+	if (dt == DT_BF16 || dt == DT_F16)
+		buf_puts(b, ")");
+	if (o->guard) {
+		buf_puts(b, " : ");
+		emit_double(b, o->pad, want);
+		buf_puts(b, ")");
+	}
+}
+
+/* Scalar expression of tasklet t into b; operands already formatted. The
+ * operands have the tasklet's dtype except for the codes that test truth
+ * (logical ops and casts) and comparisons (bool result, operands converted
+ * by earlier tasklets to the compute type). Integer variants follow
+ * PyTorch's integer kernels (floor division, Python remainder, integer pow,
+ * rounding functions as the identity). */
+int emit_scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
+{
+	Dtype d = t->dt;
+	const char *f = d == DT_F64 ? "" : "f"; /* libm suffix */
+	const char *T = emit_ctype(d);
+	int fl = isfloat(d);
+	(void)e;
+	switch (t->code) {
+	case T_ASSIGN: buf_printf(b, "(%s)(%s)", T, a[0]); break;
+	case T_CAST:
+		if (d == DT_BOOL)
+			buf_printf(b, "(%s) != 0", a[0]);
+		else
+			buf_printf(b, "(%s)(%s)", T, a[0]);
+		break;
+	case T_NEG: buf_printf(b, "-(%s)", a[0]); break;
+	case T_ABS:
+		if (fl)
+			buf_printf(b, "fabs%s(%s)", f, a[0]);
+		else
+			buf_printf(b, "(%s < 0 ? -(%s) : (%s))", a[0], a[0], a[0]);
+		break;
+	case T_RELU: buf_printf(b, "(%s < 0 ? (%s)0 : %s)", a[0], T, a[0]); break;
+	case T_SIGMOID: buf_printf(b, "1 / (1 + exp%s(-(%s)))", f, a[0]); break;
+	case T_TANH: buf_printf(b, "tanh%s(%s)", f, a[0]); break;
+	case T_EXP: buf_printf(b, "exp%s(%s)", f, a[0]); break;
+	case T_LOG: buf_printf(b, "log%s(%s)", f, a[0]); break;
+	case T_SQRT: buf_printf(b, "sqrt%s(%s)", f, a[0]); break;
+	case T_RSQRT: buf_printf(b, "1 / sqrt%s(%s)", f, a[0]); break;
+	case T_ERF: buf_printf(b, "erf%s(%s)", f, a[0]); break;
+	case T_RECIP: buf_printf(b, "1 / (%s)", a[0]); break;
+	case T_FLOOR: buf_printf(b, fl ? "floor%s(%s)" : "%s(%s)", fl ? f : "", a[0]); break;
+	case T_CEIL: buf_printf(b, fl ? "ceil%s(%s)" : "%s(%s)", fl ? f : "", a[0]); break;
+	case T_ROUND: buf_printf(b, fl ? "nearbyint%s(%s)" : "%s(%s)", fl ? f : "", a[0]); break;
+	case T_TRUNC: buf_printf(b, fl ? "trunc%s(%s)" : "%s(%s)", fl ? f : "", a[0]); break;
+	case T_SIN: buf_printf(b, "sin%s(%s)", f, a[0]); break;
+	case T_COS: buf_printf(b, "cos%s(%s)", f, a[0]); break;
+	case T_TAN: buf_printf(b, "tan%s(%s)", f, a[0]); break;
+	case T_ASIN: buf_printf(b, "asin%s(%s)", f, a[0]); break;
+	case T_ACOS: buf_printf(b, "acos%s(%s)", f, a[0]); break;
+	case T_ATAN: buf_printf(b, "atan%s(%s)", f, a[0]); break;
+	case T_SINH: buf_printf(b, "sinh%s(%s)", f, a[0]); break;
+	case T_COSH: buf_printf(b, "cosh%s(%s)", f, a[0]); break;
+	case T_ASINH: buf_printf(b, "asinh%s(%s)", f, a[0]); break;
+	case T_ACOSH: buf_printf(b, "acosh%s(%s)", f, a[0]); break;
+	case T_ATANH: buf_printf(b, "atanh%s(%s)", f, a[0]); break;
+	case T_EXPM1: buf_printf(b, "expm1%s(%s)", f, a[0]); break;
+	case T_LOG1P: buf_printf(b, "log1p%s(%s)", f, a[0]); break;
+	case T_LOG2: buf_printf(b, "log2%s(%s)", f, a[0]); break;
+	case T_LOG10: buf_printf(b, "log10%s(%s)", f, a[0]); break;
+	case T_ATAN2: buf_printf(b, "atan2%s(%s, %s)", f, a[0], a[1]); break;
+	case T_NOT: buf_printf(b, d == DT_BOOL ? "!(%s)" : "~(%s)", a[0]); break;
+	case T_GELU: buf_printf(b, "0.5%s * (%s) * (1 + erf%s((%s) * 0.70710678118654752440))", f, a[0], f, a[0]); break;
+	case T_GELU_TANH:
+		buf_printf(b, "0.5%s * (%s) * (1 + tanh%s(0.79788456080286535588 * ((%s) + 0.044715 * (%s) * (%s) * (%s))))", f, a[0],
+		           f, a[0], a[0], a[0], a[0]);
+		break;
+	case T_SILU: buf_printf(b, "(%s) / (1 + exp%s(-(%s)))", a[0], f, a[0]); break;
+	case T_MISH: buf_printf(b, "(%s) * tanh%s(log1p%s(exp%s(%s)))", a[0], f, f, f, a[0]); break;
+	case T_HARDSIGMOID: buf_printf(b, "dc_clamp%s((%s) + 3, 0, 6) / 6", f, a[0]); break;
+	case T_HARDSWISH: buf_printf(b, "(%s) * dc_clamp%s((%s) + 3, 0, 6) / 6", a[0], f, a[0]); break;
+	case T_SOFTPLUS:
+	case T_ELU:
+	case T_LEAKY_RELU: {
+		Buf p0 = {0}, p1 = {0};
+		emit_double(&p0, t->p[0], d);
+		emit_double(&p1, t->p[1], d);
+		if (t->code == T_SOFTPLUS)
+			buf_printf(b, "((%s) * %s > %s ? (%s) : log1p%s(exp%s((%s) * %s)) / %s)", a[0], p0.s, p1.s, a[0], f, f, a[0], p0.s, p0.s);
+		else if (t->code == T_ELU)
+			buf_printf(b, "((%s) <= 0 ? expm1%s((%s) * %s) * %s : (%s))", a[0], f, a[0], p1.s, p0.s, a[0]);
+		else
+			buf_printf(b, "((%s) > 0 ? (%s) : (%s) * %s)", a[0], a[0], a[0], p0.s);
+		buf_free(&p0);
+		buf_free(&p1);
+		break;
+	}
+	case T_SIGN:
+		if (d == DT_BOOL)
+			buf_printf(b, "(%s)", a[0]);
+		else
+			buf_printf(b, "(%s)((0 < (%s)) - ((%s) < 0))", T, a[0], a[0]);
+		break;
+	case T_ISNAN: buf_printf(b, "(%s) != (%s)", a[0], a[0]); break;
+	case T_ISINF: buf_printf(b, "isinf((double)(%s))", a[0]); break;
+	case T_ADD: buf_printf(b, "%s + %s", a[0], a[1]); break;
+	case T_SUB: buf_printf(b, "%s - %s", a[0], a[1]); break;
+	case T_MUL: buf_printf(b, "%s * %s", a[0], a[1]); break;
+	case T_DIV: buf_printf(b, "(%s)%s / (%s)%s", T, a[0], T, a[1]); break;
+	case T_DIV_TRUNC: buf_printf(b, fl ? "trunc%s((%s) / (%s))" : "dc_divti(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_DIV_FLOOR: buf_printf(b, "dc_floordiv%s(%s, %s)", fl ? f : "i", a[0], a[1]); break;
+	case T_MAX: buf_printf(b, fl ? "dc_max%s(%s, %s)" : "dc_maxi(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_MIN: buf_printf(b, fl ? "dc_min%s(%s, %s)" : "dc_mini(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_POW: buf_printf(b, fl ? "pow%s(%s, %s)" : "dc_pow%si(%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_FMOD: buf_printf(b, fl ? "fmod%s(%s, %s)" : "dc_fmodi(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_REM: buf_printf(b, fl ? "dc_rem%s(%s, %s)" : "dc_remi(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_EQ: buf_printf(b, "%s == %s", a[0], a[1]); break;
+	case T_NE: buf_printf(b, "%s != %s", a[0], a[1]); break;
+	case T_LT: buf_printf(b, "%s < %s", a[0], a[1]); break;
+	case T_LE: buf_printf(b, "%s <= %s", a[0], a[1]); break;
+	case T_GT: buf_printf(b, "%s > %s", a[0], a[1]); break;
+	case T_GE: buf_printf(b, "%s >= %s", a[0], a[1]); break;
+	case T_AND: buf_printf(b, d == DT_BOOL ? "(%s) && (%s)" : "(%s) & (%s)", a[0], a[1]); break;
+	case T_OR: buf_printf(b, d == DT_BOOL ? "(%s) || (%s)" : "(%s) | (%s)", a[0], a[1]); break;
+	case T_XOR: buf_printf(b, d == DT_BOOL ? "(!(%s)) != (!(%s))" : "(%s) ^ (%s)", a[0], a[1]); break;
+	case T_FMA:
+		/* one rounding on every target, also without FMA instructions (-t none) */
+		if (fl)
+			buf_printf(b, "fma%s(%s, %s, %s)", f, a[0], a[1], a[2]);
+		else
+			buf_printf(b, "%s * %s + %s", a[0], a[1], a[2]);
+		break;
+	case T_WHERE: buf_printf(b, "(%s) ? (%s) : (%s)", a[0], a[1], a[2]); break;
+	case T_CLAMP: {
+		/* min(max(a, lo), hi) as PyTorch: lo > hi gives hi, NaN stays NaN;
+		 * an absent (infinite) bound is left out, so integers stay exact */
+		Buf lo = {0}, hi = {0}, x = {0};
+		emit_double(&lo, t->p[0], d);
+		emit_double(&hi, t->p[1], d);
+		buf_printf(&x, "(%s)", a[0]);
+		if (!(isinf(t->p[0]) && t->p[0] < 0)) {
+			Buf y = {0};
+			buf_printf(&y, "(%s < %s ? %s : %s)", x.s, lo.s, lo.s, x.s);
+			buf_free(&x);
+			x = y;
+		}
+		if (!(isinf(t->p[1]) && t->p[1] > 0)) {
+			Buf y = {0};
+			buf_printf(&y, "(%s > %s ? %s : %s)", x.s, hi.s, hi.s, x.s);
+			buf_free(&x);
+			x = y;
+		}
+		buf_puts(b, x.s);
+		buf_free(&lo);
+		buf_free(&hi);
+		buf_free(&x);
+		break;
+	}
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+/* Integer division and remainder, whose zero divisor fails the run. */
+static int is_int_div(const Tasklet *t)
+{
+	switch (t->code) {
+	case T_DIV: case T_DIV_TRUNC: case T_DIV_FLOOR: case T_REM: case T_FMOD:
+		return !dtype_info[t->dt].isfloat && t->dt != DT_BOOL;
+	default:
+		return 0;
+	}
+}
+
+/* T_INDEX: the index a[0] wrapped once (p[0]) and checked against the size
+ * a[1]; nothing after it runs with an index outside [0, size). */
+static void emit_index(Em *e, const Node *n, int i, char *const *a)
+{
+	const Tasklet *t = &n->ts[i];
+	const char *op = e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?";
+	emit_line(e, "int64_t t%d = (int64_t)(%s);", i, a[0]);
+	if (t->p[0] != 0)
+		emit_line(e, "if (t%d < 0) t%d += %s;", i, i, a[1]);
+	emit_line(e, "if ((uint64_t)t%d >= (uint64_t)%s) %s /* index out of range in '%s' */", i, a[1], e->p->fail(e, "DOCCC_ERR_INDEX"),
+	     op);
+}
+
+void emit_block(Em *e, Node *n)
+{
+	Sdfg *g = e->g;
+	for (int i = 0; i < n->nts; i++) {
+		Tasklet *t = &n->ts[i];
+		/* an index stays scalar in a vector body: the schedule made sure
+		 * it is the same in every lane */
+		int scalar = t->code == T_INDEX || t->bind >= 0;
+		int vec = e->vecvar >= 0 && !scalar;
+		int saved = e->vecvar;
+		if (scalar)
+			e->vecvar = -1;
+		Buf ops[3] = {{0}, {0}, {0}};
+		char *a[3] = {"", "", ""};
+		for (int k = 0; k < t->nin; k++) {
+			operand(e, &ops[k], &t->in[k], t->dt);
+			a[k] = ops[k].s;
+		}
+		e->vecvar = saved;
+		Buf ex = {0};
+		if (is_int_div(t))
+			emit_line(e, "if ((%s) == 0) %s /* integer division by zero in '%s' */", a[1], e->p->fail(e, "DOCCC_ERR_ZERODIV"),
+			     e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?");
+		if (t->code == T_INDEX)
+			emit_index(e, n, i, a);
+		else if (vec)
+			DOCC_ASSERT(e->p->vexpr(e, &ex, t, a));
+		else
+			DOCC_ASSERT(emit_scalar_expr(e, &ex, t, a));
+		for (int k = 0; k < 3; k++)
+			buf_free(&ops[k]);
+		Container *dc = t->store ? sdfg_c(g, t->out.data) : NULL;
+		/* An accumulation whose value nothing else reads is one statement,
+		 * "acc += a * b", so the C compiler may contract it into an FMA. */
+		int used = 0;
+		for (int j = i + 1; j < n->nts && !used; j++)
+			for (int k = 0; k < n->ts[j].nin; k++)
+				used |= n->ts[j].in[k].kind == OPD_VAL && n->ts[j].in[k].val == i;
+		if (t->code != T_INDEX && t->bind < 0 && t->store && t->wcr == W_SUM && !used && (vec || dc->dt == t->dt)) {
+			Buf lv = {0};
+			if (vec) {
+				buf_printf(&lv, "*(%s *)&", e->p->vcast(e, t->out.data));
+			}
+			emit_lvalue(e, &lv, &t->out);
+			emit_line(e, "%s += %s;", lv.s, ex.s);
+			buf_free(&lv);
+			buf_free(&ex);
+			continue;
+		}
+		/* float16/bfloat16 compute in float, but each op rounds its result
+		 * to the storage precision, as PyTorch does, also inside fused maps */
+		if (t->code == T_INDEX)
+			;
+		else if (!vec && (t->dt == DT_F16 || t->dt == DT_BF16) && !(t->store && t->wcr != W_NONE))
+			emit_line(e, "float t%d = %s(%s(%s));", i, t->dt == DT_F16 ? "dc_h2f" : "dc_b2f", t->dt == DT_F16 ? "dc_f2h" : "dc_f2b", ex.s);
+		else
+			emit_line(e, "%s t%d = %s;", vec ? "const dc_vf" : emit_ctype(t->dt), i, ex.s);
+		buf_free(&ex);
+		if (t->bind >= 0)
+			emit_line(e, "const int64_t %s = t%d;", g->syms[t->bind].name, i);
+		if (!t->store)
+			continue;
+		Buf lv = {0};
+		if (vec) {
+			buf_printf(&lv, "*(%s *)&", e->p->vcast(e, t->out.data));
+		}
+		emit_lvalue(e, &lv, &t->out);
+		const char *conv = dc->dt == DT_BF16 ? "dc_f2b" : dc->dt == DT_F16 ? "dc_f2h" : "";
+		switch (t->wcr) {
+		case W_NONE:
+			if (*conv)
+				emit_line(e, "%s = %s(t%d);", lv.s, conv, i);
+			else if (dc->dt != t->dt && !vec)
+				emit_line(e, "%s = (%s)t%d;", lv.s, emit_storage_type[dc->dt], i);
+			else
+				emit_line(e, "%s = t%d;", lv.s, i);
+			break;
+		case W_SUM:
+			emit_line(e, "%s += t%d;", lv.s, i);
+			break;
+		case W_PROD:
+			emit_line(e, "%s *= t%d;", lv.s, i);
+			break;
+		case W_MAX:
+		case W_MIN:
+			if (vec)
+				emit_line(e, "%s = dc_v%s(%s, t%d);", lv.s, t->wcr == W_MAX ? "max" : "min", lv.s, i);
+			else
+				emit_line(e, "%s = dc_%s%s(%s, t%d);", lv.s, t->wcr == W_MAX ? "max" : "min", isfloat(dc->dt) ? (dc->dt == DT_F64 ? "" : "f") : "i", lv.s, i);
+			break;
+		}
+		buf_free(&lv);
+	}
+}
+
+void emit_locals(Em *e, Node *loop)
+{
+	Sdfg *g = e->g;
+	for (int i = 0; i < g->ncs; i++) {
+		Container *c = &g->cs[i];
+		if (c->kind != CK_LOCAL || c->dead || c->owner != loop->id)
+			continue;
+		if (c->rank == 0)
+			emit_line(e, "%s l_%s;", emit_storage_type[c->dt], c->name);
+		else
+			emit_line(e, "%s l_%s[%lld] __attribute__((aligned(64)));", emit_storage_type[c->dt], c->name, (long long)sdfg_numel(g, i));
+	}
+}
+
+
+/* Does subtree n check an index (a T_INDEX tasklet) or an integer divisor,
+ * so that it can fail? */
+int emit_has_check(const Node *n)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			if (emit_has_check(n->kids[i]))
+				return 1;
+		return 0;
+	case N_MAP:
+	case N_FOR:
+		return emit_has_check(n->body);
+	case N_BLOCK:
+		for (int i = 0; i < n->nts && !n->lib; i++)
+			if (n->ts[i].code == T_INDEX || is_int_div(&n->ts[i]))
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
+void emit_node(Em *e, Node *n)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			emit_node(e, n->kids[i]);
+		break;
+	case N_MAP:
+	case N_FOR:
+		e->p->loop(e, n);
+		break;
+	case N_BLOCK:
+		DOCC_ASSERT(!n->lib);
+		if (e->p->block) {
+			e->p->block(e, n);
+			break;
+		}
+		emit_line(e, "{");
+		e->ind++;
+		emit_block(e, n);
+		e->ind--;
+		emit_line(e, "}");
+		break;
+	}
+}
+
+/* Root containers touched by subtree n (bitmap indexed by id). */
+void emit_touched(Sdfg *g, Node *n, unsigned char *set)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			emit_touched(g, n->kids[i], set);
+		break;
+	case N_MAP:
+	case N_FOR:
+		emit_touched(g, n->body, set);
+		break;
+	case N_BLOCK:
+		for (int i = 0; i < n->nts; i++) {
+			Tasklet *t = &n->ts[i];
+			for (int k = 0; k < t->nin; k++)
+				if (t->in[k].kind == OPD_MEM)
+					set[sdfg_root_of(g, t->in[k].m.data)] = 1;
+			if (t->store)
+				set[sdfg_root_of(g, t->out.data)] = 2 | set[sdfg_root_of(g, t->out.data)];
+		}
+		break;
+	}
+}
+/* Helpers every printer emits (the GPU one as device functions). */
+const char emit_scalar_helpers[] =
+	"static inline float dc_maxf(float a, float b) { return (a != a || a > b) ? a : b; }\n"
+	"static inline float dc_minf(float a, float b) { return (a != a || a < b) ? a : b; }\n"
+	"static inline double dc_max(double a, double b) { return (a != a || a > b) ? a : b; }\n"
+	"static inline double dc_min(double a, double b) { return (a != a || a < b) ? a : b; }\n"
+	"static inline int64_t dc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }\n"
+	"static inline int64_t dc_mini(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+	"static inline float dc_clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }\n"
+	"static inline double dc_clamp(double x, double lo, double hi) { return x < lo ? lo : (x > hi ? hi : x); }\n"
+	"static inline float dc_remf(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+	"static inline double dc_rem(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+	"static inline int64_t dc_remi(int64_t a, int64_t b) { if (!b) return 0; int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+	"static inline int64_t dc_fmodi(int64_t a, int64_t b) { return b ? a % b : 0; }\n"
+	"static inline int64_t dc_divti(int64_t a, int64_t b) { return b ? a / b : 0; }\n"
+	"static inline int64_t dc_floordivi(int64_t a, int64_t b) { if (!b) return 0; int64_t q = a / b, r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q; }\n"
+	"static inline float dc_floordivf(float a, float b) { if (b == 0) return a / b; float m = fmodf(a, b), d = (a - m) / b;\n"
+	"\tif (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysignf(0, a / b); float q = floorf(d); return d - q > 0.5f ? q + 1 : q; }\n"
+	"static inline double dc_floordiv(double a, double b) { if (b == 0) return a / b; double m = fmod(a, b), d = (a - m) / b;\n"
+	"\tif (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysign(0, a / b); double q = floor(d); return d - q > 0.5 ? q + 1 : q; }\n"
+	"static inline int64_t dc_powi(int64_t a, int64_t b) { if (b < 0) return a == 1 ? 1 : a == -1 ? ((-b) % 2 ? -1 : 1) : 0;\n"
+	"\tuint64_t r = 1, x = (uint64_t)a; while (b) { if (b & 1) r *= x; b /= 2; x *= x; } return (int64_t)r; }\n"
+	"static inline float dc_b2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }\n"
+	"static inline uint16_t dc_f2b(float f) { uint32_t u; memcpy(&u, &f, 4); if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64); u += 0x7fffu + ((u >> 16) & 1); return (uint16_t)(u >> 16); }\n"
+	"static inline float dc_h2f(uint16_t h) { uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, u; float f;\n"
+	"\tif (e == 31) u = s | 0x7f800000u | (m << 13); else if (e) u = s | ((e + 112) << 23) | (m << 13);\n"
+	"\telse if (!m) u = s; else { f = (float)m * 5.9604644775390625e-8f; memcpy(&u, &f, 4); u |= s; }\n"
+	"\tmemcpy(&f, &u, 4); return f; }\n"
+	"static inline uint16_t dc_f2h(float f) { uint32_t u; memcpy(&u, &f, 4); uint32_t s = (u >> 16) & 0x8000; float a = fabsf(f);\n"
+	"\tif (a != a) return (uint16_t)(s | 0x7e00); if (a >= 65520.0f) return (uint16_t)(s | 0x7c00);\n"
+	"\tif (a < 6.103515625e-05f) return (uint16_t)(s | (uint32_t)nearbyintf(a * 16777216.0f));\n"
+	"\tmemcpy(&u, &a, 4); uint32_t r = u + 0xfffu + ((u >> 13) & 1); return (uint16_t)(s | ((r - (112u << 23)) >> 13)); }\n";
+
+
+/* Symbols of the loops and bound values in subtree n, in order of appearance. */
+static void subtree_syms(Sdfg *g, Node *n, int *syms, int *nsyms)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			subtree_syms(g, n->kids[i], syms, nsyms);
+		break;
+	case N_MAP:
+	case N_FOR:
+		syms[(*nsyms)++] = n->var;
+		subtree_syms(g, n->body, syms, nsyms);
+		break;
+	case N_BLOCK:
+		for (int i = 0; i < n->nts && !n->lib; i++)
+			if (n->ts[i].bind >= 0)
+				syms[(*nsyms)++] = n->ts[i].bind;
+		break;
+	}
+}
+
+void emit_replace_all(Buf *out, const char *s, const char *from, const char *to)
+{
+	size_t fl = strlen(from);
+	for (const char *p; (p = strstr(s, from)); s = p + fl) {
+		buf_printf(out, "%.*s", (int)(p - s), s);
+		buf_puts(out, to);
+	}
+	buf_puts(out, s);
+}
+
+/* A top-level step (one child of the root: an op or a fused group) as a
+ * static function of its containers' pointers, called from forward.
+ * Containers, loop variables and locals get canonical names while the step
+ * is printed, so the steps of repeated layers print the same text; one
+ * function then serves all of them (a transformer's 12 blocks compile as
+ * one), which keeps the C file, the compile time and the code size small. */
+void emit_step(Em *e, Node *k, const unsigned char *set)
+{
+	Sdfg *g = e->g;
+	/* canonical names, saved to restore */
+	char **cname = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ncs + 1));
+	int *syms = arena_alloc(g->arena, sizeof(int) * (size_t)(g->nsyms + 1)), nsyms = 0;
+	char **sname = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->nsyms + 1));
+	Buf params = {0}, args = {0};
+	int np = 0, nl = 0;
+	for (int c = 0; c < g->ncs; c++) {
+		Container *ct = &g->cs[c];
+		cname[c] = ct->name;
+		if (!set[c])
+			continue;
+		if (ct->kind == CK_LOCAL) {
+			ct->name = arena_printf(g->arena, "%d", nl++);
+			continue;
+		}
+		const char *T = emit_storage_type[ct->dt];
+		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
+		ct->name = arena_printf(g->arena, "%d", np++);
+		buf_printf(&params, "%s%s *restrict v_%s, ", ro ? "const " : "", T, ct->name);
+		switch (ct->kind) {
+		case CK_INPUT: buf_printf(&args, "(const %s *)dc_in[%d], ", T, ct->io); break;
+		case CK_OUTPUT: buf_printf(&args, "(%s *)dc_out[%d], ", T, ct->io); break;
+		case CK_CONST: buf_printf(&args, "(const %s *)(dc_W + %lld), ", T, (long long)ct->wofs); break;
+		case CK_TRANSIENT:
+			DOCC_ASSERT(ct->aofs >= 0);
+			buf_printf(&args, "(%s *)(dc_ws + %lld), ", T, (long long)ct->aofs);
+			break;
+		default: DOCC_UNREACHABLE();
+		}
+	}
+	subtree_syms(g, k, syms, &nsyms);
+	for (int i = 0; i < nsyms; i++) {
+		sname[i] = g->syms[syms[i]].name;
+		g->syms[syms[i]].name = arena_printf(g->arena, "%s%d", g->syms[syms[i]].kind == SYM_LOOP ? "i" : "x", i);
+	}
+	/* the body, with kernels of its own named after a placeholder */
+	int check = emit_has_check(k);
+	Buf body = {0}, kern = {0};
+	Buf *sb = e->b, *sk = e->kern;
+	int sind = e->ind, snk = e->nkern;
+	const char *snm = e->nm, *stop = e->top;
+	e->b = &body, e->kern = &kern, e->ind = 1, e->nkern = 0, e->nm = "@F@", e->top = "this step";
+	e->p->step_begin(e, check);
+	emit_node(e, k);
+	e->p->step_end(e, &body, check);
+	e->b = sb, e->kern = sk, e->ind = sind, e->nkern = snk, e->nm = snm, e->top = stop;
+	for (int c = 0; c < g->ncs; c++)
+		g->cs[c].name = cname[c];
+	for (int i = 0; i < nsyms; i++)
+		g->syms[syms[i]].name = sname[i];
+	/* the same text as an earlier step: call that function */
+	char *text = arena_printf(g->arena, "%s\n@F@(%s%s)\n{\n%s}\n", check && e->p->step_status ? "static int" : "static void", params.len ? params.s : "",
+	                          e->p->step_params, body.s ? body.s : "");
+	if (kern.len)
+		text = arena_printf(g->arena, "%s%s", kern.s, text);
+	int fid = -1;
+	for (int i = 0; i < e->nfuncs && fid < 0; i++)
+		if (!strcmp(e->funcs[i], text))
+			fid = i;
+	if (fid < 0) {
+		fid = e->nfuncs;
+		VEC_PUSH(g->arena, e->funcs, e->nfuncs, e->capfuncs, text);
+		emit_replace_all(e->kern, text, "@F@", arena_printf(g->arena, "%s_s%d", e->nm, fid));
+		buf_puts(e->kern, "\n");
+	}
+	if (check && e->p->step_status)
+		emit_line(e, "if ((dc_err = %s_s%d(%s%s)) != DOCCC_OK) goto dc_fail;", e->nm, fid, args.len ? args.s : "",
+		          e->p->step_args);
+	else
+		emit_line(e, "%s_s%d(%s%s);", e->nm, fid, args.len ? args.s : "", e->p->step_args);
+	buf_free(&params);
+	buf_free(&args);
+	buf_free(&body);
+	buf_free(&kern);
+}
+
+void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out)
+{
+	Em e = {.g = g, .t = t, .p = p, .b = out, .lanes = t->vec_bits / 32, .vecvar = -1, .nm = g->name, .profile = a->profile};
+	if (e.lanes < 2)
+		e.lanes = 0;
+	p->emit_file(&e, a, w);
+}

@@ -1,0 +1,95 @@
+/*
+ * emit.h - the target-independent walker of the scheduled SDFG and the
+ * printer interface each backend implements.
+ *
+ * The walker (emit.c) knows the IR: it formats operands and scalar
+ * expressions, prints tasklet blocks (index and division checks, 16-bit
+ * rounding, wcr stores), declares locals, turns every top-level child of
+ * the root into a step function with canonical names and shares the text
+ * of repeated steps. It knows nothing of how loops run: every N_MAP and
+ * N_FOR, every block outside a loop, the statement that fails a run and
+ * all vector code go through the Printer of the backend (emit_cpu.c: C
+ * with vector extensions and OpenMP; emit_gpu.c: CUDA, HIP and their
+ * simulation). A printer's emit_file writes the whole source: prologue,
+ * steps (through emit_step), the forward function and the public API.
+ */
+#ifndef DOCCC_EMIT_H
+#define DOCCC_EMIT_H
+
+#include "backend.h"
+
+typedef struct Em Em;
+
+typedef struct Printer {
+	const char *name;
+	/* the whole source file (calls back into the walker) */
+	void (*emit_file)(Em *e, const BuildArgs *a, const Blob *w);
+	/* an N_MAP or N_FOR */
+	void (*loop)(Em *e, Node *n);
+	/* an N_BLOCK of tasklets (NULL: "{ tasklets }") */
+	void (*block)(Em *e, Node *n);
+	/* the statement that fails the run with status code from inside loops */
+	const char *(*fail)(Em *e, const char *code);
+	/* vector code for SCHED_VECTOR maps (NULL where the printer has none):
+	 * an operand, a tasklet's expression, the cast that makes a vector
+	 * lvalue of an element ("dc_vf" for locals, "dc_vfu" for memory) */
+	void (*voperand)(Em *e, Buf *b, const Operand *o);
+	int (*vexpr)(Em *e, Buf *b, const Tasklet *t, char *const *a);
+	const char *(*vcast)(Em *e, int container);
+	/* step functions: whether a step that checks returns its status (else
+	 * it reports through a flag of its own), the parameters after the
+	 * pointers and the matching arguments; step_begin and step_end frame
+	 * the body */
+	int step_status;
+	const char *step_params, *step_args;
+	void (*step_begin)(Em *e, int check);
+	void (*step_end)(Em *e, Buf *body, int check);
+} Printer;
+
+struct Em {
+	Sdfg *g;
+	const Target *t;
+	const Printer *p;
+	Buf *b;
+	int ind;
+	int lanes;          /* fp32 lanes of dc_vf, 0 without SIMD */
+	int vecvar;         /* symbol of the enclosing SCHED_VECTOR map, or -1 */
+	int inkern;         /* emitting a kernel function (parallel map, GPU kernel) */
+	int checks;         /* the graph has index checks (T_INDEX): forward can fail */
+	const char *top;    /* label of the top-level child being emitted (fused ops joined by '+') */
+	const char *nm;
+	int profile;
+	Buf *kern;          /* kernel functions, emitted before forward */
+	int nkern;
+	char **funcs;       /* text of each step function so far (dedup) */
+	int nfuncs, capfuncs;
+};
+
+/* emit.c: the walker */
+extern const char *const emit_storage_type[NDTYPES];
+const char *emit_ctype(Dtype d);         /* compute type: float for f16/bf16 */
+void emit_line(Em *e, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void emit_double(Buf *b, double v, Dtype d);
+void emit_lvalue(Em *e, Buf *b, const Memlet *m);
+int emit_uses_vec(Em *e, const Memlet *m);
+/* Scalar C expression of tasklet t from formatted operands a; 0 if the
+ * code has no scalar form (a missing case: test_ir checks there is none). */
+int emit_scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a);
+void emit_block(Em *e, Node *n);
+void emit_node(Em *e, Node *n);
+void emit_locals(Em *e, Node *loop);
+int emit_has_check(const Node *n);
+void emit_touched(Sdfg *g, Node *n, unsigned char *set);
+/* One top-level child as a step function (shared with earlier identical
+ * steps) and its call, printed at e's position. */
+void emit_step(Em *e, Node *k, const unsigned char *set);
+void emit_replace_all(Buf *out, const char *s, const char *from, const char *to);
+/* The scalar helpers (dc_maxf, dc_b2f, ...) as "static inline" C. */
+extern const char emit_scalar_helpers[];
+/* The whole source of g for printer p. */
+void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out);
+
+/* The printers. */
+extern const Printer printer_cpu, printer_gpu;
+
+#endif

@@ -1,0 +1,519 @@
+/*
+ * emit_cpu.c - the CPU printer: C11 for targets none, sequential and
+ * openmp (backends/emit.h has the walker it plugs into).
+ *
+ * The generated file has, in order: a comment saying how it was made (doccc
+ * version, options, hash of the input; no paths or times), small static
+ * helpers (NaN-propagating max/min, vector splat and select when the target
+ * has SIMD), the step functions, one static function NAME_forward that
+ * runs the whole graph by calling them, and the public API of the header
+ * (create/run/destroy, ...) plus the descriptor.
+ *
+ * Maps become for loops with a pragma per schedule: SCHED_PARALLEL an OpenMP
+ * parallel for (collapse, static schedule, the handle's thread count),
+ * SCHED_UNROLL a full-unroll pragma, SCHED_VECTOR explicit vector code in
+ * GCC/clang vector extensions (the map steps by the lane count; unit-stride
+ * memlets become vector loads and stores, invariant ones broadcasts; an
+ * extent that is not a multiple of the lanes ends in a scalar loop over the
+ * rest; exp, tanh, sigmoid, SiLU and GELU have vector versions below).
+ * A check that fails (emit.c) jumps to the end of forward, or returns from
+ * a parallel kernel and leaves the status in forward's dc_err.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "emit.h"
+
+static int cpu_vexpr(Em *e, Buf *b, const Tasklet *t, char *const *a)
+{
+	(void)e;
+	switch (t->code) {
+	case T_ASSIGN: buf_printf(b, "%s", a[0]); break;
+	case T_NEG: buf_printf(b, "-(%s)", a[0]); break;
+	case T_ADD: buf_printf(b, "%s + %s", a[0], a[1]); break;
+	case T_SUB: buf_printf(b, "%s - %s", a[0], a[1]); break;
+	case T_MUL: buf_printf(b, "%s * %s", a[0], a[1]); break;
+	case T_DIV: buf_printf(b, "%s / %s", a[0], a[1]); break;
+	case T_FMA: buf_printf(b, "%s * %s + %s", a[0], a[1], a[2]); break;
+	case T_MAX: buf_printf(b, "dc_vmax(%s, %s)", a[0], a[1]); break;
+	case T_MIN: buf_printf(b, "dc_vmin(%s, %s)", a[0], a[1]); break;
+	case T_RELU: buf_printf(b, "dc_vrelu(%s)", a[0]); break;
+	case T_ABS: buf_printf(b, "(dc_vf)((dc_vi)(%s) & ~(dc_vi)dc_splat(-0.0f))", a[0]); break;
+	case T_RECIP: buf_printf(b, "1.0f / (%s)", a[0]); break;
+	case T_EXP: buf_printf(b, "dc_vexp(%s)", a[0]); break;
+	case T_SIGMOID: buf_printf(b, "1.0f / (1.0f + dc_vexp(-(%s)))", a[0]); break;
+	case T_SILU: buf_printf(b, "(%s) / (1.0f + dc_vexp(-(%s)))", a[0], a[0]); break;
+	case T_TANH: buf_printf(b, "dc_vtanh(%s)", a[0]); break;
+	case T_GELU: buf_printf(b, "0.5f * (%s) * (1.0f + dc_verf((%s) * 0.70710678118654752440f))", a[0], a[0]); break;
+	case T_GELU_TANH:
+		buf_printf(b, "0.5f * (%s) * (1.0f + dc_vtanh(0.79788456080286535588f * ((%s) + 0.044715f * (%s) * (%s) * (%s))))", a[0],
+		           a[0], a[0], a[0], a[0]);
+		break;
+	case T_HARDSIGMOID: buf_printf(b, "dc_vclamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f", a[0]); break;
+	case T_HARDSWISH: buf_printf(b, "(%s) * dc_vclamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f", a[0], a[0]); break;
+	case T_CLAMP: {
+		Buf lo = {0}, hi = {0};
+		emit_double(&lo, t->p[0], DT_F32);
+		emit_double(&hi, t->p[1], DT_F32);
+		buf_printf(b, "dc_vclamp(%s, %s, %s)", a[0], lo.s, hi.s);
+		buf_free(&lo);
+		buf_free(&hi);
+		break;
+	}
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+/* A SCHED_VECTOR operand: constants and invariant memlets broadcast,
+ * unit-stride memlets loaded as one vector. */
+static void cpu_voperand(Em *e, Buf *b, const Operand *o)
+{
+	if (o->kind == OPD_CONST) {
+		buf_puts(b, "dc_splat(");
+		emit_double(b, o->c, DT_F32);
+		buf_puts(b, ")");
+		return;
+	}
+	Container *r = sdfg_c(e->g, sdfg_root_of(e->g, o->m.data));
+	if (emit_uses_vec(e, &o->m)) {
+		buf_printf(b, "(*(%s *)&", r->kind == CK_LOCAL ? "dc_vf" : "const dc_vfu");
+		emit_lvalue(e, b, &o->m);
+		buf_puts(b, ")");
+	} else {
+		buf_puts(b, "dc_splat(");
+		emit_lvalue(e, b, &o->m);
+		buf_puts(b, ")");
+	}
+}
+
+static const char *cpu_vcast(Em *e, int c)
+{
+	return sdfg_c(e->g, sdfg_root_of(e->g, c))->kind == CK_LOCAL ? "dc_vf" : "dc_vfu";
+}
+
+/* The statement that fails the run from inside the loops: forward jumps
+ * to its end, a parallel kernel returns and leaves the status for forward. */
+static const char *cpu_fail(Em *e, const char *code)
+{
+	Arena *a = e->g->arena;
+	return e->inkern ? arena_printf(a, "{ __atomic_store_n(dc_err, %s, __ATOMIC_RELAXED); return; }", code)
+	                 : arena_printf(a, "{ dc_err = %s; goto dc_fail; }", code);
+}
+
+static void cpu_step_begin(Em *e, int check)
+{
+	emit_line(e, "(void)dc_nth;");
+	if (check)
+		emit_line(e, "int dc_err = DOCCC_OK;");
+}
+
+static void cpu_step_end(Em *e, Buf *body, int check)
+{
+	if (check) {
+		emit_line(e, "return DOCCC_OK;");
+		buf_puts(body, "dc_fail:\n\treturn dc_err;\n");
+	}
+}
+
+
+/* A parallel map nest becomes a static kernel function taking restrict
+ * pointers and the collapsed loop variables, called from an OpenMP loop:
+ * the C compiler then keeps the aliasing facts (and the register tiles)
+ * that it loses when it outlines a parallel region itself. */
+static void emit_parallel(Em *e, Node *n)
+{
+	Sdfg *g = e->g;
+	int k = n->collapse > 0 ? n->collapse : 1;
+	Node *maps[3] = {n, NULL, NULL};
+	for (int i = 1; i < k; i++)
+		maps[i] = maps[i - 1]->body->kids[0];
+	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
+	emit_touched(g, n, set);
+	int id = e->nkern++;
+	Buf params = {0}, args = {0};
+	for (int c = 0; c < g->ncs; c++) {
+		Container *ct = &g->cs[c];
+		if (!set[c] || ct->kind == CK_LOCAL)
+			continue;
+		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
+		buf_printf(&params, "%s%s%s *restrict v_%s", params.len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt], ct->name);
+		buf_printf(&args, "%sv_%s", args.len ? ", " : "", ct->name);
+	}
+	for (int i = 0; i < k; i++) {
+		const char *v = g->syms[maps[i]->var].name;
+		buf_printf(&params, "%sint64_t %s", params.len ? ", " : "", v);
+		buf_printf(&args, "%s%s", args.len ? ", " : "", v);
+	}
+	int check = emit_has_check(n);
+	if (check) {
+		buf_printf(&params, ", int *dc_err");
+		buf_printf(&args, ", &dc_err");
+	}
+	Buf *saved = e->b;
+	int sind = e->ind;
+	e->b = e->kern;
+	e->ind = 0;
+	e->inkern = 1;
+	emit_line(e, "static void %s_k%d(%s)", e->nm, id, params.s);
+	emit_line(e, "{");
+	e->ind++;
+	for (int i = 0; i < k; i++)
+		emit_locals(e, maps[i]);
+	emit_node(e, maps[k - 1]->body);
+	e->ind--;
+	emit_line(e, "}\n");
+	e->b = saved;
+	e->ind = sind;
+	e->inkern = 0;
+	emit_line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)", k);
+	for (int i = 0; i < k; i++) {
+		Buf lo = {0}, hi = {0};
+		const char *v = g->syms[maps[i]->var].name;
+		ex_print(&lo, g, maps[i]->lo);
+		ex_print(&hi, g, maps[i]->hi);
+		emit_line(e, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s, v, hi.s, v, (long long)maps[i]->step);
+		buf_free(&lo);
+		buf_free(&hi);
+		e->ind++;
+	}
+	emit_line(e, "%s_k%d(%s);", e->nm, id, args.s);
+	e->ind -= k;
+	if (check)
+		emit_line(e, "if (dc_err) goto dc_fail;");
+	buf_free(&params);
+	buf_free(&args);
+}
+
+static void cpu_loop(Em *e, Node *n)
+{
+	if (n->sched == SCHED_PARALLEL && n->kind == N_MAP) {
+		emit_parallel(e, n);
+		return;
+	}
+	Sdfg *g = e->g;
+	const char *v = g->syms[n->var].name;
+	Buf lo = {0}, hi = {0};
+	ex_print(&lo, g, n->lo);
+	ex_print(&hi, g, n->hi);
+	int64_t step = n->step;
+	int vec = n->sched == SCHED_VECTOR && e->lanes > 1 && e->vecvar < 0;
+	if (vec)
+		step = e->lanes;
+	if (n->sched == SCHED_PARALLEL)
+		emit_line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)", n->collapse > 0 ? n->collapse : 1);
+	else if (n->sched == SCHED_UNROLL)
+		emit_line(e, "#pragma clang loop unroll(full)");
+	else if (n->sched == SCHED_VECTOR && !vec)
+		emit_line(e, "#pragma clang loop vectorize(enable)");
+	int64_t l0, h0;
+	int tail = vec && !(ex_isint(n->lo, &l0) && ex_isint(n->hi, &h0) && (h0 - l0) % step == 0);
+	if (tail) {
+		/* whole vectors, then the scalar remainder */
+		emit_line(e, "{");
+		e->ind++;
+		emit_line(e, "int64_t %s = %s;", v, lo.s);
+		emit_line(e, "for (; %s + %lld <= %s; %s += %lld) {", v, (long long)step, hi.s, v, (long long)step);
+	} else
+		emit_line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, lo.s, v, hi.s, v, (long long)step);
+	e->ind++;
+	emit_locals(e, n);
+	int saved = e->vecvar;
+	if (vec)
+		e->vecvar = n->var;
+	emit_node(e, n->body);
+	e->vecvar = saved;
+	e->ind--;
+	emit_line(e, "}");
+	if (tail) {
+		emit_line(e, "for (; %s < %s; %s += 1) {", v, hi.s, v);
+		e->ind++;
+		emit_locals(e, n);
+		emit_node(e, n->body);
+		e->ind--;
+		emit_line(e, "}");
+		e->ind--;
+		emit_line(e, "}");
+	}
+	buf_free(&lo);
+	buf_free(&hi);
+}
+
+/* Vector transcendental functions for SCHED_VECTOR maps, in clang vector
+ * extensions (any width).
+ *  dc_vexp   Cody-Waite reduction x = n ln2 + r, the Cephes degree-6
+ *            polynomial for e^r, then two multiplications by 2^(n/2) so
+ *            results from the denormals up to overflow (inf) come out right;
+ *            within 2 ulp of expf; NaN stays NaN.
+ *  dc_vtanh  Cephes tanhf: an odd polynomial below |x| = 0.625, else
+ *            1 - 2 / (e^2|x| + 1) with the sign restored.
+ *  dc_verf   the approximation PyTorch's own vectorized CPU erf uses
+ *            (Abramowitz-Stegun 7.1.26, absolute error < 1.5e-7): used for
+ *            GELU only, where that absolute error vanishes in 0.5x(1+erf). */
+static const char vmath[] =
+	"static inline dc_vf dc_vexp(dc_vf x) {\n"
+	"\tdc_vf xc = dc_vsel(x > 88.8f, dc_splat(88.8f), dc_vsel(x < -104.0f, dc_splat(-104.0f), x));\n"
+	"\tdc_vf fx = xc * 1.44269504088896341f + 0.5f;\n"
+	"\tdc_vf n = __builtin_convertvector(__builtin_convertvector(fx, dc_vi), dc_vf);\n"
+	"\tn = dc_vsel(n > fx, n - 1.0f, n);\n"
+	"\tdc_vf r = xc - n * 0.693359375f + n * 2.12194440e-4f, z = r * r;\n"
+	"\tdc_vf y = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r\n"
+	"\t\t+ 1.6666665459e-1f) * r + 5.0000001201e-1f) * z + r + 1.0f;\n"
+	"\tdc_vi ni = __builtin_convertvector(n, dc_vi), n1 = ni >> 1, n2 = ni - n1;\n"
+	"\treturn dc_vsel(x != x, x, y * (dc_vf)((n1 + 127) << 23) * (dc_vf)((n2 + 127) << 23)); }\n"
+	"static inline dc_vf dc_vtanh(dc_vf x) {\n"
+	"\tdc_vi sg = (dc_vi)x & (dc_vi)dc_splat(-0.0f);\n"
+	"\tdc_vf a = (dc_vf)((dc_vi)x & ~(dc_vi)dc_splat(-0.0f)), z = x * x;\n"
+	"\tdc_vf p = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z\n"
+	"\t\t- 3.33332819422e-1f) * z * x + x;\n"
+	"\tdc_vf q = (dc_vf)((dc_vi)(1.0f - 2.0f / (dc_vexp(a + a) + 1.0f)) | sg);\n"
+	"\treturn dc_vsel(a < 0.625f, p, q); }\n"
+	"static inline dc_vf dc_verf(dc_vf x) {\n"
+	"\tdc_vi sg = (dc_vi)x & (dc_vi)dc_splat(-0.0f);\n"
+	"\tdc_vf a = (dc_vf)((dc_vi)x & ~(dc_vi)dc_splat(-0.0f));\n"
+	"\tdc_vf t = 1.0f / (0.3275911f * a + 1.0f);\n"
+	"\tdc_vf r = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;\n"
+	"\treturn (dc_vf)((dc_vi)(1.0f - r * dc_vexp(-(x * x))) ^ sg); }\n";
+
+static void emit_helpers(Em *e)
+{
+	Buf *b = e->b;
+	buf_puts(b, emit_scalar_helpers);
+	if (e->lanes > 1) {
+		int L = e->lanes;
+		buf_printf(b, "typedef float dc_vf __attribute__((vector_size(%d)));\n", L * 4);
+		buf_printf(b, "typedef float dc_vfu __attribute__((vector_size(%d), aligned(4)));\n", L * 4);
+		buf_printf(b, "typedef int32_t dc_vi __attribute__((vector_size(%d)));\n", L * 4);
+		buf_puts(b, "static inline dc_vf dc_splat(float s) { return (dc_vf){");
+		for (int i = 0; i < L; i++)
+			buf_puts(b, i ? ", s" : "s");
+		buf_puts(b, "}; }\n");
+		buf_puts(b, "static inline dc_vf dc_vsel(dc_vi m, dc_vf a, dc_vf b) { return (dc_vf)(((dc_vi)a & m) | ((dc_vi)b & ~m)); }\n"
+		            "static inline dc_vf dc_vmax(dc_vf a, dc_vf b) { return dc_vsel((a > b) | (a != a), a, b); }\n"
+		            "static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }\n"
+		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
+		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
+		buf_puts(b, vmath);
+	}
+	buf_puts(b, "\n");
+}
+
+
+static void emit_forward(Em *e)
+{
+	Sdfg *g = e->g;
+	/* forward returns DOCCC_OK, or DOCCC_ERR_INDEX / DOCCC_ERR_ZERODIV from a check */
+	e->checks = emit_has_check(g->root);
+	emit_line(e, "static int %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, int dc_nth,", e->nm);
+	emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof)");
+	emit_line(e, "{");
+	e->ind++;
+	emit_line(e, "(void)dc_W; (void)dc_ws; (void)dc_nth; (void)dc_in; (void)dc_out; (void)dc_prof;");
+	if (e->checks)
+		emit_line(e, "int dc_err = DOCCC_OK;");
+	if (e->profile)
+		emit_line(e, "struct timespec dc_t0, dc_t1;");
+	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
+	for (int i = 0; i < g->root->nkids; i++) {
+		Node *k = g->root->kids[i];
+		memset(set, 0, (size_t)g->ncs + 1);
+		emit_touched(g, k, set);
+		emit_line(e, "{ /* %s */", k->label && *k->label ? k->label : "?");
+		e->top = k->label;
+		e->ind++;
+		if (e->profile)
+			emit_line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t0);");
+		emit_step(e, k, set);
+		if (e->profile)
+			emit_line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t1); dc_prof[%d] += (dc_t1.tv_sec - dc_t0.tv_sec) + 1e-9 * (dc_t1.tv_nsec - dc_t0.tv_nsec);", i);
+		e->ind--;
+		emit_line(e, "}");
+	}
+	if (e->checks) {
+		e->ind--;
+		emit_line(e, "dc_fail:");
+		e->ind++;
+		emit_line(e, "return dc_err;");
+	} else
+		emit_line(e, "return DOCCC_OK;");
+	e->ind--;
+	emit_line(e, "}");
+	buf_puts(e->b, "\n");
+}
+
+static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
+{
+	Em e = *ep;
+	Sdfg *g = e.g;
+	const Target *t = e.t;
+	Buf *b = e.b;
+	const char *nm = g->name;
+	int omp = t->kind == TG_OPENMP;
+	buf_printf(b, "/*\n * %s.c - generated by doccc %s; do not edit.\n * target %s, category %s, -march=%s\n"
+	              " * options: %s\n * input sha256 %s\n */\n",
+	           nm, DOCCC_VERSION, t->name, t->category, t->kind == TG_NONE ? "(default)" : t->march,
+	           a->cmdline ? a->cmdline : "", g->hash);
+	buf_puts(b, "#define _POSIX_C_SOURCE 200809L\n#include <time.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
+	            "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n");
+	if (omp)
+		buf_puts(b, "#include <omp.h>\n");
+	buf_printf(b, "#include \"%s.h\"\n\n", nm);
+	emit_helpers(&e);
+	Buf kern = {0}, fwd = {0};
+	e.kern = &kern;
+	e.b = &fwd;
+	emit_forward(&e);
+	e.b = b;
+	if (kern.len)
+		buf_puts(b, kern.s);
+	buf_puts(b, fwd.s);
+	buf_free(&kern);
+	buf_free(&fwd);
+
+	/* The API. */
+	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tconst unsigned char *w;\n\tint nth;\n\tvoid *map;\n\tsize_t maplen;\n"
+	              "\tlong runs;\n\tdouble prof[%d];\n};\n\n", nm, g->root->nkids + 1);
+	if (e.profile) {
+		buf_puts(b, "#include <stdio.h>\nstatic const char *const dc_prof_names[] = {\n");
+		for (int i = 0; i < g->root->nkids; i++) {
+			buf_puts(b, "\t");
+			buf_quote(b, g->root->kids[i]->label ? g->root->kids[i]->label : "?");
+			buf_puts(b, ",\n");
+		}
+		buf_puts(b, "\t0};\n");
+	}
+	if (w->size && !a->outweights)
+		buf_printf(b, "extern const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
+	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
+	buf_printf(b, "static const char dc_weights_sha[] = \"%s\";\n\n", w->sha);
+	/* create */
+	buf_printf(b, "int %s_create_from(%s_t **model, const char *weights_path)\n{\n", nm, nm);
+	buf_printf(b, "\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n", nm);
+	buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
+	if (a->outweights) {
+		buf_puts(b, "\tif (!weights_path) {\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
+		            "\tint fd = open(weights_path, O_RDONLY | O_CLOEXEC);\n\tstruct stat st;\n"
+		            "\tif (fd < 0 || fstat(fd, &st) || (size_t)st.st_size != 128 + DC_WEIGHTS_SIZE) {\n"
+		            "\t\tif (fd >= 0)\n\t\t\tclose(fd);\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
+		            "\tm->maplen = (size_t)st.st_size;\n\tm->map = mmap(NULL, m->maplen, PROT_READ, MAP_PRIVATE, fd, 0);\n\tclose(fd);\n"
+		            "\tif (m->map == MAP_FAILED || memcmp(m->map, \"DOCCCW01\", 8) || memcmp((char *)m->map + 16, dc_weights_sha, 64)) {\n"
+		            "\t\tif (m->map != MAP_FAILED)\n\t\t\tmunmap(m->map, m->maplen);\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
+		            "\tm->w = (const unsigned char *)m->map + 128;\n");
+	} else {
+		buf_printf(b, "\t(void)weights_path;\n\tm->w = %s;\n", w->size ? arena_printf(g->arena, "%s_weights_blob", nm) : "NULL");
+	}
+	if (omp) {
+		if (t->max_threads)
+			buf_printf(b, "\tm->nth = omp_get_max_threads() < %d ? omp_get_max_threads() : %d;\n", t->max_threads, t->max_threads);
+		else
+			buf_puts(b, "\tm->nth = omp_get_max_threads();\n");
+	} else
+		buf_puts(b, "\tm->nth = 1;\n");
+	buf_puts(b, "\t*model = m;\n\treturn DOCCC_OK;\n}\n\n");
+	buf_printf(b, "int %s_create(%s_t **model)\n{\n\treturn %s_create_from(model, NULL);\n}\n\n", nm, nm, nm);
+	/* run */
+	buf_printf(b, "int %s_run(%s_t *model", nm, nm);
+	for (int i = 0; i < g->ninputs; i++) {
+		Container *c = sdfg_c(g, g->inputs[i]);
+		buf_printf(b, ", const %s *in%d", emit_storage_type[c->dt], i);
+	}
+	for (int i = 0; i < g->noutputs; i++) {
+		Container *c = sdfg_c(g, g->outputs[i]);
+		buf_printf(b, ", %s *out%d", emit_storage_type[c->dt], i);
+	}
+	buf_puts(b, ")\n{\n\tif (!model");
+	for (int i = 0; i < g->ninputs; i++)
+		buf_printf(b, " || !in%d", i);
+	for (int i = 0; i < g->noutputs; i++)
+		buf_printf(b, " || !out%d", i);
+	buf_puts(b, ")\n\t\treturn DOCCC_ERR_ARG;\n");
+	buf_printf(b, "\tconst void *ins[%d] = {", g->ninputs + 1);
+	for (int i = 0; i < g->ninputs; i++)
+		buf_printf(b, "%sin%d", i ? ", " : "", i);
+	buf_printf(b, "%s};\n\tvoid *outs[%d] = {", g->ninputs ? "" : "0", g->noutputs + 1);
+	for (int i = 0; i < g->noutputs; i++)
+		buf_printf(b, "%sout%d", i ? ", " : "", i);
+	buf_printf(b, "%s};\n", g->noutputs ? "" : "0");
+	buf_printf(b, "\tmodel->runs++;\n\treturn %s_forward(model->w, model->ws, model->nth, ins, outs, model->prof);\n}\n\n", nm);
+	buf_printf(b, "static int %s_run_generic(void *model, const void *const *ins, void *const *outs)\n{\n", nm);
+	buf_puts(b, "\tif (!model || (!ins && ");
+	buf_printf(b, "%d) || (!outs && %d))\n\t\treturn DOCCC_ERR_ARG;\n", g->ninputs > 0, g->noutputs > 0);
+	for (int i = 0; i < g->ninputs; i++)
+		buf_printf(b, "\tif (!ins[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
+	for (int i = 0; i < g->noutputs; i++)
+		buf_printf(b, "\tif (!outs[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
+	buf_printf(b, "\t%s_t *m = model;\n\tm->runs++;\n\treturn %s_forward(m->w, m->ws, m->nth, ins, outs, m->prof);\n}\n\n", nm, nm);
+	/* destroy, strerror, threads, workspace */
+	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n", nm, nm);
+	if (e.profile)
+		buf_printf(b, "\tdouble dc_total = 0;\n\tfor (int i = 0; dc_prof_names[i]; i++)\n\t\tdc_total += model->prof[i];\n"
+		              "\tfprintf(stderr, \"%s profile: %%ld runs, %%.3f ms per run\\n\", model->runs, model->runs ? 1e3 * dc_total / model->runs : 0.0);\n"
+		              "\tfor (int i = 0; dc_prof_names[i] && model->runs; i++)\n"
+		              "\t\tfprintf(stderr, \"%%9.3f ms %%5.1f%%%%  %%s\\n\", 1e3 * model->prof[i] / model->runs, dc_total > 0 ? 100 * model->prof[i] / dc_total : 0.0, dc_prof_names[i]);\n", nm);
+	buf_puts(b, "\tif (model->map)\n\t\tmunmap(model->map, model->maplen);\n\tfree(model->ws);\n\tfree(model);\n}\n\n");
+	buf_printf(b, "const char *%s_strerror(int status)\n{\n\tswitch (status) {\n\tcase DOCCC_OK: return \"success\";\n"
+	              "\tcase DOCCC_ERR_NOMEM: return \"out of memory allocating the workspace\";\n"
+	              "\tcase DOCCC_ERR_WEIGHTS: return \"weights file missing, unreadable or not made for this library\";\n"
+	              "\tcase DOCCC_ERR_ARG: return \"a NULL model, input or output pointer\";\n"
+	              "\tcase DOCCC_ERR_THREADS: return \"thread count not supported by this build (only openmp builds use threads)\";\n"
+	              "\tcase DOCCC_ERR_INDEX: return \"index out of range: an index tensor holds an index outside the dimension it indexes\";\n"
+	              "\tcase DOCCC_ERR_ZERODIV: return \"integer division by zero\";\n"
+	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", nm);
+	buf_printf(b, "int %s_set_num_threads(%s_t *model, int n)\n{\n\tif (!model || n < 1)\n\t\treturn DOCCC_ERR_ARG;\n", nm, nm);
+	if (omp)
+		buf_puts(b, "\tmodel->nth = n;\n\treturn DOCCC_OK;\n}\n\n");
+	else
+		buf_puts(b, "\treturn n == 1 ? DOCCC_OK : DOCCC_ERR_THREADS;\n}\n\n");
+	buf_printf(b, "size_t %s_workspace_size(void)\n{\n\treturn DC_WORKSPACE_SIZE;\n}\n\n", nm);
+	/* descriptor */
+	for (int io = 0; io < 2; io++) {
+		int n = io ? g->noutputs : g->ninputs;
+		int *ids = io ? g->outputs : g->inputs;
+		for (int i = 0; i < n; i++) {
+			Container *c = sdfg_c(g, ids[i]);
+			buf_printf(b, "static const int64_t dc_%s%d_shape[] = {", io ? "out" : "in", i);
+			for (int d = 0; d < c->rank; d++) {
+				int64_t v = 0;
+				ex_isint(c->shape[d], &v);
+				buf_printf(b, "%s%lld", d ? ", " : "", (long long)v);
+			}
+			buf_printf(b, "%s};\n", c->rank ? "" : "0");
+		}
+		buf_printf(b, "static const doccc_tensor_desc dc_%s[] = {\n", io ? "outs" : "ins");
+		for (int i = 0; i < n; i++) {
+			Container *c = sdfg_c(g, ids[i]);
+			int64_t numel = sdfg_numel(g, ids[i]);
+			buf_puts(b, "\t{");
+			buf_quote(b, c->origin && *c->origin ? c->origin : c->name);
+			buf_printf(b, ", %s, %d, dc_%s%d_shape, %lld, %lld},\n", emit_dtype_macro(c->dt), c->rank, io ? "out" : "in", i,
+			           (long long)numel, (long long)(numel * dtype_info[c->dt].size));
+		}
+		if (!n)
+			buf_puts(b, "\t{0, 0, 0, 0, 0, 0},\n");
+		buf_puts(b, "};\n");
+	}
+	buf_printf(b, "\nstatic int dc_create(void **m, const char *p) { return %s_create_from((%s_t **)m, p); }\n", nm, nm);
+	buf_printf(b, "static void dc_destroy(void *m) { %s_destroy(m); }\n", nm);
+	buf_printf(b, "static int dc_threads(void *m, int n) { return %s_set_num_threads(m, n); }\n\n", nm);
+	buf_printf(b, "const doccc_model_desc %s_desc = {\n\tDOCCC_ABI_VERSION, \"%s\", \"%s\", \"%s\", \"%s\", \"%s\",\n", nm, nm,
+	           t->name, t->category, DOCCC_VERSION, g->hash);
+	buf_printf(b, "\t%d, %d, dc_ins, dc_outs, DC_WORKSPACE_SIZE, %d,\n", g->ninputs, g->noutputs, a->outweights ? 0 : 1);
+	buf_printf(b, "\tdc_create, %s_run_generic, dc_destroy, %s_strerror, dc_threads,\n};\n", nm, nm);
+	buf_printf(b, "extern const doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", nm);
+}
+
+const Printer printer_cpu = {
+	.name = "c",
+	.emit_file = cpu_emit_file,
+	.loop = cpu_loop,
+	.fail = cpu_fail,
+	.voperand = cpu_voperand,
+	.vexpr = cpu_vexpr,
+	.vcast = cpu_vcast,
+	.step_status = 1,
+	.step_params = "int dc_nth",
+	.step_args = "dc_nth",
+	.step_begin = cpu_step_begin,
+	.step_end = cpu_step_end,
+};

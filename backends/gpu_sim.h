@@ -1,0 +1,858 @@
+/*
+ * gpu_sim.h - the CUDA built-ins and a subset of the CUDA runtime on the
+ * CPU, so the CUDA source doccc emits compiles and runs in CI without a GPU
+ * (clang++ -std=c++17 -DDOCCC_SIM -x c++).
+ *
+ * Kernels are plain functions. DC_LAUNCH wraps the call in a lambda that
+ * captures the arguments by value and runs it once per GPU thread, blocks
+ * one after another on the calling OS thread, threads of a block in order
+ * (x fastest, then y, then z), setting threadIdx/blockIdx/blockDim/gridDim
+ * (thread_local, so launches on different OS threads do not interfere)
+ * before each call. Since a block runs on one OS thread at a time,
+ * __shared__ is `static thread_local`: that storage is the block's shared
+ * memory. DC_LAUNCH_SYNC runs each GPU thread of a block as a fiber
+ * (ucontext, 256 KiB mmap'd stacks with a guard page, pooled across blocks
+ * and launches): fiber 0 runs until it returns or reaches __syncthreads(),
+ * then fiber 1, ...; when every live fiber waits at the barrier all are
+ * released and the round starts again. A fiber that has returned takes no
+ * further part in barriers. __syncthreads() outside DC_LAUNCH_SYNC aborts
+ * with a message. Launches are synchronous, streams are tokens.
+ *
+ * "Device" memory lives in one fixed range, [DC_SIM_BASE, DC_SIM_BASE +
+ * DC_SIM_SPAN), mapped with MAP_FIXED_NOREPLACE by a bump cursor that skips
+ * what is already mapped (several libraries in one process each have their
+ * own copy of this header and so their own registry; they share the range
+ * and never map over each other). Each allocation is followed by an
+ * unmapped guard page and its pointer is right-aligned (to 256 bytes) in its
+ * mapping, so overruns past the end fault. Invariant: an allocation is
+ * PROT_NONE while its pin count is 0; a launch pins every live allocation of
+ * this registry, a copy or memset pins only what it touches, and the last
+ * unpin protects it again, so host code that dereferences a device pointer
+ * gets SIGSEGV. cudaFree waits until the allocation is unpinned. Errors are
+ * recorded as the calling thread's last error. Test hooks, read at each
+ * call: DOCCC_SIM_NO_DEVICE=1 (no device), DOCCC_SIM_DEVICE_MEMORY=N (cap on
+ * the live bytes). Everything is static: each including library has its own
+ * state. Linux x86-64 only.
+ */
+#ifndef DOCCC_GPU_SIM_H
+#define DOCCC_GPU_SIM_H
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DC_SIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DC_SIM_ASAN 1
+#endif
+#endif
+#ifdef DC_SIM_ASAN
+extern "C" {
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+}
+#endif
+
+/* ---- qualifiers and index types ---- */
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__
+#define __launch_bounds__(...)
+#define __shared__ static thread_local
+
+struct uint3 {
+	unsigned x, y, z;
+};
+
+struct dim3 {
+	unsigned x, y, z;
+	constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+	constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+	constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+static thread_local uint3 threadIdx;
+static thread_local uint3 blockIdx;
+static thread_local dim3 blockDim;
+static thread_local dim3 gridDim;
+
+/* ---- runtime types ---- */
+
+typedef enum cudaError {
+	cudaSuccess = 0,
+	cudaErrorInvalidValue = 1,
+	cudaErrorMemoryAllocation = 2,
+	cudaErrorInvalidConfiguration = 9,
+	cudaErrorInvalidDevicePointer = 17,
+	cudaErrorInvalidMemcpyDirection = 21,
+	cudaErrorInsufficientDriver = 35,
+	cudaErrorNoDevice = 100,
+	cudaErrorInvalidDevice = 101
+} cudaError_t;
+
+typedef struct dc_sim_stream *cudaStream_t;
+
+enum cudaMemcpyKind {
+	cudaMemcpyHostToHost = 0,
+	cudaMemcpyHostToDevice = 1,
+	cudaMemcpyDeviceToHost = 2,
+	cudaMemcpyDeviceToDevice = 3,
+	cudaMemcpyDefault = 4
+};
+
+enum cudaMemoryType {
+	cudaMemoryTypeUnregistered = 0,
+	cudaMemoryTypeHost = 1,
+	cudaMemoryTypeDevice = 2,
+	cudaMemoryTypeManaged = 3
+};
+
+struct cudaPointerAttributes {
+	enum cudaMemoryType type;
+	int device;
+	void *devicePointer;
+	void *hostPointer;
+};
+
+struct dc_sim_stream {
+	unsigned magic;
+};
+
+/* ---- state ---- */
+
+#define DC_SIM_BASE 0x3e0000000000ull
+#define DC_SIM_SPAN (1ull << 40)
+#define DC_SIM_STACK (256u << 10)
+#define DC_SIM_MAX_THREADS 1024u
+
+typedef struct {
+	uintptr_t map;   /* start of the mapping */
+	size_t maplen;   /* length of the mapping (pages) */
+	uintptr_t ptr;   /* what cudaMalloc returned */
+	size_t size;     /* requested bytes */
+	unsigned pins;   /* > 0: PROT_READ|PROT_WRITE */
+} dc_sim_alloc;
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t unpinned;
+	dc_sim_alloc *a;
+	size_t n, cap;
+	size_t live;        /* sum of the live allocations' sizes */
+	uintptr_t cursor;   /* next address to try, 0 = DC_SIM_BASE */
+	void **stacks;      /* pool of fiber stacks (usable part) */
+	size_t nstacks, capstacks;
+} dc_sim_g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, 0};
+
+static thread_local cudaError_t dc_sim_last_error;
+
+static inline cudaError_t dc_sim_err(cudaError_t e)
+{
+	if (e != cudaSuccess) dc_sim_last_error = e;
+	return e;
+}
+
+static inline int dc_sim_no_device(void)
+{
+	const char *s = getenv("DOCCC_SIM_NO_DEVICE");
+	return s && *s && strcmp(s, "0") != 0;
+}
+
+static inline size_t dc_sim_memory_cap(void)
+{
+	const char *s = getenv("DOCCC_SIM_DEVICE_MEMORY");
+	if (!s || !*s) return (size_t)DC_SIM_SPAN;
+	return (size_t)strtoull(s, NULL, 0);
+}
+
+static inline size_t dc_sim_page(void)
+{
+	static const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	return pg;
+}
+
+static inline int dc_sim_is_device_ptr(const void *p)
+{
+	uintptr_t u = (uintptr_t)p;
+	return u >= DC_SIM_BASE && u < DC_SIM_BASE + DC_SIM_SPAN;
+}
+
+/* Index of the allocation holding address u, or -1. Lock held. */
+static inline long dc_sim_find_locked(uintptr_t u)
+{
+	for (size_t i = 0; i < dc_sim_g.n; i++)
+		if (u >= dc_sim_g.a[i].ptr && u - dc_sim_g.a[i].ptr < dc_sim_g.a[i].size) return (long)i;
+	return -1;
+}
+
+static inline void dc_sim_pin_locked(dc_sim_alloc *a)
+{
+	if (a->pins++ == 0) mprotect((void *)a->map, a->maplen, PROT_READ | PROT_WRITE);
+}
+
+static inline void dc_sim_unpin_locked(uintptr_t ptr)
+{
+	for (size_t i = 0; i < dc_sim_g.n; i++) {
+		dc_sim_alloc *a = &dc_sim_g.a[i];
+		if (a->ptr != ptr) continue;
+		if (a->pins && --a->pins == 0) {
+			mprotect((void *)a->map, a->maplen, PROT_NONE);
+			pthread_cond_broadcast(&dc_sim_g.unpinned);
+		}
+		return;
+	}
+}
+
+/* Pin [p, p+n) inside one allocation; *base gets its pointer for unpinning. */
+static inline cudaError_t dc_sim_pin_range(const void *p, size_t n, uintptr_t *base)
+{
+	uintptr_t u = (uintptr_t)p;
+	cudaError_t e = cudaErrorInvalidValue;
+	pthread_mutex_lock(&dc_sim_g.mu);
+	long i = dc_sim_find_locked(u);
+	if (i >= 0) {
+		dc_sim_alloc *a = &dc_sim_g.a[i];
+		if (n <= a->size - (u - a->ptr)) {
+			dc_sim_pin_locked(a);
+			*base = a->ptr;
+			e = cudaSuccess;
+		}
+	}
+	pthread_mutex_unlock(&dc_sim_g.mu);
+	return e;
+}
+
+static inline void dc_sim_unpin(uintptr_t base)
+{
+	pthread_mutex_lock(&dc_sim_g.mu);
+	dc_sim_unpin_locked(base);
+	pthread_mutex_unlock(&dc_sim_g.mu);
+}
+
+/* ---- device management ---- */
+
+static inline cudaError_t cudaGetDeviceCount(int *count)
+{
+	if (!count) return dc_sim_err(cudaErrorInvalidValue);
+	if (dc_sim_no_device()) {
+		*count = 0;
+		return dc_sim_err(cudaErrorNoDevice);
+	}
+	*count = 1;
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaSetDevice(int dev)
+{
+	if (dc_sim_no_device()) return dc_sim_err(cudaErrorNoDevice);
+	if (dev != 0) return dc_sim_err(cudaErrorInvalidDevice);
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaGetDevice(int *dev)
+{
+	if (!dev) return dc_sim_err(cudaErrorInvalidValue);
+	if (dc_sim_no_device()) return dc_sim_err(cudaErrorNoDevice);
+	*dev = 0;
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaDeviceSynchronize(void)
+{
+	if (dc_sim_no_device()) return dc_sim_err(cudaErrorNoDevice);
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaGetLastError(void)
+{
+	cudaError_t e = dc_sim_last_error;
+	dc_sim_last_error = cudaSuccess;
+	return e;
+}
+
+static inline cudaError_t cudaPeekAtLastError(void)
+{
+	return dc_sim_last_error;
+}
+
+static inline const char *cudaGetErrorString(cudaError_t e)
+{
+	switch (e) {
+	case cudaSuccess: return "no error";
+	case cudaErrorInvalidValue: return "invalid argument";
+	case cudaErrorMemoryAllocation: return "out of memory";
+	case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+	case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+	case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+	case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
+	case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+	case cudaErrorInvalidDevice: return "invalid device ordinal";
+	}
+	return "unrecognized error code";
+}
+
+static inline const char *cudaGetErrorName(cudaError_t e)
+{
+	switch (e) {
+	case cudaSuccess: return "cudaSuccess";
+	case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+	case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+	case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+	case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
+	case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
+	case cudaErrorInsufficientDriver: return "cudaErrorInsufficientDriver";
+	case cudaErrorNoDevice: return "cudaErrorNoDevice";
+	case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+	}
+	return "unrecognized error code";
+}
+
+/* ---- streams (synchronous) ---- */
+
+static inline cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+	if (!s) return dc_sim_err(cudaErrorInvalidValue);
+	if (dc_sim_no_device()) return dc_sim_err(cudaErrorNoDevice);
+	*s = (cudaStream_t)calloc(1, sizeof(struct dc_sim_stream));
+	if (!*s) return dc_sim_err(cudaErrorMemoryAllocation);
+	(*s)->magic = 0x5715u;
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+	if (!s) return dc_sim_err(cudaErrorInvalidValue);
+	free(s);
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t)
+{
+	return cudaSuccess;
+}
+
+/* ---- memory ---- */
+
+static inline cudaError_t cudaMalloc(void **p, size_t n)
+{
+	if (!p) return dc_sim_err(cudaErrorInvalidValue);
+	*p = NULL;
+	if (dc_sim_no_device()) return dc_sim_err(cudaErrorNoDevice);
+	if (n == 0) return cudaSuccess;
+	if (n > DC_SIM_SPAN / 2) return dc_sim_err(cudaErrorMemoryAllocation);
+	size_t pg = dc_sim_page();
+	size_t rounded = (n + 255) & ~(size_t)255;
+	size_t maplen = (rounded + pg - 1) & ~(pg - 1);
+	size_t step = maplen + pg; /* the page after stays unmapped */
+	size_t skip = step > (1u << 20) ? step : (1u << 20);
+	cudaError_t e = cudaErrorMemoryAllocation;
+	pthread_mutex_lock(&dc_sim_g.mu);
+	if (dc_sim_g.live + n > dc_sim_memory_cap() || dc_sim_g.live + n < n) goto out;
+	if (dc_sim_g.n == dc_sim_g.cap) {
+		size_t cap = dc_sim_g.cap ? 2 * dc_sim_g.cap : 64;
+		dc_sim_alloc *na = (dc_sim_alloc *)realloc(dc_sim_g.a, cap * sizeof *na);
+		if (!na) goto out;
+		dc_sim_g.a = na;
+		dc_sim_g.cap = cap;
+	}
+	for (int tries = 0, wrapped = 0; tries < 65536; tries++) {
+		uintptr_t at = dc_sim_g.cursor ? dc_sim_g.cursor : (uintptr_t)DC_SIM_BASE;
+		if (at + step > DC_SIM_BASE + DC_SIM_SPAN) {
+			if (wrapped++) break;
+			dc_sim_g.cursor = DC_SIM_BASE;
+			continue;
+		}
+		void *m = mmap((void *)at, maplen, PROT_NONE,
+		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m == MAP_FAILED) {
+			if (errno != EEXIST) break;
+			dc_sim_g.cursor = at + skip;
+			continue;
+		}
+		if ((uintptr_t)m != at) {
+			/* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
+			munmap(m, maplen);
+			dc_sim_g.cursor = at + skip;
+			continue;
+		}
+		dc_sim_g.cursor = at + step;
+		dc_sim_alloc *a = &dc_sim_g.a[dc_sim_g.n++];
+		a->map = at;
+		a->maplen = maplen;
+		a->ptr = at + maplen - rounded;
+		a->size = n;
+		a->pins = 0;
+		dc_sim_g.live += n;
+		*p = (void *)a->ptr;
+		e = cudaSuccess;
+		break;
+	}
+out:
+	pthread_mutex_unlock(&dc_sim_g.mu);
+	return dc_sim_err(e);
+}
+
+template <class T>
+static inline cudaError_t cudaMalloc(T **p, size_t n)
+{
+	return cudaMalloc((void **)p, n);
+}
+
+static inline cudaError_t cudaFree(void *p)
+{
+	if (!p) return cudaSuccess;
+	pthread_mutex_lock(&dc_sim_g.mu);
+	for (;;) {
+		size_t i = 0;
+		while (i < dc_sim_g.n && dc_sim_g.a[i].ptr != (uintptr_t)p) i++;
+		if (i == dc_sim_g.n) {
+			pthread_mutex_unlock(&dc_sim_g.mu);
+			return dc_sim_err(cudaErrorInvalidDevicePointer);
+		}
+		if (dc_sim_g.a[i].pins) { /* a launch or copy on another thread */
+			pthread_cond_wait(&dc_sim_g.unpinned, &dc_sim_g.mu);
+			continue;
+		}
+		munmap((void *)dc_sim_g.a[i].map, dc_sim_g.a[i].maplen);
+		dc_sim_g.live -= dc_sim_g.a[i].size;
+		dc_sim_g.a[i] = dc_sim_g.a[--dc_sim_g.n];
+		break;
+	}
+	pthread_mutex_unlock(&dc_sim_g.mu);
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaMallocHost(void **p, size_t n)
+{
+	if (!p) return dc_sim_err(cudaErrorInvalidValue);
+	*p = NULL;
+	if (posix_memalign(p, 4096, n ? n : 1) != 0) {
+		*p = NULL;
+		return dc_sim_err(cudaErrorMemoryAllocation);
+	}
+	return cudaSuccess;
+}
+
+template <class T>
+static inline cudaError_t cudaMallocHost(T **p, size_t n)
+{
+	return cudaMallocHost((void **)p, n);
+}
+
+static inline cudaError_t cudaFreeHost(void *p)
+{
+	free(p);
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind kind)
+{
+	int dd = dc_sim_is_device_ptr(dst), sd = dc_sim_is_device_ptr(src);
+	switch (kind) {
+	case cudaMemcpyHostToHost: if (dd || sd) return dc_sim_err(cudaErrorInvalidValue); break;
+	case cudaMemcpyHostToDevice: if (!dd || sd) return dc_sim_err(cudaErrorInvalidValue); break;
+	case cudaMemcpyDeviceToHost: if (dd || !sd) return dc_sim_err(cudaErrorInvalidValue); break;
+	case cudaMemcpyDeviceToDevice: if (!dd || !sd) return dc_sim_err(cudaErrorInvalidValue); break;
+	case cudaMemcpyDefault: break;
+	default: return dc_sim_err(cudaErrorInvalidMemcpyDirection);
+	}
+	if (n == 0) return cudaSuccess;
+	if (!dst || !src) return dc_sim_err(cudaErrorInvalidValue);
+	uintptr_t db = 0, sb = 0;
+	if (dd && dc_sim_pin_range(dst, n, &db)) return dc_sim_err(cudaErrorInvalidValue);
+	if (sd && dc_sim_pin_range(src, n, &sb)) {
+		if (dd) dc_sim_unpin(db);
+		return dc_sim_err(cudaErrorInvalidValue);
+	}
+	memmove(dst, src, n);
+	if (sd) dc_sim_unpin(sb);
+	if (dd) dc_sim_unpin(db);
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind kind,
+                                          cudaStream_t = 0)
+{
+	return cudaMemcpy(dst, src, n, kind);
+}
+
+static inline cudaError_t cudaMemset(void *p, int v, size_t n)
+{
+	if (n == 0) return cudaSuccess;
+	uintptr_t b = 0;
+	if (!dc_sim_is_device_ptr(p) || dc_sim_pin_range(p, n, &b)) return dc_sim_err(cudaErrorInvalidValue);
+	memset(p, v, n);
+	dc_sim_unpin(b);
+	return cudaSuccess;
+}
+
+static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t = 0)
+{
+	return cudaMemset(p, v, n);
+}
+
+static inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attr, const void *p)
+{
+	if (!attr) return dc_sim_err(cudaErrorInvalidValue);
+	memset(attr, 0, sizeof *attr);
+	attr->type = cudaMemoryTypeUnregistered;
+	attr->device = -2;
+	/* another library's copy of this header allocates in the same range */
+	if (p && dc_sim_is_device_ptr(p)) {
+		attr->type = cudaMemoryTypeDevice;
+		attr->device = 0;
+		attr->devicePointer = (void *)p;
+	}
+	return cudaSuccess;
+}
+
+/* ---- launches ---- */
+
+enum { DC_SIM_RUN = 0, DC_SIM_WAIT = 1, DC_SIM_DONE = 2 };
+
+typedef struct {
+	ucontext_t ctx;
+	void *stack;
+	int state;
+} dc_sim_fiber;
+
+typedef struct {
+	ucontext_t main;
+	dc_sim_fiber *f;
+	unsigned n, cur;
+	void (*fn)(void *);
+	void *arg;
+	void *main_fake;
+	const void *main_bottom;
+	size_t main_size;
+} dc_sim_sched;
+
+/* Non-null while this OS thread runs a DC_LAUNCH_SYNC block. */
+static thread_local dc_sim_sched *dc_sim_cur_sched;
+
+static inline void dc_sim_asan_start(void **fake, const void *bottom, size_t size)
+{
+#ifdef DC_SIM_ASAN
+	__sanitizer_start_switch_fiber(fake, bottom, size);
+#else
+	(void)fake, (void)bottom, (void)size;
+#endif
+}
+
+static inline void dc_sim_asan_finish(void *fake, const void **bottom, size_t *size)
+{
+#ifdef DC_SIM_ASAN
+	__sanitizer_finish_switch_fiber(fake, bottom, size);
+#else
+	(void)fake, (void)bottom, (void)size;
+#endif
+}
+
+static inline void __syncthreads(void)
+{
+	dc_sim_sched *s = dc_sim_cur_sched;
+	if (!s) {
+		fputs("doccc simulation: __syncthreads() in a kernel launched without DC_LAUNCH_SYNC\n", stderr);
+		abort();
+	}
+	dc_sim_fiber *f = &s->f[s->cur];
+	f->state = DC_SIM_WAIT;
+	void *fake = NULL;
+	dc_sim_asan_start(&fake, s->main_bottom, s->main_size);
+	swapcontext(&f->ctx, &s->main);
+	dc_sim_asan_finish(fake, &s->main_bottom, &s->main_size);
+}
+
+static inline void __threadfence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void __threadfence_block(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void dc_sim_fiber_main(void)
+{
+	dc_sim_sched *s = dc_sim_cur_sched;
+	dc_sim_asan_finish(NULL, &s->main_bottom, &s->main_size);
+	s->fn(s->arg);
+	s = dc_sim_cur_sched;
+	s->f[s->cur].state = DC_SIM_DONE;
+	dc_sim_asan_start(NULL, s->main_bottom, s->main_size);
+	setcontext(&s->main);
+	abort();
+}
+
+/* A stack of DC_SIM_STACK bytes with a PROT_NONE guard page below it. */
+static inline void *dc_sim_stack_get(void)
+{
+	void *st = NULL;
+	pthread_mutex_lock(&dc_sim_g.mu);
+	if (dc_sim_g.nstacks) st = dc_sim_g.stacks[--dc_sim_g.nstacks];
+	pthread_mutex_unlock(&dc_sim_g.mu);
+	if (st) return st;
+	size_t pg = dc_sim_page();
+	void *m = mmap(NULL, DC_SIM_STACK + pg, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED) return NULL;
+	mprotect(m, pg, PROT_NONE);
+	return (char *)m + pg;
+}
+
+static inline void dc_sim_stack_put(void *st)
+{
+	pthread_mutex_lock(&dc_sim_g.mu);
+	if (dc_sim_g.nstacks == dc_sim_g.capstacks) {
+		size_t cap = dc_sim_g.capstacks ? 2 * dc_sim_g.capstacks : 64;
+		void **ns = (void **)realloc(dc_sim_g.stacks, cap * sizeof *ns);
+		if (!ns) {
+			pthread_mutex_unlock(&dc_sim_g.mu);
+			munmap((char *)st - dc_sim_page(), DC_SIM_STACK + dc_sim_page());
+			return;
+		}
+		dc_sim_g.stacks = ns;
+		dc_sim_g.capstacks = cap;
+	}
+	dc_sim_g.stacks[dc_sim_g.nstacks++] = st;
+	pthread_mutex_unlock(&dc_sim_g.mu);
+}
+
+/* Run one block as fibers. */
+static inline void dc_sim_run_block_sync(dc_sim_sched *s, dim3 b)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		dc_sim_fiber *f = &s->f[i];
+#ifdef DC_SIM_ASAN
+		__asan_unpoison_memory_region(f->stack, DC_SIM_STACK);
+#endif
+		getcontext(&f->ctx);
+		f->ctx.uc_stack.ss_sp = f->stack;
+		f->ctx.uc_stack.ss_size = DC_SIM_STACK;
+		f->ctx.uc_link = &s->main;
+		makecontext(&f->ctx, dc_sim_fiber_main, 0);
+		f->state = DC_SIM_RUN;
+	}
+	for (;;) {
+		int waiting = 0;
+		for (unsigned i = 0; i < s->n; i++) {
+			dc_sim_fiber *f = &s->f[i];
+			if (f->state != DC_SIM_RUN) continue;
+			threadIdx = uint3{i % b.x, i / b.x % b.y, i / (b.x * b.y)};
+			s->cur = i;
+			dc_sim_cur_sched = s;
+			dc_sim_asan_start(&s->main_fake, f->stack, DC_SIM_STACK);
+			swapcontext(&s->main, &f->ctx);
+			dc_sim_asan_finish(s->main_fake, NULL, NULL);
+			dc_sim_cur_sched = NULL;
+			if (f->state == DC_SIM_WAIT) waiting++;
+		}
+		if (!waiting) break;
+		for (unsigned i = 0; i < s->n; i++)
+			if (s->f[i].state == DC_SIM_WAIT) s->f[i].state = DC_SIM_RUN;
+	}
+}
+
+static inline void dc_sim_launch_impl(dim3 g, dim3 b, int sync, void (*fn)(void *), void *arg)
+{
+	unsigned long long nt = (unsigned long long)b.x * b.y * b.z;
+	if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z || nt > DC_SIM_MAX_THREADS || b.z > 64 ||
+	    g.x > 0x7fffffffu || g.y > 65535 || g.z > 65535) {
+		dc_sim_err(cudaErrorInvalidConfiguration);
+		return;
+	}
+	if (dc_sim_no_device()) {
+		dc_sim_err(cudaErrorNoDevice);
+		return;
+	}
+
+	/* pin every live allocation of this registry */
+	uintptr_t *pinned = NULL;
+	size_t npinned = 0;
+	pthread_mutex_lock(&dc_sim_g.mu);
+	if (dc_sim_g.n) {
+		pinned = (uintptr_t *)malloc(dc_sim_g.n * sizeof *pinned);
+		if (!pinned) {
+			pthread_mutex_unlock(&dc_sim_g.mu);
+			dc_sim_err(cudaErrorMemoryAllocation);
+			return;
+		}
+		for (size_t i = 0; i < dc_sim_g.n; i++) {
+			dc_sim_pin_locked(&dc_sim_g.a[i]);
+			pinned[npinned++] = dc_sim_g.a[i].ptr;
+		}
+	}
+	pthread_mutex_unlock(&dc_sim_g.mu);
+
+	dc_sim_sched *s = NULL;
+	if (sync) {
+		s = (dc_sim_sched *)calloc(1, sizeof *s);
+		if (s) s->f = (dc_sim_fiber *)calloc(nt, sizeof *s->f);
+		if (s && s->f) {
+			s->n = (unsigned)nt;
+			s->fn = fn;
+			s->arg = arg;
+			for (unsigned i = 0; i < s->n; i++) {
+				s->f[i].stack = dc_sim_stack_get();
+				if (!s->f[i].stack) {
+					fputs("doccc simulation: cannot map fiber stacks\n", stderr);
+					abort();
+				}
+			}
+		} else {
+			fputs("doccc simulation: out of memory for fibers\n", stderr);
+			abort();
+		}
+	}
+
+	dc_sim_sched *saved = dc_sim_cur_sched;
+	dc_sim_cur_sched = NULL;
+	gridDim = g;
+	blockDim = b;
+	for (unsigned bz = 0; bz < g.z; bz++)
+		for (unsigned by = 0; by < g.y; by++)
+			for (unsigned bx = 0; bx < g.x; bx++) {
+				blockIdx = uint3{bx, by, bz};
+				if (sync) {
+					dc_sim_run_block_sync(s, b);
+					continue;
+				}
+				for (unsigned tz = 0; tz < b.z; tz++)
+					for (unsigned ty = 0; ty < b.y; ty++)
+						for (unsigned tx = 0; tx < b.x; tx++) {
+							threadIdx = uint3{tx, ty, tz};
+							fn(arg);
+						}
+			}
+	dc_sim_cur_sched = saved;
+
+	if (s) {
+		for (unsigned i = 0; i < s->n; i++) dc_sim_stack_put(s->f[i].stack);
+		free(s->f);
+		free(s);
+	}
+	pthread_mutex_lock(&dc_sim_g.mu);
+	for (size_t i = 0; i < npinned; i++) dc_sim_unpin_locked(pinned[i]);
+	pthread_mutex_unlock(&dc_sim_g.mu);
+	free(pinned);
+}
+
+template <class F>
+static inline void dc_sim_thunk(void *p)
+{
+	(*(F *)p)();
+}
+
+template <class F>
+static inline void dc_sim_launch(dim3 g, dim3 b, cudaStream_t, int sync, F f)
+{
+	dc_sim_launch_impl(g, b, sync, &dc_sim_thunk<F>, &f);
+}
+
+#define DC_LAUNCH(kernel, grid, block, stream, ...) \
+	dc_sim_launch(dim3(grid), dim3(block), (cudaStream_t)(stream), 0, [=]() { kernel(__VA_ARGS__); })
+#define DC_LAUNCH_SYNC(kernel, grid, block, stream, ...) \
+	dc_sim_launch(dim3(grid), dim3(block), (cudaStream_t)(stream), 1, [=]() { kernel(__VA_ARGS__); })
+
+/* ---- atomics (real atomics: device memory may be shared across OS threads) ---- */
+
+template <class T>
+static inline T dc_sim_atomic_update(T *p, T v, int op)
+{
+	T old, nv;
+	__atomic_load(p, &old, __ATOMIC_RELAXED);
+	do {
+		switch (op) {
+		case 0: nv = old + v; break;
+		case 1: nv = old > v ? old : v; break;
+		default: nv = old < v ? old : v; break;
+		}
+	} while (!__atomic_compare_exchange(p, &old, &nv, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	return old;
+}
+
+static inline float atomicAdd(float *p, float v) { return dc_sim_atomic_update(p, v, 0); }
+static inline double atomicAdd(double *p, double v) { return dc_sim_atomic_update(p, v, 0); }
+static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+	return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+
+static inline int atomicMax(int *p, int v) { return dc_sim_atomic_update(p, v, 1); }
+static inline unsigned atomicMax(unsigned *p, unsigned v) { return dc_sim_atomic_update(p, v, 1); }
+static inline long long atomicMax(long long *p, long long v) { return dc_sim_atomic_update(p, v, 1); }
+static inline int atomicMin(int *p, int v) { return dc_sim_atomic_update(p, v, 2); }
+static inline unsigned atomicMin(unsigned *p, unsigned v) { return dc_sim_atomic_update(p, v, 2); }
+static inline long long atomicMin(long long *p, long long v) { return dc_sim_atomic_update(p, v, 2); }
+
+static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned atomicExch(unsigned *p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+static inline float atomicExch(float *p, float v)
+{
+	float old;
+	__atomic_exchange(p, &v, &old, __ATOMIC_SEQ_CST);
+	return old;
+}
+
+template <class T>
+static inline T dc_sim_atomic_cas(T *p, T cmp, T v)
+{
+	__atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return cmp;
+}
+
+static inline int atomicCAS(int *p, int cmp, int v) { return dc_sim_atomic_cas(p, cmp, v); }
+static inline unsigned atomicCAS(unsigned *p, unsigned cmp, unsigned v) { return dc_sim_atomic_cas(p, cmp, v); }
+static inline unsigned long long atomicCAS(unsigned long long *p, unsigned long long cmp, unsigned long long v)
+{
+	return dc_sim_atomic_cas(p, cmp, v);
+}
+
+/* ---- fast-math intrinsics ----
+ * glibc's <math.h> declares extern __expf, __logf, __sinf, __cosf and
+ * __powf, and C23 libms declare rsqrt/rsqrtf, so those names are macros. */
+
+static inline float dc_sim_expf(float x) { return expf(x); }
+static inline float dc_sim_logf(float x) { return logf(x); }
+static inline float dc_sim_sinf(float x) { return sinf(x); }
+static inline float dc_sim_cosf(float x) { return cosf(x); }
+static inline float dc_sim_powf(float x, float y) { return powf(x, y); }
+static inline float dc_sim_rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double dc_sim_rsqrt(double x) { return 1.0 / sqrt(x); }
+#define __expf(x) dc_sim_expf(x)
+#define __logf(x) dc_sim_logf(x)
+#define __sinf(x) dc_sim_sinf(x)
+#define __cosf(x) dc_sim_cosf(x)
+#define __powf(x, y) dc_sim_powf(x, y)
+#define rsqrtf(x) dc_sim_rsqrtf(x)
+#define rsqrt(x) dc_sim_rsqrt(x)
+
+static inline float __fdividef(float a, float b) { return a / b; }
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __fsqrt_rn(float x) { return sqrtf(x); }
+static inline float __saturatef(float x)
+{
+	if (!(x > 0.0f)) return 0.0f; /* NaN too */
+	return x < 1.0f ? x : 1.0f;
+}
+
+#endif
