@@ -10,7 +10,16 @@
  *
  * so a loader can dlopen any doccc library and dlsym("doccc_model") without
  * knowing its name; `doccc run` and the tests do exactly that. The struct
- * only grows at its end; abi_version says which fields exist.
+ * only grows at its end; abi_version says which fields exist (2: the
+ * device fields after set_num_threads).
+ *
+ * Device-resident libraries (cuda, rocm): run takes device pointers and
+ * leaves the outputs on the device; run_host takes host pointers and copies
+ * (warning once per instance through the log hook); device_alloc,
+ * device_free and device_copy reach the library's own runtime, so a loader
+ * without CUDA or HIP of its own (doccc run --device, tests) can still
+ * hand it device memory. Host libraries set device_resident 0 and
+ * run_host = run, and leave the device-only entries NULL.
  */
 #ifndef DOCCC_MODEL_DESC_H
 #define DOCCC_MODEL_DESC_H
@@ -18,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DOCCC_ABI_VERSION 1
+#define DOCCC_ABI_VERSION 2
 
 #ifdef __cplusplus
 typedef bool doccc_bool;
@@ -41,8 +50,19 @@ enum {
 	DOCCC_ERR_ARG = 3,        /* NULL handle or buffer */
 	DOCCC_ERR_THREADS = 4,    /* thread count not supported by this build */
 	DOCCC_ERR_INDEX = 5,      /* run: an index tensor held an out-of-range index */
-	DOCCC_ERR_ZERODIV = 6     /* run: an integer division or remainder by zero */
+	DOCCC_ERR_ZERODIV = 6,    /* run: an integer division or remainder by zero */
+	DOCCC_ERR_DEVICE = 7      /* GPU runtime failure, or a pointer on the wrong side
+	                           * (host memory to a device run, device memory to a
+	                           * host library): NAME_last_error() says which */
 };
+
+/* Log levels of the log hook, and directions of device_copy. */
+enum { DOCCC_LOG_NOTE = 0, DOCCC_LOG_WARNING = 1 };
+enum { DOCCC_COPY_TO_DEVICE = 1, DOCCC_COPY_TO_HOST = 2 };
+
+/* The log hook: one message, without a newline. The default writes it as
+ * one line to stderr; NAME_set_log replaces it per instance. */
+typedef void (*doccc_log_fn)(void *user, int level, const char *msg);
 
 typedef struct {
 	const char *name;         /* torch name of the input or output */
@@ -70,6 +90,18 @@ typedef struct {
 	void (*destroy)(void *model);
 	const char *(*strerror)(int status);
 	int (*set_num_threads)(void *model, int n);
+	/* abi_version >= 2 */
+	int device_resident;      /* 1: run takes device pointers */
+	const char *device_backend; /* "cuda", "rocm", or NULL (runs on the host) */
+	int simulated;            /* 1: --simulate build (device code run on the CPU) */
+	int (*run_host)(void *model, const void *const *inputs, void *const *outputs);
+	int (*set_stream)(void *model, void *stream);   /* NULL on host libraries */
+	int (*sync)(void *model);                       /* NULL on host libraries */
+	const char *(*last_error)(const void *model);   /* model NULL: the last create */
+	void (*set_log)(void *model, doccc_log_fn fn, void *user);
+	int (*device_alloc)(void **ptr, size_t nbytes); /* NULL on host libraries */
+	int (*device_free)(void *ptr);
+	int (*device_copy)(void *dst, const void *src, size_t nbytes, int direction);
 } doccc_model_desc;
 
 #endif

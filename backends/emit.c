@@ -706,6 +706,54 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 	buf_free(&kern);
 }
 
+/* NAME_strerror: the text of every status. */
+void emit_strerror(Em *e)
+{
+	buf_printf(e->b, "const char *%s_strerror(int status)\n{\n\tswitch (status) {\n\tcase DOCCC_OK: return \"success\";\n"
+	              "\tcase DOCCC_ERR_NOMEM: return \"out of memory allocating the workspace\";\n"
+	              "\tcase DOCCC_ERR_WEIGHTS: return \"weights file missing, unreadable or not made for this library\";\n"
+	              "\tcase DOCCC_ERR_ARG: return \"a NULL model, input or output pointer\";\n"
+	              "\tcase DOCCC_ERR_THREADS: return \"thread count not supported by this build (only openmp builds use threads)\";\n"
+	              "\tcase DOCCC_ERR_INDEX: return \"index out of range: an index tensor holds an index outside the dimension it indexes\";\n"
+	              "\tcase DOCCC_ERR_ZERODIV: return \"integer division by zero\";\n"
+	              "\tcase DOCCC_ERR_DEVICE: return \"GPU runtime error, or a pointer on the wrong side (host memory to a device run, "
+	              "GPU memory to a host library); %s_last_error() has the details\";\n"
+	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", e->nm, e->nm);
+}
+
+/* The descriptor's tensor tables, dc_ins and dc_outs, for every printer. */
+void emit_desc_tables(Em *e)
+{
+	Sdfg *g = e->g;
+	Buf *b = e->b;
+	for (int io = 0; io < 2; io++) {
+		int n = io ? g->noutputs : g->ninputs;
+		int *ids = io ? g->outputs : g->inputs;
+		for (int i = 0; i < n; i++) {
+			Container *c = sdfg_c(g, ids[i]);
+			buf_printf(b, "static const int64_t dc_%s%d_shape[] = {", io ? "out" : "in", i);
+			for (int d = 0; d < c->rank; d++) {
+				int64_t v = 0;
+				ex_isint(c->shape[d], &v);
+				buf_printf(b, "%s%lld", d ? ", " : "", (long long)v);
+			}
+			buf_printf(b, "%s};\n", c->rank ? "" : "0");
+		}
+		buf_printf(b, "static const doccc_tensor_desc dc_%s[] = {\n", io ? "outs" : "ins");
+		for (int i = 0; i < n; i++) {
+			Container *c = sdfg_c(g, ids[i]);
+			int64_t numel = sdfg_numel(g, ids[i]);
+			buf_puts(b, "\t{");
+			buf_quote(b, c->origin && *c->origin ? c->origin : c->name);
+			buf_printf(b, ", %s, %d, dc_%s%d_shape, %lld, %lld},\n", emit_dtype_macro(c->dt), c->rank, io ? "out" : "in", i,
+			           (long long)numel, (long long)(numel * dtype_info[c->dt].size));
+		}
+		if (!n)
+			buf_puts(b, "\t{0, 0, 0, 0, 0, 0},\n");
+		buf_puts(b, "};\n");
+	}
+}
+
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out)
 {
 	Em e = {.g = g, .t = t, .p = p, .b = out, .lanes = t->vec_bits / 32, .vecvar = -1, .nm = g->name, .profile = a->profile};

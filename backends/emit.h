@@ -84,6 +84,8 @@ void emit_touched(Sdfg *g, Node *n, unsigned char *set);
  * steps) and its call, printed at e's position. */
 void emit_step(Em *e, Node *k, const unsigned char *set);
 void emit_replace_all(Buf *out, const char *s, const char *from, const char *to);
+void emit_desc_tables(Em *e);
+void emit_strerror(Em *e);
 /* The scalar helpers (dc_maxf, dc_b2f, ...) as "static inline" C. */
 extern const char emit_scalar_helpers[];
 /* The whole source of g for printer p. */

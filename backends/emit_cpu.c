@@ -342,6 +342,43 @@ static void emit_forward(Em *e)
 	buf_puts(e->b, "\n");
 }
 
+/* A host build of a GPU target (the model has an op without a GPU
+ * expansion) rejects device memory, as docc rejects GPU tensors then:
+ * through the CUDA driver's pointer query when a driver is loaded in the
+ * process (without one no device memory exists), or the simulation's
+ * address range for --simulate builds. */
+static void cpu_reject_device(Em *e)
+{
+	Sdfg *g = e->g;
+	Buf *b = e->b;
+	const char *nm = e->nm;
+	buf_puts(b, "#include <stdio.h>\n#include <dlfcn.h>\n");
+	buf_puts(b, "static int dc_on_device(const void *p)\n{\n");
+	if (e->t->simulate)
+		buf_puts(b, "\treturn (uint64_t)(uintptr_t)p - 0x3e0000000000ull < (1ull << 40); /* gpu_sim.h's device range */\n}\n");
+	else if (e->t->fallback == TG_CUDA)
+		buf_puts(b, "\tvoid *h = dlopen(\"libcuda.so.1\", RTLD_NOW | RTLD_NOLOAD);\n\tif (!h)\n\t\treturn 0;\n"
+		            "\tint (*attr)(void *, int, unsigned long long) = (int (*)(void *, int, unsigned long long))dlsym(h, \"cuPointerGetAttribute\");\n"
+		            "\tunsigned int type = 0;\n\t/* CU_POINTER_ATTRIBUTE_MEMORY_TYPE (2) is CU_MEMORYTYPE_DEVICE (2) */\n"
+		            "\tint dev = attr && attr(&type, 2, (unsigned long long)(uintptr_t)p) == 0 && type == 2;\n\tdlclose(h);\n\treturn dev;\n}\n");
+	else
+		buf_puts(b, "\t(void)p; /* HIP: no stable driver-level query to reach without the runtime */\n\treturn 0;\n}\n");
+	buf_printf(b, "static int dc_reject_device(%s_t *m, const void *const *ins, void *const *outs)\n{\n", nm);
+	for (int io = 0; io < 2; io++) {
+		int n = io ? g->noutputs : g->ninputs;
+		int *ids = io ? g->outputs : g->inputs;
+		for (int i = 0; i < n; i++) {
+			Container *c = sdfg_c(g, ids[i]);
+			buf_printf(b, "\tif (dc_on_device(%s[%d])) {\n\t\tsnprintf(m->msg, sizeof m->msg, \"%s: %s %d (", io ? "outs" : "ins", i, nm,
+			           io ? "output" : "input", i);
+			buf_puts(b, c->origin && *c->origin ? c->origin : c->name);
+			buf_printf(b, ") is GPU memory, but this %s library runs on the host (an op has no GPU expansion): pass host memory\");\n"
+			              "\t\treturn 1;\n\t}\n", e->t->name);
+		}
+	}
+	buf_puts(b, "\t(void)m; (void)ins; (void)outs;\n\treturn 0;\n}\n\n");
+}
+
 static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 {
 	Em e = *ep;
@@ -373,7 +410,9 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 
 	/* The API. */
 	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tconst unsigned char *w;\n\tint nth;\n\tvoid *map;\n\tsize_t maplen;\n"
-	              "\tlong runs;\n\tdouble prof[%d];\n};\n\n", nm, g->root->nkids + 1);
+	              "\tlong runs;\n\tdouble prof[%d];\n\tchar msg[256];\n};\n\n", nm, g->root->nkids + 1);
+	if (t->fallback)
+		cpu_reject_device(&e);
 	if (e.profile) {
 		buf_puts(b, "#include <stdio.h>\nstatic const char *const dc_prof_names[] = {\n");
 		for (int i = 0; i < g->root->nkids; i++) {
@@ -435,6 +474,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	for (int i = 0; i < g->noutputs; i++)
 		buf_printf(b, "%sout%d", i ? ", " : "", i);
 	buf_printf(b, "%s};\n", g->noutputs ? "" : "0");
+	if (t->fallback)
+		buf_puts(b, "\tif (dc_reject_device(model, ins, outs))\n\t\treturn DOCCC_ERR_DEVICE;\n");
 	buf_printf(b, "\tmodel->runs++;\n\treturn %s_forward(model->w, model->ws, model->nth, ins, outs, model->prof);\n}\n\n", nm);
 	buf_printf(b, "static int %s_run_generic(void *model, const void *const *ins, void *const *outs)\n{\n", nm);
 	buf_puts(b, "\tif (!model || (!ins && ");
@@ -443,7 +484,10 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_printf(b, "\tif (!ins[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
 	for (int i = 0; i < g->noutputs; i++)
 		buf_printf(b, "\tif (!outs[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
-	buf_printf(b, "\t%s_t *m = model;\n\tm->runs++;\n\treturn %s_forward(m->w, m->ws, m->nth, ins, outs, m->prof);\n}\n\n", nm, nm);
+	buf_printf(b, "\t%s_t *m = model;\n", nm);
+	if (t->fallback)
+		buf_puts(b, "\tif (dc_reject_device(m, ins, outs))\n\t\treturn DOCCC_ERR_DEVICE;\n");
+	buf_printf(b, "\tm->runs++;\n\treturn %s_forward(m->w, m->ws, m->nth, ins, outs, m->prof);\n}\n\n", nm);
 	/* destroy, strerror, threads, workspace */
 	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n", nm, nm);
 	if (e.profile)
@@ -452,54 +496,24 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		              "\tfor (int i = 0; dc_prof_names[i] && model->runs; i++)\n"
 		              "\t\tfprintf(stderr, \"%%9.3f ms %%5.1f%%%%  %%s\\n\", 1e3 * model->prof[i] / model->runs, dc_total > 0 ? 100 * model->prof[i] / dc_total : 0.0, dc_prof_names[i]);\n", nm);
 	buf_puts(b, "\tif (model->map)\n\t\tmunmap(model->map, model->maplen);\n\tfree(model->ws);\n\tfree(model);\n}\n\n");
-	buf_printf(b, "const char *%s_strerror(int status)\n{\n\tswitch (status) {\n\tcase DOCCC_OK: return \"success\";\n"
-	              "\tcase DOCCC_ERR_NOMEM: return \"out of memory allocating the workspace\";\n"
-	              "\tcase DOCCC_ERR_WEIGHTS: return \"weights file missing, unreadable or not made for this library\";\n"
-	              "\tcase DOCCC_ERR_ARG: return \"a NULL model, input or output pointer\";\n"
-	              "\tcase DOCCC_ERR_THREADS: return \"thread count not supported by this build (only openmp builds use threads)\";\n"
-	              "\tcase DOCCC_ERR_INDEX: return \"index out of range: an index tensor holds an index outside the dimension it indexes\";\n"
-	              "\tcase DOCCC_ERR_ZERODIV: return \"integer division by zero\";\n"
-	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", nm);
+	emit_strerror(&e);
+	buf_printf(b, "const char *%s_last_error(const %s_t *model)\n{\n\treturn model ? model->msg : \"\";\n}\n\n", nm, nm);
 	buf_printf(b, "int %s_set_num_threads(%s_t *model, int n)\n{\n\tif (!model || n < 1)\n\t\treturn DOCCC_ERR_ARG;\n", nm, nm);
 	if (omp)
 		buf_puts(b, "\tmodel->nth = n;\n\treturn DOCCC_OK;\n}\n\n");
 	else
 		buf_puts(b, "\treturn n == 1 ? DOCCC_OK : DOCCC_ERR_THREADS;\n}\n\n");
 	buf_printf(b, "size_t %s_workspace_size(void)\n{\n\treturn DC_WORKSPACE_SIZE;\n}\n\n", nm);
-	/* descriptor */
-	for (int io = 0; io < 2; io++) {
-		int n = io ? g->noutputs : g->ninputs;
-		int *ids = io ? g->outputs : g->inputs;
-		for (int i = 0; i < n; i++) {
-			Container *c = sdfg_c(g, ids[i]);
-			buf_printf(b, "static const int64_t dc_%s%d_shape[] = {", io ? "out" : "in", i);
-			for (int d = 0; d < c->rank; d++) {
-				int64_t v = 0;
-				ex_isint(c->shape[d], &v);
-				buf_printf(b, "%s%lld", d ? ", " : "", (long long)v);
-			}
-			buf_printf(b, "%s};\n", c->rank ? "" : "0");
-		}
-		buf_printf(b, "static const doccc_tensor_desc dc_%s[] = {\n", io ? "outs" : "ins");
-		for (int i = 0; i < n; i++) {
-			Container *c = sdfg_c(g, ids[i]);
-			int64_t numel = sdfg_numel(g, ids[i]);
-			buf_puts(b, "\t{");
-			buf_quote(b, c->origin && *c->origin ? c->origin : c->name);
-			buf_printf(b, ", %s, %d, dc_%s%d_shape, %lld, %lld},\n", emit_dtype_macro(c->dt), c->rank, io ? "out" : "in", i,
-			           (long long)numel, (long long)(numel * dtype_info[c->dt].size));
-		}
-		if (!n)
-			buf_puts(b, "\t{0, 0, 0, 0, 0, 0},\n");
-		buf_puts(b, "};\n");
-	}
+	emit_desc_tables(&e);
 	buf_printf(b, "\nstatic int dc_create(void **m, const char *p) { return %s_create_from((%s_t **)m, p); }\n", nm, nm);
 	buf_printf(b, "static void dc_destroy(void *m) { %s_destroy(m); }\n", nm);
-	buf_printf(b, "static int dc_threads(void *m, int n) { return %s_set_num_threads(m, n); }\n\n", nm);
+	buf_printf(b, "static int dc_threads(void *m, int n) { return %s_set_num_threads(m, n); }\n", nm);
+	buf_printf(b, "static const char *dc_last_error(const void *m) { return %s_last_error((const %s_t *)m); }\n\n", nm, nm);
 	buf_printf(b, "const doccc_model_desc %s_desc = {\n\tDOCCC_ABI_VERSION, \"%s\", \"%s\", \"%s\", \"%s\", \"%s\",\n", nm, nm,
 	           t->name, t->category, DOCCC_VERSION, g->hash);
 	buf_printf(b, "\t%d, %d, dc_ins, dc_outs, DC_WORKSPACE_SIZE, %d,\n", g->ninputs, g->noutputs, a->outweights ? 0 : 1);
-	buf_printf(b, "\tdc_create, %s_run_generic, dc_destroy, %s_strerror, dc_threads,\n};\n", nm, nm);
+	buf_printf(b, "\tdc_create, %s_run_generic, dc_destroy, %s_strerror, dc_threads,\n", nm, nm);
+	buf_printf(b, "\t0, NULL, %d, %s_run_generic, NULL, NULL, dc_last_error, NULL, NULL, NULL, NULL,\n};\n", t->simulate, nm);
 	buf_printf(b, "extern const doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", nm);
 }
 

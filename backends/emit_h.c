@@ -33,18 +33,27 @@ static const char *const ctypes[NDTYPES] = {
 static const char desc_block[] =
 	"#ifndef DOCCC_MODEL_DESC_H\n"
 	"#define DOCCC_MODEL_DESC_H\n"
-	"#define DOCCC_ABI_VERSION 1\n"
+	"#define DOCCC_ABI_VERSION 2\n"
 	"#ifdef __cplusplus\ntypedef bool doccc_bool;\n#else\ntypedef _Bool doccc_bool;\n#endif\n"
 	"enum {\n\tDOCCC_F32 = 0, DOCCC_F64 = 1, DOCCC_F16 = 2, DOCCC_BF16 = 3,\n"
 	"\tDOCCC_I64 = 4, DOCCC_I32 = 5, DOCCC_I16 = 6, DOCCC_I8 = 7,\n\tDOCCC_U8 = 8, DOCCC_BOOL = 9\n};\n"
-	"enum {\n\tDOCCC_OK = 0,\n\tDOCCC_ERR_NOMEM = 1,\n\tDOCCC_ERR_WEIGHTS = 2,\n\tDOCCC_ERR_ARG = 3,\n\tDOCCC_ERR_THREADS = 4,\n\tDOCCC_ERR_INDEX = 5,\n\tDOCCC_ERR_ZERODIV = 6\n};\n"
+	"enum {\n\tDOCCC_OK = 0,\n\tDOCCC_ERR_NOMEM = 1,\n\tDOCCC_ERR_WEIGHTS = 2,\n\tDOCCC_ERR_ARG = 3,\n\tDOCCC_ERR_THREADS = 4,\n\tDOCCC_ERR_INDEX = 5,\n\tDOCCC_ERR_ZERODIV = 6,\n\tDOCCC_ERR_DEVICE = 7\n};\n"
+	"enum { DOCCC_LOG_NOTE = 0, DOCCC_LOG_WARNING = 1 };\n"
+	"enum { DOCCC_COPY_TO_DEVICE = 1, DOCCC_COPY_TO_HOST = 2 };\n"
+	"typedef void (*doccc_log_fn)(void *user, int level, const char *msg);\n"
 	"typedef struct {\n\tconst char *name;\n\tint dtype;\n\tint rank;\n\tconst int64_t *shape;\n\tint64_t numel;\n\tsize_t nbytes;\n} doccc_tensor_desc;\n"
 	"typedef struct {\n\tint abi_version;\n\tconst char *name;\n\tconst char *target;\n\tconst char *category;\n"
 	"\tconst char *doccc_version;\n\tconst char *input_hash;\n\tint ninputs, noutputs;\n"
 	"\tconst doccc_tensor_desc *inputs;\n\tconst doccc_tensor_desc *outputs;\n\tsize_t workspace_size;\n"
 	"\tint weights_embedded;\n\tint (*create)(void **model, const char *weights_path);\n"
 	"\tint (*run)(void *model, const void *const *inputs, void *const *outputs);\n\tvoid (*destroy)(void *model);\n"
-	"\tconst char *(*strerror)(int status);\n\tint (*set_num_threads)(void *model, int n);\n} doccc_model_desc;\n"
+	"\tconst char *(*strerror)(int status);\n\tint (*set_num_threads)(void *model, int n);\n"
+	"\tint device_resident;\n\tconst char *device_backend;\n\tint simulated;\n"
+	"\tint (*run_host)(void *model, const void *const *inputs, void *const *outputs);\n"
+	"\tint (*set_stream)(void *model, void *stream);\n\tint (*sync)(void *model);\n"
+	"\tconst char *(*last_error)(const void *model);\n\tvoid (*set_log)(void *model, doccc_log_fn fn, void *user);\n"
+	"\tint (*device_alloc)(void **ptr, size_t nbytes);\n\tint (*device_free)(void *ptr);\n"
+	"\tint (*device_copy)(void *dst, const void *src, size_t nbytes, int direction);\n} doccc_model_desc;\n"
 	"#endif\n";
 
 void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
@@ -60,10 +69,28 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 	              " * or a DOCCC_ERR_* status that %s_strerror() describes.\n */\n",
 	           nm, DOCCC_VERSION, t->name, t->category, a->cmdline ? a->cmdline : "", g->hash, nm, (long long)g->arena_size,
 	           nm, nm);
+	int dev = TARGET_IS_GPU(t);
+	if (dev)
+		buf_printf(b, "/*\n * Device-resident (%s%s, %s): %s_create() uploads the weights and allocates\n"
+		              " * the workspace on the GPU; %s_run() takes DEVICE pointers (cudaMalloc/hipMalloc,\n"
+		              " * or a GPU tensor's data pointer) and leaves the outputs there, synchronous\n"
+		              " * unless %s_set_stream() gave it a stream (then %s_sync() waits and returns\n"
+		              " * the run's status). %s_run_host() takes host pointers and copies both ways\n"
+		              " * on every call, warning once per instance through the log hook\n"
+		              " * (%s_set_log). Runtime failures and pointers on the wrong side return\n"
+		              " * DOCCC_ERR_DEVICE; %s_last_error() has the message.\n */\n",
+		           t->kind == TG_CUDA ? "CUDA" : "HIP", t->simulate ? ", simulated on the CPU" : "", t->march, nm, nm, nm,
+		           nm, nm, nm, nm);
+	else if (t->fallback)
+		buf_printf(b, "/*\n * Built for the host although the target is %s: some op has no GPU\n"
+		              " * expansion (doccc's notes named them). %s_run() takes host pointers and\n"
+		              " * rejects device memory with DOCCC_ERR_DEVICE.\n */\n", t->name, nm);
 	buf_printf(b, "#ifndef %s_H\n#define %s_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n", up, up);
 	buf_puts(b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
 	buf_puts(b, desc_block);
 	buf_printf(b, "\n#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", up, g->ninputs, up, g->noutputs);
+	buf_printf(b, "#define %s_DEVICE_RESIDENT %d\n#define %s_DEVICE_BACKEND \"%s\"\n", up, dev, up,
+	           dev ? (t->kind == TG_CUDA ? "cuda" : "rocm") : "");
 	for (int io = 0; io < 2; io++) {
 		int n = io ? g->noutputs : g->ninputs;
 		int *ids = io ? g->outputs : g->inputs;
@@ -85,12 +112,20 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 	buf_printf(b, "\ntypedef struct %s %s_t;\n\n", nm, nm);
 	buf_printf(b, "int %s_create(%s_t **model);\n", nm, nm);
 	buf_printf(b, "int %s_create_from(%s_t **model, const char *weights_path);\n", nm, nm);
-	buf_printf(b, "int %s_run(%s_t *model", nm, nm);
-	for (int i = 0; i < g->ninputs; i++)
-		buf_printf(b, ", const %s *in%d", ctypes[sdfg_c(g, g->inputs[i])->dt], i);
-	for (int i = 0; i < g->noutputs; i++)
-		buf_printf(b, ", %s *out%d", ctypes[sdfg_c(g, g->outputs[i])->dt], i);
-	buf_puts(b, ");\n");
+	for (int k = 0; k < 1 + dev; k++) {
+		buf_printf(b, "int %s_run%s(%s_t *model", nm, k ? "_host" : "", nm);
+		for (int i = 0; i < g->ninputs; i++)
+			buf_printf(b, ", const %s *in%d", ctypes[sdfg_c(g, g->inputs[i])->dt], i);
+		for (int i = 0; i < g->noutputs; i++)
+			buf_printf(b, ", %s *out%d", ctypes[sdfg_c(g, g->outputs[i])->dt], i);
+		buf_puts(b, ");\n");
+	}
+	if (dev) {
+		buf_printf(b, "int %s_set_stream(%s_t *model, void *stream);\n", nm, nm);
+		buf_printf(b, "int %s_sync(%s_t *model);\n", nm, nm);
+		buf_printf(b, "void %s_set_log(%s_t *model, doccc_log_fn fn, void *user);\n", nm, nm);
+	}
+	buf_printf(b, "const char *%s_last_error(const %s_t *model);\n", nm, nm);
 	buf_printf(b, "void %s_destroy(%s_t *model);\n", nm, nm);
 	buf_printf(b, "const char *%s_strerror(int status);\n", nm);
 	buf_printf(b, "int %s_set_num_threads(%s_t *model, int n);\n", nm, nm);

@@ -486,8 +486,7 @@ static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaM
 	return cudaSuccess;
 }
 
-static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind kind,
-                                          cudaStream_t = 0)
+static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind kind, cudaStream_t = 0)
 {
 	return cudaMemcpy(dst, src, n, kind);
 }
@@ -635,21 +634,24 @@ static inline void dc_sim_stack_put(void *st)
 	pthread_mutex_unlock(&dc_sim_g.mu);
 }
 
+/* Out of line: getcontext returns twice, keep it away from loop variables. */
+static __attribute__((noinline)) void dc_sim_fiber_init(dc_sim_fiber *f, ucontext_t *link)
+{
+#ifdef DC_SIM_ASAN
+	__asan_unpoison_memory_region(f->stack, DC_SIM_STACK);
+#endif
+	getcontext(&f->ctx);
+	f->ctx.uc_stack.ss_sp = f->stack;
+	f->ctx.uc_stack.ss_size = DC_SIM_STACK;
+	f->ctx.uc_link = link;
+	makecontext(&f->ctx, dc_sim_fiber_main, 0);
+	f->state = DC_SIM_RUN;
+}
+
 /* Run one block as fibers. */
 static inline void dc_sim_run_block_sync(dc_sim_sched *s, dim3 b)
 {
-	for (unsigned i = 0; i < s->n; i++) {
-		dc_sim_fiber *f = &s->f[i];
-#ifdef DC_SIM_ASAN
-		__asan_unpoison_memory_region(f->stack, DC_SIM_STACK);
-#endif
-		getcontext(&f->ctx);
-		f->ctx.uc_stack.ss_sp = f->stack;
-		f->ctx.uc_stack.ss_size = DC_SIM_STACK;
-		f->ctx.uc_link = &s->main;
-		makecontext(&f->ctx, dc_sim_fiber_main, 0);
-		f->state = DC_SIM_RUN;
-	}
+	for (unsigned i = 0; i < s->n; i++) dc_sim_fiber_init(&s->f[i], &s->main);
 	for (;;) {
 		int waiting = 0;
 		for (unsigned i = 0; i < s->n; i++) {

@@ -236,7 +236,7 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	opt_init(&o, a);
 	const char *input = NULL, *out = NULL, *name = NULL, *optfile = NULL, *weights = NULL, *dumpdir = NULL;
 	const char *report = NULL;
-	int emit_source = 0, external = 0;
+	int emit_source = 0, external = 0, simulate = 0;
 	/* CLI settings are applied after the YAML file; collect them first. */
 	const char *set_key[64], *set_val[64];
 	int nset = 0;
@@ -274,7 +274,10 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 			emit_source = 1;
 		} else if (!strcmp(s, "--external-weights")) {
 			external = 1;
-		} else if (TAKE("-t") || TAKE("--target") || TAKE("-c") || TAKE("--category") || TAKE("--march")) {
+		} else if (!strcmp(s, "--simulate")) {
+			simulate = 1;
+		} else if (TAKE("-t") || TAKE("--target") || TAKE("-c") || TAKE("--category") || TAKE("--march") ||
+		           TAKE("--offload-arch")) {
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
 			const char *key = s[1] == 't' || !strncmp(s, "--target", 8) ? "target"
@@ -374,10 +377,9 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	Target tg;
 	if (target_resolve(&tg, &o))
 		return EXIT_USAGE;
-	if (tg.kind == TG_CUDA || tg.kind == TG_ROCM) {
-		diag_error(NULL, "target '%s' is not available yet in this doccc (use none, sequential or openmp)", tg.name);
-		return EXIT_INPUT;
-	}
+	if (simulate && !TARGET_IS_GPU(&tg))
+		return usage_error("--simulate is for the GPU targets (cuda, rocm), not '%s'", tg.name);
+	tg.simulate = simulate;
 	if (!file_exists(input)) {
 		diag_error(input, "cannot read: %s", strerror(errno ? errno : ENOENT));
 		return EXIT_INPUT;
@@ -413,10 +415,10 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	ba.outlib = lib;
 	ba.profile = debug_has("profile");
 	ba.outhdr = arena_printf(a, "%s/%s.h", dir, nm);
-	ba.outsrc = emit_source ? arena_printf(a, "%s/%s.c", dir, nm) : NULL;
+	ba.outsrc = emit_source ? arena_printf(a, "%s/%s%s", dir, nm, TARGET_IS_GPU(&tg) ? ".cu" : ".c") : NULL;
 	ba.outweights = external ? arena_printf(a, "%s/%s.weights", dir, nm) : NULL;
-	ba.cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s", tg.name, tg.category, o.march ? " march=" : "",
-	                          o.march ? o.march : "", npopts ? " " : "", npopts ? cmdline->s : "");
+	ba.cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg.name, tg.category, o.march ? " march=" : "",
+	                          o.march ? o.march : "", simulate ? " simulate" : "", npopts ? " " : "", npopts ? cmdline->s : "");
 
 	/* Reuse a cached build? */
 	char *cache = NULL;
@@ -450,6 +452,21 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	double t1 = now_ms();
 	if (passes_run(g, &o, &tg, dumpdir))
 		return EXIT_INPUT;
+	if (g->host_only) {
+		/* As docc: a model that cannot run entirely on the GPU runs on the
+		 * host as a whole. The schedule pass named the steps. */
+		diag_note(input, "%d step%s without a GPU expansion: building the whole model for the host "
+		          "(openmp, device_resident = 0)", g->host_only, g->host_only == 1 ? "" : "s");
+		if (target_host_fallback(&tg, &o))
+			return EXIT_INPUT;
+		g = import_program(a, nm, &ia);
+		if (!g || passes_run(g, &o, &tg, dumpdir))
+			return EXIT_INPUT;
+		if (g->specialized)
+			ba.cmdline = arena_printf(a, "%s dims %s", ba.cmdline, g->specialized);
+		if (ba.outsrc)
+			ba.outsrc = arena_printf(a, "%s/%s.c", dir, nm);
+	}
 	double t2 = now_ms();
 	ba.workdir = tmp_dir(a);
 	if (!ba.workdir)

@@ -35,13 +35,16 @@
 
 static const char usage_text[] =
 	"usage: doccc run LIB.so -i IN.npy... -o OUT.npy... [--repeat N] [--warmup N]\n"
-	"                 [--threads N] [--weights FILE] [-q]\n"
+	"                 [--threads N] [--weights FILE] [--device] [-q]\n"
 	"  -i IN.npy        an input, once per model input, in graph order\n"
 	"  -o OUT.npy       an output, once per model output, in graph order\n"
 	"  --repeat N       time N runs and print median and minimum latency\n"
 	"  --warmup N       untimed runs before the timed ones (default 1 with --repeat)\n"
 	"  --threads N      number of threads (openmp builds)\n"
 	"  --weights FILE   weights file of a library built with --external-weights\n"
+	"  --device         device-resident (cuda, rocm) library: copy the inputs to the GPU\n"
+	"                   once and run on device pointers (default: NAME_run_host, which\n"
+	"                   copies on every run and says so once)\n"
 	"  -q               do not list the outputs written\n";
 
 /* numpy spelling and descr of each DOCCC_* dtype (bfloat16 travels as the
@@ -78,6 +81,7 @@ typedef struct {
 	int threads;       /* 0: leave the library's default */
 	const char *weights;
 	int quiet;
+	int device;        /* --device: run on device pointers */
 } RunArgs;
 
 static int usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
@@ -132,6 +136,10 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 		}
 		if (!strcmp(arg, "-q")) {
 			a->quiet = 1;
+			continue;
+		}
+		if (!strcmp(arg, "--device")) {
+			a->device = 1;
 			continue;
 		}
 		if (arg[0] != '-' || !arg[1]) {
@@ -212,7 +220,9 @@ static int check_desc(const char *lib, const doccc_model_desc *d)
 		return -1;
 	}
 	if (d->ninputs < 0 || d->noutputs < 0 || (d->ninputs && !d->inputs) ||
-	    (d->noutputs && !d->outputs) || !d->create || !d->run || !d->destroy) {
+	    (d->noutputs && !d->outputs) || !d->create || !d->run || !d->destroy ||
+	    (d->abi_version >= 2 && d->device_resident &&
+	     (!d->run_host || !d->device_alloc || !d->device_free || !d->device_copy))) {
 		diag_error(lib, "damaged doccc descriptor");
 		return -1;
 	}
@@ -336,16 +346,47 @@ static int cmp_double(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-static const char *status_text(const doccc_model_desc *d, int status)
+static int device_resident(const doccc_model_desc *d)
+{
+	return d->abi_version >= 2 && d->device_resident;
+}
+
+/* The text of a status; for DOCCC_ERR_DEVICE the library's own message
+ * (the GPU runtime's, or which pointer was on the wrong side) follows. */
+static const char *status_text(const doccc_model_desc *d, const void *model, int status)
 {
 	const char *s = d->strerror ? d->strerror(status) : NULL;
 	static char num[32];
+	static char msg[1024];
 
 	if (!s) {
 		snprintf(num, sizeof num, "status %d", status);
 		s = num;
 	}
+	if (status == DOCCC_ERR_DEVICE && d->abi_version >= 2 && d->last_error) {
+		const char *m = d->last_error(model);
+		if (m && *m) {
+			snprintf(msg, sizeof msg, "%s", m);
+			return msg;
+		}
+	}
 	return s;
+}
+
+/* --device: device buffers for every input and output, the inputs copied
+ * in. Returns 0, or the failing status (buffers made so far in dev[]). */
+static int to_device(const doccc_model_desc *d, void **in, void **dev)
+{
+	for (int k = 0; k < d->ninputs + d->noutputs; k++) {
+		const doccc_tensor_desc *t = k < d->ninputs ? &d->inputs[k] : &d->outputs[k - d->ninputs];
+		size_t n = (size_t)t->numel * dtypes[t->dtype].size;
+		int st = d->device_alloc(&dev[k], n);
+		if (st)
+			return st;
+		if (k < d->ninputs && n && (st = d->device_copy(dev[k], in[k], n, DOCCC_COPY_TO_DEVICE)))
+			return st;
+	}
+	return 0;
 }
 
 /* Runs the model warmup + max(repeat, 1) times; prints latency when timed. */
@@ -360,14 +401,34 @@ static int run_model(const char *lib, const doccc_model_desc *d, void *model,
 		diag_error(lib, "out of memory");
 		return -1;
 	}
+	/* A device-resident library runs through its host entry (copies in
+	 * and out, warns once) unless --device asked for device pointers. */
+	int (*run)(void *, const void *const *, void *const *) = d->run;
+	void **dev = NULL;
+	if (device_resident(d) && !a->device)
+		run = d->run_host;
+	if (a->device) {
+		dev = calloc((size_t)(d->ninputs + d->noutputs) + 1, sizeof *dev);
+		status = dev ? to_device(d, in, dev) : DOCCC_ERR_NOMEM;
+	}
 	for (int r = 0; r < a->warmup + nrun && !status; r++) {
 		double t0 = now_ms();
-		status = d->run(model, (const void *const *)in, out);
+		status = dev ? run(model, (const void *const *)dev, dev + d->ninputs) : run(model, (const void *const *)in, out);
 		if (r >= a->warmup)
 			ms[r - a->warmup] = now_ms() - t0;
 	}
+	for (int k = 0; dev && !status && k < d->noutputs; k++) {
+		const doccc_tensor_desc *t = &d->outputs[k];
+		size_t n = (size_t)t->numel * dtypes[t->dtype].size;
+		if (n)
+			status = d->device_copy(out[k], dev[d->ninputs + k], n, DOCCC_COPY_TO_HOST);
+	}
+	for (int k = 0; dev && k < d->ninputs + d->noutputs; k++)
+		if (dev[k])
+			d->device_free(dev[k]);
+	free(dev);
 	if (status) {
-		diag_error(lib, "run failed: %s", status_text(d, status));
+		diag_error(lib, "run failed: %s", status_text(d, model, status));
 		free(ms);
 		return -1;
 	}
@@ -444,6 +505,12 @@ int cmd_run(int argc, char **argv)
 	}
 	if (check_desc(a.lib, d) != 0)
 		goto done;
+	if (a.device && !device_resident(d)) {
+		diag_error(a.lib, "--device is for device-resident (cuda, rocm) libraries; this one runs on the host (target %s)",
+		           d->target ? d->target : "?");
+		rc = EXIT_USAGE;
+		goto done;
+	}
 
 	/* The command line against the descriptor: counts first (usage), then
 	 * every input file (all mismatches reported). */
@@ -491,9 +558,9 @@ int cmd_run(int argc, char **argv)
 	if (status) {
 		model = NULL;
 		if (status == DOCCC_ERR_WEIGHTS && weights)
-			diag_error(weights, "cannot load the weights of %s: %s", a.lib, status_text(d, status));
+			diag_error(weights, "cannot load the weights of %s: %s", a.lib, status_text(d, NULL, status));
 		else
-			diag_error(a.lib, "create failed: %s", status_text(d, status));
+			diag_error(a.lib, "create failed: %s", status_text(d, NULL, status));
 		goto done;
 	}
 	if (a.threads) {
@@ -503,7 +570,7 @@ int cmd_run(int argc, char **argv)
 		}
 		status = d->set_num_threads(model, a.threads);
 		if (status) {
-			diag_error(a.lib, "cannot use %d threads: %s", a.threads, status_text(d, status));
+			diag_error(a.lib, "cannot use %d threads: %s", a.threads, status_text(d, model, status));
 			goto done;
 		}
 	}

@@ -366,6 +366,8 @@ struct Sdfg {
 	double pass_ms[32];       /* by pass_table index; -1 if not run */
 	/* Dynamic dims of the export and the sizes compiled for ("s0=4 s1=128"), or NULL. */
 	const char *specialized;
+	/* GPU targets: top-level steps that cannot run on the GPU (schedule). */
+	int host_only;
 };
 
 /* sdfg.c: building */
@@ -517,9 +519,19 @@ struct Target {
 	int max_threads;          /* default thread cap for the category, 0 = all */
 	int tile_m, tile_n;       /* micro-kernel register tile: rows x floats */
 	const char *opt;          /* "-O2", "-O3" */
+	int approx;               /* approximate_math */
+	/* GPU targets (march holds the architecture, sm_90 or gfx90a) */
+	int gpu_block;            /* threads per block */
+	int gpu_max_blocks;       /* grid cap; grid-stride loops beyond */
+	int64_t gpu_locals;       /* bytes of locals one GPU thread may declare */
+	int simulate;             /* --simulate: device source compiled for the host */
+	TargetKind fallback;      /* TG_CUDA/TG_ROCM: host build of that GPU target (else 0) */
 };
 /* Resolve target + category (+ march override). -1 and a message if unknown. */
 int target_resolve(Target *t, const Options *o);
+/* Re-resolve t (a GPU target) as its host build: openmp of the same category. */
+int target_host_fallback(Target *t, const Options *o);
+#define TARGET_IS_GPU(t) ((t)->kind == TG_CUDA || (t)->kind == TG_ROCM)
 extern const char *const target_names[];
 extern const char *const category_names[];
 

@@ -18,9 +18,27 @@
  *
  * Targets: none compiles plain loops at -O2 without explicit SIMD (vec_bits
  * 0); sequential and openmp use the category's ISA at -O3; openmp adds
- * parallel maps. cuda and rocm are recognised and rejected by the driver
- * until their backend exists.
+ * parallel maps.
+ *
+ * GPU targets take the category's GPU columns instead:
+ *
+ *   category  cuda arch  rocm arch  block  blocks/SM  locals/thread
+ *   edge      sm_87      gfx1030    128    8          16K   (Jetson Orin class)
+ *   desktop   sm_89      gfx1030    256    8          32K   (RTX 40 class)
+ *   server    sm_90      gfx90a     256    16         64K   (H100/H200, MI200)
+ *
+ * block is the threads per block of every elementwise grid, blocks/SM
+ * times the SM count of the architecture caps a grid (grid-stride loops do
+ * the rest), locals/thread bounds the per-thread buffers a kernel may
+ * declare (a step needing more stays on the host: ir/passes/schedule.c).
+ * The architecture comes from --offload-arch or --march (a CLI flag or
+ * the YAML file), else DOCC_CUDA_ARCH (cuda; "sm_86" or "cuda:sm_86"),
+ * else the category; one outside gpu_archs[] is a usage error, and
+ * gfx942 (MI300X) gets its own message, since Debian's hipcc 5.2 does not
+ * know it. GPU targets compile without explicit SIMD (vec_bits 0) and with
+ * approximate_math on unless an option turns it off, like Inductor.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -35,12 +53,30 @@ typedef struct {
 	int64_t l1, l2;
 	int max_threads;
 	int tile_m, tile_n;
+	const char *cuda_arch, *rocm_arch;
+	int gpu_block, gpu_blocks_per_sm;
+	int64_t gpu_locals;
 } Category;
 
 static const Category categories[] = {
-	{"edge", "x86-64-v2", 128, 16, 32 << 10, 256 << 10, 2, 4, 8},
-	{"desktop", "x86-64-v3", 256, 16, 32 << 10, 1 << 20, 0, 6, 16},
-	{"server", "x86-64-v4", 512, 32, 48 << 10, 2 << 20, 0, 7, 32},
+	{"edge", "x86-64-v2", 128, 16, 32 << 10, 256 << 10, 2, 4, 8, "sm_87", "gfx1030", 128, 8, 16 << 10},
+	{"desktop", "x86-64-v3", 256, 16, 32 << 10, 1 << 20, 0, 6, 16, "sm_89", "gfx1030", 256, 8, 32 << 10},
+	{"server", "x86-64-v4", 512, 32, 48 << 10, 2 << 20, 0, 7, 32, "sm_90", "gfx90a", 256, 16, 64 << 10},
+};
+
+/* The architectures the toolchains here build, with their SM (CU) count
+ * for sizing grids. */
+static const struct {
+	TargetKind kind;
+	const char *arch;
+	int sms;
+} gpu_archs[] = {
+	{TG_CUDA, "sm_75", 40}, {TG_CUDA, "sm_80", 108}, {TG_CUDA, "sm_86", 84}, {TG_CUDA, "sm_87", 16},
+	{TG_CUDA, "sm_89", 128}, {TG_CUDA, "sm_90", 132}, {TG_CUDA, "sm_90a", 132}, {TG_CUDA, "sm_100", 148},
+	{TG_CUDA, "sm_100a", 148}, {TG_CUDA, "sm_103", 148}, {TG_CUDA, "sm_110", 20}, {TG_CUDA, "sm_120", 170},
+	{TG_CUDA, "sm_121", 48},
+	{TG_ROCM, "gfx900", 64}, {TG_ROCM, "gfx906", 60}, {TG_ROCM, "gfx908", 120}, {TG_ROCM, "gfx90a", 104},
+	{TG_ROCM, "gfx940", 228}, {TG_ROCM, "gfx1030", 80},
 };
 
 static int host_vec_bits(void)
@@ -74,6 +110,60 @@ static int march_vec_bits(const char *m)
 	return 128;
 }
 
+static int gpu_resolve(Target *t, const Options *o, const Category *cat)
+{
+	const char *env = t->kind == TG_CUDA ? getenv("DOCC_CUDA_ARCH") : NULL;
+	if (env && !strncmp(env, "cuda:", 5))
+		env += 5;
+	const char *arch = o->march ? o->march : env && *env ? env : t->kind == TG_CUDA ? cat->cuda_arch : cat->rocm_arch;
+	const char *from = o->march ? "architecture" : env && *env ? "DOCC_CUDA_ARCH" : "architecture";
+	int sms = 0;
+	for (size_t i = 0; i < COUNTOF(gpu_archs); i++)
+		if (gpu_archs[i].kind == t->kind && !strcmp(gpu_archs[i].arch, arch))
+			sms = gpu_archs[i].sms;
+	if (!sms) {
+		if (!strcmp(arch, "gfx942"))
+			diag_error(NULL, "%s 'gfx942' (MI300X): Debian's hipcc 5.2 rejects it ('invalid target ID'); "
+			           "use gfx940 or gfx90a, or a ROCm 5.7+ hipcc", from);
+		else {
+			Buf b = {0};
+			for (size_t i = 0; i < COUNTOF(gpu_archs); i++)
+				if (gpu_archs[i].kind == t->kind)
+					buf_printf(&b, "%s%s", b.len ? ", " : "", gpu_archs[i].arch);
+			diag_error(NULL, "unknown %s %s '%s' (known: %s)", t->name, from, arch, b.s);
+			buf_free(&b);
+		}
+		return -1;
+	}
+	t->march = arch;
+	t->vec_bits = 0;
+	t->vec_regs = 0;
+	t->tile_m = 4;
+	t->tile_n = 8;
+	t->max_threads = 1;
+	t->gpu_block = cat->gpu_block;
+	t->gpu_max_blocks = cat->gpu_blocks_per_sm * sms;
+	t->gpu_locals = cat->gpu_locals;
+	t->approx = o->approximate_math != 0; /* default on, like Inductor */
+	return 0;
+}
+
+/* The host build of a GPU target whose model cannot run on the GPU: the
+ * openmp target of the same category, named after the GPU target. */
+int target_host_fallback(Target *t, const Options *o)
+{
+	Target gpu = *t;
+	Options h = *o;
+	h.target = "openmp";
+	h.march = NULL;
+	if (target_resolve(t, &h))
+		return -1;
+	t->name = gpu.name;
+	t->fallback = gpu.kind;
+	t->simulate = gpu.simulate;
+	return 0;
+}
+
 int target_resolve(Target *t, const Options *o)
 {
 	memset(t, 0, sizeof *t);
@@ -103,6 +193,9 @@ int target_resolve(Target *t, const Options *o)
 	t->tile_n = 2 * lanes;
 	t->tile_m = t->vec_bits == 512 ? 7 : t->vec_bits == 256 ? 6 : 4;
 	t->opt = "-O3";
+	t->approx = o->approximate_math > 0;
+	if (t->kind == TG_CUDA || t->kind == TG_ROCM)
+		return gpu_resolve(t, o, cat);
 	if (t->kind == TG_NONE) {
 		/* Plain C on one core: no explicit SIMD; the tile stays small. */
 		t->vec_bits = 0;

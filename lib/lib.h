@@ -236,7 +236,7 @@ typedef struct Options {
 	char *target;               /* default "none" */
 	char *category;             /* default "server" */
 	char *march;                /* NULL: from category */
-	int approximate_math;       /* default 0 on CPU */
+	int approximate_math;       /* -1 unset (true on GPU targets, false on CPU), 0, 1 */
 	char *contraction_precision; /* default "highest" */
 	PassOpt *passopts;
 	int npassopts, cappassopts;

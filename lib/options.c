@@ -37,8 +37,9 @@ const OptionInfo opt_table[] = {
 	 "class of machine the code is tuned for; picks the default march and tuning"},
 	{"march", "string", "", "",
 	 "instruction set to compile for (e.g. native, x86-64-v3, sm_90, gfx942); default from category"},
-	{"approximate_math", "bool", "false", "true, false",
-	 "use fast approximate math functions (exp, tanh, erf...) where the target has them"},
+	{"approximate_math", "bool", "target", "true, false",
+	 "fast approximate math functions (exp, tanh, erf, division...); default true on cuda and rocm, "
+	 "false on CPU targets"},
 	{"contraction_precision", "string", "highest", "highest, high, medium",
 	 "highest: fp32 accumulation everywhere; high/medium: allow tf32/bf16-class contractions on "
 	 "targets that have them (GPU, AMX)"},
@@ -54,7 +55,7 @@ void opt_init(Options *o, Arena *a)
 	o->target = arena_strdup(a, "none");
 	o->category = arena_strdup(a, "server");
 	o->march = NULL;
-	o->approximate_math = 0;
+	o->approximate_math = -1; /* unset: the target decides */
 	o->contraction_precision = arena_strdup(a, "highest");
 }
 

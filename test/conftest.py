@@ -39,6 +39,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # make exports to the environment; DOCCC names another compiler binary outright.
 DOCCC = Path(os.environ.get("DOCCC") or ROOT / os.environ.get("BUILD", "build") / "doccc")
 CPU_TARGETS = ("none", "sequential", "openmp")
+# The GPU targets run here in their simulation (doccc -t cuda --simulate):
+# the same generated device source, compiled for the host. TARGETS is what
+# the differential tests run on: every target this machine can execute.
+SIM_TARGETS = ("cuda-sim",)
+TARGETS = CPU_TARGETS + SIM_TARGETS
 IRS = ("training", "core")
 FORMS = ("pt2", "json")
 BATCHES = (1, 4)
@@ -140,11 +145,19 @@ def fmt_result(r):
             f"--- stdout:\n{r.stdout[-6000:]}\n--- stderr:\n{r.stderr[-6000:]}")
 
 
+def target_args(target):
+    """doccc's flags for a test target: 'cuda-sim' is -t cuda --simulate."""
+    if target.endswith("-sim"):
+        return ["-t", target[:-4], "--simulate"]
+    return ["-t", target]
+
+
 def compile_model(src, target, outdir, *extra, env=None):
-    """doccc SRC -t TARGET -o OUTDIR/ EXTRA...; asserts success, returns OUTDIR/libNAME.so."""
+    """doccc SRC -t TARGET -o OUTDIR/ EXTRA...; asserts success, returns OUTDIR/libNAME.so.
+    TARGET may be a simulated GPU target ('cuda-sim', 'rocm-sim')."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    r = doccc_cmd(src, "-t", target, "-o", f"{outdir}/", *extra, env=env)
+    r = doccc_cmd(src, *target_args(target), "-o", f"{outdir}/", *extra, env=env)
     if r.returncode != 0:
         pytest.fail(f"doccc failed to compile {src}:\n{fmt_result(r)}", pytrace=False)
     name = model_name(src, extra)
@@ -173,6 +186,15 @@ def parse_header(path):
 def macro_shape(text):
     """'{1, 3, 224, 224}' -> (1, 3, 224, 224)."""
     return tuple(int(v.rstrip("LlUu")) for v in re.findall(r"-?\d+[LlUu]*", text))
+
+
+def device_resident(lib):
+    """NAME_DEVICE_RESIDENT of the library's header: 1 for a cuda/rocm build
+    whose run takes device pointers, 0 for host libraries (and fallbacks)."""
+    macros = parse_header(header_of(lib))
+    key = [k for k in macros if k.endswith("_DEVICE_RESIDENT")]
+    assert len(key) == 1, f"{header_of(lib)}: no single *_DEVICE_RESIDENT macro ({key})"
+    return macros[key[0]] == "1"
 
 
 def num_outputs(lib):

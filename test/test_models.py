@@ -40,7 +40,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import CPU_TARGETS, compile_model, full_run, require, run_lib  # noqa: E402
+from conftest import TARGETS, compile_model, device_resident, full_run, require, run_lib  # noqa: E402
 
 MODELS = ("resnet50", "mobilenet_v2", "vit_tiny", "bert", "segformer_b0", "qwen2_layer")
 SDPA_MODELS = ("vit_tiny", "bert", "qwen2_layer")
@@ -58,12 +58,13 @@ def case_id(model, ir, batch, target):
 
 def model_cases():
     if full_run():
-        cases = [(m, ir, b, t) for m, ir, b, t in itertools.product(MODELS, ZOO_IRS, ZOO_BATCHES, CPU_TARGETS)
+        cases = [(m, ir, b, t) for m, ir, b, t in itertools.product(MODELS, ZOO_IRS, ZOO_BATCHES, TARGETS)
                  if ir != "core_sdpa" or m in SDPA_MODELS]
     else:
-        cases = [(m, "training", 1, t) for m in MODELS for t in CPU_TARGETS]
-        cases += [(m, "core", 2, "openmp") for m in MODELS]
-        cases += [(m, "core_sdpa", 2, "openmp") for m in SDPA_MODELS]
+        cases = [(m, "training", 1, t) for m in MODELS for t in TARGETS]
+        cases += [(m, "core", 2, t) for m in MODELS for t in ("openmp", "cuda-sim")]
+        cases += [(m, "core_sdpa", 2, t) for m in SDPA_MODELS for t in ("openmp", "cuda-sim")]
+        cases += [(m, "core", 1, "rocm-sim") for m in MODELS]
     return cases
 
 
@@ -145,7 +146,13 @@ def test_model_matches_eager(zoo, session_tmp, check_close, model, ir, batch, ta
     _, xs, refs = zoo.data(model, batch)
     cid = case_id(model, ir, batch, target)
     lib = compile_model(pt2, target, session_tmp / "zoo" / cid, "-n", model)
-    got = run_lib(lib, xs)
+    extra = []
+    if target.endswith("-sim"):
+        # every zoo model runs entirely on the GPU; batch 2 passes device
+        # pointers (NAME_run), batch 1 host pointers (NAME_run_host)
+        assert device_resident(lib), f"{cid}: the model took the host fallback"
+        extra = ["--device"] if batch == 2 else []
+    got = run_lib(lib, xs, *extra)
     assert len(got) == len(refs), f"{len(got)} outputs, the model has {len(refs)}"
     for k, (g, r) in enumerate(zip(got, refs)):
         check_close(g, r, f"{cid} out{k}")
@@ -155,7 +162,7 @@ def test_known_gaps_name_real_cases():
     """Every KNOWN_GAPS key names a model and IR level (or a full case id) of this file."""
     valid = {f"{m}-{ir}" for m in MODELS for ir in ZOO_IRS if ir != "core_sdpa" or m in SDPA_MODELS}
     for key in KNOWN_GAPS:
-        base = re.sub(r"-b\d+-(none|sequential|openmp)$", "", key)
+        base = re.sub(r"-b\d+-(none|sequential|openmp|cuda-sim|rocm-sim)$", "", key)
         assert base in valid, f"KNOWN_GAPS key {key!r} names no case of test_models.py"
 
 

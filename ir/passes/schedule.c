@@ -19,6 +19,20 @@
  *             is collapsed into one parallel loop, if the nest does enough
  *             work (schedule.min_parallel_work scalar operations).
  *
+ *   gpu       (cuda, rocm) instead of all of the above: the outermost maps
+ *             of each top-level child (each child of a top-level sequence)
+ *             become one grid: the longest run of perfectly nested
+ *             rectangular maps (at most 3) is SCHED_GPU_THREAD, one GPU
+ *             thread per iteration of the collapsed space (the backend
+ *             adds a grid-stride loop). A map stops the run if a wcr store
+ *             below it does not index with its variable (those iterations
+ *             would accumulate into one element). What is left (a top-level
+ *             N_FOR, a block, a map that cannot be collapsed) runs as one
+ *             GPU thread: correct, not fast. A kernel whose per-thread
+ *             locals exceed the category's gpu_locals cannot run on the GPU:
+ *             the pass notes it, with the node, and counts it in
+ *             Sdfg.host_only, so the driver builds the model for the host.
+ *
  * Target none leaves every map sequential; the C compiler then sees plain
  * loops at -O2. No map changes semantics: maps are parallel by definition.
  */
@@ -177,10 +191,100 @@ static void parallelize(Sdfg *g, Node *n, int64_t minwork)
 	n->collapse = depth;
 }
 
+/* Does every wcr store below n (to a non-local container) index with var? */
+static int wcr_indexed(Sdfg *g, Node *n, int var)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			if (!wcr_indexed(g, n->kids[i], var))
+				return 0;
+		return 1;
+	case N_MAP:
+	case N_FOR:
+		return wcr_indexed(g, n->body, var);
+	case N_BLOCK:
+		for (int i = 0; i < n->nts && !n->lib; i++) {
+			Tasklet *t = &n->ts[i];
+			if (!t->store || t->wcr == W_NONE || sdfg_c(g, t->out.data)->kind == CK_LOCAL)
+				continue;
+			int uses = 0;
+			Container *c = sdfg_c(g, t->out.data);
+			for (int d = 0; d < c->rank; d++)
+				uses |= ex_uses(t->out.idx[d], var);
+			if (!uses)
+				return 0;
+		}
+		return 1;
+	}
+	return 1;
+}
+
+/* Bytes of the locals declared by loops in subtree n (their owners). */
+static int64_t local_bytes(Sdfg *g, Node *n)
+{
+	int64_t b = 0;
+	if (n->kind == N_SEQ)
+		for (int i = 0; i < n->nkids; i++)
+			b += local_bytes(g, n->kids[i]);
+	if (n->kind != N_MAP && n->kind != N_FOR)
+		return b;
+	for (int i = 0; i < g->ncs; i++) {
+		Container *c = &g->cs[i];
+		if (c->kind == CK_LOCAL && !c->dead && c->owner == n->id)
+			b += sdfg_numel(g, i) * dtype_info[c->dt].size;
+	}
+	return b + local_bytes(g, n->body);
+}
+
+static void gpu_map(Sdfg *g, Node *n, const Target *t)
+{
+	if (n->kind == N_SEQ) {
+		for (int i = 0; i < n->nkids; i++)
+			gpu_map(g, n->kids[i], t);
+		return;
+	}
+	int64_t lb = local_bytes(g, n);
+	if (lb > t->gpu_locals) {
+		diag_note(g->src, "node '%s': no GPU expansion: its kernel needs %lld bytes of per-thread buffers, more than "
+		          "the %lld a %s thread of category %s may declare",
+		          n->label && *n->label ? n->label : "?", (long long)lb, (long long)t->gpu_locals, t->name, t->category);
+		g->host_only++;
+		return;
+	}
+	if (n->kind != N_MAP || !wcr_indexed(g, n->body, n->var))
+		return; /* one GPU thread */
+	int depth = 1;
+	Node *m = n;
+	int outer[3] = {n->var, -1, -1};
+	while (depth < 3 && m->body->nkids == 1 && m->body->kids[0]->kind == N_MAP) {
+		Node *k = m->body->kids[0];
+		int ok = wcr_indexed(g, k->body, k->var);
+		for (int i = 0; i < depth && ok; i++)
+			ok = !ex_uses(k->lo, outer[i]) && !ex_uses(k->hi, outer[i]);
+		if (!ok)
+			break;
+		outer[depth++] = k->var;
+		m = k;
+	}
+	for (Node *k = n;; k = k->body->kids[0]) {
+		k->sched = SCHED_GPU_THREAD;
+		if (k == m)
+			break;
+	}
+	n->collapse = depth;
+}
+
 int pass_schedule(PassCtx *c)
 {
 	Sdfg *g = c->g;
 	const Target *t = c->tgt;
+	if (TARGET_IS_GPU(t)) {
+		g->host_only = 0;
+		for (int i = 0; i < g->root->nkids; i++)
+			gpu_map(g, g->root->kids[i], t);
+		return 0;
+	}
 	if (t->kind == TG_NONE)
 		return 0;
 	int lanes = t->vec_bits / 32;

@@ -224,6 +224,7 @@ struct mlp {
 	size_t maplen;
 	long runs;
 	double prof[4];
+	char msg[256];
 };
 
 extern const unsigned char mlp_weights_blob[] __attribute__((visibility("hidden")));
@@ -298,8 +299,14 @@ const char *mlp_strerror(int status)
 	case DOCCC_ERR_THREADS: return "thread count not supported by this build (only openmp builds use threads)";
 	case DOCCC_ERR_INDEX: return "index out of range: an index tensor holds an index outside the dimension it indexes";
 	case DOCCC_ERR_ZERODIV: return "integer division by zero";
+	case DOCCC_ERR_DEVICE: return "GPU runtime error, or a pointer on the wrong side (host memory to a device run, GPU memory to a host library); mlp_last_error() has the details";
 	default: return "unknown status";
 	}
+}
+
+const char *mlp_last_error(const mlp_t *model)
+{
+	return model ? model->msg : "";
 }
 
 int mlp_set_num_threads(mlp_t *model, int n)
@@ -326,10 +333,12 @@ static const doccc_tensor_desc dc_outs[] = {
 static int dc_create(void **m, const char *p) { return mlp_create_from((mlp_t **)m, p); }
 static void dc_destroy(void *m) { mlp_destroy(m); }
 static int dc_threads(void *m, int n) { return mlp_set_num_threads(m, n); }
+static const char *dc_last_error(const void *m) { return mlp_last_error((const mlp_t *)m); }
 
 const doccc_model_desc mlp_desc = {
 	DOCCC_ABI_VERSION, "mlp", "sequential", "desktop", "0.1.0", "<sha256>",
 	1, 1, dc_ins, dc_outs, DC_WORKSPACE_SIZE, 1,
 	dc_create, mlp_run_generic, dc_destroy, mlp_strerror, dc_threads,
+	0, NULL, 0, mlp_run_generic, NULL, NULL, dc_last_error, NULL, NULL, NULL, NULL,
 };
 extern const doccc_model_desc doccc_model __attribute__((weak, alias("mlp_desc")));

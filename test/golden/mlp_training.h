@@ -21,7 +21,7 @@ extern "C" {
 
 #ifndef DOCCC_MODEL_DESC_H
 #define DOCCC_MODEL_DESC_H
-#define DOCCC_ABI_VERSION 1
+#define DOCCC_ABI_VERSION 2
 #ifdef __cplusplus
 typedef bool doccc_bool;
 #else
@@ -39,8 +39,12 @@ enum {
 	DOCCC_ERR_ARG = 3,
 	DOCCC_ERR_THREADS = 4,
 	DOCCC_ERR_INDEX = 5,
-	DOCCC_ERR_ZERODIV = 6
+	DOCCC_ERR_ZERODIV = 6,
+	DOCCC_ERR_DEVICE = 7
 };
+enum { DOCCC_LOG_NOTE = 0, DOCCC_LOG_WARNING = 1 };
+enum { DOCCC_COPY_TO_DEVICE = 1, DOCCC_COPY_TO_HOST = 2 };
+typedef void (*doccc_log_fn)(void *user, int level, const char *msg);
 typedef struct {
 	const char *name;
 	int dtype;
@@ -66,11 +70,24 @@ typedef struct {
 	void (*destroy)(void *model);
 	const char *(*strerror)(int status);
 	int (*set_num_threads)(void *model, int n);
+	int device_resident;
+	const char *device_backend;
+	int simulated;
+	int (*run_host)(void *model, const void *const *inputs, void *const *outputs);
+	int (*set_stream)(void *model, void *stream);
+	int (*sync)(void *model);
+	const char *(*last_error)(const void *model);
+	void (*set_log)(void *model, doccc_log_fn fn, void *user);
+	int (*device_alloc)(void **ptr, size_t nbytes);
+	int (*device_free)(void *ptr);
+	int (*device_copy)(void *dst, const void *src, size_t nbytes, int direction);
 } doccc_model_desc;
 #endif
 
 #define MLP_NUM_INPUTS 1
 #define MLP_NUM_OUTPUTS 1
+#define MLP_DEVICE_RESIDENT 0
+#define MLP_DEVICE_BACKEND ""
 #define MLP_INPUT0_NAME "x"
 #define MLP_INPUT0_DTYPE DOCCC_F32
 #define MLP_INPUT0_RANK 2
@@ -87,6 +104,7 @@ typedef struct mlp mlp_t;
 int mlp_create(mlp_t **model);
 int mlp_create_from(mlp_t **model, const char *weights_path);
 int mlp_run(mlp_t *model, const float *in0, float *out0);
+const char *mlp_last_error(const mlp_t *model);
 void mlp_destroy(mlp_t *model);
 const char *mlp_strerror(int status);
 int mlp_set_num_threads(mlp_t *model, int n);

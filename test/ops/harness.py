@@ -1,6 +1,6 @@
 """Per-op test harness: many small cases compiled as one program.
 
-    check_cases(tmp, group, cases, targets=CPU_TARGETS, irs=IRS)
+    check_cases(tmp, group, cases, targets=TARGETS, irs=IRS)
 
 A case is Case(label, fn, inputs, rtol=None, atol=None): fn(*inputs) returns a
 tensor or a tuple of tensors; inputs are tensors (any dtype doccc supports,
@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from conftest import CPU_TARGETS, IRS, compile_model, fmt_result, require, run_lib  # noqa: E402
+from conftest import IRS, TARGETS, compile_model, device_resident, fmt_result, require, run_lib  # noqa: E402
 
 TOL = {
     "torch.float32": (1e-4, 1e-5),
@@ -113,19 +113,24 @@ def _run_group(tmp, name, cases, target, ir):
     if not pt2.exists():
         _export(mod, inputs, pt2, ir)
     lib = compile_model(pt2, target, Path(tmp) / f"{name}_{ir}_{target}", "-n", "ops")
-    got = run_lib(lib, [_to_numpy(x) for x in inputs])
-    assert len(got) == len(ref), f"{name}: {len(got)} outputs, eager has {len(ref)}"
-    k = 0
-    for c in cases:
-        with torch.no_grad():
-            r = c.fn(*c.inputs)
-        n = len(r) if isinstance(r, (tuple, list)) else 1
-        for j in range(n):
-            _compare(f"{name}/{c.label}[{ir},{target}] out{j}", _from_numpy(got[k], ref[k]), ref[k], c.rtol, c.atol)
-            k += 1
+    # a simulated GPU library runs through both entry points: the host copy
+    # (NAME_run_host) and device pointers (NAME_run, doccc run --device)
+    # (unless the model took the host fallback: an op without a GPU expansion)
+    for entry in (("host", "device") if device_resident(lib) else ("host",)):
+        got = run_lib(lib, [_to_numpy(x) for x in inputs], *(["--device"] if entry == "device" else []))
+        assert len(got) == len(ref), f"{name}: {len(got)} outputs, eager has {len(ref)}"
+        k = 0
+        where = f"{ir},{target}" + (",device" if entry == "device" else "")
+        for c in cases:
+            with torch.no_grad():
+                r = c.fn(*c.inputs)
+            n = len(r) if isinstance(r, (tuple, list)) else 1
+            for j in range(n):
+                _compare(f"{name}/{c.label}[{where}] out{j}", _from_numpy(got[k], ref[k]), ref[k], c.rtol, c.atol)
+                k += 1
 
 
-def check_cases(tmp, name, cases, targets=CPU_TARGETS, irs=IRS):
+def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS):
     """Export, compile and compare a group of cases on every target and IR level."""
     for ir in irs:
         for target in targets:

@@ -634,7 +634,7 @@ static void test_options(void)
 	CHECK_STR(o.target, "none");
 	CHECK_STR(o.category, "server");
 	CHECK(o.march == NULL);
-	CHECK_INT(o.approximate_math, 0);
+	CHECK_INT(o.approximate_math, -1);
 	CHECK_STR(o.contraction_precision, "highest");
 	CHECK_INT(o.npassopts, 0);
 

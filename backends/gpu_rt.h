@@ -1,0 +1,86 @@
+/*
+ * gpu_rt.h - written as doccc_gpu.h beside every generated NAME.cu: one
+ * device source for CUDA, HIP and the simulation, ggml style.
+ *
+ * The generated code is written in CUDA's spelling (cudaMalloc,
+ * cudaStream_t, __global__, threadIdx) and launches every kernel through
+ * DC_LAUNCH(kernel, grid, block, stream, args...). This header maps that
+ * onto one of three runtimes:
+ *
+ *   nvcc            <cuda_runtime.h>, DC_LAUNCH is kernel<<<grid, block, 0, stream>>>
+ *   hipcc           <hip/hip_runtime.h>, the cuda* names #defined to hip*
+ *   -DDOCCC_SIM     gpu_sim.h: the same source compiled for the host, every
+ *                   block's threads run by a launch loop, "device" memory
+ *                   inaccessible to host code outside copies
+ *
+ * It also gives the device code C's spelling of what it shares with the
+ * CPU printer (restrict, _Bool) and dc_is_device(p), the pointer query
+ * NAME_run uses to reject host memory (cudaPointerGetAttributes;
+ * hipPointerGetAttributes; the simulation's address range).
+ */
+#ifndef DOCCC_GPU_H
+#define DOCCC_GPU_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(DOCCC_SIM)
+#include "gpu_sim.h"
+#define DC_RUNTIME "simulated GPU"
+static inline int dc_is_device(const void *p)
+{
+	return dc_sim_is_device_ptr(p);
+}
+#elif defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#define DC_RUNTIME "HIP"
+#define cudaError_t hipError_t
+#define cudaSuccess hipSuccess
+#define cudaStream_t hipStream_t
+#define cudaMalloc hipMalloc
+#define cudaFree hipFree
+#define cudaMemcpy hipMemcpy
+#define cudaMemcpyAsync hipMemcpyAsync
+#define cudaMemset hipMemset
+#define cudaMemsetAsync hipMemsetAsync
+#define cudaMemcpyHostToDevice hipMemcpyHostToDevice
+#define cudaMemcpyDeviceToHost hipMemcpyDeviceToHost
+#define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define cudaStreamSynchronize hipStreamSynchronize
+#define cudaGetDeviceCount hipGetDeviceCount
+#define cudaGetLastError hipGetLastError
+#define cudaGetErrorString hipGetErrorString
+#define cudaGetErrorName hipGetErrorName
+#define DC_LAUNCH(k, g, b, s, ...) hipLaunchKernelGGL(k, g, b, 0, s, __VA_ARGS__)
+static inline int dc_is_device(const void *p)
+{
+	hipPointerAttribute_t a;
+	if (hipPointerGetAttributes(&a, p) != hipSuccess) {
+		(void)hipGetLastError(); /* host memory the runtime does not know: not an error of the run */
+		return 0;
+	}
+	return a.memoryType == hipMemoryTypeDevice || a.isManaged;
+}
+#else
+#include <cuda_runtime.h>
+#define DC_RUNTIME "CUDA"
+#define DC_LAUNCH(k, g, b, s, ...) k<<<(g), (b), 0, (s)>>>(__VA_ARGS__)
+static inline int dc_is_device(const void *p)
+{
+	cudaPointerAttributes a;
+	if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+#endif
+
+/* C spellings of the shared walker's output, in C++ device code. */
+#define restrict __restrict__
+#define _Bool bool
+
+#endif
