@@ -181,7 +181,14 @@ static int write_report(const char *path, Sdfg *g, const Target *t, const char *
 	buf_printf(&b, ",\n  \"input_sha256\": \"%s\",\n  \"name\": ", g->hash);
 	buf_quote(&b, g->name);
 	buf_printf(&b, ",\n  \"target\": \"%s\",\n  \"category\": \"%s\",\n  \"march\": ", t->name, t->category);
-	buf_quote(&b, t->kind == TG_NONE ? "" : t->march);
+	buf_quote(&b, t->kind == TG_NONE ? "" : t->march); /* the GPU architecture on cuda/rocm */
+	/* docc's on_compile information: name, target, category (above),
+	 * device_resident, device_backend, sdfg (below) */
+	int dev = TARGET_IS_GPU(t);
+	buf_printf(&b, ",\n  \"device_resident\": %s,\n  \"device_backend\": %s,\n  \"simulated\": %s,\n"
+	              "  \"host_fallback\": %s", dev ? "true" : "false",
+	           dev ? (t->kind == TG_CUDA ? "\"cuda\"" : "\"rocm\"") : "null", t->simulate ? "true" : "false",
+	           t->fallback ? "true" : "false");
 	buf_printf(&b, ",\n  \"vector_bits\": %d,\n  \"dims\": ", t->vec_bits);
 	buf_quote(&b, g->specialized ? g->specialized : "");
 	buf_puts(&b, ",\n  \"library\": ");
@@ -208,7 +215,11 @@ static int write_report(const char *path, Sdfg *g, const Target *t, const char *
 		buf_puts(&b, i ? ",\n    " : "\n    ");
 		buf_quote(&b, g->root->kids[i]->label ? g->root->kids[i]->label : "");
 	}
-	buf_puts(&b, "\n  ]\n}\n");
+	buf_puts(&b, "\n  ],\n  \"sdfg\": ");
+	sdfg_dump_json(g, &b); /* the final stage, as --dump-sdfg writes it */
+	while (b.len && (b.s[b.len - 1] == '\n'))
+		b.s[--b.len] = 0;
+	buf_puts(&b, "\n}\n");
 	int rc = file_write(path, b.s, b.len);
 	buf_free(&b);
 	return rc;

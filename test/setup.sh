@@ -2,6 +2,7 @@
 # test/setup.sh - install what building and testing doccc needs, if missing.
 #
 #   Debian packages: clang libomp-dev libyaml-dev libcjson-dev libzip-dev pkg-config
+#                    hipcc libamdhip64-dev rocm-device-libs (-t rocm; about 70 MB)
 #   Python packages: torch==2.13.0 numpy pytest   (test and example dependencies only)
 #
 # Idempotent and quick when everything is present: tools and libraries are
@@ -30,6 +31,8 @@ if command -v pkg-config >/dev/null 2>&1; then
 else
 	need libyaml-dev; need libcjson-dev; need libzip-dev
 fi
+# HIP: hipcc and the device libraries it links for --offload-arch=gfx90a.
+command -v hipcc >/dev/null 2>&1 || { need hipcc; need libamdhip64-dev; need rocm-device-libs; }
 # OpenMP: clang must find omp.h (the openmp target's generated code includes it).
 if ! command -v clang >/dev/null 2>&1 ||
    ! printf '#include <omp.h>\n' | clang -fopenmp -x c -E - >/dev/null 2>&1; then
@@ -52,8 +55,12 @@ if [ -n "$missing" ]; then
 	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null ||
 		die "apt-get install$missing failed"
 else
-	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config)"
+	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config, hipcc)"
 fi
+
+# nvcc is not a Debian package here (it comes with the machine, from NVIDIA's
+# pip wheels); without it -t cuda cannot compile and its tests say so.
+command -v nvcc >/dev/null 2>&1 || say "note: nvcc not found: -t cuda builds (not --simulate) will fail"
 
 # ---- Python packages -------------------------------------------------------------
 command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found"

@@ -435,3 +435,20 @@ def test_report_json(tmp_path, exports):
     assert data["weights_bytes"] > 0 and data["time_ms"]["build"] > 0
     assert "expand" in data["time_ms"]["per_pass"]
     assert any("+" in n for n in data["fused_nodes"]), data["fused_nodes"]
+    assert data["device_resident"] is False and data["device_backend"] is None
+    assert data["sdfg"]["name"] == "rep" and data["sdfg"]["containers"], "the final stage's SDFG"
+
+
+def test_report_json_gpu(tmp_path, exports):
+    """docc's on_compile fields for a GPU target: device_resident, device_backend,
+    the architecture and the scheduled SDFG with its GPU schedules."""
+    import json
+    ex = exports.get("small_cnn", "training", 1, "pt2")
+    rep = tmp_path / "report.json"
+    r = doccc_cmd(ex.path, "-t", "cuda", "--simulate", "-o", f"{tmp_path}/", "-n", "rep", "--report", rep)
+    assert r.returncode == 0, fmt_result(r)
+    data = json.loads(rep.read_text())
+    assert data["target"] == "cuda" and data["category"] == "server" and data["march"] == "sm_90"
+    assert data["device_resident"] is True and data["device_backend"] == "cuda" and data["simulated"] is True
+    assert data["host_fallback"] is False
+    assert "gpu_thread" in json.dumps(data["sdfg"]), "no map scheduled onto GPU threads"

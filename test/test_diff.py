@@ -31,19 +31,19 @@ import re
 
 import pytest
 
-from conftest import (BATCHES, CPU_TARGETS, FORMS, IRS, compile_model, doccc_cmd, fmt_result,
+from conftest import (BATCHES, CPU_TARGETS, FORMS, IRS, TARGETS, compile_model, doccc_cmd, fmt_result,
                       full_run, header_of, macro_shape, parse_header, run_lib)
 
 
 def diff_cases():
     cases = []
     for model in ("mlp", "small_cnn"):
-        cases += [(model,) + c for c in itertools.product(IRS, FORMS, BATCHES, CPU_TARGETS)]
+        cases += [(model,) + c for c in itertools.product(IRS, FORMS, BATCHES, TARGETS)]
     if full_run():
-        cases += [("resnet18",) + c for c in itertools.product(IRS, FORMS, BATCHES, CPU_TARGETS)]
+        cases += [("resnet18",) + c for c in itertools.product(IRS, FORMS, BATCHES, TARGETS)]
     else:
-        cases += [("resnet18", "training", "pt2", 1, t) for t in CPU_TARGETS]
-        cases += [("resnet18", "core", "pt2", 4, t) for t in CPU_TARGETS]
+        cases += [("resnet18", "training", "pt2", 1, t) for t in TARGETS]
+        cases += [("resnet18", "core", "pt2", 4, t) for t in TARGETS]
         cases += [("resnet18", "core", "json", 1, "openmp")]
     return cases
 
@@ -146,7 +146,7 @@ def test_emit_source_only_when_asked(exports, session_tmp):
     assert sorted(p.name for p in emitted.iterdir()) == ["emitted.c", "emitted.h", "libemitted.so"]
 
 
-@pytest.mark.parametrize("target", ["none", "openmp"])
+@pytest.mark.parametrize("target", ["none", "openmp", "cuda-sim"])
 def test_deterministic_output(exports, session_tmp, target):
     """Two compiles of the same program: byte-identical NAME.c and NAME.h, with no
     machine paths (neither the input's nor the output's folder) in them."""
@@ -155,7 +155,8 @@ def test_deterministic_output(exports, session_tmp, target):
     for run in ("a", "b"):
         out = session_tmp / f"det_{target}_{run}"
         compile_model(ex.path, target, out, "-n", "det", "--emit-source")
-        texts.append(((out / "det.c").read_bytes(), (out / "det.h").read_bytes()))
+        src = out / ("det.cu" if target.endswith("-sim") else "det.c")
+        texts.append((src.read_bytes(), (out / "det.h").read_bytes()))
     assert texts[0][1] == texts[1][1], "det.h differs between two identical compiles"
     assert texts[0][0] == texts[1][0], "det.c differs between two identical compiles"
     for blob in texts[0]:
@@ -163,14 +164,16 @@ def test_deterministic_output(exports, session_tmp, target):
         assert str(ex.path.parent).encode() not in blob, "generated file contains the input's path"
 
 
-def test_external_weights(exports, session_tmp, check_close):
+@pytest.mark.parametrize("target", ["sequential", "cuda-sim"])
+def test_external_weights(exports, session_tmp, check_close, target):
+    """NAME.weights mapped by create(); on a GPU target uploaded from it."""
     ex = exports.get("small_cnn", "training", 4, "pt2")
-    out = session_tmp / "extw"
-    lib = compile_model(ex.path, "sequential", out, "-n", "extw", "--external-weights")
+    out = session_tmp / f"extw_{target}"
+    lib = compile_model(ex.path, target, out, "-n", "extw", "--external-weights")
     wfile = out / "extw.weights"
     assert wfile.is_file() and wfile.stat().st_size > 0, "--external-weights wrote no NAME.weights"
     got = run_lib(lib, [ex.x], "--weights", wfile)
-    check_close(got[0], ex.ref[0], "small_cnn external weights, sequential")
+    check_close(got[0], ex.ref[0], f"small_cnn external weights, {target}")
 
 
 def test_external_weights_missing_file(exports, session_tmp):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CPU_TARGETS, IRS, compile_model, doccc_cmd, fmt_result, header_of, parse_header, \
+from conftest import CPU_TARGETS, IRS, TARGETS, target_args, compile_model, doccc_cmd, fmt_result, header_of, parse_header, \
     macro_shape, require, run_lib
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -111,12 +111,12 @@ def dyn(tmp_path_factory):
 
 
 @pytest.mark.parametrize("ir", IRS)
-@pytest.mark.parametrize("target", CPU_TARGETS)
+@pytest.mark.parametrize("target", TARGETS)
 def test_dynamic_batch_default_and_chosen(dyn, tmp_path, target, ir):
     """Compiled for the example size by default (with a note), and for --shape."""
     torch = require("torch")
     src, model = dyn["mlp", ir], dyn["models"]["mlp"]
-    r = doccc_cmd(src, "-t", target, "-o", f"{tmp_path}/a/")
+    r = doccc_cmd(src, *target_args(target), "-o", f"{tmp_path}/a/")
     assert r.returncode == 0, fmt_result(r)
     assert "input 'x' dim 0 is dynamic" in r.stderr and "compiled for 3" in r.stderr, r.stderr
     lib = Path(f"{tmp_path}/a/lib{src.stem}.so")
@@ -134,7 +134,7 @@ def test_dynamic_sequence_attention(dyn, tmp_path, ir):
     """Two symbols, one set by --dim and one by --shape; SDPA and arange sized by T."""
     torch = require("torch")
     src, model = dyn["attn", ir], dyn["models"]["attn"]
-    for target in CPU_TARGETS:
+    for target in TARGETS:
         lib = compile_model(src, target, tmp_path / target, "--shape", "x=3,37,16")
         check(lib, model, (torch.randn(3, 37, 16),))
 
@@ -226,7 +226,7 @@ def test_item_is_a_run_time_number(tmp_path, ir):
     m = M()
     src, _ = export(tmp_path, "item", m, (torch.randn(3, 8), torch.tensor(2.0), torch.randn(4), torch.tensor(3)),
                     None, ir)
-    for target in CPU_TARGETS:
+    for target in TARGETS:
         lib = compile_model(src, target, tmp_path / target)
         check(lib, m, (torch.randn(3, 8), torch.tensor(-1.5), torch.randn(4), torch.tensor(7)))
 
