@@ -67,7 +67,7 @@ static char *expr_str(Sdfg *g, Expr *x)
 static void gpu_kernel(Em *e, Node *n, int depth)
 {
 	Sdfg *g = e->g;
-	Node *maps[3] = {n, NULL, NULL};
+	Node *maps[MAXDIM] = {n};
 	for (int i = 1; i < depth; i++)
 		maps[i] = maps[i - 1]->body->kids[0];
 	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
@@ -87,7 +87,7 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		buf_printf(&params, "%sint *dc_err", params.len ? ", " : "");
 		buf_puts(&args, ", dc_err");
 	}
-	Expr *ext[3], *total = ex_int(g, 1);
+	Expr *ext[MAXDIM], *total = ex_int(g, 1);
 	for (int i = 0; i < depth; i++) {
 		ext[i] = extent(g, maps[i]);
 		total = ex_mul(g, total, ext[i]);

@@ -29,7 +29,7 @@
 
 #if defined(DOCCC_SIM)
 #include "gpu_sim.h"
-#define DC_RUNTIME "simulated GPU"
+#define DC_RUNTIME "simulated"
 static inline int dc_is_device(const void *p)
 {
 	return dc_sim_is_device_ptr(p);

@@ -37,7 +37,10 @@ static const char usage_text[] =
 	"      --weights FILE    safetensors weights for a bare ExportedProgram JSON\n"
 	"      --shape IN=D0,D1  sizes of input IN's dynamic dims (repeatable)\n"
 	"      --dim SYM=N       value of the export's shape symbol SYM, e.g. s0=8 (repeatable)\n"
-	"      --march ARCH      ISA for clang -march (default: from the category; 'native')\n"
+	"      --march ARCH      ISA for clang -march (default: from the category; 'native');\n"
+	"                        on cuda/rocm the GPU architecture (sm_90, gfx90a)\n"
+	"      --offload-arch A  GPU architecture for cuda/rocm (as --march; wins over DOCC_CUDA_ARCH)\n"
+	"      --simulate        cuda/rocm: compile the device code for this CPU (runs without a GPU)\n"
 	"      --pass-opt P.K=V  set a pass option, e.g. expand.tile_m=8 (repeatable)\n"
 	"      --disable-pass P  switch a pass off (repeatable)\n"
 	"      --emit-source     also write NAME.c\n"
@@ -80,7 +83,7 @@ static void list_options(void)
 		       *o->values ? "]" : "");
 	}
 	printf("\nEnvironment: DOCC_TMP (working directories), DOCC_DEBUG (dump;build), DOCC_REUSE_BINARIES,\n"
-	       "DOCC_CUDA_ARCH. Pass options: see --list-passes.\n");
+	       "DOCC_CUDA_ARCH (cuda architecture, e.g. sm_86 or cuda:sm_86). Pass options: see --list-passes.\n");
 }
 
 static void list_ops(void)

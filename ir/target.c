@@ -138,8 +138,10 @@ static int gpu_resolve(Target *t, const Options *o, const Category *cat)
 	t->march = arch;
 	t->vec_bits = 0;
 	t->vec_regs = 0;
-	t->tile_m = 4;
-	t->tile_n = 8;
+	/* one output element per GPU thread: the grid, not a register tile,
+	 * supplies the parallelism (a 4x8 tile leaves an H200 mostly idle) */
+	t->tile_m = 1;
+	t->tile_n = 1;
 	t->max_threads = 1;
 	t->gpu_block = cat->gpu_block;
 	t->gpu_max_blocks = cat->gpu_blocks_per_sm * sms;

@@ -110,10 +110,19 @@ def test_bad_option_values(mlp, outdir, args, needle):
     assert_empty(outdir)
 
 
-@pytest.mark.parametrize("target", ["cuda", "rocm"])
-def test_gpu_targets_not_available(mlp, outdir, target):
-    r = doccc_cmd(mlp.path, "-t", target, "-o", f"{outdir}/")
-    assert_exit(r, 1, "not available yet")
+@pytest.mark.parametrize("target,compiler", [("cuda", "nvcc"), ("rocm", "hipcc")])
+def test_gpu_compiler_failure(mlp, outdir, tmp_path, target, compiler):
+    """A failing nvcc/hipcc: exit 3, its own messages passed through, nothing left behind."""
+    import os
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / compiler
+    fake.write_text("#!/bin/sh\necho \"fake-%s: error: no device compiler today\" >&2\nexit 1\n" % compiler)
+    fake.chmod(0o755)
+    env = {"PATH": f"{bindir}:{os.environ['PATH']}"}
+    r = doccc_cmd(mlp.path, "-t", target, "-o", f"{outdir}/", env=env)
+    assert_exit(r, 3, f"fake-{compiler}: error: no device compiler today")
+    assert f"{compiler} failed" in r.stderr, r.stderr
     assert_empty(outdir)
 
 

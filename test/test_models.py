@@ -158,6 +158,26 @@ def test_model_matches_eager(zoo, session_tmp, check_close, model, ir, batch, ta
         check_close(g, r, f"{cid} out{k}")
 
 
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("backend", ["cuda", "rocm"])
+def test_model_builds_with_gpu_toolchain(zoo, session_tmp, model, backend):
+    """Every zoo model compiles with nvcc (sm_90) and hipcc (gfx90a) into a
+    device-resident library with its fat binary; here, without a GPU, create
+    reports the runtime's error."""
+    import numpy as np
+    from test_gpu import REAL, check_real_build, require_cmd
+    require_cmd(REAL[backend][0])
+    pt2 = zoo.pt2(model, "training", 1)
+    out = session_tmp / "zoo_gpu" / f"{model}-{backend}"
+    lib = compile_model(pt2, backend, out, "-n", model)
+    assert device_resident(lib), f"{model} on {backend}: the model took the host fallback"
+    files = []
+    for k, x in enumerate(zoo.data(model, 1)[1]):
+        files.append(out / f"in{k}.npy")
+        np.save(files[-1], x)
+    check_real_build(lib, backend, files)
+
+
 def test_known_gaps_name_real_cases():
     """Every KNOWN_GAPS key names a model and IR level (or a full case id) of this file."""
     valid = {f"{m}-{ir}" for m in MODELS for ir in ZOO_IRS if ir != "core_sdpa" or m in SDPA_MODELS}

@@ -22,7 +22,7 @@
  *   gpu       (cuda, rocm) instead of all of the above: the outermost maps
  *             of each top-level child (each child of a top-level sequence)
  *             become one grid: the longest run of perfectly nested
- *             rectangular maps (at most 3) is SCHED_GPU_THREAD, one GPU
+ *             rectangular maps (up to MAXDIM) is SCHED_GPU_THREAD, one GPU
  *             thread per iteration of the collapsed space (the backend
  *             adds a grid-stride loop). A map stops the run if a wcr store
  *             below it does not index with its variable (those iterations
@@ -237,18 +237,19 @@ static int64_t local_bytes(Sdfg *g, Node *n)
 	return b + local_bytes(g, n->body);
 }
 
-static void gpu_map(Sdfg *g, Node *n, const Target *t)
+/* n: a top-level child or a child of one (label: the top-level child's). */
+static void gpu_map(Sdfg *g, Node *n, const Target *t, const char *label)
 {
 	if (n->kind == N_SEQ) {
 		for (int i = 0; i < n->nkids; i++)
-			gpu_map(g, n->kids[i], t);
+			gpu_map(g, n->kids[i], t, label);
 		return;
 	}
 	int64_t lb = local_bytes(g, n);
 	if (lb > t->gpu_locals) {
 		diag_note(g->src, "node '%s': no GPU expansion: its kernel needs %lld bytes of per-thread buffers, more than "
 		          "the %lld a %s thread of category %s may declare",
-		          n->label && *n->label ? n->label : "?", (long long)lb, (long long)t->gpu_locals, t->name, t->category);
+		          label && *label ? label : "?", (long long)lb, (long long)t->gpu_locals, t->name, t->category);
 		g->host_only++;
 		return;
 	}
@@ -256,8 +257,8 @@ static void gpu_map(Sdfg *g, Node *n, const Target *t)
 		return; /* one GPU thread */
 	int depth = 1;
 	Node *m = n;
-	int outer[3] = {n->var, -1, -1};
-	while (depth < 3 && m->body->nkids == 1 && m->body->kids[0]->kind == N_MAP) {
+	int outer[MAXDIM] = {n->var};
+	while (depth < MAXDIM && m->body->nkids == 1 && m->body->kids[0]->kind == N_MAP) {
 		Node *k = m->body->kids[0];
 		int ok = wcr_indexed(g, k->body, k->var);
 		for (int i = 0; i < depth && ok; i++)
@@ -282,7 +283,7 @@ int pass_schedule(PassCtx *c)
 	if (TARGET_IS_GPU(t)) {
 		g->host_only = 0;
 		for (int i = 0; i < g->root->nkids; i++)
-			gpu_map(g, g->root->kids[i], t);
+			gpu_map(g, g->root->kids[i], t, g->root->kids[i]->label);
 		return 0;
 	}
 	if (t->kind == TG_NONE)

@@ -130,8 +130,23 @@ def _run_group(tmp, name, cases, target, ir):
                 k += 1
 
 
-def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS):
-    """Export, compile and compare a group of cases on every target and IR level."""
+def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS, real_gpu=False):
+    """Export, compile and compare a group of cases on every target and IR level.
+    real_gpu: also build the training-IR group with nvcc and hipcc and check the
+    libraries (fat binary; the runtime's error on a machine without a GPU)."""
     for ir in irs:
         for target in targets:
             _run_group(tmp, name, cases, target, ir)
+    if real_gpu:
+        import numpy as np
+        from test_gpu import REAL, check_real_build, require_cmd
+        pt2 = Path(tmp) / f"{name}_{irs[0]}.pt2"
+        inputs = tuple(x.contiguous() for c in cases for x in c.inputs)
+        files = []
+        for k, x in enumerate(inputs):
+            files.append(Path(tmp) / f"{name}_in{k}.npy")
+            np.save(files[-1], _to_numpy(x))
+        for backend in ("cuda", "rocm"):
+            require_cmd(REAL[backend][0])
+            lib = compile_model(pt2, backend, Path(tmp) / f"{name}_{backend}", "-n", "ops")
+            check_real_build(lib, backend, files)

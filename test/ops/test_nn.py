@@ -116,7 +116,7 @@ def test_attention(tmp_path):
     # training IR only: in core IR attention, all, logsumexp, nearest-exact
     # upsampling and asymmetric 'same' padding decompose
     # into elementwise and shape ops that the other families test
-    check_cases(tmp_path, "attention", cases, irs=("training",))
+    check_cases(tmp_path, "attention", cases, irs=("training",), real_gpu=True)
 
 
 def test_matmul(tmp_path):
@@ -148,7 +148,7 @@ def test_matmul(tmp_path):
         Case("baddbmm", lambda x, y, z: torch.baddbmm(z, x, y, alpha=0.7), (a, b, torch.randn(1, 37, generator=g))),
         Case("f64_bmm", lambda x, y: torch.bmm(x, y), (a.double(), b.double())),
     ]
-    check_cases(tmp_path, "matmul", cases)
+    check_cases(tmp_path, "matmul", cases, real_gpu=True)
 
 
 def test_pool_upsample(tmp_path):
