@@ -201,6 +201,8 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	Arena *ar = g->arena;
 	const char *nm = g->name;
 	const Backend *be = backend_of(t);
+	if (a->profile && be->gpu)
+		diag_warn(NULL, "DOCC_DEBUG=profile times the steps of CPU builds only; ignored for -t %s", t->name);
 	Blob w = {0};
 	blob_layout(g, &w);
 	Buf src = {0}, hdr = {0};

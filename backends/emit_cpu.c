@@ -509,12 +509,9 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "static void dc_destroy(void *m) { %s_destroy(m); }\n", nm);
 	buf_printf(b, "static int dc_threads(void *m, int n) { return %s_set_num_threads(m, n); }\n", nm);
 	buf_printf(b, "static const char *dc_last_error(const void *m) { return %s_last_error((const %s_t *)m); }\n\n", nm, nm);
-	buf_printf(b, "const doccc_model_desc %s_desc = {\n\tDOCCC_ABI_VERSION, \"%s\", \"%s\", \"%s\", \"%s\", \"%s\",\n", nm, nm,
-	           t->name, t->category, DOCCC_VERSION, g->hash);
-	buf_printf(b, "\t%d, %d, dc_ins, dc_outs, DC_WORKSPACE_SIZE, %d,\n", g->ninputs, g->noutputs, a->outweights ? 0 : 1);
-	buf_printf(b, "\tdc_create, %s_run_generic, dc_destroy, %s_strerror, dc_threads,\n", nm, nm);
-	buf_printf(b, "\t0, NULL, %d, %s_run_generic, NULL, NULL, dc_last_error, NULL, NULL, NULL, NULL,\n};\n", t->simulate, nm);
-	buf_printf(b, "extern const doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", nm);
+	emit_descriptor(&e, a, arena_printf(g->arena, "%s_run_generic", nm),
+	                arena_printf(g->arena, "0, NULL, %d, %s_run_generic, NULL, NULL, dc_last_error, NULL, NULL, NULL, NULL,",
+	                             t->simulate, nm), "");
 }
 
 const Printer printer_cpu = {

@@ -12,6 +12,10 @@
  *     every gridDim.x * blockDim.x further (a grid-stride loop), recovers
  *     the k loop variables from dc_t and runs the body as scalar code;
  *     the grid is min(ceil(iterations / block), the category's cap);
+ *   - such a nest with few iterations and long inner loops runs one thread
+ *     block per iteration instead (block-cooperative kernels, below);
+ *   - a step-level nest that only accumulates into one small global
+ *     container (a whole-tensor sum or max) runs as one cooperative block;
  *   - anything else at step level (an N_FOR, a block, a map that was not
  *     collapsed) becomes a kernel of one thread: correct, not fast;
  *   - inside kernels, loops are plain for loops (#pragma unroll for
@@ -62,6 +66,344 @@ static char *expr_str(Sdfg *g, Expr *x)
 	return s;
 }
 
+/* ---- block-cooperative kernels ---------------------------------------------------
+ *
+ * A grid of few iterations, each with long inner loops (a layer norm or
+ * softmax over rows, a GEMV at batch 1, a global sum), leaves most of a
+ * GPU idle when one thread takes an iteration. Such a nest runs as one
+ * thread block per iteration instead: the children of the innermost
+ * collapsed map's body are classified, in order,
+ *
+ *   split       an N_MAP that stores only to global memory without wcr
+ *               (and to locals of its own): its iterations are dealt out
+ *               to the block's threads, then a barrier;
+ *   reduce      an N_MAP or N_FOR whose only stores outside its own locals
+ *               are reductions into locals of the row (wcr +=, *=, max=,
+ *               min=, or the read-modify-write "l = l op x" of a scalar
+ *               accumulator that nothing else in the loop reads), float32,
+ *               float64 or int64: every thread reduces its share of the
+ *               iterations from the identity, then a shared-memory tree
+ *               combines the partials and every thread adds them to the
+ *               value from before the loop;
+ *   redundant   anything else without wcr into global memory: every thread
+ *               runs it in full and computes the same values (the row's
+ *               scalar code between the loops);
+ *
+ * and a child with wcr into global memory keeps the one-thread-per-
+ * iteration kernel. The barriers are uniform: every thread of a block
+ * walks the same iterations. Reassociating a floating-point reduction
+ * changes its rounding a little; 16-bit accumulators, which round at every
+ * step, are left alone.
+ */
+enum { C_REDUNDANT, C_SPLIT, C_REDUCE };
+enum { MAXRED = 16 };
+
+typedef struct {
+	Node **maps;
+	int depth;
+	int kind[64];             /* per child of the row body */
+	Node *kid[64];
+	int nkids;
+	int red[MAXRED];          /* reduced row locals, their op, for the child being classified */
+	Wcr op[MAXRED];
+	int nred;
+} Coop;
+
+static int row_local(Sdfg *g, int c, Node *const *maps, int depth)
+{
+	Container *ct = sdfg_c(g, c);
+	for (int i = 0; i < depth && ct->kind == CK_LOCAL; i++)
+		if (ct->owner == maps[i]->id)
+			return 1;
+	return 0;
+}
+
+static Wcr rmw_op(TCode c)
+{
+	return c == T_ADD ? W_SUM : c == T_MUL ? W_PROD : c == T_MAX ? W_MAX : c == T_MIN ? W_MIN : W_NONE;
+}
+
+/* Reads of the memory of container c (through any view) in subtree n. */
+static int count_reads(Sdfg *g, const Node *n, int c)
+{
+	int k = 0;
+	if (n->kind == N_SEQ)
+		for (int i = 0; i < n->nkids; i++)
+			k += count_reads(g, n->kids[i], c);
+	else if (n->kind != N_BLOCK)
+		k = count_reads(g, n->body, c);
+	else
+		for (int i = 0; i < n->nts && !n->lib; i++)
+			for (int j = 0; j < n->ts[i].nin; j++)
+				k += n->ts[i].in[j].kind == OPD_MEM && sdfg_root_of(g, n->ts[i].in[j].m.data) == sdfg_root_of(g, c);
+	return k;
+}
+
+static int add_red(Coop *co, int c, Wcr op)
+{
+	for (int i = 0; i < co->nred; i++)
+		if (co->red[i] == c)
+			return co->op[i] == op;
+	if (co->nred == MAXRED)
+		return 0;
+	co->red[co->nred] = c;
+	co->op[co->nred++] = op;
+	return 1;
+}
+
+/* Stores in subtree n of loop L: flags 1 global store, 2 global wcr or
+ * value-indexed store, 4 a row-local store that is not a reduction over
+ * L's variable (reductions are collected in co). */
+static int store_flags(Sdfg *g, Coop *co, Node *L, const Node *n)
+{
+	int f = 0;
+	if (n->kind == N_SEQ) {
+		for (int i = 0; i < n->nkids; i++)
+			f |= store_flags(g, co, L, n->kids[i]);
+		return f;
+	}
+	if (n->kind != N_BLOCK)
+		return store_flags(g, co, L, n->body);
+	for (int i = 0; i < n->nts && !n->lib; i++) {
+		const Tasklet *t = &n->ts[i];
+		if (!t->store)
+			continue;
+		Container *c = sdfg_c(g, t->out.data);
+		int value_ix = 0;
+		for (int d = 0; d < c->rank; d++)
+			value_ix |= ex_uses_kind(g, t->out.idx[d], SYM_VALUE);
+		if (c->kind != CK_LOCAL) {
+			f |= t->wcr != W_NONE || value_ix ? 2 : 1;
+			continue;
+		}
+		if (!row_local(g, t->out.data, co->maps, co->depth))
+			continue; /* a temporary of the loop's own */
+		int dep = value_ix;
+		for (int d = 0; d < c->rank; d++)
+			dep |= L && ex_uses(t->out.idx[d], L->var);
+		Dtype dt = c->dt;
+		int okdt = dt == DT_F32 || dt == DT_F64 || dt == DT_I64;
+		Wcr op = t->wcr;
+		if (op == W_NONE && L && L->kind == N_FOR && c->rank == 0 && t->nin == 2 && t->dt == dt) {
+			/* l = l op x, the only read of l in the loop */
+			op = rmw_op(t->code);
+			int self = -1;
+			for (int k = 0; k < 2; k++)
+				if (t->in[k].kind == OPD_MEM && t->in[k].m.data == t->out.data && !t->in[k].guard)
+					self = k;
+			if (self < 0 || count_reads(g, L->body, t->out.data) != 1)
+				op = W_NONE;
+		}
+		else if (op != W_NONE && L && count_reads(g, L->body, t->out.data))
+			op = W_NONE; /* the loop reads the partial value */
+		if (!L || op == W_NONE || dep || !okdt || sdfg_numel(g, t->out.data) > 16 || !add_red(co, t->out.data, op))
+			f |= 4;
+	}
+	return f;
+}
+
+static void flatten(Coop *co, Node *n, int *ok)
+{
+	if (n->kind == N_SEQ) {
+		for (int i = 0; i < n->nkids; i++)
+			flatten(co, n->kids[i], ok);
+		return;
+	}
+	if (co->nkids == (int)COUNTOF(co->kid)) {
+		*ok = 0;
+		return;
+	}
+	co->kid[co->nkids++] = n;
+}
+
+/* Plan the cooperative form of the nest; 0 if it is not worth it or not possible. */
+static int coop_plan(Em *e, Coop *co, Node **maps, int depth, int64_t total)
+{
+	Sdfg *g = e->g;
+	if (total > e->t->gpu_max_blocks || total < 1)
+		return 0;
+	memset(co, 0, sizeof *co);
+	co->maps = maps;
+	co->depth = depth;
+	int ok = 1, worth = 0;
+	flatten(co, maps[depth - 1]->body, &ok);
+	for (int i = 0; i < co->nkids && ok; i++) {
+		Node *k = co->kid[i];
+		co->nred = 0;
+		int loop = k->kind == N_MAP || k->kind == N_FOR;
+		int f = store_flags(g, co, loop ? k : NULL, k);
+		if (f & 2)
+			return 0;
+		int64_t n = -1, lo, hi;
+		if (loop && ex_isint(k->lo, &lo) && ex_isint(k->hi, &hi))
+			n = (hi - lo + k->step - 1) / k->step;
+		if (loop && !(f & 4) && co->nred && !(f & 1))
+			co->kind[i] = C_REDUCE;
+		else if (k->kind == N_MAP && !(f & 4) && !co->nred)
+			co->kind[i] = C_SPLIT;
+		else
+			co->kind[i] = C_REDUNDANT;
+		worth |= co->kind[i] != C_REDUNDANT && n >= 32;
+	}
+	return ok && worth;
+}
+
+static const char *identity(Wcr op, Dtype dt)
+{
+	int fl = dt != DT_I64;
+	switch (op) {
+	case W_SUM: return fl ? "0" : "(int64_t)0";
+	case W_PROD: return fl ? "1" : "(int64_t)1";
+	case W_MAX: return fl ? "-INFINITY" : "INT64_MIN";
+	case W_MIN: return fl ? "INFINITY" : "INT64_MAX";
+	default: DOCC_UNREACHABLE();
+	}
+}
+
+static void combine(Buf *b, Wcr op, Dtype dt, const char *x, const char *y)
+{
+	const char *sfx = dt == DT_F32 ? "f" : dt == DT_F64 ? "" : "i";
+	switch (op) {
+	case W_SUM: buf_printf(b, "%s + %s", x, y); break;
+	case W_PROD: buf_printf(b, "%s * %s", x, y); break;
+	case W_MAX: buf_printf(b, "dc_max%s(%s, %s)", sfx, x, y); break;
+	case W_MIN: buf_printf(b, "dc_min%s(%s, %s)", sfx, x, y); break;
+	default: DOCC_UNREACHABLE();
+	}
+}
+
+static const char *shared_name(Dtype dt)
+{
+	return dt == DT_F32 ? "dc_shf" : dt == DT_F64 ? "dc_shd" : "dc_shi";
+}
+
+/* The loop over this thread's share of k's iterations. */
+static void split_loop(Em *e, Node *k)
+{
+	Sdfg *g = e->g;
+	const char *v = g->syms[k->var].name;
+	emit_line(e, "for (int64_t %s = %s + (int64_t)threadIdx.x * %lld; %s < %s; %s += (int64_t)blockDim.x * %lld) {", v,
+	          expr_str(g, k->lo), (long long)k->step, v, expr_str(g, k->hi), v, (long long)k->step);
+	e->ind++;
+	emit_locals(e, k);
+	emit_node(e, k->body);
+	e->ind--;
+	emit_line(e, "}");
+}
+
+static void element(Buf *b, Sdfg *g, int c, int64_t j)
+{
+	Container *ct = sdfg_c(g, c);
+	if (ct->rank == 0)
+		buf_printf(b, "l_%s", ct->name);
+	else
+		buf_printf(b, "l_%s[%lld]", ct->name, (long long)j);
+}
+
+/* Combine every thread's value mine through shared memory: out = pre op
+ * (all of them), by every thread, or by thread 0 alone (only0). */
+static void emit_tree(Em *e, Wcr op, Dtype dt, const char *mine, const char *out, const char *pre, int only0)
+{
+	const char *sh = shared_name(dt);
+	Buf t = {0}, y = {0}, f = {0}, z = {0};
+	buf_printf(&t, "%s[threadIdx.x]", sh);
+	buf_printf(&y, "%s[threadIdx.x + dc_s]", sh);
+	buf_printf(&z, "%s[0]", sh);
+	emit_line(e, "%s = %s;", t.s, mine);
+	emit_line(e, "__syncthreads();");
+	emit_line(e, "for (unsigned dc_s = blockDim.x / 2; dc_s > 0; dc_s >>= 1) {");
+	combine(&f, op, dt, t.s, y.s);
+	emit_line(e, "\tif (threadIdx.x < dc_s)");
+	emit_line(e, "\t\t%s = %s;", t.s, f.s);
+	emit_line(e, "\t__syncthreads();");
+	emit_line(e, "}");
+	f.len = 0;
+	combine(&f, op, dt, pre, z.s);
+	if (only0) {
+		emit_line(e, "if (threadIdx.x == 0)");
+		e->ind++;
+	}
+	emit_line(e, "%s = %s;", out, f.s);
+	e->ind -= only0;
+	emit_line(e, "__syncthreads();");
+	buf_free(&t), buf_free(&y), buf_free(&f), buf_free(&z);
+}
+
+static void coop_reduce(Em *e, Coop *co, Node *k)
+{
+	Sdfg *g = e->g;
+	emit_line(e, "{ /* reduction shared by the block's threads */");
+	e->ind++;
+	for (int r = 0; r < co->nred; r++) {
+		Container *c = sdfg_c(g, co->red[r]);
+		int64_t n = sdfg_numel(g, co->red[r]);
+		emit_line(e, "%s dc_p%d[%lld];", emit_storage_type[c->dt], r, (long long)n);
+		for (int64_t j = 0; j < n; j++) {
+			Buf x = {0};
+			element(&x, g, co->red[r], j);
+			emit_line(e, "dc_p%d[%lld] = %s;", r, (long long)j, x.s);
+			emit_line(e, "%s = %s;", x.s, identity(co->op[r], c->dt));
+			buf_free(&x);
+		}
+	}
+	split_loop(e, k);
+	for (int r = 0; r < co->nred; r++) {
+		Container *c = sdfg_c(g, co->red[r]);
+		for (int64_t j = 0; j < sdfg_numel(g, co->red[r]); j++) {
+			Buf x = {0}, p = {0};
+			element(&x, g, co->red[r], j);
+			buf_printf(&p, "dc_p%d[%lld]", r, (long long)j);
+			emit_tree(e, co->op[r], c->dt, x.s, x.s, p.s, 0);
+			buf_free(&x), buf_free(&p);
+		}
+	}
+	e->ind--;
+	emit_line(e, "}");
+}
+
+/* The body of a cooperative kernel: iterations dealt out to blocks. */
+static void coop_body(Em *e, Coop *co, const char *total)
+{
+	Sdfg *g = e->g;
+	int need[NDTYPES] = {0};
+	for (int i = 0; i < co->nkids; i++) {
+		if (co->kind[i] != C_REDUCE)
+			continue;
+		co->nred = 0;
+		store_flags(g, co, co->kid[i], co->kid[i]);
+		for (int r = 0; r < co->nred; r++)
+			need[sdfg_c(g, co->red[r])->dt] = 1;
+	}
+	static const Dtype dts[] = {DT_F32, DT_F64, DT_I64};
+	for (int i = 0; i < 3; i++)
+		if (need[dts[i]])
+			emit_line(e, "__shared__ %s %s[%d];", emit_storage_type[dts[i]], shared_name(dts[i]), e->t->gpu_block);
+	emit_line(e, "const int64_t dc_n = %s;", total);
+	emit_line(e, "for (int64_t dc_t = blockIdx.x; dc_t < dc_n; dc_t += gridDim.x) {");
+	e->ind++;
+}
+
+static void coop_kids(Em *e, Coop *co)
+{
+	for (int i = 0; i < co->nkids; i++) {
+		Node *k = co->kid[i];
+		switch (co->kind[i]) {
+		case C_SPLIT:
+			split_loop(e, k);
+			emit_line(e, "__syncthreads();");
+			break;
+		case C_REDUCE:
+			co->nred = 0;
+			store_flags(e->g, co, k, k);
+			coop_reduce(e, co, k);
+			break;
+		default:
+			emit_node(e, k);
+			break;
+		}
+	}
+}
+
 /* A kernel for subtree n: over the collapsed space of its first depth
  * maps, or one thread for depth 0; its launch printed at e's position. */
 static void gpu_kernel(Em *e, Node *n, int depth)
@@ -92,6 +434,9 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		ext[i] = extent(g, maps[i]);
 		total = ex_mul(g, total, ext[i]);
 	}
+	int64_t nt;
+	Coop co;
+	int coop = depth && ex_isint(total, &nt) && coop_plan(e, &co, maps, depth, nt);
 	Buf *saved = e->b;
 	int sind = e->ind;
 	e->b = e->kern;
@@ -100,11 +445,15 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	emit_line(e, "__global__ void %s_k%d(%s)", e->nm, id, params.len ? params.s : "");
 	emit_line(e, "{");
 	e->ind++;
-	if (depth) {
+	if (coop)
+		coop_body(e, &co, expr_str(g, total));
+	else if (depth) {
 		emit_line(e, "const int64_t dc_n = %s;", expr_str(g, total));
 		emit_line(e, "for (int64_t dc_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; dc_t < dc_n; "
 		             "dc_t += (int64_t)gridDim.x * blockDim.x) {");
 		e->ind++;
+	}
+	if (depth) {
 		for (int i = 0; i < depth; i++) {
 			Expr *inner = ex_int(g, 1);
 			for (int j = i + 1; j < depth; j++)
@@ -122,7 +471,10 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		}
 		for (int i = 0; i < depth; i++)
 			emit_locals(e, maps[i]);
-		emit_node(e, maps[depth - 1]->body);
+		if (coop)
+			coop_kids(e, &co);
+		else
+			emit_node(e, maps[depth - 1]->body);
 		e->ind--;
 		emit_line(e, "}");
 	} else
@@ -133,8 +485,10 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	e->ind = sind;
 	e->inkern = 0;
 	const char *a = args.len ? args.s : "";
-	int64_t nt;
-	if (!depth)
+	if (coop)
+		emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(%lld), dim3(%d), dc_stream%s);", e->nm, id,
+		          (long long)(nt < e->t->gpu_max_blocks ? nt : e->t->gpu_max_blocks), e->t->gpu_block, a);
+	else if (!depth)
 		emit_line(e, "DC_LAUNCH(%s_k%d, dim3(1), dim3(1), dc_stream%s);", e->nm, id, a);
 	else if (ex_isint(total, &nt)) {
 		int64_t bs = e->t->gpu_block, nb = (nt + bs - 1) / bs;
@@ -156,6 +510,144 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	buf_free(&args);
 }
 
+
+/* A step-level loop nest that only accumulates into one small global
+ * container ("acc[j] = acc[j] op x", the only read of acc in the nest, at
+ * indices free of the nest's variables: a sum or max of a whole tensor)
+ * runs as one block: the collapsed iterations dealt out to its threads,
+ * each reducing into a private copy of acc from the identity, then the
+ * shared-memory tree, and thread 0 folds the result into acc. */
+typedef struct {
+	Node *loops[MAXDIM];
+	int nloops;
+	Node *body;              /* the innermost block */
+	int acc;                 /* the accumulator (a root container) */
+	Wcr op;
+} GReduce;
+
+static int greduce_plan(Sdfg *g, Node *n, GReduce *r)
+{
+	memset(r, 0, sizeof *r);
+	Node *k = n;
+	while (k->kind == N_MAP || k->kind == N_FOR) {
+		if (r->nloops == MAXDIM || k->body->nkids != 1)
+			return 0;
+		for (int i = 0; i < r->nloops; i++)
+			if (ex_uses(k->lo, r->loops[i]->var) || ex_uses(k->hi, r->loops[i]->var))
+				return 0;
+		r->loops[r->nloops++] = k;
+		k = k->body->kids[0];
+	}
+	if (k->kind != N_BLOCK || k->lib || !r->nloops)
+		return 0;
+	r->body = k;
+	int stores = 0;
+	for (int i = 0; i < k->nts; i++) {
+		const Tasklet *t = &k->ts[i];
+		if (t->bind >= 0 || t->code == T_INDEX || !t->store)
+			continue;
+		stores++;
+		Container *c = sdfg_c(g, t->out.data);
+		if (c->kind == CK_LOCAL || c->kind == CK_VIEW || t->wcr != W_NONE || t->nin != 2 || t->dt != c->dt)
+			return 0;
+		if (c->dt != DT_F32 && c->dt != DT_F64 && c->dt != DT_I64)
+			return 0;
+		for (int d = 0; d < c->rank; d++)
+			for (int l = 0; l < r->nloops; l++)
+				if (ex_uses(t->out.idx[d], r->loops[l]->var) || ex_uses_kind(g, t->out.idx[d], SYM_VALUE))
+					return 0;
+		int self = 0;
+		for (int j = 0; j < 2; j++)
+			self |= t->in[j].kind == OPD_MEM && t->in[j].m.data == t->out.data && !t->in[j].guard;
+		r->op = rmw_op(t->code);
+		r->acc = t->out.data;
+		if (!self || r->op == W_NONE || count_reads(g, n, t->out.data) != 1 || sdfg_numel(g, t->out.data) > 16)
+			return 0;
+	}
+	return stores == 1;
+}
+
+static void greduce_kernel(Em *e, Node *n, const GReduce *r)
+{
+	Sdfg *g = e->g;
+	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
+	emit_touched(g, n, set);
+	int id = e->nkern++;
+	Buf params = {0}, args = {0};
+	for (int c = 0; c < g->ncs; c++) {
+		Container *ct = &g->cs[c];
+		if (!set[c] || ct->kind == CK_LOCAL)
+			continue;
+		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
+		buf_printf(&params, "%s%s%s *restrict v_%s", params.len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt],
+		           ct->name);
+		buf_printf(&args, ", v_%s", ct->name);
+	}
+	if (emit_has_check(n)) {
+		buf_printf(&params, "%sint *dc_err", params.len ? ", " : "");
+		buf_puts(&args, ", dc_err");
+	}
+	Container *acc = sdfg_c(g, r->acc);
+	int64_t numel = sdfg_numel(g, r->acc);
+	Expr *ext[MAXDIM], *total = ex_int(g, 1);
+	for (int i = 0; i < r->nloops; i++) {
+		ext[i] = extent(g, r->loops[i]);
+		total = ex_mul(g, total, ext[i]);
+	}
+	Buf *saved = e->b;
+	int sind = e->ind;
+	e->b = e->kern;
+	e->ind = 0;
+	e->inkern = 1;
+	emit_line(e, "__global__ void %s_k%d(%s)", e->nm, id, params.s ? params.s : "");
+	emit_line(e, "{");
+	e->ind++;
+	const char *T = emit_storage_type[acc->dt];
+	emit_line(e, "__shared__ %s %s[%d];", T, shared_name(acc->dt), e->t->gpu_block);
+	if (acc->rank == 0)
+		emit_line(e, "%s l_%s = %s;", T, acc->name, identity(r->op, acc->dt));
+	else {
+		emit_line(e, "%s l_%s[%lld];", T, acc->name, (long long)numel);
+		emit_line(e, "for (int dc_j = 0; dc_j < %lld; dc_j++)", (long long)numel);
+		emit_line(e, "\tl_%s[dc_j] = %s;", acc->name, identity(r->op, acc->dt));
+	}
+	emit_line(e, "for (int64_t dc_t = threadIdx.x; dc_t < %s; dc_t += blockDim.x) {", expr_str(g, total));
+	e->ind++;
+	for (int i = 0; i < r->nloops; i++) {
+		Expr *inner = ex_int(g, 1);
+		for (int j = i + 1; j < r->nloops; j++)
+			inner = ex_mul(g, inner, ext[j]);
+		emit_line(e, "const int64_t %s = %s + (dc_t / (%s) %% (%s)) * %lld;", g->syms[r->loops[i]->var].name,
+		          expr_str(g, r->loops[i]->lo), expr_str(g, inner), expr_str(g, ext[i]), (long long)r->loops[i]->step);
+	}
+	for (int i = 0; i < r->nloops; i++)
+		emit_locals(e, r->loops[i]);
+	/* the body accumulates into the thread's copy: acc prints as a local */
+	CKind kind = acc->kind;
+	acc->kind = CK_LOCAL;
+	emit_node(e, r->body);
+	acc->kind = kind;
+	e->ind--;
+	emit_line(e, "}");
+	for (int64_t j = 0; j < numel; j++) {
+		char mine[96], out[96];
+		if (acc->rank == 0)
+			snprintf(mine, sizeof mine, "l_%s", acc->name);
+		else
+			snprintf(mine, sizeof mine, "l_%s[%lld]", acc->name, (long long)j);
+		snprintf(out, sizeof out, "v_%s[%lld]", acc->name, (long long)j);
+		emit_tree(e, r->op, acc->dt, mine, out, out, 1);
+	}
+	e->ind--;
+	emit_line(e, "}\n");
+	e->b = saved;
+	e->ind = sind;
+	e->inkern = 0;
+	emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(1), dim3(%d), dc_stream%s);", e->nm, id, e->t->gpu_block, args.len ? args.s : "");
+	buf_free(&params);
+	buf_free(&args);
+}
+
 static void gpu_plain_loop(Em *e, Node *n)
 {
 	Sdfg *g = e->g;
@@ -173,10 +665,15 @@ static void gpu_plain_loop(Em *e, Node *n)
 
 static void gpu_loop(Em *e, Node *n)
 {
+	GReduce r;
 	if (e->inkern)
 		gpu_plain_loop(e, n);
+	else if (n->kind == N_MAP && n->sched == SCHED_GPU_THREAD)
+		gpu_kernel(e, n, n->collapse > 0 ? n->collapse : 1);
+	else if (greduce_plan(e->g, n, &r))
+		greduce_kernel(e, n, &r);
 	else
-		gpu_kernel(e, n, n->kind == N_MAP && n->sched == SCHED_GPU_THREAD ? (n->collapse > 0 ? n->collapse : 1) : 0);
+		gpu_kernel(e, n, 0);
 }
 
 static void gpu_block(Em *e, Node *n)
@@ -424,14 +921,10 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	typed_run(&e, 0);
 	typed_run(&e, 1);
 	emit_strerror(&e);
-	buf_printf(b, "const doccc_model_desc %s_desc = {\n\tDOCCC_ABI_VERSION, \"%s\", \"%s\", \"%s\", \"%s\", \"%s\",\n", nm, nm,
-	           t->name, t->category, DOCCC_VERSION, g->hash);
-	buf_printf(b, "\t%d, %d, dc_ins, dc_outs, DC_WORKSPACE_SIZE, %d,\n", g->ninputs, g->noutputs, a->outweights ? 0 : 1);
-	buf_printf(b, "\tdc_create, dc_run_generic, dc_destroy, %s_strerror, dc_threads,\n", nm);
-	buf_printf(b, "\t1, \"%s\", %d, dc_run_host_generic, dc_set_stream, dc_sync, dc_last_error, dc_set_log,\n",
-	           t->kind == TG_CUDA ? "cuda" : "rocm", t->simulate);
-	buf_puts(b, "\tdc_dev_alloc, dc_dev_free, dc_dev_copy,\n};\n");
-	buf_printf(b, "extern \"C\" const doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", nm);
+	emit_descriptor(&e, a, "dc_run_generic",
+	                arena_printf(g->arena, "1, \"%s\", %d, dc_run_host_generic, dc_set_stream, dc_sync, dc_last_error, dc_set_log,\n"
+	                                       "\tdc_dev_alloc, dc_dev_free, dc_dev_copy,",
+	                             t->kind == TG_CUDA ? "cuda" : "rocm", t->simulate), "\"C\" ");
 	buf_puts(b, "#endif\n");
 }
 

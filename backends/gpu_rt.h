@@ -4,7 +4,9 @@
  *
  * The generated code is written in CUDA's spelling (cudaMalloc,
  * cudaStream_t, __global__, threadIdx) and launches every kernel through
- * DC_LAUNCH(kernel, grid, block, stream, args...). This header maps that
+ * DC_LAUNCH(kernel, grid, block, stream, args...), or DC_LAUNCH_SYNC for
+ * kernels whose threads meet at __syncthreads() (the simulation runs those
+ * as fibers; on a GPU the two are the same). This header maps that
  * onto one of three runtimes:
  *
  *   nvcc            <cuda_runtime.h>, DC_LAUNCH is kernel<<<grid, block, 0, stream>>>
@@ -55,6 +57,7 @@ static inline int dc_is_device(const void *p)
 #define cudaGetErrorString hipGetErrorString
 #define cudaGetErrorName hipGetErrorName
 #define DC_LAUNCH(k, g, b, s, ...) hipLaunchKernelGGL(k, g, b, 0, s, __VA_ARGS__)
+#define DC_LAUNCH_SYNC DC_LAUNCH
 static inline int dc_is_device(const void *p)
 {
 	hipPointerAttribute_t a;
@@ -68,6 +71,7 @@ static inline int dc_is_device(const void *p)
 #include <cuda_runtime.h>
 #define DC_RUNTIME "CUDA"
 #define DC_LAUNCH(k, g, b, s, ...) k<<<(g), (b), 0, (s)>>>(__VA_ARGS__)
+#define DC_LAUNCH_SYNC DC_LAUNCH
 static inline int dc_is_device(const void *p)
 {
 	cudaPointerAttributes a;

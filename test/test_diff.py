@@ -31,7 +31,7 @@ import re
 
 import pytest
 
-from conftest import (BATCHES, CPU_TARGETS, FORMS, IRS, TARGETS, compile_model, doccc_cmd, fmt_result,
+from conftest import (BATCHES, FORMS, IRS, TARGETS, compile_model, doccc_cmd, fmt_result,
                       full_run, header_of, macro_shape, parse_header, run_lib)
 
 

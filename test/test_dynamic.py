@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CPU_TARGETS, IRS, TARGETS, target_args, compile_model, doccc_cmd, fmt_result, header_of, parse_header, \
+from conftest import IRS, TARGETS, target_args, compile_model, doccc_cmd, fmt_result, header_of, parse_header, \
     macro_shape, require, run_lib
 
 RTOL, ATOL = 1e-4, 1e-5

@@ -749,3 +749,51 @@ def test_sim_create_failure_message_wording(builds, models, tmp_path):
     r = doccc_cmd("run", lib, *_io_args(models["convnet"], tmp_path), env={"DOCCC_SIM_NO_DEVICE": "1"})
     assert r.returncode == 1, fmt_result(r)
     assert not re.search(r"\b(\w+) \1\b", r.stderr), f"a doubled word in the message:\n{r.stderr}"
+
+
+# ---- 9. block-cooperative kernels -------------------------------------------------------
+
+
+def test_block_cooperative_reductions(tmp_path):
+    """Few rows with long reductions run as one thread block per row (a shared-
+    memory tree and barriers: DC_LAUNCH_SYNC): layer norm, a GEMV at batch 1,
+    global float and int64 sums, an amax that must keep a NaN, softmax rows.
+    Results match eager through both entry points."""
+    torch = require("torch")
+    np = require("numpy")
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = torch.nn.LayerNorm(1000)
+            self.fc = torch.nn.Linear(1000, 300)
+
+        def forward(self, x, k, y):
+            h = self.ln(x)
+            return (self.fc(h), x.sum(), k.sum(), y.amax(dim=1), torch.softmax(x * 3, dim=-1))
+
+    torch.manual_seed(0)
+    m = M().eval()
+    x = torch.randn(2, 1000)
+    k = torch.randint(-2 ** 40, 2 ** 40, (3, 700))
+    y = torch.randn(4, 900)
+    y[2, 517] = float("nan")
+    pt2 = tmp_path / "coop.pt2"
+    with torch.no_grad():
+        torch.export.save(torch.export.export(m, (x, k, y)), str(pt2))
+        want = m(x, k, y)
+    lib, _ = compile_capture(pt2, tmp_path / "out", "-t", "cuda", "--simulate", "--emit-source", "-n", "coop")
+    src = (tmp_path / "out" / "coop.cu").read_text()
+    assert src.count("DC_LAUNCH_SYNC(") >= 4 and "__syncthreads();" in src, "no block-cooperative kernel"
+    assert "__shared__ double" in src or "__shared__ float" in src
+    assert "__shared__ int64_t" in src, "the int64 sum did not take the cooperative form"
+    for extra in ([], ["--device"]):
+        got = run_lib(lib, [x.numpy(), k.numpy(), y.numpy()], *extra)
+        for j, (g, w) in enumerate(zip(got, want)):
+            w = w.numpy()
+            if w.dtype == np.int64:
+                assert np.array_equal(g, w), f"out{j} {extra}: int64 sum {g} != {w}"
+            else:
+                compare(g, w, f"coop out{j} {extra}") if not np.isnan(w).any() else \
+                    np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, equal_nan=True)
+        assert np.isnan(got[3][2]) and not np.isnan(got[3][[0, 1, 3]]).any(), got[3]

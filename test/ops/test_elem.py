@@ -227,7 +227,7 @@ def test_integer_division_by_zero(tmp_path):
     inputs run, and float division by zero gives inf/nan as in torch."""
     torch = require("torch")
     np = require("numpy")
-    from conftest import CPU_TARGETS, compile_model, doccc_cmd, fmt_result
+    from conftest import TARGETS, compile_model, doccc_cmd, fmt_result
 
     class M(torch.nn.Module):
         def forward(self, a, b, x):
@@ -241,7 +241,7 @@ def test_integer_division_by_zero(tmp_path):
     torch.export.save(torch.export.export(M(), (a, ok, x)), str(pt2))
     zero = ok.clone()
     zero[3, 200] = 0
-    for target in CPU_TARGETS:
+    for target in TARGETS:
         lib = compile_model(pt2, target, tmp_path / target, "-n", "zd")
         for label, b in (("nonzero", ok), ("zero", zero)):
             for name, t in (("a", a), ("b", b), ("x", x)):

@@ -13,7 +13,7 @@ dominates."""
 import os
 
 from harness import Case, check_cases
-from conftest import CPU_TARGETS, compile_model, doccc_cmd, fmt_result, require
+from conftest import TARGETS, compile_model, doccc_cmd, fmt_result, require
 
 FAST = os.environ.get("DOCCC_INDEX_FAST")  # one target, one IR level: for debugging
 KW = dict(targets=("none",), irs=("training",)) if FAST else {}
@@ -194,7 +194,7 @@ def test_out_of_range(tmp_path):
     bad_o[2] = 301
     bad_m[1, :2] = True  # 5 true positions, 4 source elements
     runs = [("in range", (i, o, mk)), ("index", (bad_i, o, mk)), ("offset", (i, bad_o, mk)), ("source", (i, o, bad_m))]
-    for target in (("sequential",) if FAST else CPU_TARGETS):
+    for target in (("sequential", "cuda-sim") if FAST else TARGETS):
         lib = compile_model(pt2, target, tmp_path / target, "-n", "oob")
         for label, (ii, oo, mm) in runs:
             args = ["run", lib]

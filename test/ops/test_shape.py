@@ -13,7 +13,7 @@ because compile time dominates."""
 import os
 
 from harness import Case, check_cases
-from conftest import CPU_TARGETS, compile_model, doccc_cmd, fmt_result, require
+from conftest import TARGETS, compile_model, doccc_cmd, fmt_result, require
 
 FAST = os.environ.get("DOCCC_SHAPE_FAST")  # one target, one IR level: for debugging
 KW = dict(targets=("none",), irs=("training",)) if FAST else {}
@@ -181,7 +181,7 @@ def test_index_out_of_range(tmp_path):
     for label, pos, v in (("past the end", 300, 20), ("negative", 2, -1), ("far", 511, 2 ** 40)):
         bad[label] = ok.clone()
         bad[label][pos] = v
-    for target in (("sequential",) if FAST else CPU_TARGETS):
+    for target in (("sequential", "cuda-sim") if FAST else TARGETS):
         lib = compile_model(pt2, target, tmp_path / target, "-n", "oob")
         for label, k in [("in range", ok)] + list(bad.items()):
             np.save(tmp_path / "w.npy", w.numpy())
