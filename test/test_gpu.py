@@ -12,7 +12,9 @@ device-resident runtime in its simulation.
     ctypes): run takes device pointers only, run_host copies and warns once
     per instance through the log hook, set_stream/sync, NULL handles;
   - the host fallback of a model with a step that cannot run on the GPU (a
-    long stable sort), whose run rejects device memory;
+    scaled-dot-product attention over 20000 keys, whose score row outgrows
+    a GPU thread's locals), whose run rejects device memory; a long stable
+    sort stays on the GPU (its merge sort goes in chunks that fit);
   - the simulation's device memory is unreadable outside kernels and copies;
   - `doccc run` with and without --device; index checks on the GPU; the
     simulation's DOCCC_SIM_NO_DEVICE and DOCCC_SIM_DEVICE_MEMORY.
@@ -105,6 +107,10 @@ def _modules():
             v, i = torch.sort(x, dim=-1, stable=True)
             return v, i
 
+    class LongAttention(torch.nn.Module):
+        def forward(self, q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
     class Gather(torch.nn.Module):
         def forward(self, x, idx):
             return torch.index_select(x, 0, idx) * 2.0
@@ -117,6 +123,8 @@ def _modules():
         # many ties (integers 0..99): the stable order of equal values is checked too
         "sort_long": (Sort(), (torch.randint(0, 100, (2, 20000), generator=g).float(),)),
         "sort_short": (Sort(), (torch.randint(0, 10, (3, 64), generator=g).float(),)),
+        "attn_long": (LongAttention(), (torch.randn(1, 2, 4, 16, generator=g), torch.randn(1, 2, 20000, 16, generator=g),
+                                        torch.randn(1, 2, 20000, 16, generator=g))),
         "gather": (Gather(), (torch.randn(6, 3, generator=g), torch.tensor([0, 5, 2, 2]))),
     }
 
@@ -168,7 +176,8 @@ def builds(models, tmp_path_factory):
     specs = {
         "convnet-sim": ("convnet", ["-t", "cuda", "--simulate"]),
         "sort_long-sim": ("sort_long", ["-t", "cuda", "--simulate"]),
-        "sort_long-openmp": ("sort_long", ["-t", "openmp"]),
+        "attn_long-sim": ("attn_long", ["-t", "cuda", "--simulate"]),
+        "attn_long-openmp": ("attn_long", ["-t", "openmp"]),
         "sort_short-sim": ("sort_short", ["-t", "cuda", "--simulate"]),
         "gather-sim": ("gather", ["-t", "cuda", "--simulate"]),
         "convnet-openmp": ("convnet", ["-t", "openmp"]),
@@ -558,10 +567,11 @@ xs = [np.load(f) for f in args["inputs"]]
 outs = host_outputs(h)
 din = to_device(g, xs[0])   # device memory of the device-resident library
 m = create(h)
-result["run_device_ptr"] = h.run(m, ptrs([din]), ptrs([o.ctypes.data for o in outs]))
+ins = [x.ctypes.data for x in xs]
+result["run_device_ptr"] = h.run(m, ptrs([din] + ins[1:]), ptrs([o.ctypes.data for o in outs]))
 result["run_device_ptr_error"] = err(h, m)
 dout = dev_alloc(g, outs[0].nbytes)
-result["run_device_out"] = h.run(m, ptrs([xs[0].ctypes.data]), ptrs([dout, outs[1].ctypes.data]))
+result["run_device_out"] = h.run(m, ptrs(ins), ptrs([dout] + [o.ctypes.data for o in outs[1:]]))
 result["run_device_out_error"] = err(h, m)
 st, outs = run_host(h, m, xs)
 result["run_host"] = st
@@ -570,17 +580,16 @@ h.destroy(m)
 '''
 
 
-def test_fallback_long_sort(models, builds, tmp_path):
+def test_fallback_long_attention(models, builds, tmp_path):
     np = require("numpy")
-    m = models["sort_long"]
-    lib, r = builds("sort_long-sim")
+    m = models["attn_long"]
+    lib, r = builds("attn_long-sim")
     assert "no GPU expansion" in r.stderr and "device_resident = 0" in r.stderr, fmt_result(r)
     assert re.search(r"its kernel needs \d+ bytes of per-thread buffers, more than the 65536", r.stderr), fmt_result(r)
     assert not device_resident(lib)
-    assert parse_header(header_of(lib))["SORT_LONG_DEVICE_BACKEND"] == '""'
+    assert parse_header(header_of(lib))["ATTN_LONG_DEVICE_BACKEND"] == '""'
     got = run_lib(lib, m.inputs)
-    compare(got[0], m.ref[0], "sort_long[cuda-sim fallback] values")
-    np.testing.assert_array_equal(got[1], m.ref[1], err_msg="stable sort indices differ from eager")
+    compare(got[0], m.ref[0], "attn_long[cuda-sim fallback]")
 
     gpu_lib, _ = builds("convnet-sim")
     res, _, info = run_script(FALLBACK, gpu_lib=str(gpu_lib), host_lib=str(lib),
@@ -592,31 +601,31 @@ def test_fallback_long_sort(models, builds, tmp_path):
         e = res[key + "_error"] or ""
         assert "GPU memory" in e and "host" in e, info
     assert res["run_host"] == 0, info
-    compare(np.load(tmp_path / "o_0.npy"), m.ref[0], "sort_long[fallback,run_host] values")
-    np.testing.assert_array_equal(np.load(tmp_path / "o_1.npy"), m.ref[1])
+    compare(np.load(tmp_path / "o_0.npy"), m.ref[0], "attn_long[fallback,run_host]")
 
 
 def test_fallback_note_names_the_node(builds):
-    _, r = builds("sort_long-sim")
-    assert re.search(r"node 'sort[^']*': no GPU expansion", r.stderr), fmt_result(r)
+    _, r = builds("attn_long-sim")
+    assert re.search(r"node 'scaled_dot_product_attention[^']*': no GPU expansion", r.stderr), fmt_result(r)
 
 
 def test_fallback_not_needed(models, builds):
     np = require("numpy")
-    lib, r = builds("sort_long-openmp")
+    lib, r = builds("attn_long-openmp")
     assert "no GPU expansion" not in r.stderr and "device_resident" not in r.stderr, fmt_result(r)
     assert not device_resident(lib)
-    got = run_lib(lib, models["sort_long"].inputs)
-    np.testing.assert_array_equal(got[1], models["sort_long"].ref[1])
+    compare(run_lib(lib, models["attn_long"].inputs)[0], models["attn_long"].ref[0], "attn_long[openmp]")
 
-    m = models["sort_short"]
-    lib, r = builds("sort_short-sim")
-    assert "no GPU expansion" not in r.stderr, fmt_result(r)
-    assert device_resident(lib)
-    for extra in ([], ["--device"]):
-        got = run_lib(lib, m.inputs, *extra)
-        compare(got[0], m.ref[0], f"sort_short[cuda-sim{','.join([''] + extra)}] values")
-        np.testing.assert_array_equal(got[1], m.ref[1])
+    # sorts stay on the GPU: a long row in chunks that fit a thread's locals, a short one whole
+    for key in ("sort_long", "sort_short"):
+        m = models[key]
+        lib, r = builds(f"{key}-sim")
+        assert "no GPU expansion" not in r.stderr, fmt_result(r)
+        assert device_resident(lib)
+        for extra in ([], ["--device"]):
+            got = run_lib(lib, m.inputs, *extra)
+            compare(got[0], m.ref[0], f"{key}[cuda-sim{','.join([''] + extra)}] values")
+            np.testing.assert_array_equal(got[1], m.ref[1], err_msg=f"{key}: stable sort indices differ from eager")
 
 
 # ---- 5. device memory protection --------------------------------------------------------------

@@ -11,6 +11,8 @@ typedef struct {
 	int tm, tn;        /* register tile: rows (pixels / matrix rows) x columns */
 	int pack;          /* repack constant weights into the kernel's layout */
 	int vec_lanes;     /* fp32 lanes of the target's vectors (0: no SIMD) */
+	int64_t row_bytes; /* per-row scratch a kernel may keep in locals (sort buffers):
+	                    * the CPU's stack budget, or a GPU thread's share */
 } XpTile;
 
 Node *xp_loop(Sdfg *g, Node *seq, NodeKind k, const char *hint, Expr *lo, Expr *hi, int64_t step, int *var);

@@ -529,7 +529,8 @@ int expand_cumsum(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
  * Merge cursors are scalar locals read into value symbols, which address
  * the runs. topk keeps only the first k of every merged run, about
  * n*log2(2k/8) merge steps instead of n*log2(n/8). Rows too long for the
- * buffers (SORT_LOCAL_BYTES of stack per row) go in chunks of a power of
+ * buffers (XpTile.row_bytes per row: 256 KiB of stack on the CPU, half a
+ * GPU thread's locals on the GPU) go in chunks of a power of
  * two: topk merges each chunk's first k into a running top k; a sort (or
  * a topk whose k outgrows the chunk) stores each sorted chunk into a
  * transient of all rows, and further passes merge its runs pairwise, each
@@ -538,8 +539,6 @@ int expand_cumsum(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
  * stores). Sizes known only at run time (and a 0-d input) fall back to
  * rank counting: output position j holds the element that j others order
  * before, O(n^2) per output element. */
-
-#define SORT_LOCAL_BYTES (1 << 18)
 
 /* 1 where a orders strictly before c (int64 0/1). Floats: NaN after
  * every number ascending, before them descending; ascending that is
@@ -813,7 +812,6 @@ static SortBuf sort_rows_buf(Sdfg *g, const char *name, Dtype vdt, Dtype idt, in
 
 int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
-	(void)tile;
 	int x = l->in[0], vals = l->out[0], idxs = l->out[1];
 	Container *xc = sdfg_c(g, x);
 	int dim = (int)lib_int(l, "dim", 0), desc = (int)lib_int(l, "descending", 0);
@@ -827,7 +825,7 @@ int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	 * of two: beside a running top k if that fits too (topk), else each
 	 * sorted into a transient of all rows, whose runs of C further passes
 	 * merge through fresh transients (each element stored once). */
-	for (C = n; C > 0 && 2 * C * esz + (C < n && C >= K ? K * esz : 0) > SORT_LOCAL_BYTES;)
+	for (C = n; C > 0 && 2 * C * esz + (C < n && C >= K ? K * esz : 0) > tile->row_bytes;)
 		C = C < n ? C / 2 : (int64_t)1 << (63 - __builtin_clzll((uint64_t)n - 1));
 	int64_t nch = (n + C - 1) / C;
 	int running = nch > 1 && C >= K;
