@@ -66,6 +66,29 @@ static char *expr_str(Sdfg *g, Expr *x)
 	return s;
 }
 
+/* The parameters of a kernel for subtree n (restrict pointers to the
+ * containers it touches, the error flag if it checks) and the arguments of
+ * its launch (", v_0, v_1"). */
+static void kernel_params(Em *e, Node *n, Buf *params, Buf *args)
+{
+	Sdfg *g = e->g;
+	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
+	emit_touched(g, n, set);
+	for (int c = 0; c < g->ncs; c++) {
+		Container *ct = &g->cs[c];
+		if (!set[c] || ct->kind == CK_LOCAL)
+			continue;
+		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
+		buf_printf(params, "%s%s%s *restrict v_%s", params->len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt],
+		           ct->name);
+		buf_printf(args, ", v_%s", ct->name);
+	}
+	if (emit_has_check(n)) {
+		buf_printf(params, "%sint *dc_err", params->len ? ", " : "");
+		buf_puts(args, ", dc_err");
+	}
+}
+
 /* ---- block-cooperative kernels ---------------------------------------------------
  *
  * A grid of few iterations, each with long inner loops (a layer norm or
@@ -412,23 +435,9 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	Node *maps[MAXDIM] = {n};
 	for (int i = 1; i < depth; i++)
 		maps[i] = maps[i - 1]->body->kids[0];
-	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
-	emit_touched(g, n, set);
 	int id = e->nkern++;
 	Buf params = {0}, args = {0};
-	for (int c = 0; c < g->ncs; c++) {
-		Container *ct = &g->cs[c];
-		if (!set[c] || ct->kind == CK_LOCAL)
-			continue;
-		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
-		buf_printf(&params, "%s%s%s *restrict v_%s", params.len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt],
-		           ct->name);
-		buf_printf(&args, ", v_%s", ct->name);
-	}
-	if (emit_has_check(n)) {
-		buf_printf(&params, "%sint *dc_err", params.len ? ", " : "");
-		buf_puts(&args, ", dc_err");
-	}
+	kernel_params(e, n, &params, &args);
 	Expr *ext[MAXDIM], *total = ex_int(g, 1);
 	for (int i = 0; i < depth; i++) {
 		ext[i] = extent(g, maps[i]);
@@ -570,23 +579,9 @@ static int greduce_plan(Sdfg *g, Node *n, GReduce *r)
 static void greduce_kernel(Em *e, Node *n, const GReduce *r)
 {
 	Sdfg *g = e->g;
-	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
-	emit_touched(g, n, set);
 	int id = e->nkern++;
 	Buf params = {0}, args = {0};
-	for (int c = 0; c < g->ncs; c++) {
-		Container *ct = &g->cs[c];
-		if (!set[c] || ct->kind == CK_LOCAL)
-			continue;
-		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
-		buf_printf(&params, "%s%s%s *restrict v_%s", params.len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt],
-		           ct->name);
-		buf_printf(&args, ", v_%s", ct->name);
-	}
-	if (emit_has_check(n)) {
-		buf_printf(&params, "%sint *dc_err", params.len ? ", " : "");
-		buf_puts(&args, ", dc_err");
-	}
+	kernel_params(e, n, &params, &args);
 	Container *acc = sdfg_c(g, r->acc);
 	int64_t numel = sdfg_numel(g, r->acc);
 	Expr *ext[MAXDIM], *total = ex_int(g, 1);

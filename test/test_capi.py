@@ -106,3 +106,26 @@ def test_two_models_in_one_program(exports, session_tmp):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"
     assert _run([exe]).strip() == "first second"
+
+
+def test_gpu_c_program(mlp_export, session_tmp, check_close):
+    """The device-resident API from C and C++ (test/capi/gpu.c): a --simulate
+    build, host and device pointers, the log hook, a stream, two threads."""
+    import numpy as np
+    out = session_tmp / "capi_gpu"
+    compile_model(mlp_export.path, "cuda-sim", out, "-n", "mlp")
+    x_bin = out / "x.bin"
+    mlp_export.x.astype("<f4").tofile(x_bin)
+    ref = mlp_export.ref[0]
+    exe_c = _build("clang", "c11", HERE / "capi" / "gpu.c", out, out / "gpu_c")
+    stdout = _run([exe_c, x_bin, out / "y_c.bin"])
+    assert stdout.rstrip().endswith("ok"), stdout
+    check_close(np.fromfile(out / "y_c.bin", dtype="<f4").reshape(ref.shape), ref, "capi gpu C, cuda-sim")
+    # the same file as C++ (the header's extern "C" and types)
+    cpp = out / "gpu.cpp"
+    cpp.write_text((HERE / "capi" / "gpu.c").read_text().replace("Log *l = user;", "Log *l = (Log *)user;")
+                   .replace("Job *j = arg;", "Job *j = (Job *)arg;"))
+    exe_cpp = _build(_cxx(), "c++17", cpp, out, out / "gpu_cpp")
+    stdout = _run([exe_cpp, x_bin, out / "y_cpp.bin"])
+    assert stdout.rstrip().endswith("ok"), stdout
+    assert np.array_equal(np.fromfile(out / "y_cpp.bin", dtype="<f4"), np.fromfile(out / "y_c.bin", dtype="<f4"))
