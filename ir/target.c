@@ -27,7 +27,8 @@
  *   desktop   sm_89      gfx1030    256    8          32K   (RTX 40 class)
  *   server    sm_90      gfx90a     256    16         64K   (H100/H200, MI200)
  *
- * block is the threads per block of every elementwise grid, blocks/SM
+ * block is the threads per block of every grid (a power of two: the
+ * cooperative kernels reduce through a shared-memory tree), blocks/SM
  * times the SM count of the architecture caps a grid (grid-stride loops do
  * the rest), locals/thread bounds the per-thread buffers a kernel may
  * declare (a step needing more stays on the host: ir/passes/schedule.c).

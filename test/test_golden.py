@@ -71,13 +71,18 @@ def test_descriptor_block_matches_public_header(exports, session_tmp):
     assert _desc_block((out / "mlp.h").read_text()) == _desc_block(public)
 
 
-@pytest.mark.parametrize("target", ["none", "sequential", "openmp"])
+@pytest.mark.parametrize("target", ["none", "sequential", "openmp", "cuda-sim"])
 def test_golden_source(exports, session_tmp, target):
-    """The generated C of the MLP for each CPU target, byte for byte: the
-    emitter's walker and printers may be restructured, its output may not
+    """The generated source of the MLP for each target (C for the CPU ones,
+    CUDA for cuda, compiled here by the simulation), byte for byte: the
+    emitter's walker and printers may be restructured, their output may not
     change without a reviewed golden diff."""
     require("torch")
     ex = exports.get("mlp", "core", 1, "pt2")
     out = session_tmp / f"golden_src_{target}"
     compile_model(ex.path, target, out, "-n", "mlp", "-c", "desktop", "--emit-source")
-    check_golden(f"mlp_{target}.c", (out / "mlp.c").read_text())
+    if target.endswith("-sim"):
+        check_golden("mlp_cuda.cu", (out / "mlp.cu").read_text())
+        check_golden("mlp_cuda.h", (out / "mlp.h").read_text())
+    else:
+        check_golden(f"mlp_{target}.c", (out / "mlp.c").read_text())
