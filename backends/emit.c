@@ -136,7 +136,7 @@ int emit_uses_vec(Em *e, const Memlet *m)
 	return 0;
 }
 
-static void operand(Em *e, Buf *b, const Operand *o, Dtype want)
+void emit_operand(Em *e, Buf *b, const Operand *o, Dtype want)
 {
 	switch (o->kind) {
 	case OPD_CONST:
@@ -389,7 +389,7 @@ void emit_block(Em *e, Node *n)
 		Buf ops[3] = {{0}, {0}, {0}};
 		char *a[3] = {"", "", ""};
 		for (int k = 0; k < t->nin; k++) {
-			operand(e, &ops[k], &t->in[k], t->dt);
+			emit_operand(e, &ops[k], &t->in[k], t->dt);
 			a[k] = ops[k].s;
 		}
 		e->vecvar = saved;

@@ -12,6 +12,8 @@
  *     every gridDim.x * blockDim.x further (a grid-stride loop), recovers
  *     the k loop variables from dc_t and runs the body as scalar code;
  *     the grid is min(ceil(iterations / block), the category's cap);
+ *   - such a nest that is a contraction (acc += X * Y: GEMM, batched
+ *     matmul, convolution) runs as shared-memory tiles (below);
  *   - such a nest with few iterations and long inner loops runs one thread
  *     block per iteration instead (block-cooperative kernels, below);
  *   - a step-level nest that only accumulates into one small global
@@ -427,6 +429,227 @@ static void coop_kids(Em *e, Coop *co)
 	}
 }
 
+/* ---- shared-memory tiled contractions ----------------------------------------------
+ *
+ * A grid nest whose row body is some initializing blocks, one loop nest
+ * whose only work is acc += X[fx] * Y[fy] (float32, wcr +=, acc a local
+ * of the row), and an epilogue is a contraction: a GEMM, a convolution
+ * over its padded input, a batched matmul. The grid variables split by
+ * which operand indexes with them: the x space (only X), the y space (only
+ * Y), the batch (both, or neither). With x, y and the reduction space k
+ * all at least GT_MIN long, the nest runs as tiles of GT_M x GT_N outputs
+ * per block of GT_M * GT_N threads: k goes in steps of GT_K, each step's
+ * GT_M x GT_K slice of X and GT_K x GT_N slice of Y loaded by the whole
+ * block into shared memory (every operand read once per block instead of
+ * once per output), a barrier, the partial products from shared memory,
+ * a barrier. Each thread then runs the row's init, adds its sum to acc
+ * and runs the epilogue for its output. The operands are printed by the
+ * walker itself inside scopes that declare the loop variables they use,
+ * so guards, views and strides need nothing new.
+ */
+enum { GT_M = 16, GT_N = 16, GT_K = 32, GT_MIN = 32 };
+
+typedef struct {
+	Node *maps[MAXDIM];
+	int depth;
+	Node *kids[64];
+	int nkids, red;           /* the reduction nest is kids[red] */
+	Node *chain[MAXDIM];      /* its loops, outermost first */
+	int nchain;
+	const Tasklet *t;         /* acc += X * Y */
+	int grp[MAXDIM];          /* per grid map: 0 batch, 1 x, 2 y */
+	int64_t nx, ny, nb, nk;
+} Gemm;
+
+static int64_t const_extent(Node *m)
+{
+	int64_t lo, hi;
+	if (!ex_isint(m->lo, &lo) || !ex_isint(m->hi, &hi))
+		return -1;
+	return (hi - lo + m->step - 1) / m->step;
+}
+
+static int opd_uses(const Sdfg *g, const Operand *o, int var)
+{
+	const Container *c = &g->cs[o->m.data];
+	for (int d = 0; d < c->rank; d++)
+		if (ex_uses(o->m.idx[d], var))
+			return 1;
+	return 0;
+}
+
+static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
+{
+	Sdfg *g = e->g;
+	memset(gm, 0, sizeof *gm);
+	memcpy(gm->maps, maps, sizeof(Node *) * (size_t)depth);
+	gm->depth = depth;
+	gm->red = -1;
+	Coop co = {0};
+	int ok = 1;
+	flatten(&co, maps[depth - 1]->body, &ok);
+	if (!ok)
+		return 0;
+	memcpy(gm->kids, co.kid, sizeof(Node *) * (size_t)co.nkids);
+	gm->nkids = co.nkids;
+	/* the reduction nest: the first child made of perfectly nested
+	 * rectangular loops around one tasklet acc += X * Y */
+	const Tasklet *t = NULL;
+	for (int i = 0; i < gm->nkids && gm->red < 0; i++) {
+		Node *k = gm->kids[i];
+		gm->nchain = 0;
+		gm->nk = 1;
+		while (k->kind == N_MAP || k->kind == N_FOR) {
+			int64_t n = const_extent(k);
+			int rect = gm->nchain < MAXDIM && k->body->nkids == 1 && n >= 1;
+			for (int j = 0; j < gm->nchain && rect; j++)
+				rect = !ex_uses(k->lo, gm->chain[j]->var) && !ex_uses(k->hi, gm->chain[j]->var);
+			if (!rect)
+				break;
+			gm->chain[gm->nchain++] = k;
+			gm->nk *= n;
+			k = k->body->kids[0];
+		}
+		if (!gm->nchain || k->kind != N_BLOCK || k->lib || k->nts != 1)
+			continue;
+		const Tasklet *c = &k->ts[0];
+		if (!c->store || c->wcr != W_SUM || c->code != T_MUL || c->dt != DT_F32 || c->bind >= 0 || c->nin != 2 ||
+		    c->in[0].kind != OPD_MEM || c->in[1].kind != OPD_MEM || sdfg_c(g, c->in[0].m.data)->dt != DT_F32 ||
+		    sdfg_c(g, c->in[1].m.data)->dt != DT_F32)
+			continue;
+		t = c;
+		gm->red = i;
+	}
+	if (!t)
+		return 0;
+	Container *acc = sdfg_c(g, t->out.data);
+	if (acc->dt != DT_F32 || !row_local(g, t->out.data, maps, depth))
+		return 0;
+	/* acc's index may only use reduction variables of extent 1 */
+	for (int d = 0; d < acc->rank; d++)
+		for (int i = 0; i < gm->nchain; i++)
+			if (ex_uses(t->out.idx[d], gm->chain[i]->var) && const_extent(gm->chain[i]) != 1)
+				return 0;
+	/* nothing else in the row reads acc before the epilogue */
+	for (int i = 0; i < gm->red; i++)
+		if (count_reads(g, gm->kids[i], t->out.data))
+			return 0;
+	gm->t = t;
+	gm->nx = gm->ny = gm->nb = 1;
+	for (int i = 0; i < depth; i++) {
+		int64_t n = const_extent(maps[i]);
+		if (n < 1)
+			return 0;
+		int ux = opd_uses(g, &t->in[0], maps[i]->var), uy = opd_uses(g, &t->in[1], maps[i]->var);
+		gm->grp[i] = ux && !uy ? 1 : uy && !ux ? 2 : 0;
+		*(gm->grp[i] == 1 ? &gm->nx : gm->grp[i] == 2 ? &gm->ny : &gm->nb) *= n;
+	}
+	return gm->nx >= GT_MIN && gm->ny >= GT_MIN && gm->nk >= GT_MIN;
+}
+
+/* const int64_t declarations of the variables of maps m[0..n) (of group
+ * grp, or all with grp < 0) from the flat index ix over them. */
+static void decompose(Em *e, Node *const *m, const int *grps, int n, int grp, const char *ix)
+{
+	Sdfg *g = e->g;
+	int64_t inner = 1;
+	for (int i = n - 1; i >= 0; i--) {
+		if (grp >= 0 && grps[i] != grp)
+			continue;
+		int64_t ext = const_extent(m[i]);
+		emit_line(e, "const int64_t %s = %s + ((%s) / %lld %% %lld) * %lld;", g->syms[m[i]->var].name, expr_str(g, m[i]->lo),
+		          ix, (long long)inner, (long long)ext, (long long)m[i]->step);
+		inner *= ext;
+	}
+}
+
+/* One operand's tile: rows (r) of the operand's own space by GT_K. */
+static void gemm_load(Em *e, const Gemm *gm, int which)
+{
+	int rows = which ? GT_N : GT_M;
+	const char *tile = which ? "dc_ys" : "dc_xs", *n = which ? "dc_ny" : "dc_nx", *t0 = which ? "dc_ty" : "dc_tx";
+	emit_line(e, "for (int dc_i = threadIdx.x; dc_i < %d; dc_i += blockDim.x) {", rows * GT_K);
+	e->ind++;
+	emit_line(e, "const int dc_r = dc_i / %d, dc_kk = dc_i %% %d;", GT_K, GT_K);
+	emit_line(e, "const int64_t dc_o = %s * %d + dc_r, dc_k = dc_k0 + dc_kk;", t0, rows);
+	emit_line(e, "float dc_v = 0.0f;");
+	emit_line(e, "if (dc_o < %s && dc_k < dc_nk) {", n);
+	e->ind++;
+	decompose(e, gm->maps, gm->grp, gm->depth, 0, "dc_tb");
+	decompose(e, gm->maps, gm->grp, gm->depth, which ? 2 : 1, "dc_o");
+	decompose(e, gm->chain, NULL, gm->nchain, -1, "dc_k");
+	Buf v = {0};
+	emit_operand(e, &v, &gm->t->in[which], DT_F32);
+	emit_line(e, "dc_v = %s;", v.s);
+	buf_free(&v);
+	e->ind--;
+	emit_line(e, "}");
+	emit_line(e, "%s[dc_kk][dc_r] = dc_v;", tile);
+	e->ind--;
+	emit_line(e, "}");
+}
+
+static void gemm_body(Em *e, const Gemm *gm)
+{
+	Sdfg *g = e->g;
+	int64_t tx = (gm->nx + GT_M - 1) / GT_M, ty = (gm->ny + GT_N - 1) / GT_N;
+	emit_line(e, "__shared__ float dc_xs[%d][%d];", GT_K, GT_M + 1);
+	emit_line(e, "__shared__ float dc_ys[%d][%d];", GT_K, GT_N + 1);
+	emit_line(e, "const int64_t dc_nx = %lld, dc_ny = %lld, dc_nk = %lld;", (long long)gm->nx, (long long)gm->ny,
+	          (long long)gm->nk);
+	emit_line(e, "for (int64_t dc_b = blockIdx.x; dc_b < %lld; dc_b += gridDim.x) {", (long long)(gm->nb * tx * ty));
+	e->ind++;
+	emit_line(e, "const int64_t dc_tb = dc_b / %lld, dc_tx = dc_b / %lld %% %lld, dc_ty = dc_b %% %lld;", (long long)(tx * ty),
+	          (long long)ty, (long long)tx, (long long)ty);
+	emit_line(e, "const int dc_lx = threadIdx.x / %d, dc_ly = threadIdx.x %% %d;", GT_N, GT_N);
+	emit_line(e, "float dc_sum = 0.0f;");
+	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GT_K);
+	e->ind++;
+	gemm_load(e, gm, 0);
+	gemm_load(e, gm, 1);
+	emit_line(e, "__syncthreads();");
+	emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk++)", GT_K);
+	emit_line(e, "\tdc_sum += dc_xs[dc_kk][dc_lx] * dc_ys[dc_kk][dc_ly];");
+	emit_line(e, "__syncthreads();");
+	e->ind--;
+	emit_line(e, "}");
+	emit_line(e, "const int64_t dc_x = dc_tx * %d + dc_lx, dc_y = dc_ty * %d + dc_ly;", GT_M, GT_N);
+	emit_line(e, "if (dc_x < dc_nx && dc_y < dc_ny) {");
+	e->ind++;
+	/* the row's variables, in the row's order, then its own code */
+	for (int i = 0; i < gm->depth; i++) {
+		const char *ix = gm->grp[i] == 1 ? "dc_x" : gm->grp[i] == 2 ? "dc_y" : "dc_tb";
+		int64_t inner = 1;
+		for (int j = i + 1; j < gm->depth; j++)
+			if (gm->grp[j] == gm->grp[i])
+				inner *= const_extent(gm->maps[j]);
+		emit_line(e, "const int64_t %s = %s + (%s / %lld %% %lld) * %lld;", g->syms[gm->maps[i]->var].name,
+		          expr_str(g, gm->maps[i]->lo), ix, (long long)inner, (long long)const_extent(gm->maps[i]),
+		          (long long)gm->maps[i]->step);
+	}
+	for (int i = 0; i < gm->depth; i++)
+		emit_locals(e, gm->maps[i]);
+	for (int i = 0; i < gm->red; i++)
+		emit_node(e, gm->kids[i]);
+	emit_line(e, "{");
+	e->ind++;
+	for (int i = 0; i < gm->nchain; i++)
+		if (const_extent(gm->chain[i]) == 1)
+			emit_line(e, "const int64_t %s = %s;", g->syms[gm->chain[i]->var].name, expr_str(g, gm->chain[i]->lo));
+	Buf lv = {0};
+	emit_lvalue(e, &lv, &gm->t->out);
+	emit_line(e, "%s += dc_sum;", lv.s);
+	buf_free(&lv);
+	e->ind--;
+	emit_line(e, "}");
+	for (int i = gm->red + 1; i < gm->nkids; i++)
+		emit_node(e, gm->kids[i]);
+	e->ind--;
+	emit_line(e, "}");
+	e->ind--;
+	emit_line(e, "}");
+}
+
 /* A kernel for subtree n: over the collapsed space of its first depth
  * maps, or one thread for depth 0; its launch printed at e's position. */
 static void gpu_kernel(Em *e, Node *n, int depth)
@@ -443,9 +666,11 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		ext[i] = extent(g, maps[i]);
 		total = ex_mul(g, total, ext[i]);
 	}
-	int64_t nt;
+	int64_t nt = 0;
 	Coop co;
-	int coop = depth && ex_isint(total, &nt) && coop_plan(e, &co, maps, depth, nt);
+	Gemm gm;
+	int gemm = depth && ex_isint(total, &nt) && gemm_plan(e, &gm, maps, depth);
+	int coop = !gemm && depth && ex_isint(total, &nt) && coop_plan(e, &co, maps, depth, nt);
 	Buf *saved = e->b;
 	int sind = e->ind;
 	e->b = e->kern;
@@ -454,7 +679,9 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	emit_line(e, "__global__ void %s_k%d(%s)", e->nm, id, params.len ? params.s : "");
 	emit_line(e, "{");
 	e->ind++;
-	if (coop)
+	if (gemm)
+		gemm_body(e, &gm);
+	else if (coop)
 		coop_body(e, &co, expr_str(g, total));
 	else if (depth) {
 		emit_line(e, "const int64_t dc_n = %s;", expr_str(g, total));
@@ -462,7 +689,7 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		             "dc_t += (int64_t)gridDim.x * blockDim.x) {");
 		e->ind++;
 	}
-	if (depth) {
+	if (depth && !gemm) {
 		for (int i = 0; i < depth; i++) {
 			Expr *inner = ex_int(g, 1);
 			for (int j = i + 1; j < depth; j++)
@@ -486,7 +713,7 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 			emit_node(e, maps[depth - 1]->body);
 		e->ind--;
 		emit_line(e, "}");
-	} else
+	} else if (!depth)
 		emit_node(e, n);
 	e->ind--;
 	emit_line(e, "}\n");
@@ -494,7 +721,11 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	e->ind = sind;
 	e->inkern = 0;
 	const char *a = args.len ? args.s : "";
-	if (coop)
+	if (gemm) {
+		int64_t tiles = gm.nb * ((gm.nx + GT_M - 1) / GT_M) * ((gm.ny + GT_N - 1) / GT_N);
+		emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(%lld), dim3(%d), dc_stream%s);", e->nm, id,
+		          (long long)(tiles < e->t->gpu_max_blocks ? tiles : e->t->gpu_max_blocks), GT_M * GT_N, a);
+	} else if (coop)
 		emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(%lld), dim3(%d), dc_stream%s);", e->nm, id,
 		          (long long)(nt < e->t->gpu_max_blocks ? nt : e->t->gpu_max_blocks), e->t->gpu_block, a);
 	else if (!depth)
