@@ -436,8 +436,8 @@ static void coop_kids(Em *e, Coop *co)
  * of the row), and an epilogue is a contraction: a GEMM, a convolution
  * over its padded input, a batched matmul. The grid variables split by
  * which operand indexes with them: the x space (only X), the y space (only
- * Y), the batch (both, or neither). With x, y and the reduction space k
- * all at least GT_MIN long, the nest runs as tiles of GT_M x GT_N outputs
+ * Y), the batch (both, or neither). With x and y at least a tile wide
+ * and k at least one step long, the nest runs as tiles of GT_M x GT_N outputs
  * per block of GT_M * GT_N threads: k goes in steps of GT_K, each step's
  * GT_M x GT_K slice of X and GT_K x GT_N slice of Y loaded by the whole
  * block into shared memory (every operand read once per block instead of
@@ -447,7 +447,7 @@ static void coop_kids(Em *e, Coop *co)
  * walker itself inside scopes that declare the loop variables they use,
  * so guards, views and strides need nothing new.
  */
-enum { GT_M = 16, GT_N = 16, GT_K = 32, GT_MIN = 32 };
+enum { GT_M = 16, GT_N = 16, GT_K = 32 };
 
 typedef struct {
 	Node *maps[MAXDIM];
@@ -544,7 +544,7 @@ static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
 		gm->grp[i] = ux && !uy ? 1 : uy && !ux ? 2 : 0;
 		*(gm->grp[i] == 1 ? &gm->nx : gm->grp[i] == 2 ? &gm->ny : &gm->nb) *= n;
 	}
-	return gm->nx >= GT_MIN && gm->ny >= GT_MIN && gm->nk >= GT_MIN;
+	return gm->nx >= GT_M && gm->ny >= GT_N && gm->nk >= GT_K;
 }
 
 /* const int64_t declarations of the variables of maps m[0..n) (of group
