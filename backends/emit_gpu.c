@@ -91,6 +91,34 @@ static void kernel_params(Em *e, Node *n, Buf *params, Buf *args)
 	}
 }
 
+/* The kernel function's frame: its text goes to e->kern, printed with
+ * e->inkern set; kernel_close returns to where the launch is printed. */
+typedef struct {
+	Buf *b;
+	int ind;
+} KFrame;
+
+static KFrame kernel_open(Em *e, int id, const Buf *params)
+{
+	KFrame f = {e->b, e->ind};
+	e->b = e->kern;
+	e->ind = 0;
+	e->inkern = 1;
+	emit_line(e, "__global__ void %s_k%d(%s)", e->nm, id, params->len ? params->s : "");
+	emit_line(e, "{");
+	e->ind++;
+	return f;
+}
+
+static void kernel_close(Em *e, KFrame f)
+{
+	e->ind--;
+	emit_line(e, "}\n");
+	e->b = f.b;
+	e->ind = f.ind;
+	e->inkern = 0;
+}
+
 /* ---- block-cooperative kernels ---------------------------------------------------
  *
  * A grid of few iterations, each with long inner loops (a layer norm or
@@ -671,14 +699,7 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	Gemm gm;
 	int gemm = depth && ex_isint(total, &nt) && gemm_plan(e, &gm, maps, depth);
 	int coop = !gemm && depth && ex_isint(total, &nt) && coop_plan(e, &co, maps, depth, nt);
-	Buf *saved = e->b;
-	int sind = e->ind;
-	e->b = e->kern;
-	e->ind = 0;
-	e->inkern = 1;
-	emit_line(e, "__global__ void %s_k%d(%s)", e->nm, id, params.len ? params.s : "");
-	emit_line(e, "{");
-	e->ind++;
+	KFrame kf = kernel_open(e, id, &params);
 	if (gemm)
 		gemm_body(e, &gm);
 	else if (coop)
@@ -715,11 +736,7 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		emit_line(e, "}");
 	} else if (!depth)
 		emit_node(e, n);
-	e->ind--;
-	emit_line(e, "}\n");
-	e->b = saved;
-	e->ind = sind;
-	e->inkern = 0;
+	kernel_close(e, kf);
 	const char *a = args.len ? args.s : "";
 	if (gemm) {
 		int64_t tiles = gm.nb * ((gm.nx + GT_M - 1) / GT_M) * ((gm.ny + GT_N - 1) / GT_N);
@@ -820,14 +837,7 @@ static void greduce_kernel(Em *e, Node *n, const GReduce *r)
 		ext[i] = extent(g, r->loops[i]);
 		total = ex_mul(g, total, ext[i]);
 	}
-	Buf *saved = e->b;
-	int sind = e->ind;
-	e->b = e->kern;
-	e->ind = 0;
-	e->inkern = 1;
-	emit_line(e, "__global__ void %s_k%d(%s)", e->nm, id, params.s ? params.s : "");
-	emit_line(e, "{");
-	e->ind++;
+	KFrame kf = kernel_open(e, id, &params);
 	const char *T = emit_storage_type[acc->dt];
 	emit_line(e, "__shared__ %s %s[%d];", T, shared_name(acc->dt), e->t->gpu_block);
 	if (acc->rank == 0)
@@ -864,11 +874,7 @@ static void greduce_kernel(Em *e, Node *n, const GReduce *r)
 		snprintf(out, sizeof out, "v_%s[%lld]", acc->name, (long long)j);
 		emit_tree(e, r->op, acc->dt, mine, out, out, 1);
 	}
-	e->ind--;
-	emit_line(e, "}\n");
-	e->b = saved;
-	e->ind = sind;
-	e->inkern = 0;
+	kernel_close(e, kf);
 	emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(1), dim3(%d), dc_stream%s);", e->nm, id, e->t->gpu_block, args.len ? args.s : "");
 	buf_free(&params);
 	buf_free(&args);
