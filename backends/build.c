@@ -151,6 +151,7 @@ static void sim_flags(Argv *a, const Target *t)
 
 typedef struct {
 	const char *name;
+	int gpu_kind, simulate;      /* the GPU target it builds (0: every CPU target) */
 	const Printer *printer;
 	const char *ext;             /* of the generated source */
 	int gpu;                     /* write doccc_gpu.h and gpu_sim.h beside it */
@@ -161,19 +162,20 @@ typedef struct {
 } Backend;
 
 static const Backend backends[] = {
-	{"clang", &printer_cpu, ".c", 0, 1, 0, clang_flags, {"-lm"}},
-	{"nvcc", &printer_gpu, ".cu", 1, 0, 0, nvcc_flags, {"-lm"}},
-	{"hipcc", &printer_gpu, ".cu", 1, 0, 1, hipcc_flags, {"-lm"}},
-	{"clang++", &printer_gpu, ".cu", 1, 1, 1, sim_flags, {"-lm", "-lpthread"}},
+	{"clang", 0, 0, &printer_cpu, ".c", 0, 1, 0, clang_flags, {"-lm"}},
+	{"nvcc", TG_CUDA, 0, &printer_gpu, ".cu", 1, 0, 0, nvcc_flags, {"-lm"}},
+	{"hipcc", TG_ROCM, 0, &printer_gpu, ".cu", 1, 0, 1, hipcc_flags, {"-lm"}},
+	{"clang++", TG_CUDA, 1, &printer_gpu, ".cu", 1, 1, 1, sim_flags, {"-lm", "-lpthread"}},
+	{"clang++", TG_ROCM, 1, &printer_gpu, ".cu", 1, 1, 1, sim_flags, {"-lm", "-lpthread"}},
 };
 
 static const Backend *backend_of(const Target *t)
 {
-	if (!TARGET_IS_GPU(t))
-		return &backends[0];
-	if (t->simulate)
-		return &backends[3];
-	return t->kind == TG_CUDA ? &backends[1] : &backends[2];
+	int kind = TARGET_IS_GPU(t) ? (int)t->kind : 0, sim = kind && t->simulate;
+	for (size_t i = 0; i < COUNTOF(backends); i++)
+		if (backends[i].gpu_kind == kind && backends[i].simulate == sim)
+			return &backends[i];
+	DOCC_UNREACHABLE();
 }
 
 static int run_compiler(const char **argv, const char *what, const char *nm)

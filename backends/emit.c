@@ -674,7 +674,8 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 	e->b = &body, e->kern = &kern, e->ind = 1, e->nkern = 0, e->nm = "@F@", e->top = "this step";
 	e->p->step_begin(e, check);
 	emit_node(e, k);
-	e->p->step_end(e, &body, check);
+	if (e->p->step_end)
+		e->p->step_end(e, &body, check);
 	e->b = sb, e->kern = sk, e->ind = sind, e->nkern = snk, e->nm = snm, e->top = stop;
 	for (int c = 0; c < g->ncs; c++)
 		g->cs[c].name = cname[c];

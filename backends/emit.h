@@ -38,8 +38,8 @@ typedef struct Printer {
 	const char *(*vcast)(Em *e, int container);
 	/* step functions: whether a step that checks returns its status (else
 	 * it reports through a flag of its own), the parameters after the
-	 * pointers and the matching arguments; step_begin and step_end frame
-	 * the body */
+	 * pointers and the matching arguments; step_begin and step_end (or
+	 * NULL) frame the body */
 	int step_status;
 	const char *step_params, *step_args;
 	void (*step_begin)(Em *e, int check);

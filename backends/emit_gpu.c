@@ -49,11 +49,6 @@ static void gpu_step_begin(Em *e, int check)
 	emit_line(e, "(void)dc_stream; (void)dc_err;");
 }
 
-static void gpu_step_end(Em *e, Buf *body, int check)
-{
-	(void)e, (void)body, (void)check;
-}
-
 static Expr *extent(Sdfg *g, Node *m)
 {
 	return ex_div(g, ex_addi(g, ex_sub(g, m->hi, m->lo), m->step - 1), ex_int(g, m->step));
@@ -160,6 +155,9 @@ typedef struct {
 	int red[MAXRED];          /* reduced row locals, their op, for the child being classified */
 	Wcr op[MAXRED];
 	int nred;
+	int kred[64][MAXRED];     /* the same, kept per C_REDUCE child by coop_plan */
+	Wcr kop[64][MAXRED];
+	int knred[64];
 } Coop;
 
 static int row_local(Sdfg *g, int c, Node *const *maps, int depth)
@@ -290,8 +288,12 @@ static int coop_plan(Em *e, Coop *co, Node **maps, int depth, int64_t total)
 		int64_t n = -1, lo, hi;
 		if (loop && ex_isint(k->lo, &lo) && ex_isint(k->hi, &hi))
 			n = (hi - lo + k->step - 1) / k->step;
-		if (loop && !(f & 4) && co->nred && !(f & 1))
+		if (loop && !(f & 4) && co->nred && !(f & 1)) {
 			co->kind[i] = C_REDUCE;
+			co->knred[i] = co->nred;
+			memcpy(co->kred[i], co->red, sizeof co->red);
+			memcpy(co->kop[i], co->op, sizeof co->op);
+		}
 		else if (k->kind == N_MAP && !(f & 4) && !co->nred)
 			co->kind[i] = C_SPLIT;
 		else
@@ -382,31 +384,34 @@ static void emit_tree(Em *e, Wcr op, Dtype dt, const char *mine, const char *out
 	buf_free(&t), buf_free(&y), buf_free(&f), buf_free(&z);
 }
 
-static void coop_reduce(Em *e, Coop *co, Node *k)
+/* C_REDUCE child i of the row, its reductions as coop_plan found them. */
+static void coop_reduce(Em *e, const Coop *co, int i)
 {
 	Sdfg *g = e->g;
+	const int *red = co->kred[i];
+	const Wcr *op = co->kop[i];
 	emit_line(e, "{ /* reduction shared by the block's threads */");
 	e->ind++;
-	for (int r = 0; r < co->nred; r++) {
-		Container *c = sdfg_c(g, co->red[r]);
-		int64_t n = sdfg_numel(g, co->red[r]);
+	for (int r = 0; r < co->knred[i]; r++) {
+		Container *c = sdfg_c(g, red[r]);
+		int64_t n = sdfg_numel(g, red[r]);
 		emit_line(e, "%s dc_p%d[%lld];", emit_storage_type[c->dt], r, (long long)n);
 		for (int64_t j = 0; j < n; j++) {
 			Buf x = {0};
-			element(&x, g, co->red[r], j);
+			element(&x, g, red[r], j);
 			emit_line(e, "dc_p%d[%lld] = %s;", r, (long long)j, x.s);
-			emit_line(e, "%s = %s;", x.s, identity(co->op[r], c->dt));
+			emit_line(e, "%s = %s;", x.s, identity(op[r], c->dt));
 			buf_free(&x);
 		}
 	}
-	split_loop(e, k);
-	for (int r = 0; r < co->nred; r++) {
-		Container *c = sdfg_c(g, co->red[r]);
-		for (int64_t j = 0; j < sdfg_numel(g, co->red[r]); j++) {
+	split_loop(e, co->kid[i]);
+	for (int r = 0; r < co->knred[i]; r++) {
+		Container *c = sdfg_c(g, red[r]);
+		for (int64_t j = 0; j < sdfg_numel(g, red[r]); j++) {
 			Buf x = {0}, p = {0};
-			element(&x, g, co->red[r], j);
+			element(&x, g, red[r], j);
 			buf_printf(&p, "dc_p%d[%lld]", r, (long long)j);
-			emit_tree(e, co->op[r], c->dt, x.s, x.s, p.s, 0);
+			emit_tree(e, op[r], c->dt, x.s, x.s, p.s, 0);
 			buf_free(&x), buf_free(&p);
 		}
 	}
@@ -419,14 +424,9 @@ static void coop_body(Em *e, Coop *co, const char *total)
 {
 	Sdfg *g = e->g;
 	int need[NDTYPES] = {0};
-	for (int i = 0; i < co->nkids; i++) {
-		if (co->kind[i] != C_REDUCE)
-			continue;
-		co->nred = 0;
-		store_flags(g, co, co->kid[i], co->kid[i]);
-		for (int r = 0; r < co->nred; r++)
-			need[sdfg_c(g, co->red[r])->dt] = 1;
-	}
+	for (int i = 0; i < co->nkids; i++)
+		for (int r = 0; r < co->knred[i]; r++)
+			need[sdfg_c(g, co->kred[i][r])->dt] = 1;
 	static const Dtype dts[] = {DT_F32, DT_F64, DT_I64};
 	for (int i = 0; i < 3; i++)
 		if (need[dts[i]])
@@ -446,9 +446,7 @@ static void coop_kids(Em *e, Coop *co)
 			emit_line(e, "__syncthreads();");
 			break;
 		case C_REDUCE:
-			co->nred = 0;
-			store_flags(e->g, co, k, k);
-			coop_reduce(e, co, k);
+			coop_reduce(e, co, i);
 			break;
 		default:
 			emit_node(e, k);
@@ -1170,5 +1168,4 @@ const Printer printer_gpu = {
 	.step_params = "cudaStream_t dc_stream, int *dc_err",
 	.step_args = "dc_stream, dc_err",
 	.step_begin = gpu_step_begin,
-	.step_end = gpu_step_end,
 };

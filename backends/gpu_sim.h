@@ -672,9 +672,7 @@ static __attribute__((noinline)) void dc_sim_fiber_init(dc_sim_fiber *f, ucontex
 	for (int i = 0; i < 6; i++)
 		*--sp = NULL;
 	f->sp = sp;
-	f->state = DC_SIM_RUN;
-	return;
-#endif
+#else
 #ifdef DC_SIM_ASAN
 	__asan_unpoison_memory_region(f->stack, DC_SIM_STACK);
 #endif
@@ -683,6 +681,7 @@ static __attribute__((noinline)) void dc_sim_fiber_init(dc_sim_fiber *f, ucontex
 	f->ctx.uc_stack.ss_size = DC_SIM_STACK;
 	f->ctx.uc_link = link;
 	makecontext(&f->ctx, dc_sim_fiber_main, 0);
+#endif
 	f->state = DC_SIM_RUN;
 }
 
