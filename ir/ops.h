@@ -38,7 +38,7 @@ const char *op_doc(int op);
 
 /* view kinds, pool modes, reduction modes (the param column) */
 enum { VW_T, VW_PERMUTE, VW_TRANSPOSE, VW_RESHAPE, VW_FLATTEN, VW_UNFLATTEN, VW_UNSQUEEZE,
-       VW_SQUEEZE, VW_EXPAND, VW_SELECT, VW_SLICE, VW_ALIAS };
+       VW_SQUEEZE, VW_EXPAND, VW_SELECT, VW_SLICE, VW_ALIAS, VW_NUMPY_T, VW_MT };
 enum { PL_MAX, PL_AVG, PL_ADAPTIVE };
 enum { RD_SUM, RD_MEAN, RD_MAX, RD_MIN };
 

@@ -18,6 +18,7 @@
 	X(TO_COPY, "_to_copy.default", cast, 0, "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor") \
 	X(TO_DTYPE, "to.dtype", cast, 0, "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)") \
 	X(TO_DTYPE_LAYOUT, "to.dtype_layout", cast, 0, "aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)") \
+	X(TO_DEVICE, "to.device", cast, 0, "aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)") \
 	X(TYPE_AS, "type_as.default", cast, 1, "aten::type_as(Tensor self, Tensor other) -> Tensor") \
 	X(RELU, "relu.default", unary, T_RELU, "aten::relu(Tensor self) -> Tensor") \
 	X(RELU_, "relu_.default", unary, T_RELU, "aten::relu_(Tensor(a!) self) -> Tensor(a!)") \
@@ -131,6 +132,7 @@
 	X(MUL_TENSOR, "mul.Tensor", binary, T_MUL, "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor") \
 	X(MUL__TENSOR, "mul_.Tensor", binary, T_MUL, "aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(MUL_SCALAR, "mul.Scalar", binary, T_MUL, "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor") \
+	X(MULTIPLY_TENSOR, "multiply.Tensor", binary, T_MUL, "aten::multiply.Tensor(Tensor self, Tensor other) -> Tensor") \
 	X(MUL__SCALAR, "mul_.Scalar", binary, T_MUL, "aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(DIV_TENSOR, "div.Tensor", binary, T_DIV, "aten::div.Tensor(Tensor self, Tensor other) -> Tensor") \
 	X(DIV__TENSOR, "div_.Tensor", binary, T_DIV, "aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
@@ -145,6 +147,8 @@
 	X(FLOOR_DIVIDE_, "floor_divide_.Tensor", binary, T_DIV_FLOOR, "aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(MAXIMUM, "maximum.default", binary, T_MAX, "aten::maximum(Tensor self, Tensor other) -> Tensor") \
 	X(MINIMUM, "minimum.default", binary, T_MIN, "aten::minimum(Tensor self, Tensor other) -> Tensor") \
+	X(MAX_OTHER, "max.other", binary, T_MAX, "aten::max.other(Tensor self, Tensor other) -> Tensor") \
+	X(MIN_OTHER, "min.other", binary, T_MIN, "aten::min.other(Tensor self, Tensor other) -> Tensor") \
 	X(POW_TENSOR_TENSOR, "pow.Tensor_Tensor", binary, T_POW, "aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor") \
 	X(POW__TENSOR_TENSOR, "pow_.Tensor", binary, T_POW, "aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)") \
 	X(POW_TENSOR_SCALAR, "pow.Tensor_Scalar", binary, T_POW, "aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor") \

@@ -62,6 +62,12 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(ALIAS, "alias.default", view, VW_ALIAS, "aten::alias(Tensor(a) self) -> Tensor(a)") \
 	X(DETACH, "detach.default", view, VW_ALIAS, "aten::detach(Tensor(a) self) -> Tensor(a)") \
 	X(DETACH_, "detach_.default", view, VW_ALIAS, "aten::detach_(Tensor(a!) self) -> Tensor(a!)") \
+	X(NUMPY_T, "numpy_T.default", view, VW_NUMPY_T, "aten::numpy_T(Tensor(a) self) -> Tensor(a)") \
+	X(MT, "mT.default", view, VW_MT, "aten::mT(Tensor(a) self) -> Tensor(a)") \
+	X(MH, "mH.default", view, VW_MT, "aten::mH(Tensor(a) self) -> Tensor(a)") \
+	X(ADJOINT, "adjoint.default", view, VW_MT, "aten::adjoint(Tensor(a) self) -> Tensor(a)") \
+	X(MESHGRID, "meshgrid.default", meshgrid, 0, "aten::meshgrid(Tensor[] tensors) -> Tensor[]") \
+	X(MESHGRID_IDX, "meshgrid.indexing", meshgrid, 1, "aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]") \
 	X(CONTIGUOUS, "contiguous.default", view, VW_ALIAS, "aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)") \
 	X(CLONE, "clone.default", view, VW_ALIAS, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor") \
 	X(LIFT_FRESH_COPY, "lift_fresh_copy.default", view, VW_ALIAS, "aten::lift_fresh_copy(Tensor self) -> Tensor") \

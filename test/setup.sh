@@ -3,7 +3,10 @@
 #
 #   Debian packages: clang libomp-dev libyaml-dev libcjson-dev libzip-dev pkg-config
 #                    hipcc libamdhip64-dev rocm-device-libs (-t rocm; about 70 MB)
-#   Python packages: torch==2.13.0 numpy pytest   (test and example dependencies only)
+#   Python packages: torch==2.13.0 numpy pytest transformers==5.24.0
+#                    (test and example dependencies only; transformers for the
+#                    real-model suite test/test_hf.py, which builds its models
+#                    from configs: nothing is downloaded)
 #
 # Idempotent and quick when everything is present: tools and libraries are
 # checked by what the build uses (commands, pkg-config modules, omp.h), and
@@ -15,6 +18,7 @@ set -eu
 
 PYTHON=${PYTHON:-python3}
 TORCH_VERSION=2.13.0
+TRANSFORMERS_VERSION=5.24.0
 say() { echo "setup: $*"; }
 die() { echo "setup: error: $*" >&2; exit 1; }
 
@@ -65,14 +69,17 @@ command -v nvcc >/dev/null 2>&1 || say "note: nvcc not found: -t cuda builds (no
 # ---- Python packages -------------------------------------------------------------
 command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found"
 if "$PYTHON" -c "
-import sys, torch, numpy, pytest
-sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') else 1)
+import sys, torch, numpy, pytest, transformers
+sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') and transformers.__version__ == '$TRANSFORMERS_VERSION' else 1)
 " >/dev/null 2>&1; then
-	say "python packages present (torch $TORCH_VERSION, numpy, pytest)"
+	say "python packages present (torch $TORCH_VERSION, numpy, pytest, transformers $TRANSFORMERS_VERSION)"
 else
-	say "$PYTHON -m pip install torch==$TORCH_VERSION numpy pytest"
+	# torch first and pinned, so that nothing later pulls another build of it
+	say "$PYTHON -m pip install torch==$TORCH_VERSION numpy pytest transformers==$TRANSFORMERS_VERSION"
 	"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" numpy pytest ||
 		die "pip install failed"
-	"$PYTHON" -c "import torch, numpy, pytest" ||
-		die "torch, numpy or pytest still cannot be imported after pip install"
+	"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" ||
+		die "pip install transformers failed"
+	"$PYTHON" -c "import torch, numpy, pytest, transformers" ||
+		die "torch, numpy, pytest or transformers still cannot be imported after pip install"
 fi

@@ -281,12 +281,47 @@ int lower_where(Imp *m, const cJSON *node)
 	return lw_elemwise(m, node, T_WHERE, 3, ops);
 }
 
+/* The device and layout arguments of the conversions (to.device,
+ * to.dtype_layout, _to_copy): doccc places every tensor itself (host memory
+ * on CPU targets, device memory on GPU targets), so a move between CPU and
+ * GPU is the identity; other device types and sparse layouts have no
+ * meaning for the generated library. */
+static Val *opt_arg(Imp *m, const char *name)
+{
+	for (int i = 0; i < m->info->nargs; i++)
+		if (!strcmp(m->info->args[i].name, name))
+			return &m->args[i];
+	return NULL;
+}
+
+static int check_place(Imp *m)
+{
+	static const char *const devices[] = { "cpu", "cuda", "hip", "meta" };
+	Val *d = opt_arg(m, "device"), *l = opt_arg(m, "layout");
+	if (d && d->k == V_STR) {
+		size_t i = 0;
+		while (i < sizeof devices / sizeof devices[0] && (!d->s || strcmp(d->s, devices[i])))
+			i++;
+		if (i == sizeof devices / sizeof devices[0]) {
+			lw_error(m, "%s: device '%s' is not one doccc compiles for; export the model on cpu "
+				 "(doccc places tensors on the target itself)", m->info->target, d->s ? d->s : "?");
+			return -1;
+		}
+	}
+	if (l && l->k == V_INT && l->i != 7) {
+		lw_error(m, "%s: layout %lld is not strided: doccc compiles dense tensors only", m->info->target,
+			 (long long)l->i);
+		return -1;
+	}
+	return 0;
+}
+
 int lower_cast(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "self");
 	const char *on = lw_out_name(node, 0);
 	Meta mt;
-	if (x < 0 || !on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
+	if (x < 0 || !on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on) || check_place(m))
 		return -1;
 	if (mt.dt == (int)lw_c(m, x)->dt) {
 		Container *s = lw_c(m, x);

@@ -560,7 +560,9 @@ int lower_attention(Imp *m, const cJSON *node)
 	int gqa = (int)lw_int(m, "enable_gqa", 0);
 	if (r >= 3 && lw_dim(m, q, r - 3) != lw_dim(m, k, r - 3)) {
 		int64_t hq = lw_dim(m, q, r - 3), hk = lw_dim(m, k, r - 3);
-		if (!gqa || hk <= 0 || hq % hk || lw_dim(m, v, r - 3) != hk) {
+		/* one key head broadcasts (torch's batch-dim broadcasting); more
+		 * need enable_gqa, and query heads in whole groups of them */
+		if ((!gqa && hk != 1) || hk <= 0 || hq % hk || lw_dim(m, v, r - 3) != hk) {
 			lw_error(m, "scaled_dot_product_attention: %lld query heads and %lld key heads (enable_gqa=%d)",
 			         (long long)hq, (long long)hk, gqa);
 			return -1;

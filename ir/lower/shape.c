@@ -38,6 +38,8 @@ int lower_view(Imp *m, const cJSON *node)
 			st[i] = s->stride[i];
 		break;
 	case VW_T:
+	case VW_NUMPY_T:
+	case VW_MT:
 	case VW_TRANSPOSE:
 	case VW_PERMUTE: {
 		int perm[MAXDIM];
@@ -48,6 +50,19 @@ int lower_view(Imp *m, const cJSON *node)
 				perm[0] = 1;
 				perm[1] = 0;
 			}
+		} else if (m->info->param == VW_NUMPY_T) {
+			/* x.T: every dim reversed */
+			for (int i = 0; i < r; i++)
+				perm[i] = r - 1 - i;
+		} else if (m->info->param == VW_MT) {
+			/* x.mT, x.mH, x.adjoint(): the last two dims swapped (real
+			 * tensors: the conjugate is the tensor itself) */
+			if (r < 2) {
+				lw_error(m, "%s: the tensor has rank %d; it needs at least 2 dims", m->info->target, r);
+				return -1;
+			}
+			perm[r - 2] = r - 1;
+			perm[r - 1] = r - 2;
 		} else if (m->info->param == VW_TRANSPOSE) {
 			int a = lw_norm_dim(m, lw_int(m, "dim0", 0), r), b = lw_norm_dim(m, lw_int(m, "dim1", 0), r);
 			if (a < 0 || b < 0)
@@ -344,6 +359,51 @@ int lower_split(Imp *m, const cJSON *node)
 				st[i] = s->stride[i];
 		}
 		lw_view(m, on, x, mt.rank, mt.shape, st, off);
+	}
+	return 0;
+}
+
+/* meshgrid(tensors, indexing): output k is input k (0-d or 1-d) laid along
+ * dim k of the grid and broadcast (stride 0) along the others; "xy" swaps
+ * the roles of the first two dims (numpy's Cartesian indexing). Every
+ * output is a view. */
+int lower_meshgrid(Imp *m, const cJSON *node)
+{
+	Val *ts = lw_arg(m, "tensors");
+	if (ts->k != V_TENSORS || ts->n < 1 || ts->n > MAXDIM) {
+		lw_error(m, "meshgrid: expected 1 to %d tensors", MAXDIM);
+		return -1;
+	}
+	int xy = 0;
+	if (m->info->param) {
+		const char *ix = lw_arg(m, "indexing")->s;
+		if (ix && !strcmp(ix, "xy"))
+			xy = 1;
+		else if (!ix || strcmp(ix, "ij")) {
+			lw_error(m, "meshgrid: indexing must be 'ij' or 'xy', not '%s'", ix ? ix : "?");
+			return -1;
+		}
+	}
+	int n = 0;
+	out_list_name(node, 0, &n);
+	for (int k = 0; k < n && k < ts->n; k++) {
+		int nn;
+		const char *on = out_list_name(node, k, &nn);
+		Meta mt;
+		if (!on || lw_meta(m, on, &mt))
+			continue;
+		Container *s = lw_c(m, ts->ts[k]);
+		if (s->rank > 1 || mt.rank != ts->n) {
+			lw_error(m, "meshgrid: input %d has rank %d; expected 0-d or 1-d tensors", k, s->rank);
+			return -1;
+		}
+		int d = xy && ts->n > 1 && k < 2 ? 1 - k : k;
+		Expr *st[MAXDIM];
+		for (int i = 0; i < mt.rank; i++)
+			st[i] = ex_int(m->g, 0);
+		if (s->rank == 1)
+			st[d] = s->stride[0];
+		lw_view(m, on, ts->ts[k], mt.rank, mt.shape, st, s->offset);
 	}
 	return 0;
 }

@@ -70,6 +70,19 @@ def test_views_and_copies(tmp_path):
         Case("int_copies", lambda x: (x.flip(0), x.repeat(1, 2), torch.cat([x, x], 1)), (i,)),
         Case("empty_copies", lambda x: (x[:, :0].flip(1), torch.cat([x[:0], x[:0]]), x[:0].t() + 0), (b,)),
         Case("bool_copies", lambda x: (x.flip(1), torch.stack([x, x], 0)), (bo,)),
+        # transposes of the default IR (Core ATen makes them permutes)
+        Case("numpy_T", lambda x: (x.T * 1, x.mT * 1, x.mH * 1, x.adjoint() * 1), (a,)),
+        Case("numpy_T_int", lambda x: (x.T + 0, x.mT + 0), (i,)),
+        Case("meshgrid", lambda x, y: tuple(t * 1 for t in torch.meshgrid(x, y, indexing="ij"))
+             + tuple(t * 1 for t in torch.meshgrid(x, y, x[:2], indexing="xy"))
+             + tuple(t * 1 for t in torch.ops.aten.meshgrid.default([y, x[1:]]))
+             + tuple(t + 0 for t in torch.meshgrid(x[0], y, indexing="xy")), (b[0], a[0, 0, :3])),
+        # device and layout conversions: identities or casts
+        Case("to_device", lambda x: (x.to("cpu") * 1, x.to("cpu", torch.float64), x.to(device="cpu", dtype=torch.float16),
+                                     x.to(torch.device("cpu"), non_blocking=True) * 1,
+                                     x.contiguous(memory_format=torch.channels_last) * 1,
+                                     x.clone(memory_format=torch.channels_last) + 0), (a.unsqueeze(0),)),
+        Case("min_max_other", lambda x, y: (torch.min(x, y), torch.max(x, y), torch.multiply(x, y)), (b, b.flip(0))),
     ]
     check_cases(tmp_path, "shape_views", cases, **KW)
 
