@@ -4,6 +4,7 @@
  *
  *   doccc MODEL.pt2|MODEL.json [options]      compile
  *   doccc run LIB -i IN.npy ... -o OUT.npy    run a compiled library (run.c)
+ *   doccc check MODEL [--json]                what the model needs (check.c)
  *
  * Exit codes (cmd.h): 0 ok, 1 bad input or unsupported model, 2 usage,
  * 3 the external compiler failed. Outputs are produced in a temporary
@@ -25,6 +26,7 @@
 static const char usage_text[] =
 	"usage: doccc MODEL.pt2|MODEL.json [options]\n"
 	"       doccc run LIB.so -i IN.npy... -o OUT.npy... [--repeat N] [--threads N]\n"
+	"       doccc check MODEL.pt2|MODEL.json [-t T] [-c C] [--json]\n"
 	"\n"
 	"Compile a torch.export program into a shared library and a C header.\n"
 	"\n"
@@ -48,6 +50,10 @@ static const char usage_text[] =
 	"      --dump-sdfg DIR   write the SDFG after every stage (JSON and DOT)\n"
 	"      --report FILE     write a JSON report: ops, fused nodes, sizes, times\n"
 	"      --keep-temps      keep the working directory\n"
+	"      --check           compile nothing: print the op census (count, supported or\n"
+	"                        not and why), dtypes, dynamic dims and whether the model\n"
+	"                        runs on the GPU; exit 1 if anything is unsupported\n"
+	"      --json            with --check: the same as one JSON object\n"
 	"  -v, --verbose         print each command run\n"
 	"      --list-passes | --list-options | --list-ops\n"
 	"  -h, --help | --version\n"
@@ -250,7 +256,7 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	opt_init(&o, a);
 	const char *input = NULL, *out = NULL, *name = NULL, *optfile = NULL, *weights = NULL, *dumpdir = NULL;
 	const char *report = NULL;
-	int emit_source = 0, external = 0, simulate = 0;
+	int emit_source = 0, external = 0, simulate = 0, check = 0, json = 0;
 	/* CLI settings are applied after the YAML file; collect them first. */
 	const char *set_key[64], *set_val[64];
 	int nset = 0;
@@ -290,6 +296,10 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 			external = 1;
 		} else if (!strcmp(s, "--simulate")) {
 			simulate = 1;
+		} else if (!strcmp(s, "--check")) {
+			check = 1;
+		} else if (!strcmp(s, "--json")) {
+			json = 1;
 		} else if (TAKE("-t") || TAKE("--target") || TAKE("-c") || TAKE("--category") || TAKE("--march") ||
 		           TAKE("--offload-arch")) {
 			if (!v)
@@ -399,6 +409,13 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 		return EXIT_INPUT;
 	}
 
+	if (json && !check)
+		return usage_error("%s", "--json goes with --check (doccc check MODEL --json)");
+	if (check) {
+		ImportArgs ia = {input, weights, shapes, nshapes, dims, ndims, NULL};
+		return cmd_check(a, name ? name : path_to_ident(a, input), &ia, &o, &tg, json);
+	}
+
 	/* Output paths. */
 	char *nm = name ? arena_strdup(a, name) : path_to_ident(a, input);
 	if (name) {
@@ -456,7 +473,7 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	}
 
 	/* Compile. */
-	ImportArgs ia = {input, weights, shapes, nshapes, dims, ndims};
+	ImportArgs ia = {input, weights, shapes, nshapes, dims, ndims, NULL};
 	double t0 = now_ms();
 	Sdfg *g = import_program(a, nm, &ia);
 	if (!g)
@@ -508,7 +525,17 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	Arena *a = arena_new();
 	Buf cmdline = {0};
-	int rc = compile_main(a, &cmdline, argc, argv);
+	int rc;
+	if (argc > 1 && !strcmp(argv[1], "check")) {
+		/* doccc check MODEL ... is doccc MODEL --check ... */
+		char **v = arena_alloc(a, (size_t)(argc + 1) * sizeof *v);
+		v[0] = argv[0];
+		for (int i = 2; i < argc; i++)
+			v[i - 1] = argv[i];
+		v[argc - 1] = "--check";
+		rc = compile_main(a, &cmdline, argc, v);
+	} else
+		rc = compile_main(a, &cmdline, argc, argv);
 	tmp_cleanup();
 	buf_free(&cmdline);
 	arena_free(a);

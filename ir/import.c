@@ -411,6 +411,67 @@ static int bind_shapes(Imp *m, const ImportArgs *args)
 	return bad ? -1 : 0;
 }
 
+/* ---- doccc check's census ------------------------------------------------------ */
+
+static void census_dtype(Census *c, int st)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->ndtypes; i++)
+		if (c->dtypes[i] == st)
+			return;
+	if (c->ndtypes < (int)(sizeof c->dtypes / sizeof c->dtypes[0]))
+		c->dtypes[c->ndtypes++] = st;
+}
+
+static CensusOp *census_op(Census *c, const char *op)
+{
+	for (int i = 0; i < c->nops; i++)
+		if (!strcmp(c->ops[i].op, op))
+			return &c->ops[i];
+	CensusOp o = {arena_strdup(c->a, op), 0, 0, NULL};
+	VEC_PUSH(c->a, c->ops, c->nops, c->capops, o);
+	return &c->ops[c->nops - 1];
+}
+
+/* The message of the first "error: " line of a node's captured output. */
+static const char *first_error(Arena *a, const char *text)
+{
+	const char *e = text ? strstr(text, "error: ") : NULL;
+	if (!e)
+		return "doccc cannot lower it";
+	e += 7;
+	return arena_strndup(a, e, strcspn(e, "\n"));
+}
+
+/* The symbols of the export, after bind_shapes: ranges, bound sizes, and
+ * the input dims that use each. */
+static void census_syms(Imp *m)
+{
+	Census *c = m->census;
+	cJSON *specs = json_get(json_get(json_get(m->ep, "graph_module"), "signature"), "input_specs");
+	for (int k = 0; k < m->sg->nsyms; k++) {
+		Symbol *y = &m->sg->syms[k];
+		Buf uses = {0};
+		for (int i = 0; i < json_len(specs); i++) {
+			const char *nm;
+			cJSON *sizes = input_sizes(m, json_at(specs, i), &nm);
+			for (int d = 0; d < json_len(sizes); d++) {
+				cJSON *x;
+				const char *tag = json_union_tag(json_at(sizes, d), &x);
+				const char *es = tag && !strcmp(tag, "as_expr") ? json_str(json_get(x, "expr_str")) : NULL;
+				Expr *e = es ? parse_sym_expr(m, es, nm) : NULL;
+				if (e && ex_uses(e, k))
+					buf_printf(&uses, "%s%s[%d]", uses.len ? ", " : "", nm ? nm : "?", d);
+			}
+		}
+		CensusSym cs = {arena_strdup(c->a, y->name), y->lo, y->hi, m->symset[k] ? m->symval[k] : -1,
+		                arena_strdup(c->a, uses.len ? uses.s : "")};
+		VEC_PUSH(c->a, c->syms, c->nsyms, c->capsyms, cs);
+		buf_free(&uses);
+	}
+}
+
 static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 {
 	memset(o, 0, sizeof *o);
@@ -422,6 +483,7 @@ static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 	}
 	o->st = (int)st;
 	o->dt = dtype_from_torch((int)st);
+	census_dtype(m->census, o->st);
 	o->rank = json_len(sizes);
 	if (o->rank > MAXDIM) {
 		diag_error(m->path, "tensor_values['%s']: rank %d exceeds doccc's limit of %d", what, o->rank, MAXDIM);
@@ -1178,6 +1240,8 @@ static void census_add(Sdfg *g, const char *target)
 	g->census_counts[g->ncensus - 1] = 1;
 }
 
+static int import_node(Imp *m, cJSON *node, const char *target);
+
 static int import_nodes(Imp *m)
 {
 	cJSON *nodes = json_get(m->graph, "nodes");
@@ -1197,36 +1261,53 @@ static int import_nodes(Imp *m)
 			bad = 1;
 			continue;
 		}
-		/* Every unsupported dtype among the outputs. */
-		for (int k = 0; k < json_len(json_get(node, "outputs")); k++) {
-			const char *on = lw_out_name(node, k);
-			Meta mt;
-			if (on && lw_meta(m, on, &mt) == 0 && mt.dt < 0 && !strstr(on, "_unused_"))
-				lw_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt.st), on);
+		Buf msgs = {0}, *sink = m->census ? diag_capture(&msgs) : NULL;
+		int nodebad = import_node(m, node, target);
+		if (m->census) {
+			diag_capture(sink);
+			CensusOp *c = census_op(m->census, target);
+			c->count++;
+			m->census->nnodes++;
+			if (nodebad) {
+				if (!c->nbad++)
+					c->why = first_error(m->census->a, msgs.s);
+			}
+			buf_free(&msgs);
 		}
-		census_add(m->g, target);
-		if (strncmp(target, "torch.ops.", 10) && lw_python_op(m, node, target)) {
-			bad |= m->failed;
-			continue;
-		}
-		const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : NULL;
-		m->info = ov ? aten_find(ov) : NULL;
-		if (!m->info) {
-			const char *why = ov ? aten_unsupported(ov) : NULL;
-			lw_error(m, "unsupported operator '%s'%s%s", ov ? arena_printf(m->a, "aten.%s", ov) : target, why ? ": " : "",
-			         why ? why : "");
-		}
-		if (m->info && !m->failed && bind_args(m, node) == 0 && m->info->lower(m, node) == 0 && !m->failed) {
-			rebind_mutated(m, node);
-		} else {
-			/* keep going: report every problem of the graph */
-			bad = 1;
-			bind_placeholders(m, node);
-		}
+		bad |= nodebad;
 	}
 	m->nodename = NULL;
 	m->trace = NULL;
 	return bad ? -1 : 0;
+}
+
+/* One node: 0 if it lowered, -1 if not (reported). */
+static int import_node(Imp *m, cJSON *node, const char *target)
+{
+	/* Every unsupported dtype among the outputs. */
+	for (int k = 0; k < json_len(json_get(node, "outputs")); k++) {
+		const char *on = lw_out_name(node, k);
+		Meta mt;
+		if (on && lw_meta(m, on, &mt) == 0 && mt.dt < 0 && !strstr(on, "_unused_"))
+			lw_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt.st), on);
+	}
+	census_add(m->g, target);
+	if (strncmp(target, "torch.ops.", 10) && lw_python_op(m, node, target))
+		return m->failed ? -1 : 0;
+	const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : NULL;
+	m->info = ov ? aten_find(ov) : NULL;
+	if (!m->info) {
+		const char *why = ov ? aten_unsupported(ov) : NULL;
+		lw_error(m, "unsupported operator '%s': %s", ov ? arena_printf(m->a, "aten.%s", ov) : target,
+		         why ? why : "doccc has no lowering for it yet (doccc --list-ops lists the supported overloads)");
+	}
+	if (m->info && !m->failed && bind_args(m, node) == 0 && m->info->lower(m, node) == 0 && !m->failed) {
+		rebind_mutated(m, node);
+		return 0;
+	}
+	/* keep going: report every problem of the graph */
+	bind_placeholders(m, node);
+	return -1;
 }
 
 /* ---- input files ------------------------------------------------------------------ */
@@ -1349,9 +1430,12 @@ Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args)
 		sha256_final(&h, d);
 		sha256_hex(d, m->g->hash);
 	}
+	m->census = args->census;
 	int bad = check_signature(m);
 	if (bad || bind_shapes(m, args))
 		goto out;
+	if (m->census)
+		census_syms(m);
 	bad |= import_inputs(m);
 	if (bad)
 		goto out;

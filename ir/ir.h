@@ -449,6 +449,34 @@ void sdfg_dump_dot(Sdfg *g, Buf *b);
 #include "ops.h"
 
 /* ---- import.c: torch.export -> SDFG ---------------------------------------------- */
+
+/* What the importer saw, for `doccc check` (ImportArgs.census; NULL when
+ * compiling). Every node is counted under its target; a node that does not
+ * lower adds to nbad, and the first such node's message is why. Its
+ * messages are kept here instead of printed. dtypes: every torch scalar type
+ * of the graph's values, supported or not. syms: the export's shape
+ * symbols, their ranges, the size each is compiled for, and the input dims
+ * that use them. */
+typedef struct {
+	const char *op;      /* "aten.conv2d.default" */
+	int count, nbad;
+	const char *why;
+} CensusOp;
+typedef struct {
+	const char *name;    /* s0 */
+	int64_t lo, hi, value;  /* hi INT64_MAX: unbounded; value -1: not bound */
+	const char *uses;    /* "x[0], mask[1]" */
+} CensusSym;
+typedef struct {
+	Arena *a;
+	CensusOp *ops;
+	int nops, capops, nnodes;
+	int dtypes[64];      /* torch scalar type numbers seen */
+	int ndtypes;
+	CensusSym *syms;
+	int nsyms, capsyms;
+} Census;
+
 typedef struct {
 	const char *path;         /* .pt2 or .json */
 	const char *weights;      /* --weights FILE (safetensors), or NULL */
@@ -456,6 +484,7 @@ typedef struct {
 	int nshapes;
 	const char *const *dims;    /* --dim SYMBOL=SIZE */
 	int ndims;
+	Census *census;             /* doccc check, or NULL */
 } ImportArgs;
 /* NULL on failure (all problems reported, e.g. every unsupported op). */
 Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args);

@@ -83,9 +83,11 @@ void diag_reset(void)
 	diag_nerrors = 0;
 }
 
-void diag_capture(Buf *b)
+Buf *diag_capture(Buf *b)
 {
+	Buf *prev = diag_sink;
 	diag_sink = b;
+	return prev;
 }
 
 void diag_internal(const char *file, int line, const char *fmt, ...)

@@ -46,7 +46,7 @@ void diag_reset(void);
 /* When set, diagnostics are appended to this buffer instead of stderr (unit
  * tests use it to check messages). NULL restores stderr. */
 struct Buf;
-void diag_capture(struct Buf *b);
+struct Buf *diag_capture(struct Buf *b);  /* returns the sink it replaces */
 
 /* Internal bug: prints file:line and the failed expression, then aborts. */
 NORETURN void diag_internal(const char *file, int line, const char *fmt, ...) PRINTF_LIKE(3, 4);

@@ -66,6 +66,7 @@ typedef struct Imp {
 	/* value name -> container */
 	ValueEnt *vals;
 	int nvals, capvals;
+	Census *census;            /* doccc check, or NULL */
 	/* current node, for messages */
 	int nodei;
 	const char *nodename;

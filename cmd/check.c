@@ -1,0 +1,248 @@
+/*
+ * check.c - doccc check MODEL (or doccc MODEL --check): what a model needs,
+ * before anything is compiled.
+ *
+ * The program is imported with a census (ir.h): every node's op is counted
+ * and lowered exactly as a compile lowers it, so "supported" means that
+ * this node, with these arguments, compiles; a node that does not lower
+ * carries the message a compile would print. Then the passes run for the
+ * target, and for the GPU (the target itself if it is cuda or rocm, else
+ * cuda in the same category) to tell whether every step has a GPU
+ * expansion or the model would take the host fallback. No C compiler runs
+ * and nothing is written.
+ *
+ * Output: a table on stdout, or with --json one JSON object:
+ *   {"input", "target", "category", "supported", "nodes",
+ *    "ops": [{"op", "count", "supported", "reason"}],
+ *    "dtypes": [{"dtype", "supported"}],
+ *    "dynamic_dims": [{"symbol", "min", "max", "compiled_for", "inputs"}],
+ *    "gpu": {"backend", "category", "runs_on_gpu", "host_steps", "reasons"},
+ *    "errors": [...]}
+ * Exit 0 when everything is supported, 1 when anything is not.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ir/ir.h"
+#include "cmd.h"
+
+typedef struct {
+	int runs;            /* 1 on the GPU, 0 host fallback, -1 not known */
+	int steps;
+	const char *backend, *category;
+	const char **why;
+	int nwhy, capwhy;
+} GpuVerdict;
+
+/* Messages of a captured diagnostic text: "error: ..." and "note: ..."
+ * lines, the part after the tag (the tag kept when keep_tag). */
+static void split_msgs(Arena *a, const char *text, const char *tag, const char ***v, int *n, int *cap)
+{
+	for (const char *p = text; p && *p;) {
+		const char *e = p + strcspn(p, "\n");
+		const char *t = strstr(p, tag);
+		if (t && t < e) {
+			const char *msg = arena_strndup(a, t + strlen(tag), (size_t)(e - t - strlen(tag)));
+			VEC_PUSH(a, *v, *n, *cap, msg);
+		}
+		p = *e ? e + 1 : e;
+	}
+}
+
+/* Passes for the GPU target; the schedule pass notes each step without a
+ * GPU expansion. */
+static void gpu_verdict(Arena *a, const char *name, const ImportArgs *ia, Options *o, const Target *tg, GpuVerdict *v)
+{
+	Target gt = *tg;
+	v->runs = -1;
+	if (!TARGET_IS_GPU(tg)) {
+		Options go = *o;
+		if (opt_set(&go, "target", "cuda", "doccc check") || target_resolve(&gt, &go))
+			return;
+	}
+	v->backend = gt.kind == TG_CUDA ? "cuda" : "rocm";
+	v->category = gt.category;
+	Buf quiet = {0}, notes = {0}, *sink = diag_capture(&quiet);
+	ImportArgs gi = *ia;
+	gi.census = NULL;
+	Sdfg *g = import_program(a, name, &gi);
+	diag_capture(&notes);
+	int ok = g && passes_run(g, o, &gt, NULL) == 0;
+	diag_capture(sink);
+	if (ok) {
+		v->steps = g->host_only;
+		v->runs = g->host_only == 0;
+		split_msgs(a, notes.s, "note: ", &v->why, &v->nwhy, &v->capwhy);
+	}
+	buf_free(&quiet);
+	buf_free(&notes);
+}
+
+/* Unsupported ops first, then by count, then by name. */
+static int op_order(const void *x, const void *y)
+{
+	const CensusOp *a = x, *b = y;
+	if ((a->nbad > 0) != (b->nbad > 0))
+		return a->nbad > 0 ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return strcmp(a->op, b->op);
+}
+
+/* "torch.ops.aten.conv2d.default" -> "aten.conv2d.default" */
+static const char *op_text(const char *op)
+{
+	return !strncmp(op, "torch.ops.", 10) ? op + 10 : op;
+}
+
+static int dtype_ok(int st)
+{
+	return dtype_from_torch(st) >= 0;
+}
+
+static void print_text(const char *input, const Census *c, const Target *tg, const GpuVerdict *gv, const char **errs,
+                       int nerrs, int bad)
+{
+	int nbadops = 0;
+	for (int i = 0; i < c->nops; i++)
+		nbadops += c->ops[i].nbad > 0;
+	printf("%s: %d nodes, %d distinct ops, %d not supported (target %s, category %s)\n", input, c->nnodes, c->nops,
+	       nbadops, tg->name, tg->category);
+	int w = 2;
+	for (int i = 0; i < c->nops; i++)
+		if ((int)strlen(op_text(c->ops[i].op)) > w)
+			w = (int)strlen(op_text(c->ops[i].op));
+	printf("  %5s  %-*s  %s\n", "count", w, "op", "status");
+	for (int i = 0; i < c->nops; i++) {
+		const CensusOp *p = &c->ops[i];
+		const char *op = op_text(p->op);
+		if (!p->nbad)
+			printf("  %5d  %-*s  supported\n", p->count, w, op);
+		else if (p->nbad == p->count)
+			printf("  %5d  %-*s  NOT SUPPORTED: %s\n", p->count, w, op, p->why);
+		else
+			printf("  %5d  %-*s  NOT SUPPORTED in %d of %d nodes: %s\n", p->count, w, op, p->nbad, p->count, p->why);
+	}
+	printf("dtypes:");
+	for (int i = 0; i < c->ndtypes; i++)
+		printf(" %s%s", dtype_torch_name(c->dtypes[i]), dtype_ok(c->dtypes[i]) ? "" : " (NOT SUPPORTED)");
+	printf("\ndynamic dims:%s\n", c->nsyms ? "" : " none (static shapes)");
+	for (int i = 0; i < c->nsyms; i++) {
+		const CensusSym *y = &c->syms[i];
+		printf("  %s in [%lld, ", y->name, (long long)y->lo);
+		if (y->hi == INT64_MAX)
+			printf("inf]");
+		else
+			printf("%lld]", (long long)y->hi);
+		if (y->value >= 0)
+			printf(", compiled for %lld", (long long)y->value);
+		printf("%s%s\n", *y->uses ? ": " : "", y->uses);
+	}
+	if (gv->runs < 0)
+		printf("gpu (%s): not known (the model does not compile)\n", gv->backend ? gv->backend : "cuda");
+	else if (gv->runs)
+		printf("gpu (%s, %s): runs on the GPU, every step\n", gv->backend, gv->category);
+	else {
+		printf("gpu (%s, %s): host fallback, %d step%s without a GPU expansion\n", gv->backend, gv->category, gv->steps,
+		       gv->steps == 1 ? "" : "s");
+		for (int i = 0; i < gv->nwhy; i++)
+			printf("  %s\n", gv->why[i]);
+	}
+	for (int i = 0; i < nerrs; i++)
+		printf("error: %s\n", errs[i]);
+	printf("%s\n", bad ? "result: NOT SUPPORTED" : "result: supported");
+}
+
+static void json_str_list(Buf *b, const char **v, int n)
+{
+	buf_puts(b, "[");
+	for (int i = 0; i < n; i++) {
+		buf_puts(b, i ? ", " : "");
+		buf_quote(b, v[i]);
+	}
+	buf_puts(b, "]");
+}
+
+static void print_json(const char *input, const Census *c, const Target *tg, const GpuVerdict *gv, const char **errs,
+                       int nerrs, int bad)
+{
+	Buf b = {0};
+	buf_puts(&b, "{\n  \"input\": ");
+	buf_quote(&b, input);
+	buf_printf(&b, ",\n  \"target\": \"%s\",\n  \"category\": \"%s\",\n  \"supported\": %s,\n  \"nodes\": %d,\n"
+	               "  \"ops\": [", tg->name, tg->category, bad ? "false" : "true", c->nnodes);
+	for (int i = 0; i < c->nops; i++) {
+		const CensusOp *p = &c->ops[i];
+		buf_puts(&b, i ? ",\n    {\"op\": " : "\n    {\"op\": ");
+		buf_quote(&b, op_text(p->op));
+		buf_printf(&b, ", \"count\": %d, \"supported\": %s, \"reason\": ", p->count, p->nbad ? "false" : "true");
+		if (p->why)
+			buf_quote(&b, p->why);
+		else
+			buf_puts(&b, "null");
+		buf_puts(&b, "}");
+	}
+	buf_puts(&b, "\n  ],\n  \"dtypes\": [");
+	for (int i = 0; i < c->ndtypes; i++)
+		buf_printf(&b, "%s{\"dtype\": \"%s\", \"supported\": %s}", i ? ", " : "", dtype_torch_name(c->dtypes[i]),
+		           dtype_ok(c->dtypes[i]) ? "true" : "false");
+	buf_puts(&b, "],\n  \"dynamic_dims\": [");
+	for (int i = 0; i < c->nsyms; i++) {
+		const CensusSym *y = &c->syms[i];
+		buf_printf(&b, "%s{\"symbol\": ", i ? ", " : "");
+		buf_quote(&b, y->name);
+		buf_printf(&b, ", \"min\": %lld, \"max\": ", (long long)y->lo);
+		if (y->hi == INT64_MAX)
+			buf_puts(&b, "null");
+		else
+			buf_printf(&b, "%lld", (long long)y->hi);
+		if (y->value >= 0)
+			buf_printf(&b, ", \"compiled_for\": %lld, \"inputs\": ", (long long)y->value);
+		else
+			buf_puts(&b, ", \"compiled_for\": null, \"inputs\": ");
+		buf_quote(&b, y->uses);
+		buf_puts(&b, "}");
+	}
+	buf_printf(&b, "],\n  \"gpu\": {\"backend\": \"%s\", \"category\": \"%s\", \"runs_on_gpu\": %s, \"host_steps\": %d, "
+	               "\"reasons\": ", gv->backend ? gv->backend : "cuda", gv->category ? gv->category : tg->category,
+	           gv->runs < 0 ? "null" : gv->runs ? "true" : "false", gv->steps);
+	json_str_list(&b, gv->why, gv->nwhy);
+	buf_puts(&b, "},\n  \"errors\": ");
+	json_str_list(&b, errs, nerrs);
+	buf_puts(&b, "\n}\n");
+	fwrite(b.s, 1, b.len, stdout);
+	buf_free(&b);
+}
+
+int cmd_check(Arena *a, const char *name, const ImportArgs *ia, Options *o, const Target *tg, int json)
+{
+	Census c = {0};
+	c.a = a;
+	ImportArgs ci = *ia;
+	ci.census = &c;
+	/* messages outside the nodes (file, signature, shapes) and of the passes */
+	Buf other = {0}, *sink = diag_capture(&other);
+	Sdfg *g = import_program(a, name, &ci);
+	int bad = g == NULL || (g && passes_run(g, o, tg, NULL));
+	diag_capture(sink);
+	const char **errs = NULL;
+	int nerrs = 0, caperrs = 0;
+	split_msgs(a, other.s, "error: ", &errs, &nerrs, &caperrs);
+	buf_free(&other);
+	if (c.nops)
+		qsort(c.ops, (size_t)c.nops, sizeof *c.ops, op_order);
+	for (int i = 0; i < c.nops; i++)
+		bad |= c.ops[i].nbad > 0;
+	for (int i = 0; i < c.ndtypes; i++)
+		bad |= !dtype_ok(c.dtypes[i]);
+	GpuVerdict gv = {0};
+	gv.runs = -1;
+	if (g)
+		gpu_verdict(a, name, ia, o, tg, &gv);
+	if (json)
+		print_json(ia->path, &c, tg, &gv, errs, nerrs, bad);
+	else
+		print_text(ia->path, &c, tg, &gv, errs, nerrs, bad);
+	return bad ? EXIT_INPUT : EXIT_OK;
+}
