@@ -83,6 +83,17 @@ def pytest_configure(config):
     config.addinivalue_line("filterwarnings", "ignore:.*LeafSpec.*:FutureWarning")
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """test_coverage's census of exported overloads runs after every other
+    test, and only a whole-suite session (every test file, no -k or -m)
+    can judge it."""
+    last = [i for i in items if i.name == "test_every_supported_overload_is_exported"]
+    items[:] = [i for i in items if i not in last] + last
+    files = {Path(str(i.fspath)).resolve() for i in items}
+    every = set(ROOT.glob("test/test_*.py")) | set(ROOT.glob("test/ops/test_*.py"))
+    config.doccc_whole_suite = every <= files and not config.option.keyword and not config.option.markexpr
+
+
 def full_run():
     return os.environ.get("DOCCC_FULL", "") not in ("", "0")
 
@@ -105,8 +116,48 @@ def doccc_path():
     return DOCCC
 
 
+# ---- which ATen overloads the suite's programs contain -------------------------
+# Every program a test hands to doccc is read here (its nodes' targets), so
+# that test_coverage can require each supported overload to be exported by
+# some test (test_coverage.py's last test, run after every other).
+EXPORTED_OVERLOADS = set()
+_seen_programs = {}
+
+
+def record_program(path):
+    """Add the ATen overloads of a .pt2 or ExportedProgram JSON to EXPORTED_OVERLOADS."""
+    import json
+    import zipfile
+    p = Path(path)
+    try:
+        key = (str(p.resolve()), p.stat().st_mtime_ns)
+    except OSError:
+        return
+    if key in _seen_programs:
+        return
+    _seen_programs[key] = True
+    try:
+        if zipfile.is_zipfile(p):
+            with zipfile.ZipFile(p) as z:
+                names = [n for n in z.namelist() if n.endswith("models/model.json")]
+                text = z.read(names[0]) if names else b""
+        else:
+            text = p.read_bytes()
+        ep = json.loads(text)
+        nodes = ep["graph_module"]["graph"]["nodes"]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile):
+        return  # malformed inputs of the error tests
+    for n in nodes if isinstance(nodes, list) else []:
+        t = n.get("target") if isinstance(n, dict) else None
+        if isinstance(t, str) and t.startswith("torch.ops.aten."):
+            EXPORTED_OVERLOADS.add(t[len("torch.ops.aten."):])
+
+
 def doccc_cmd(*args, env=None, cwd=None, timeout=COMPILE_TIMEOUT, input=None):
     """Run build/doccc with args; returns the CompletedProcess (text mode)."""
+    for a in args:
+        if str(a).endswith((".pt2", ".json")):
+            record_program(Path(cwd or ".") / a)
     cmd = [str(doccc_path())] + [str(a) for a in args]
     full_env = None
     if args and str(args[0]) == "run":

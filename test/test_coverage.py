@@ -8,6 +8,9 @@
     mismatch means the op table is wrong.
   - every known-unsupported row (ir/ops_unsupported.h) names a real aten
     overload, and no overload is both supported and known-unsupported.
+  - "supported" means tested: every supported overload is in the exported
+    program of some test (conftest records the programs every test hands to
+    doccc; this check runs last, in whole-suite sessions).
 """
 
 import pytest
@@ -66,3 +69,16 @@ def test_unsupported_rows_are_real_and_disjoint(table):
     assert not both, f"overloads both supported and in ir/ops_unsupported.h: {both}"
     empty = [o for o, why in unsupported if not why.strip()]
     assert not empty, f"ir/ops_unsupported.h rows without a reason: {empty}"
+
+
+def test_every_supported_overload_is_exported(table, request):
+    """Every overload that --list-ops calls supported is in some test's
+    exported program. Runs last (conftest orders it), over the programs
+    every earlier test handed to doccc; it needs the whole suite."""
+    import conftest
+    if not request.config.doccc_whole_suite:
+        pytest.skip("needs the whole suite (make test): it checks what every other test exported")
+    supported, _ = table
+    missing = sorted(o for o, _, _ in supported if o not in conftest.EXPORTED_OVERLOADS)
+    assert not missing, (f"{len(missing)} supported overloads appear in no test's exported program "
+                         f"(add a case that exports each, or drop the row):\n  " + "\n  ".join(missing))

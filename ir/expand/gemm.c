@@ -550,11 +550,13 @@ static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	sdfg_store(b, pv, xp_memlet(acc, 0, none), W_SUM);
 	Node *fb = xp_block(g, body, label);
 	Operand a1[1] = {opd_mem(acc, 0, none)};
-	int v = sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, a1);
+	/* the bias joins in the accumulator's type: float16/bfloat16 round
+	 * once, at the store, as PyTorch's CPU convolution does */
+	int v = sdfg_tasklet(g, fb, T_ASSIGN, adt, 1, a1);
 	if (bias >= 0) {
 		Expr *bi[1] = {ex_sym(g, vars[1])};
 		Operand a2[2] = {opd_val(v), opd_mem(bias, 1, bi)};
-		v = sdfg_tasklet(g, fb, T_ADD, o->dt, 2, a2);
+		v = sdfg_tasklet(g, fb, T_ADD, adt, 2, a2);
 	}
 	sdfg_store(fb, v, xp_memlet(out, r, xp_vars(g, r, vars)), W_NONE);
 	return 0;
@@ -628,7 +630,13 @@ static int gemm_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	Operand ab[2] = {opd_mem(A, a->rank, ai), opd_mem(B, bb->rank, bi)};
 	sdfg_store(b, sdfg_tasklet(g, b, T_MUL, adt, 2, ab), xp_memlet(acc, 0, none), W_SUM);
 	Node *fb = xp_block(g, body, label);
-	int v = epilogue(g, fb, opd_mem(acc, 0, none), l, r, oi, o->dt);
+	/* alpha, beta and the bias join in the accumulator's type: float16 and
+	 * bfloat16 round once, as PyTorch's CPU GEMM does */
+	int v = epilogue(g, fb, opd_mem(acc, 0, none), l, r, oi, adt);
+	if (adt != o->dt) {
+		Operand cv[1] = {opd_val(v)};
+		v = sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, cv);
+	}
 	sdfg_store(fb, v, xp_memlet(out, r, oi), W_NONE);
 	return 0;
 }

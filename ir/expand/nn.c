@@ -28,7 +28,9 @@ int expand_batchnorm(Sdfg *g, LibNode *l, Node *seq, const char *label, const Xp
 	Node *b = xp_block(g, body, label);
 	Expr *ch[1] = {o->rank > 1 ? ex_sym(g, vars[1]) : ex_int(g, 0)};
 	Operand x = xp_bcast(g, l->in[0], out, vars);
-	Dtype dt = o->dt;
+	/* float16/bfloat16 compute in float and round once, as PyTorch's CPU
+	 * kernel does */
+	Dtype dt = o->dt == DT_F16 || o->dt == DT_BF16 ? DT_F32 : o->dt;
 	int v;
 	if (lib_int(l, "prepared", 0)) {
 		/* in[1] = scale, in[2] = shift per channel */
@@ -52,6 +54,10 @@ int expand_batchnorm(Sdfg *g, LibNode *l, Node *seq, const char *label, const Xp
 			Operand ab[2] = {opd_val(v), opd_mem(l->in[2], 1, ch)};
 			v = sdfg_tasklet(g, b, T_ADD, dt, 2, ab);
 		}
+	}
+	if (dt != o->dt) {
+		Operand cv[1] = {opd_val(v)};
+		v = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, cv);
 	}
 	sdfg_store(b, v, xp_memlet(out, o->rank, xp_vars(g, o->rank, vars)), W_NONE);
 	return 0;
@@ -79,13 +85,16 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		ov[j] = ex_sym(g, vars[sd + j]);
 	}
 	int64_t k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, p[3] = {0, 0, 0}, d[3] = {1, 1, 1};
-	int acc = xp_local(g, "acc", o->dt, 0, NULL, owmap);
+	int ismax = mode == PL_MAX || mode == PL_ADAPTIVE_MAX_;
+	/* averages of float16/bfloat16 sum in float and round once, as
+	 * PyTorch's CPU kernels do (opmath); maxima are exact in any type */
+	Dtype adt = !ismax && (o->dt == DT_F16 || o->dt == DT_BF16) ? DT_F32 : o->dt;
+	int acc = xp_local(g, "acc", adt, 0, NULL, owmap);
 	Expr *none[1] = {NULL};
 	Node *ib = xp_block(g, body, label);
-	int ismax = mode == PL_MAX || mode == PL_ADAPTIVE_MAX_;
 	double init = ismax ? -INFINITY : 0;
 	Operand z[1] = {opd_const(init)};
-	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, o->dt, 1, z), xp_memlet(acc, 0, none), W_NONE);
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, adt, 1, z), xp_memlet(acc, 0, none), W_NONE);
 	Expr *divisor = NULL;
 	if (mode == PL_ADAPTIVE || mode == PL_ADAPTIVE_MAX_) {
 		/* start = floor(o*H/OH), end = ceil((o+1)*H/OH) */
@@ -171,7 +180,7 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	} else {
 		Operand rd[2] = {opd_mem(acc, 0, none),
 		                 ismax ? opd_guarded(in, r, idx, -INFINITY) : opd_mem(in, r, idx)};
-		int t = sdfg_tasklet(g, rb, ismax ? T_MAX : T_ADD, o->dt, 2, rd);
+		int t = sdfg_tasklet(g, rb, ismax ? T_MAX : T_ADD, adt, 2, rd);
 		sdfg_store(rb, t, xp_memlet(acc, 0, none), W_NONE);
 	}
 	Node *fb = xp_block(g, body, label);
@@ -846,7 +855,9 @@ static Expr *up_dim(Sdfg *g, LibNode *l, int64_t in, int64_t out, double sopt, D
 			if (cdt == DT_F64)
 				((double *)data)[d * nw + k] = w[k];
 			else
-				((float *)data)[d * nw + k] = (float)up_round(w[k], dt);
+				/* bilinear weights stay float (torch's opmath); bicubic
+				 * ones are stored in the input's type, as torch does */
+				((float *)data)[d * nw + k] = (float)(cubic ? up_round(w[k], dt) : w[k]);
 		}
 	}
 	sdfg_c(g, *lamc)->data = data;

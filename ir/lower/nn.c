@@ -467,7 +467,9 @@ int lower_norm(Imp *m, const cJSON *node)
 		mode = p == NM_RMS ? NM_RMS : NM_LAYER;
 		if (p == NM_RMS) {
 			Dtype dt = lw_c(m, x)->dt;
-			double feps = dt == DT_F64 ? 2.220446049250313e-16 : dt == DT_F16 ? 0.0009765625 : dt == DT_BF16 ? 0.0078125 : 1.1920928955078125e-07;
+			/* the default eps is that of the type torch computes in: float
+			 * for float16/bfloat16 inputs (they are upcast first) */
+			double feps = dt == DT_F64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
 			eps = lw_num(m, "eps", feps);
 		} else
 			eps = lw_num(m, "eps", 1e-5);

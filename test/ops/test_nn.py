@@ -349,3 +349,56 @@ def test_bicubic(tmp_path):
                                        F.interpolate(a, size=(4, 3), mode="bicubic", align_corners=True)), (im.double(),)),
     ]
     check_cases(tmp_path, "bicubic", cases)
+
+
+def test_nn_half(tmp_path):
+    """float16 and bfloat16 through every nn op group (convolution, pooling,
+    reductions and softmax, norms, matrix products, upsampling), computed
+    as PyTorch's CPU kernels compute them: averages and sums accumulate in
+    float and round once. One group, both half types per op."""
+    torch = require("torch")
+    F = torch.nn.functional
+    g = _gen(9)
+    im = torch.randn(2, 3, 8, 8, generator=g)
+    s1 = torch.randn(2, 4, 11, generator=g)
+    x = torch.randn(3, 4, 16, generator=g)
+    w = torch.randn(5, 3, 3, 3, generator=g) * 0.3
+    b = torch.randn(5, generator=g)
+    w1 = torch.randn(6, 4, 3, generator=g) * 0.3
+    m1 = torch.randn(4, 16, generator=g)
+    m2 = torch.randn(16, 6, generator=g)
+    lw = torch.randn(7, 16, generator=g) * 0.3
+    lb = torch.randn(7, generator=g)
+    nw = torch.randn(16, generator=g)
+    cw = torch.randn(3, generator=g)
+    rm, rv = torch.randn(3, generator=g), torch.rand(3, generator=g) + 0.5
+    cases = []
+    for name, dt in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        h = lambda t: t.to(dt)  # noqa: E731
+        cases += [
+            Case(f"{name}_pool", lambda a: (F.avg_pool2d(a, 3, padding=1), F.avg_pool2d(a, 2, stride=2),
+                                            F.avg_pool2d(a, 3, stride=2, padding=1, count_include_pad=False),
+                                            F.adaptive_avg_pool2d(a, (3, 5)), F.adaptive_avg_pool2d(a, 1),
+                                            F.max_pool2d(a, 3, stride=2, padding=1),
+                                            *F.max_pool2d(a, 2, return_indices=True),
+                                            F.adaptive_max_pool2d(a, (3, 3))), (h(im),)),
+            Case(f"{name}_pool1d", lambda a: (F.avg_pool1d(a, 3, padding=1), F.avg_pool1d(a, 2, stride=3, ceil_mode=True),
+                                              F.adaptive_avg_pool1d(a, 4), F.max_pool1d(a, 3, stride=2)), (h(s1),)),
+            Case(f"{name}_conv", lambda a, k, c: (F.conv2d(a, k, c, padding=1), F.conv2d(a, k, None, stride=2)),
+                 (h(im), h(w), h(b))),
+            Case(f"{name}_conv1d", lambda a, k: F.conv1d(a, k, padding=1), (h(s1), h(w1))),
+            Case(f"{name}_reduce", lambda a: (a.sum(-1), a.mean(dim=(0, 2)), a.amax(1), a.amin(-1), a.var(-1),
+                                              a.std(dim=0), torch.logsumexp(a, -1), a.sum(), a.mean()), (h(x),)),
+            Case(f"{name}_softmax", lambda a: (torch.softmax(a, -1), torch.log_softmax(a, 1),
+                                               torch.softmax(a, 0)), (h(x),)),
+            Case(f"{name}_norms", lambda a, nw_, c, cc, mean, var: (F.layer_norm(a, [16], nw_, nw_),
+                                                                     F.rms_norm(a, [16], nw_),
+                                                                     F.group_norm(c, 1), F.batch_norm(c, mean, var, cc, cc)),
+                 (h(x), h(nw), h(im), h(cw), h(rm), h(rv))),
+            Case(f"{name}_matmul", lambda a, p, q, lw_, lb_: (a @ p, F.linear(q, lw_, lb_), torch.addmm(lb_[:6], a, p),
+                                                              torch.bmm(q, q.transpose(1, 2))),
+                 (h(m1), h(m2), h(x), h(lw), h(lb))),
+            Case(f"{name}_upsample", lambda a: (F.interpolate(a, scale_factor=2, mode="nearest"),
+                                                F.interpolate(a, size=(5, 11), mode="bilinear")), (h(im),)),
+        ]
+    check_cases(tmp_path, "nn_half", cases)
