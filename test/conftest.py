@@ -60,6 +60,17 @@ IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+def debug_knob(name):
+    """A debugging environment variable that narrows or rewrites what the
+    suite checks (DOCCC_INDEX_FAST, DOCCC_SHAPE_FAST, DOCCC_GOLDEN_UPDATE):
+    its value, or None. Under CI it must not be set: a run that checks less,
+    or that rewrites the expected files, must not pass for a whole one."""
+    v = os.environ.get(name)
+    if v and IN_CI:
+        raise RuntimeError(f"{name} is set under CI: it narrows or rewrites what the suite checks; unset it")
+    return v
+
+
 def require(module):
     """Import a test dependency; fail in CI, skip elsewhere, when it is missing."""
     try:

@@ -32,7 +32,7 @@ import re
 import pytest
 
 from conftest import (BATCHES, FORMS, IRS, TARGETS, compile_model, doccc_cmd, fmt_result,
-                      full_run, header_of, macro_shape, parse_header, run_lib)
+                      full_run, header_of, macro_shape, parse_header, require, run_lib)
 
 
 def diff_cases():
@@ -144,6 +144,29 @@ def test_emit_source_only_when_asked(exports, session_tmp):
     src = emitted / "emitted.c"
     assert src.is_file() and src.stat().st_size > 0
     assert sorted(p.name for p in emitted.iterdir()) == ["emitted.c", "emitted.h", "libemitted.so"]
+    # NAME.c is valid C on its own (with the header beside it); the
+    # embedded weights are a separate object, so it compiles to an object
+    import subprocess
+    np = require("numpy")
+    flags = ["clang", "-std=c11", "-O2", "-fPIC", "-fno-math-errno", "-fwrapv", "-Werror=implicit-function-declaration"]
+    r = subprocess.run(flags + ["-c", "-I", str(emitted), "-o", str(session_tmp / "emitted.o"), str(src)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"emitted.c does not compile on its own:\n{r.stderr[-3000:]}"
+    # with --external-weights, NAME.c and NAME.weights are the whole
+    # library: built from them alone it computes the same outputs
+    ext = session_tmp / "src_ext"
+    lib = compile_model(ex.path, "none", ext, "-n", "ext", "--emit-source", "--external-weights")
+    lib2 = session_tmp / "src_rebuilt" / "libext.so"
+    lib2.parent.mkdir(exist_ok=True)
+    (lib2.parent / "ext.h").write_bytes((ext / "ext.h").read_bytes())
+    r = subprocess.run(flags + ["-shared", "-I", str(ext), "-o", str(lib2), str(ext / "ext.c"), "-lm"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"ext.c does not build a library on its own:\n{r.stderr[-3000:]}"
+    ins = [np.asarray(ex.x)]
+    a = run_lib(lib, ins, "--weights", ext / "ext.weights")
+    b = run_lib(lib2, ins, "--weights", ext / "ext.weights")
+    assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b)), \
+        "the library built from ext.c computes other outputs"
 
 
 @pytest.mark.parametrize("target", ["none", "openmp", "cuda-sim"])

@@ -13,10 +13,10 @@ import re
 
 import pytest
 
-from conftest import compile_model, require
+from conftest import compile_model, debug_knob, require
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
-UPDATE = os.environ.get("DOCCC_GOLDEN_UPDATE") == "1"
+UPDATE = debug_knob("DOCCC_GOLDEN_UPDATE") == "1"
 
 
 def mask(text):

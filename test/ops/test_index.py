@@ -10,12 +10,11 @@ tensors; out-of-range indices and a too-short source fail the run with
 DOCCC_ERR_INDEX where torch raises. Few groups, because compile time
 dominates."""
 
-import os
 
 from harness import Case, check_cases
-from conftest import TARGETS, compile_model, doccc_cmd, fmt_result, require
+from conftest import TARGETS, compile_model, debug_knob, doccc_cmd, fmt_result, require
 
-FAST = os.environ.get("DOCCC_INDEX_FAST")  # one target, one IR level: for debugging
+FAST = debug_knob("DOCCC_INDEX_FAST")  # one target, one IR level: for debugging
 KW = dict(targets=("none",), irs=("training",)) if FAST else {}
 
 MODES = ("bilinear", "nearest", "bicubic")

@@ -10,12 +10,11 @@ negative dims and indices, empty tensors, several dtypes, multi-output ops
 and graphs that return an input unchanged or one tensor twice. Few groups,
 because compile time dominates."""
 
-import os
 
 from harness import Case, check_cases
-from conftest import TARGETS, compile_model, doccc_cmd, fmt_result, require
+from conftest import TARGETS, compile_model, debug_knob, doccc_cmd, fmt_result, require
 
-FAST = os.environ.get("DOCCC_SHAPE_FAST")  # one target, one IR level: for debugging
+FAST = debug_knob("DOCCC_SHAPE_FAST")  # one target, one IR level: for debugging
 KW = dict(targets=("none",), irs=("training",)) if FAST else {}
 
 
