@@ -578,95 +578,136 @@ static void find_run(Ein *e, const Eop *x, const int *D, int nd, const char *cls
 		(*lo)--;
 }
 
-/* sum over the marked dims of a * b as one gemm node (torch's bmm in
- * sumproduct_pair), the result in a. */
-static int contract(Ein *e, Eop *a, Eop *b, const int *sum, int last)
+/* The layout of one gemm: operand x gives the rows (run D[m0..m1) of the
+ * dims it alone has), y the columns (D[n0..n1)), bat[] the batch dims,
+ * k[] the summed dims in the order both operands merge. */
+typedef struct {
+	Eop *x, *y;
+	int D[MAXDIM], nd;
+	int m0, m1, n0, n1;
+	int bat[MAXDIM], nb;
+	int k[MAXDIM], nk;
+} Gemm;
+
+/* torch's bmm takes operands of one dtype, not bool. */
+static int bmm_dtypes(Ein *e, const Eop *a, const Eop *b)
 {
-	Imp *m = e->m;
-	if (a->dt != b->dt || a->dt == DT_BOOL) {
-		if (a->dt == DT_BOOL)
-			lw_error(m, "einsum '%s': the contraction is a bmm, which torch does not implement for bool", e->eq);
-		else
-			lw_error(m, "einsum '%s': the contraction of a %s and a %s operand is a bmm, which needs one dtype "
-			         "(torch: expected scalar type %s but found %s)", e->eq, dtype_info[a->dt].name,
-			         dtype_info[b->dt].name, dtype_info[a->dt].name, dtype_info[b->dt].name);
-		return -1;
-	}
-	int k[MAXDIM], nk = sum_order(e, a, b, sum, k);
-	/* classes: 'k' summed, 'b' both, 'l' left only, 'r' right only, '1' neither */
-	char cls[MAXDIM];
-	int D[MAXDIM], nd = 0;
+	if (a->dt == b->dt && a->dt != DT_BOOL)
+		return 0;
+	if (a->dt == DT_BOOL)
+		lw_error(e->m, "einsum '%s': the contraction is a bmm, which torch does not implement for bool", e->eq);
+	else
+		lw_error(e->m, "einsum '%s': the contraction of a %s and a %s operand is a bmm, which needs one dtype "
+		         "(torch: expected scalar type %s but found %s)", e->eq, dtype_info[a->dt].name, dtype_info[b->dt].name,
+		         dtype_info[a->dt].name, dtype_info[b->dt].name);
+	return -1;
+}
+
+/* The dims of the product (D: every dim but the summed ones and, except
+ * for the output of the last product, those of size 1), the last run of
+ * dims only a has and the last run only b has, the later one becoming the
+ * columns (so a result whose layout is [batch, rows, cols] is the
+ * output's), the other dims batch dims. */
+static int gemm_layout(Ein *e, Eop *a, Eop *b, const int *sum, int last, Gemm *gm)
+{
+	char cls[MAXDIM]; /* 'k' summed, 'b' both, 'l' a only, 'r' b only, '1' neither */
+	gm->nk = sum_order(e, a, b, sum, gm->k);
+	gm->nd = 0;
 	for (int p = 0; p < e->P; p++) {
 		int ha = a->sz[p] != 1, hb = b->sz[p] != 1;
 		cls[p] = sum[p] ? 'k' : ha && hb ? 'b' : ha ? 'l' : hb ? 'r' : '1';
 		if (cls[p] != 'k' && (cls[p] != '1' || (last && p < e->nout)))
-			D[nd++] = p;
+			gm->D[gm->nd++] = p;
 	}
 	int l0, l1, r0, r1;
-	find_run(e, a, D, nd, cls, 'l', &l0, &l1);
-	find_run(e, b, D, nd, cls, 'r', &r0, &r1);
+	find_run(e, a, gm->D, gm->nd, cls, 'l', &l0, &l1);
+	find_run(e, b, gm->D, gm->nd, cls, 'r', &r0, &r1);
 	int swap = l1 > l0 && r1 > r0 && l1 > r1;
-	Eop *x = swap ? b : a, *y = swap ? a : b;
-	int m0 = swap ? r0 : l0, m1 = swap ? r1 : l1, n0 = swap ? l0 : r0, n1 = swap ? l1 : r1;
-	int bat[MAXDIM], nb = 0;
-	for (int i = 0; i < nd; i++)
-		if (!(i >= m0 && i < m1) && !(i >= n0 && i < n1))
-			bat[nb++] = D[i];
-	if (nb + 2 > MAXDIM) {
-		lw_error(m, "einsum '%s': a contraction with %d batch dims; doccc's gemm takes at most %d", e->eq, nb,
+	gm->x = swap ? b : a, gm->y = swap ? a : b;
+	gm->m0 = swap ? r0 : l0, gm->m1 = swap ? r1 : l1;
+	gm->n0 = swap ? l0 : r0, gm->n1 = swap ? l1 : r1;
+	gm->nb = 0;
+	for (int i = 0; i < gm->nd; i++)
+		if (!(i >= gm->m0 && i < gm->m1) && !(i >= gm->n0 && i < gm->n1))
+			gm->bat[gm->nb++] = gm->D[i];
+	if (gm->nb + 2 > MAXDIM) {
+		lw_error(e->m, "einsum '%s': a contraction with %d batch dims; doccc's gemm takes at most %d", e->eq, gm->nb,
 		         MAXDIM - 2);
 		return -1;
 	}
-	int64_t M, N, K;
-	Expr *mst, *nst, *kx, *ky;
-	merge(e, x, D + m0, m1 - m0, &M, &mst);
-	merge(e, y, D + n0, n1 - n0, &N, &nst);
-	merge(e, x, k, nk, &K, &kx);
-	merge(e, y, k, nk, &K, &ky);
-	/* operand views: x [batch, M, K], y [batch, K, N] */
-	int64_t xs[MAXDIM], ys[MAXDIM];
+	return 0;
+}
+
+/* The gemm's operand views, x as [batch, M, K] and y as [batch, K, N]. */
+static void gemm_views(Ein *e, const Gemm *gm, int *ix, int *iy, int64_t *M, int64_t *N)
+{
+	const Eop *x = gm->x, *y = gm->y;
+	int nb = gm->nb;
+	int64_t xs[MAXDIM], ys[MAXDIM], K;
 	Expr *xt[MAXDIM], *yt[MAXDIM];
 	for (int i = 0; i < nb; i++) {
-		xs[i] = x->sz[bat[i]], xt[i] = x->st[bat[i]];
-		ys[i] = y->sz[bat[i]], yt[i] = y->st[bat[i]];
+		xs[i] = x->sz[gm->bat[i]], xt[i] = x->st[gm->bat[i]];
+		ys[i] = y->sz[gm->bat[i]], yt[i] = y->st[gm->bat[i]];
 	}
-	xs[nb] = M, xt[nb] = mst, xs[nb + 1] = K, xt[nb + 1] = kx;
-	ys[nb] = K, yt[nb] = ky, ys[nb + 1] = N, yt[nb + 1] = nst;
-	int ix = view_of(e, x, nb + 2, xs, xt), iy = view_of(e, y, nb + 2, ys, yt);
-	/* the result over the permuted dims */
+	merge(e, x, gm->D + gm->m0, gm->m1 - gm->m0, &xs[nb], &xt[nb]);
+	merge(e, x, gm->k, gm->nk, &xs[nb + 1], &xt[nb + 1]);
+	merge(e, y, gm->k, gm->nk, &K, &yt[nb]);
+	merge(e, y, gm->D + gm->n0, gm->n1 - gm->n0, &ys[nb + 1], &yt[nb + 1]);
+	ys[nb] = K;
+	*M = xs[nb], *N = ys[nb + 1];
+	*ix = view_of(e, x, nb + 2, xs, xt);
+	*iy = view_of(e, y, nb + 2, ys, yt);
+}
+
+/* r re-pointed at a new [batch, M, N] transient. */
+static int gemm_transient(Ein *e, const Gemm *gm, Eop *r, int64_t M, int64_t N)
+{
+	Imp *m = e->m;
+	int64_t sh[MAXDIM];
+	for (int i = 0; i < gm->nb; i++)
+		sh[i] = r->sz[gm->bat[i]];
+	sh[gm->nb] = M, sh[gm->nb + 1] = N;
+	int out = sdfg_add_container(m->g, arena_printf(m->a, "%s_mm", m->nodename), r->dt, CK_TRANSIENT, gm->nb + 2, sh);
+	Container *c = lw_c(m, out);
+	c->origin = "";
+	for (int p = 0; p < e->P; p++)
+		r->st[p] = ex_int(m->g, 0);
+	for (int i = 0; i < gm->nb; i++)
+		r->st[gm->bat[i]] = c->stride[i];
+	int64_t mul = N;
+	for (int i = gm->m1 - 1; i >= gm->m0; i--)
+		r->st[gm->D[i]] = ex_int(m->g, mul), mul *= r->sz[gm->D[i]];
+	mul = 1;
+	for (int i = gm->n1 - 1; i >= gm->n0; i--)
+		r->st[gm->D[i]] = ex_int(m->g, mul), mul *= r->sz[gm->D[i]];
+	r->c = out, r->off = ex_int(m->g, 0), r->direct = 0;
+	return out;
+}
+
+/* sum over the marked dims of a * b as one gemm node (torch's bmm in
+ * sumproduct_pair), the result in a. */
+static int contract(Ein *e, Eop *a, Eop *b, const int *sum, int last)
+{
+	Gemm gm;
+	if (bmm_dtypes(e, a, b) || gemm_layout(e, a, b, sum, last, &gm))
+		return -1;
+	int ix, iy;
+	int64_t M, N;
+	gemm_views(e, &gm, &ix, &iy, &M, &N);
 	Eop r = *a;
 	for (int p = 0; p < e->P; p++)
 		r.sz[p] = sum[p] ? 1 : a->sz[p] != 1 ? a->sz[p] : b->sz[p];
-	int out;
-	if (last && nd == e->nout && m1 - m0 == 1 && n1 - n0 == 1 && m1 == nd - 1 && n1 == nd)
-		out = direct_out(e, &r, a->dt);
-	else {
-		int64_t sh[MAXDIM];
-		for (int i = 0; i < nb; i++)
-			sh[i] = r.sz[bat[i]];
-		sh[nb] = M, sh[nb + 1] = N;
-		out = sdfg_add_container(m->g, arena_printf(m->a, "%s_mm", m->nodename), a->dt, CK_TRANSIENT, nb + 2, sh);
-		lw_c(m, out)->origin = "";
-		Container *c = lw_c(m, out);
-		for (int p = 0; p < e->P; p++)
-			r.st[p] = ex_int(m->g, 0);
-		for (int i = 0; i < nb; i++)
-			r.st[bat[i]] = c->stride[i];
-		int64_t mul = N;
-		for (int i = m1 - 1; i >= m0; i--)
-			r.st[D[i]] = ex_int(m->g, mul), mul *= r.sz[D[i]];
-		mul = 1;
-		for (int i = n1 - 1; i >= n0; i--)
-			r.st[D[i]] = ex_int(m->g, mul), mul *= r.sz[D[i]];
-		r.c = out, r.off = ex_int(m->g, 0), r.direct = 0;
-	}
+	/* the output itself when its layout is [batch, M, N] */
+	int whole = last && gm.nd == e->nout && gm.m1 - gm.m0 == 1 && gm.n1 - gm.n0 == 1 && gm.m1 == gm.nd - 1 &&
+	            gm.n1 == gm.nd;
+	int out = whole ? direct_out(e, &r, a->dt) : gemm_transient(e, &gm, &r, M, N);
 	if (out < 0)
 		return -1;
-	LibNode *l = lw_lib(m, LIB_GEMM);
+	LibNode *l = lw_lib(e->m, LIB_GEMM);
 	l->in[0] = ix, l->in[1] = iy, l->in[2] = -1, l->nin = 3;
 	l->out[0] = out, l->nout = 1;
-	lib_set_float(m->g, l, "alpha", 1);
-	lib_set_float(m->g, l, "beta", 0);
+	lib_set_float(e->m->g, l, "alpha", 1);
+	lib_set_float(e->m->g, l, "beta", 0);
 	*a = r;
 	return 0;
 }

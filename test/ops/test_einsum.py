@@ -35,7 +35,7 @@ def test_einsum_float(tmp_path):
     g = _gen(1)
 
     def r(*s):
-        return torch.randn(*s, generator=g)
+        return torch.randn(s, generator=g)
 
     cases = [
         Case("matmul", _ein("ij,jk->ik"), (r(5, 7), r(7, 6))),
@@ -91,6 +91,12 @@ def test_einsum_float(tmp_path):
         Case("sliced_k", lambda a, b: torch.einsum("abk,bkc->ac", a[:, :, ::2], b), (r(3, 4, 10), r(4, 5, 6))),
         Case("path", lambda a, b, c: torch.ops.aten.einsum.default("ij,jk,kl->il", [a, b, c], path=[1, 2, 0, 1]),
              (r(4, 5), r(5, 6), r(6, 3))),
+        Case("scalar_operand", _ein("i,->i"), (r(5), r())),
+        Case("scalars", _ein(",->"), (r(), r())),
+        Case("scalar_identity", _ein("->"), (r(),)),
+        Case("ellipsis_rank0", _ein("...,...->..."), (r(), r(4))),
+        Case("large_ragged", _ein("mk,nk->mn"), (r(37, 70), r(45, 70))),
+        Case("large_bmm", _ein("bmk,bkn->bnm"), (r(3, 33, 64), r(3, 64, 29))),
         Case("f64_bmm", _ein("bij,bkj->bik"), (r(2, 3, 4).double(), r(2, 5, 4).double())),
         Case("f64_trace", _ein("ii"), (r(4, 4).double(),)),
     ]
@@ -132,6 +138,11 @@ def test_einsum_dtypes(tmp_path):
         Case("bf16_chain3", _ein("ij,jk,kl->il"),
              (rh(3, 4, dtype=torch.bfloat16), rh(4, 5, dtype=torch.bfloat16), rh(5, 2, dtype=torch.bfloat16))),
         Case("bf16_diag", _ein("ii->i"), (rh(4, 4, dtype=torch.bfloat16),)),
+        Case("i8_matmul", _ein("ij,jk->ik"), (ri(3, 4, dtype=torch.int8), ri(4, 2, dtype=torch.int8))),
+        Case("f16_large_k", _ein("ik,jk->ij"), (rh(9, 96), rh(7, 96))),
+        Case("bf16_large_k", _ein("bik,bkj->bij"), (rh(2, 5, 80, dtype=torch.bfloat16), rh(2, 80, 6, dtype=torch.bfloat16))),
+        Case("mixed_3_operands_mul", _ein("i,i,i->i"),
+             (rh(5, dtype=torch.float32), rh(5, dtype=torch.float64), rh(5, dtype=torch.float32))),
         Case("mixed_f32_f64_mul", _ein("i,i->i"), (rh(5, dtype=torch.float32), rh(5, dtype=torch.float64))),
     ]
     check_cases(tmp_path, "einsum_dtypes", cases)
