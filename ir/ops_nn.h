@@ -109,4 +109,6 @@ enum { RD_PROD_ = 4, RD_VAR_, RD_STD_, RD_ANY_, RD_ALL_, RD_LSE_, RD_VAR_MEAN_, 
 	X(PDIST, "pdist.default", cdist, 1, "aten::pdist(Tensor self, float p=2.) -> Tensor") \
 	X(COL2IM, "col2im.default", col2im, 0, "aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor") \
 	X(UPSAMPLE_BICUBIC2D_VEC, "upsample_bicubic2d.vec", upsample, UP_BICUBIC, "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor") \
-	X(UPSAMPLE_BICUBIC2D, "upsample_bicubic2d.default", upsample, UP_BICUBIC, "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor")
+	X(UPSAMPLE_BICUBIC2D, "upsample_bicubic2d.default", upsample, UP_BICUBIC, "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor") \
+	/* einsum (ir/lower/einsum.c): parsed and lowered onto views, reduce, mul and gemm nodes */ \
+	X(EINSUM, "einsum.default", einsum, 0, "aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor")
