@@ -638,7 +638,7 @@ const char emit_scalar_helpers[] =
 	 * float's range, where the start is rough); within an ulp of the true
 	 * value, as torch's own (float goes through double and rounds once) */
 	"static inline double dc_erfinv(double x) { double ax = fabs(x), w, p, t, c; int k, n;\n"
-	"\tif (!(ax < 1)) return ax == 1 ? copysign(INFINITY, x) : NAN;\n"
+	"\tif (!(ax < 1)) return ax == 1 ? copysign((double)INFINITY, x) : NAN;\n"
 	"\tw = -log((1 - x) * (1 + x)); n = w < 16 ? 2 : 4;\n"
 	"\tif (w < 5) { w -= 2.5; p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w; p = -4.39150654e-06 + p * w;\n"
 	"\t\tp = 0.00021858087 + p * w; p = -0.00125372503 + p * w; p = -0.00417768164 + p * w; p = 0.246640727 + p * w; p = 1.50140941 + p * w; }\n"
