@@ -60,7 +60,14 @@ def _math_cases():
     m = torch.rand(3, 5, generator=g) > 0.5
     n = torch.rand(3, 5, generator=g) > 0.5
     f = torch.randn(3, 5, generator=g)
+    # float32 rows long enough for the CPU's vector code (fmax, fmin, glu have SIMD forms)
+    va = torch.randn(4, 64, generator=g)
+    vb = torch.randn(4, 64, generator=g)
+    va[0, ::3] = nan
+    vb[1, ::5] = nan
+    vb[0, ::7] = nan
     cases += [
+        Case("vec_f32", lambda a, b: (torch.fmax(a, b), torch.fmin(a, b), F.glu(a), F.glu(b, 0)), (va, vb)),
         Case("int", lambda i, j, m, n, f: (torch.fmax(i, i.flip(0)), torch.fmin(i, i.flip(1)), torch.fmax(j, j.t().reshape(3, 5)),
                                            torch.fmin(j, j * 2), torch.fmax(m, n), torch.fmin(m, n),
                                            torch.nan_to_num(i), torch.nan_to_num(j), torch.nan_to_num(m),
