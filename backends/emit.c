@@ -34,6 +34,10 @@
  * kernel that leaves the status in forward's dc_err; the GPU: the device
  * error flag), and NAME_run returns DOCCC_ERR_INDEX, where PyTorch raises
  * IndexError. So no memlet reads or writes at an unchecked index.
+ * A run-time assertion (T_ASSERT, torch._assert_async) fails the run the
+ * same way, with DOCCC_ERR_ASSERT + 256 * the number of its message; the
+ * run entry points decode that (emit_status_decode): the message goes to
+ * NAME_last_error and the caller gets DOCCC_ERR_ASSERT.
  *
  * Loops, kernels and vector code are the printer's (emit.h): the walker
  * calls e->p for every N_MAP and N_FOR and for SCHED_VECTOR operands.
