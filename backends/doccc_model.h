@@ -51,9 +51,11 @@ enum {
 	DOCCC_ERR_THREADS = 4,    /* thread count not supported by this build */
 	DOCCC_ERR_INDEX = 5,      /* run: an index tensor held an out-of-range index */
 	DOCCC_ERR_ZERODIV = 6,    /* run: an integer division or remainder by zero */
-	DOCCC_ERR_DEVICE = 7      /* GPU runtime failure, or a pointer on the wrong side
+	DOCCC_ERR_DEVICE = 7,     /* GPU runtime failure, or a pointer on the wrong side
 	                           * (host memory to a device run, device memory to a
 	                           * host library): NAME_last_error() says which */
+	DOCCC_ERR_ASSERT = 8      /* run: a run-time assertion of the graph failed
+	                           * (torch._assert_async): NAME_last_error() has its message */
 };
 
 /* Log levels of the log hook, and directions of device_copy. */

@@ -34,6 +34,10 @@
  * kernel that leaves the status in forward's dc_err; the GPU: the device
  * error flag), and NAME_run returns DOCCC_ERR_INDEX, where PyTorch raises
  * IndexError. So no memlet reads or writes at an unchecked index.
+ * A run-time assertion (T_ASSERT, torch._assert_async) fails the run the
+ * same way, with DOCCC_ERR_ASSERT + 256 * the number of its message; the
+ * run entry points decode that (emit_status_decode): the message goes to
+ * NAME_last_error and the caller gets DOCCC_ERR_ASSERT.
  *
  * Loops, kernels and vector code are the printer's (emit.h): the walker
  * calls e->p for every N_MAP and N_FOR and for SCHED_VECTOR operands.
@@ -319,6 +323,45 @@ int emit_scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 			buf_printf(b, "%s * %s + %s", a[0], a[1], a[2]);
 		break;
 	case T_WHERE: buf_printf(b, "(%s) ? (%s) : (%s)", a[0], a[1], a[2]); break;
+	case T_FMAX: buf_printf(b, fl ? "fmax%s(%s, %s)" : "dc_maxi(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_FMIN: buf_printf(b, fl ? "fmin%s(%s, %s)" : "dc_mini(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
+	case T_ERFINV: buf_printf(b, "dc_erfinv%s(%s)", f, a[0]); break;
+	case T_FRAC: buf_printf(b, fl ? "(%s) - trunc%s(%s)" : "(%s) - (%s%s)", a[0], fl ? f : "", a[0]); break;
+	case T_ROUND_DEC: {
+		/* torch: nearbyint(a * 10^d) / 10^d, for d < 0 nearbyint(a / 10^-d) * 10^-d,
+		 * with 10^|d| in the compute type */
+		int dec = (int)t->p[0];
+		Buf p = {0};
+		emit_double(&p, pow(10, dec < 0 ? -dec : dec), d == DT_F64 ? DT_F64 : DT_F32);
+		if (!fl)
+			buf_printf(b, "(%s)", a[0]);
+		else
+			buf_printf(b, dec < 0 ? "nearbyint%s((%s) / %s) * %s" : "nearbyint%s((%s) * %s) / %s", f, a[0], p.s, p.s);
+		buf_free(&p);
+		break;
+	}
+	case T_NAN_TO_NUM: {
+		Buf hi = {0}, lo = {0};
+		emit_double(&hi, t->p[0], d);
+		emit_double(&lo, t->p[1], d);
+		if (!fl)
+			buf_printf(b, "(%s)", a[0]);
+		else
+			buf_printf(b, "((%s) != (%s) ? (%s) : (%s) == INFINITY ? %s : (%s) == -INFINITY ? %s : (%s))", a[0], a[0], a[1], a[0],
+			           hi.s, a[0], lo.s, a[0]);
+		buf_free(&hi);
+		buf_free(&lo);
+		break;
+	}
+	case T_GLU: buf_printf(b, "(%s) * (1 / (1 + exp%s(-(%s))))", a[0], f, a[1]); break;
+	case T_LERP:
+		/* torch's lerp: from the nearer end, so that weight 1 gives b exactly */
+		buf_printf(b, "((%s) < 0.5%s && (%s) > -0.5%s ? (%s) + (%s) * ((%s) - (%s)) : (%s) - ((%s) - (%s)) * (1 - (%s)))", a[2],
+		           fl ? f : "", a[2], fl ? f : "", a[0], a[2], a[1], a[0], a[1], a[1], a[0], a[2]);
+		break;
+	case T_XLOGY:
+		buf_printf(b, "((%s) != (%s) ? (%s)NAN : (%s) == 0 ? (%s)0 : (%s) * log%s(%s))", a[1], a[1], T, a[0], T, a[0], f, a[1]);
+		break;
 	case T_CLAMP: {
 		/* min(max(a, lo), hi) as PyTorch: lo > hi gives hi, NaN stays NaN;
 		 * an absent (infinite) bound is left out, so integers stay exact */
@@ -361,6 +404,16 @@ static int is_int_div(const Tasklet *t)
 	}
 }
 
+/* T_ASSERT: a zero a[0] fails the run with DOCCC_ERR_ASSERT; the message's
+ * number rides above the status's low byte (emit_status_decode). */
+static void emit_assert(Em *e, const Node *n, int i, char *const *a)
+{
+	const Tasklet *t = &n->ts[i];
+	const char *op = e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?";
+	char *code = arena_printf(e->g->arena, "DOCCC_ERR_ASSERT + 256 * %d", (int)t->p[0]);
+	emit_line(e, "if (!(%s)) %s /* run-time assertion of '%s' */", a[0], e->p->fail(e, code), op);
+}
+
 /* T_INDEX: the index a[0] wrapped once (p[0]) and checked against the size
  * a[1]; nothing after it runs with an index outside [0, size). */
 static void emit_index(Em *e, const Node *n, int i, char *const *a)
@@ -399,7 +452,12 @@ void emit_block(Em *e, Node *n)
 			     e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?");
 		if (t->code == T_INDEX)
 			emit_index(e, n, i, a);
-		else if (vec)
+		else if (t->code == T_ASSERT) {
+			emit_assert(e, n, i, a);
+			for (int k = 0; k < 3; k++)
+				buf_free(&ops[k]);
+			continue;
+		} else if (vec)
 			DOCC_ASSERT(e->p->vexpr(e, &ex, t, a));
 		else
 			DOCC_ASSERT(emit_scalar_expr(e, &ex, t, a));
@@ -499,7 +557,7 @@ int emit_has_check(const Node *n)
 		return emit_has_check(n->body);
 	case N_BLOCK:
 		for (int i = 0; i < n->nts && !n->lib; i++)
-			if (n->ts[i].code == T_INDEX || is_int_div(&n->ts[i]))
+			if (n->ts[i].code == T_INDEX || n->ts[i].code == T_ASSERT || is_int_div(&n->ts[i]))
 				return 1;
 		return 0;
 	}
@@ -578,6 +636,23 @@ const char emit_scalar_helpers[] =
 	"\tif (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysign(0, a / b); double q = floor(d); return d - q > 0.5 ? q + 1 : q; }\n"
 	"static inline int64_t dc_powi(int64_t a, int64_t b) { if (b < 0) return a == 1 ? 1 : a == -1 ? ((-b) % 2 ? -1 : 1) : 0;\n"
 	"\tuint64_t r = 1, x = (uint64_t)a; while (b) { if (b & 1) r *= x; b /= 2; x *= x; } return (int64_t)r; }\n"
+	/* erfinv: Giles' single-precision approximation (2010) as the start, then
+	 * Newton steps in double: on erf near 0, on log(erfc) in the tails,
+	 * where 1 - |x| is exact and erf(y) would round to 1 (more steps beyond
+	 * float's range, where the start is rough); within an ulp of the true
+	 * value, as torch's own (float goes through double and rounds once) */
+	"static inline double dc_erfinv(double x) { double ax = fabs(x), w, p, t, c; int k, n;\n"
+	"\tif (!(ax < 1)) return ax == 1 ? copysign((double)INFINITY, x) : NAN;\n"
+	"\tw = -log((1 - x) * (1 + x)); n = w < 16 ? 2 : 4;\n"
+	"\tif (w < 5) { w -= 2.5; p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w; p = -4.39150654e-06 + p * w;\n"
+	"\t\tp = 0.00021858087 + p * w; p = -0.00125372503 + p * w; p = -0.00417768164 + p * w; p = 0.246640727 + p * w; p = 1.50140941 + p * w; }\n"
+	"\telse { w = sqrt(w) - 3; p = -0.000200214257; p = 0.000100950558 + p * w; p = 0.00134934322 + p * w; p = -0.00367342844 + p * w;\n"
+	"\t\tp = 0.00573950773 + p * w; p = -0.0076224613 + p * w; p = 0.00943887047 + p * w; p = 1.00167406 + p * w; p = 2.83297682 + p * w; }\n"
+	"\tt = p * x;\n"
+	"\tif (ax < 0.5) { for (k = 0; k < 2; k++) t -= (erf(t) - x) / (1.1283791670955126 * exp(-t * t)); return t; }\n"
+	"\tt = fabs(t); for (k = 0; k < n; k++) { c = erfc(t); t += log(c / (1 - ax)) * c / (1.1283791670955126 * exp(-t * t)); }\n"
+	"\treturn copysign(t, x); }\n"
+	"static inline float dc_erfinvf(float x) { return (float)dc_erfinv(x); }\n"
 	"static inline float dc_b2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }\n"
 	"static inline uint16_t dc_f2b(float f) { uint32_t u; memcpy(&u, &f, 4); if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64); u += 0x7fffu + ((u >> 16) & 1); return (uint16_t)(u >> 16); }\n"
 	"static inline float dc_h2f(uint16_t h) { uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, u; float f;\n"
@@ -719,7 +794,29 @@ void emit_strerror(Em *e)
 	              "\tcase DOCCC_ERR_ZERODIV: return \"integer division by zero\";\n"
 	              "\tcase DOCCC_ERR_DEVICE: return \"GPU runtime error, or a pointer on the wrong side (host memory to a device run, "
 	              "GPU memory to a host library); %s_last_error() has the details\";\n"
-	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", e->nm, e->nm);
+	              "\tcase DOCCC_ERR_ASSERT: return \"a run-time assertion of the model failed (torch._assert_async); "
+	              "%s_last_error() has its message\";\n"
+	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", e->nm, e->nm, e->nm);
+}
+
+/* dc_status(m, st): a run's status, where a failed run-time assertion
+ * (T_ASSERT) returns DOCCC_ERR_ASSERT + 256 * its message's number: the
+ * message goes to the instance's last_error, the status to the caller.
+ * Printed only for models with assertions (g->nmsgs), before the API. */
+void emit_status_decode(Em *e)
+{
+	Sdfg *g = e->g;
+	Buf *b = e->b;
+	if (!g->nmsgs)
+		return;
+	buf_puts(b, "#include <stdio.h>\nstatic const char *const dc_assert_msgs[] = {\n");
+	for (int i = 0; i < g->nmsgs; i++) {
+		buf_puts(b, "\t");
+		buf_quote(b, g->msgs[i]);
+		buf_puts(b, ",\n");
+	}
+	buf_printf(b, "};\n\nstatic int dc_status(%s_t *m, int st)\n{\n\tif ((st & 255) != DOCCC_ERR_ASSERT)\n\t\treturn st;\n"
+	              "\tsnprintf(m->msg, sizeof m->msg, \"%s: %%s\", dc_assert_msgs[st >> 8]);\n\treturn DOCCC_ERR_ASSERT;\n}\n\n", e->nm, e->nm);
 }
 
 /* The descriptor's tensor tables, dc_ins and dc_outs, for every printer. */

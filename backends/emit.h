@@ -88,6 +88,7 @@ void emit_step(Em *e, Node *k, const unsigned char *set);
 void emit_replace_all(Buf *out, const char *s, const char *from, const char *to);
 void emit_desc_tables(Em *e);
 void emit_strerror(Em *e);
+void emit_status_decode(Em *e);
 void emit_descriptor(Em *e, const BuildArgs *a, const char *run, const char *device, const char *lang);
 /* The scalar helpers (dc_maxf, dc_b2f, ...) as "static inline" C. */
 extern const char emit_scalar_helpers[];

@@ -38,6 +38,9 @@ static int cpu_vexpr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	case T_MAX: buf_printf(b, "dc_vmax(%s, %s)", a[0], a[1]); break;
 	case T_MIN: buf_printf(b, "dc_vmin(%s, %s)", a[0], a[1]); break;
 	case T_RELU: buf_printf(b, "dc_vrelu(%s)", a[0]); break;
+	case T_FMAX: buf_printf(b, "dc_vsel((%s > %s) | (%s != %s), %s, %s)", a[0], a[1], a[1], a[1], a[0], a[1]); break;
+	case T_FMIN: buf_printf(b, "dc_vsel((%s < %s) | (%s != %s), %s, %s)", a[0], a[1], a[1], a[1], a[0], a[1]); break;
+	case T_GLU: buf_printf(b, "(%s) * (1.0f / (1.0f + dc_vexp(-(%s))))", a[0], a[1]); break;
 	case T_ABS: buf_printf(b, "(dc_vf)((dc_vi)(%s) & ~(dc_vi)dc_splat(-0.0f))", a[0]); break;
 	case T_RECIP: buf_printf(b, "1.0f / (%s)", a[0]); break;
 	case T_EXP: buf_printf(b, "dc_vexp(%s)", a[0]); break;
@@ -413,6 +416,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	              "\tlong runs;\n\tdouble prof[%d];\n\tchar msg[256];\n};\n\n", nm, g->root->nkids + 1);
 	if (t->fallback)
 		cpu_reject_device(&e);
+	emit_status_decode(&e);
 	if (e.profile) {
 		buf_puts(b, "#include <stdio.h>\nstatic const char *const dc_prof_names[] = {\n");
 		for (int i = 0; i < g->root->nkids; i++) {
@@ -476,7 +480,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "%s};\n", g->noutputs ? "" : "0");
 	if (t->fallback)
 		buf_puts(b, "\tif (dc_reject_device(model, ins, outs))\n\t\treturn DOCCC_ERR_DEVICE;\n");
-	buf_printf(b, "\tmodel->runs++;\n\treturn %s_forward(model->w, model->ws, model->nth, ins, outs, model->prof);\n}\n\n", nm);
+	buf_printf(b, "\tmodel->runs++;\n\treturn %s%s_forward(model->w, model->ws, model->nth, ins, outs, model->prof)%s;\n}\n\n",
+	           g->nmsgs ? "dc_status(model, " : "", nm, g->nmsgs ? ")" : "");
 	buf_printf(b, "static int %s_run_generic(void *model, const void *const *ins, void *const *outs)\n{\n", nm);
 	buf_puts(b, "\tif (!model || (!ins && ");
 	buf_printf(b, "%d) || (!outs && %d))\n\t\treturn DOCCC_ERR_ARG;\n", g->ninputs > 0, g->noutputs > 0);
@@ -487,7 +492,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "\t%s_t *m = model;\n", nm);
 	if (t->fallback)
 		buf_puts(b, "\tif (dc_reject_device(m, ins, outs))\n\t\treturn DOCCC_ERR_DEVICE;\n");
-	buf_printf(b, "\tm->runs++;\n\treturn %s_forward(m->w, m->ws, m->nth, ins, outs, m->prof);\n}\n\n", nm);
+	buf_printf(b, "\tm->runs++;\n\treturn %s%s_forward(m->w, m->ws, m->nth, ins, outs, m->prof)%s;\n}\n\n", g->nmsgs ? "dc_status(m, " : "",
+	           nm, g->nmsgs ? ")" : "");
 	/* destroy, strerror, threads, workspace */
 	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n", nm, nm);
 	if (e.profile)

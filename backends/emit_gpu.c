@@ -961,7 +961,7 @@ static const char api_common[] =
 	"\tDC_TRY(m, cudaMemcpyAsync(&f, m->err, sizeof f, cudaMemcpyDeviceToHost, m->stream), \"reading the run's status\");\n"
 	"\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"the run\");\n"
 	"\tif (f) {\n\t\tDC_TRY(m, cudaMemsetAsync(m->err, 0, sizeof(int), m->stream), \"clearing the run's status\");\n"
-	"\t\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"clearing the run's status\");\n\t}\n\treturn f;\n}\n\n"
+	"\t\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"clearing the run's status\");\n\t}\n\treturn DC_STATUS(m, f);\n}\n\n"
 	"static int dc_launch(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
 	"\t(void)cudaGetLastError();\n\t@N@_forward(m->w, m->ws, m->stream, m->err, ins, outs);\n"
 	"\tDC_TRY(m, cudaGetLastError(), \"a kernel launch\");\n\tm->runs++;\n\treturn DOCCC_OK;\n}\n\n"
@@ -1143,6 +1143,8 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "static const char dc_weights_sha[] = \"%s\";\n\n", w->sha);
 	emit_desc_tables(&e);
 	buf_puts(b, "\n");
+	emit_status_decode(&e);
+	buf_puts(b, g->nmsgs ? "#define DC_STATUS(m, st) dc_status((m), (st))\n" : "#define DC_STATUS(m, st) (st)\n");
 	put_api(b, api_common, nm, g->ninputs, g->noutputs);
 	put_api(b, api_create, nm, g->ninputs, g->noutputs);
 	put_api(b, a->outweights ? api_weights_file : w->size ? api_weights_embedded : "\treturn DOCCC_OK;\n}\n\n", nm, g->ninputs,

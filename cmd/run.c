@@ -351,8 +351,9 @@ static int device_resident(const doccc_model_desc *d)
 	return d->abi_version >= 2 && d->device_resident;
 }
 
-/* The text of a status; for DOCCC_ERR_DEVICE the library's own message
- * (the GPU runtime's, or which pointer was on the wrong side) follows. */
+/* The text of a status; for DOCCC_ERR_DEVICE and DOCCC_ERR_ASSERT the
+ * library's own message (the GPU runtime's, which pointer was on the
+ * wrong side, or which assertion failed) instead. */
 static const char *status_text(const doccc_model_desc *d, const void *model, int status)
 {
 	const char *s = d->strerror ? d->strerror(status) : NULL;
@@ -363,7 +364,7 @@ static const char *status_text(const doccc_model_desc *d, const void *model, int
 		snprintf(num, sizeof num, "status %d", status);
 		s = num;
 	}
-	if (status == DOCCC_ERR_DEVICE && d->abi_version >= 2 && d->last_error) {
+	if ((status == DOCCC_ERR_DEVICE || status == DOCCC_ERR_ASSERT) && d->abi_version >= 2 && d->last_error) {
 		const char *m = d->last_error(model);
 		if (m && *m) {
 			snprintf(msg, sizeof msg, "%s", m);

@@ -255,10 +255,24 @@ typedef struct {
 	X(T_ATAN2, "atan2", 2, 0) \
 	X(T_DIV_TRUNC, "div_trunc", 2, 0) \
 	X(T_DIV_FLOOR, "div_floor", 2, 0) \
-	X(T_INDEX, "index", 2, 0)
+	X(T_INDEX, "index", 2, 0) \
+	/* more elementwise math and the run-time assertion */ \
+	X(T_FMAX, "fmax", 2, 1)             /* the other operand where one is NaN (torch.fmax) */ \
+	X(T_FMIN, "fmin", 2, 1) \
+	X(T_ERFINV, "erfinv", 1, 0) \
+	X(T_FRAC, "frac", 1, 0)             /* a - trunc(a) */ \
+	X(T_ROUND_DEC, "round_decimals", 1, 0) /* a rounded to p[0] decimal digits (negative: tens) */ \
+	X(T_NAN_TO_NUM, "nan_to_num", 2, 0) /* NaN -> b, +inf -> p[0], -inf -> p[1] */ \
+	X(T_GLU, "glu", 2, 1)               /* a * sigmoid(b), rounded once */ \
+	X(T_LERP, "lerp", 3, 0)             /* a + c*(b - a) if |c| < 0.5, else b - (b - a)*(1 - c) */ \
+	X(T_XLOGY, "xlogy", 2, 0)           /* NaN if b is NaN, else 0 if a == 0, else a*log(b) */ \
+	X(T_ASSERT, "assert", 1, 0)
 /* T_INDEX: a as an index into a dim of size b (int64): a + b if a < 0 and
  * p[0] != 0 (torch's negative indices); any other a outside [0, b) fails
- * the run with DOCCC_ERR_INDEX before anything reads at it. */
+ * the run with DOCCC_ERR_INDEX before anything reads at it.
+ * T_ASSERT: a statement, not a value: a == 0 fails the run with
+ * DOCCC_ERR_ASSERT and the message Sdfg.msgs[p[0]] (torch._assert_async);
+ * dead-code elimination keeps it, and the step that holds it. */
 
 typedef enum {
 #define X(c, n, a, v) c,
@@ -368,6 +382,9 @@ struct Sdfg {
 	const char *specialized;
 	/* GPU targets: top-level steps that cannot run on the GPU (schedule). */
 	int host_only;
+	/* Messages of the run-time assertions (T_ASSERT's p[0] indexes them). */
+	const char **msgs;
+	int nmsgs, capmsgs;
 };
 
 /* sdfg.c: building */

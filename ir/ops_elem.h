@@ -227,4 +227,23 @@
 	X(MASKED_FILL_SCALAR, "masked_fill.Scalar", where, 1, "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor") \
 	X(MASKED_FILL_TENSOR, "masked_fill.Tensor", where, 1, "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor") \
 	X(MASKED_FILL__SCALAR, "masked_fill_.Scalar", where, 1, "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)") \
-	X(MASKED_FILL__TENSOR, "masked_fill_.Tensor", where, 1, "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)")
+	X(MASKED_FILL__TENSOR, "masked_fill_.Tensor", where, 1, "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)") \
+	/* fmin/fmax, erfinv, frac, round.decimals, nan_to_num, glu, lerp, xlogy (ir/lower/more.c) */ \
+	X(FMAX, "fmax.default", binary, T_FMAX, "aten::fmax(Tensor self, Tensor other) -> Tensor") \
+	X(FMIN, "fmin.default", binary, T_FMIN, "aten::fmin(Tensor self, Tensor other) -> Tensor") \
+	X(ERFINV, "erfinv.default", unary, T_ERFINV, "aten::erfinv(Tensor self) -> Tensor") \
+	X(ERFINV_, "erfinv_.default", unary, T_ERFINV, "aten::erfinv_(Tensor(a!) self) -> Tensor(a!)") \
+	X(FRAC, "frac.default", unary, T_FRAC, "aten::frac(Tensor self) -> Tensor") \
+	X(FRAC_, "frac_.default", unary, T_FRAC, "aten::frac_(Tensor(a!) self) -> Tensor(a!)") \
+	X(ROUND_DEC, "round.decimals", round_decimals, 0, "aten::round.decimals(Tensor self, *, int decimals) -> Tensor") \
+	X(ROUND_DEC_, "round_.decimals", round_decimals, 0, "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)") \
+	X(NAN_TO_NUM, "nan_to_num.default", nan_to_num, 0, "aten::nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor") \
+	X(NAN_TO_NUM_, "nan_to_num_.default", nan_to_num, 0, "aten::nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)") \
+	X(GLU, "glu.default", glu, 0, "aten::glu(Tensor self, int dim=-1) -> Tensor") \
+	X(LERP_SCALAR, "lerp.Scalar", lerp, 0, "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor") \
+	X(LERP_TENSOR, "lerp.Tensor", lerp, 0, "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor") \
+	X(LERP__SCALAR, "lerp_.Scalar", lerp, 0, "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)") \
+	X(LERP__TENSOR, "lerp_.Tensor", lerp, 0, "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)") \
+	X(XLOGY, "xlogy.Tensor", binary, T_XLOGY, "aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor") \
+	X(XLOGY_, "xlogy_.Tensor", binary, T_XLOGY, "aten::xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
+	X(SPECIAL_XLOGY, "special_xlogy.default", binary, T_XLOGY, "aten::special_xlogy(Tensor self, Tensor other) -> Tensor")

@@ -28,6 +28,9 @@ enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
 enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 /* embedding_bag modes, numbered as torch's */
 enum { EBM_SUM, EBM_MEAN, EBM_MAX };
+/* fliplr/flipud/rot90, and the shuffles (ir/lower/more.c) */
+enum { RT_LR, RT_UD, RT_ROT };
+enum { SH_PIXEL, SH_UNPIXEL, SH_CHANNEL };
 /* per-dim kinds of a remap node ("kinds" attribute) */
 enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 #define LIB_OPS_SHAPE(X) \
@@ -41,7 +44,11 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(SORT, "sort", sort, "stable merge sort along one dim, per row (sort, topk)") \
 	X(GRIDSAMPLE, "grid_sample", grid_sample, "2-D grid sampling: bilinear, nearest or bicubic taps at data-dependent source coordinates") \
 	X(EMBBAG, "embedding_bag", embedding_bag, "sums, means or maxima of embedding rows over bags given by offsets") \
-	X(MSCATTER, "masked_scatter", masked_scatter, "self where a mask is false, else the source's elements in order")
+	X(MSCATTER, "masked_scatter", masked_scatter, "self where a mask is false, else the source's elements in order") \
+	/* ir/expand/more.c */ \
+	X(LINSPACE, "linspace", linspace, "linspace / logspace with torch's two-sided formula and rounding, start and end constants or 0-d tensors") \
+	X(TRI, "tri", tri, "tril / triu: elements on the kept side of a diagonal, zeros elsewhere") \
+	X(ASSERT, "assert", assert, "run-time assertion: a zero element fails the run with DOCCC_ERR_ASSERT and a message")
 
 #define ATEN_OPS_SHAPE(X) \
 	X(T, "t.default", view, VW_T, "aten::t(Tensor(a) self) -> Tensor(a)") \
@@ -147,4 +154,25 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(EMBEDDING_BAG, "embedding_bag.default", embedding_bag, EB_PLAIN, "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)") \
 	X(EMBEDDING_BAG_PAD, "embedding_bag.padding_idx", embedding_bag, EB_WRAP_PAD, "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)") \
 	X(EMBEDDING_BAG_, "_embedding_bag.default", embedding_bag, EB_RAW, "aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)") \
-	X(EMBEDDING_BAG_FWD, "_embedding_bag_forward_only.default", embedding_bag, EB_RAW, "aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)")
+	X(EMBEDDING_BAG_FWD, "_embedding_bag_forward_only.default", embedding_bag, EB_RAW, "aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)") \
+	/* linspace/logspace, tril/triu, fliplr/flipud/rot90, pixel and channel shuffles, diff (ir/lower/more.c) */ \
+	X(LINSPACE, "linspace.default", linspace, 0, "aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(LINSPACE_TT, "linspace.Tensor_Tensor", linspace, 0, "aten::linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(LINSPACE_TS, "linspace.Tensor_Scalar", linspace, 0, "aten::linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(LINSPACE_ST, "linspace.Scalar_Tensor", linspace, 0, "aten::linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(LOGSPACE, "logspace.default", linspace, 1, "aten::logspace(Scalar start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(LOGSPACE_TT, "logspace.Tensor_Tensor", linspace, 1, "aten::logspace.Tensor_Tensor(Tensor start, Tensor end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(LOGSPACE_TS, "logspace.Tensor_Scalar", linspace, 1, "aten::logspace.Tensor_Scalar(Tensor start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(LOGSPACE_ST, "logspace.Scalar_Tensor", linspace, 1, "aten::logspace.Scalar_Tensor(Scalar start, Tensor end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(TRIL, "tril.default", tri, 0, "aten::tril(Tensor self, SymInt diagonal=0) -> Tensor") \
+	X(TRIU, "triu.default", tri, 1, "aten::triu(Tensor self, SymInt diagonal=0) -> Tensor") \
+	X(TRIL_, "tril_.default", tri, 0, "aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)") \
+	X(TRIU_, "triu_.default", tri, 1, "aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)") \
+	X(FLIPLR, "fliplr.default", rot90, RT_LR, "aten::fliplr(Tensor self) -> Tensor") \
+	X(FLIPUD, "flipud.default", rot90, RT_UD, "aten::flipud(Tensor self) -> Tensor") \
+	X(ROT90, "rot90.default", rot90, RT_ROT, "aten::rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor") \
+	X(PIXEL_SHUFFLE, "pixel_shuffle.default", shuffle, SH_PIXEL, "aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor") \
+	X(PIXEL_UNSHUFFLE, "pixel_unshuffle.default", shuffle, SH_UNPIXEL, "aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor") \
+	X(CHANNEL_SHUFFLE, "channel_shuffle.default", shuffle, SH_CHANNEL, "aten::channel_shuffle(Tensor self, SymInt groups) -> Tensor") \
+	X(NATIVE_CHANNEL_SHUFFLE, "native_channel_shuffle.default", shuffle, SH_CHANNEL, "aten::native_channel_shuffle(Tensor self, SymInt groups) -> Tensor") \
+	X(DIFF, "diff.default", diff, 0, "aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor")

@@ -20,6 +20,9 @@ enum { SQ_SIZE, SQ_STRIDE, SQ_NUMEL, SQ_OFFSET, SQ_CONTIGUOUS };
 	X(ITEM, "item.default", item, 0, "aten::item(Tensor self) -> Scalar") \
 	X(ASSERT_SCALAR, "_assert_scalar.default", assert_scalar, 0, "aten::_assert_scalar(Scalar self, str assert_msg) -> ()") \
 	X(SYM_CONSTRAIN_RANGE, "sym_constrain_range.default", constrain_range, 0, "aten::sym_constrain_range(Scalar size, *, int? min=None, int? max=None) -> ()") \
-	X(SYM_CONSTRAIN_RANGE_FOR_SIZE, "sym_constrain_range_for_size.default", constrain_range, 1, "aten::sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()")
+	X(SYM_CONSTRAIN_RANGE_FOR_SIZE, "sym_constrain_range_for_size.default", constrain_range, 1, "aten::sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()") \
+	/* run-time assertions on tensors (ir/lower/more.c) */ \
+	X(ASSERT_ASYNC, "_assert_async.default", assert_async, 0, "aten::_assert_async(Tensor self) -> ()") \
+	X(ASSERT_ASYNC_MSG, "_assert_async.msg", assert_async, 0, "aten::_assert_async.msg(Tensor self, str assert_msg) -> ()")
 
 #endif

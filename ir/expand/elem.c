@@ -13,7 +13,7 @@
  * the operand of a cast are read as they are. Python scalars stay constants
  * printed in the compute dtype; for float16/bfloat16 PyTorch rounds them
  * (and zero-dim tensors) to that dtype first, except in mul and div, which
- * keep float precision (opmath_scalar).
+ * keep float precision (opmath_scalar), as lerp keeps its weight.
  */
 #include <math.h>
 #include <string.h>
@@ -30,7 +30,7 @@ static int is_compare(TCode c)
  * tensor's dtype first (every other op)? Checked against torch 2.13. */
 static int opmath_scalar(TCode c)
 {
-	return c == T_MUL || c == T_DIV || c == T_DIV_FLOOR || c == T_DIV_TRUNC;
+	return c == T_MUL || c == T_DIV || c == T_DIV_FLOOR || c == T_DIV_TRUNC || c == T_LERP;
 }
 
 /* Is operand i used only for its truth value (no promotion)? tdt is the

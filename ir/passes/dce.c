@@ -7,14 +7,15 @@
  *  1. tasklets: inside every tasklet block, a tasklet that does not store
  *     and whose value no later tasklet uses (as an operand, or through the
  *     value symbol it binds in an index) is dropped, an index check
- *     (T_INDEX) included: it only guards the accesses that use it; OPD_VAL references
+ *     (T_INDEX) included: it only guards the accesses that use it, but not a
+ *     run-time assertion (T_ASSERT), which fails the run itself; OPD_VAL references
  *     are renumbered so they keep naming the same tasklets. Blocks left
  *     empty, and loops and nested sequences left without a body, are
  *     removed from their sequence.
  *  2. top level: a child of the root sequence (a library-node block before
  *     expansion, a whole loop nest after it) is dead when none of the
  *     non-local containers it writes is an output or is read by another
- *     top-level child. A read of a view counts as a read of its base and a
+ *     top-level child, and it holds no run-time assertion. A read of a view counts as a read of its base and a
  *     write through a view as a write of its base (node_reads/node_writes
  *     compare roots), so a live view keeps its base's writer alive.
  *     Removing a child removes its reads, which can kill earlier writers;
@@ -51,7 +52,7 @@ static int dce_block(Sdfg *g, Arena *a, Node *b)
 				used[t] = tasklet_uses_sym(g, &b->ts[j], b->ts[t].bind);
 		int n = 0;
 		for (int t = 0; t < b->nts; t++) {
-			if (!b->ts[t].store && !used[t]) {
+			if (!b->ts[t].store && !used[t] && b->ts[t].code != T_ASSERT) {
 				map[t] = -1;
 				continue;
 			}
@@ -115,6 +116,7 @@ static void dce_tree(Sdfg *g, Arena *a, Node *n)
 typedef struct {
 	int *rd, nrd, caprd;   /* roots read */
 	int *wr, nwr, capwr;   /* non-local roots written */
+	int effect;            /* holds a run-time assertion: always live */
 } Acc;
 
 typedef struct {
@@ -145,12 +147,14 @@ static void collect(Sdfg *g, Node *n, void *ctx)
 	Collect *c = ctx;
 	if (n->kind != N_BLOCK) return;
 	if (n->lib) {
+		c->acc->effect |= n->lib->op == LIB_ASSERT;
 		for (int i = 0; i < n->lib->nin; i++) add_read(g, c, n->lib->in[i]);
 		for (int i = 0; i < n->lib->nout; i++) add_write(g, c, n->lib->out[i]);
 		return;
 	}
 	for (int t = 0; t < n->nts; t++) {
 		const Tasklet *k = &n->ts[t];
+		c->acc->effect |= k->code == T_ASSERT;
 		for (int i = 0; i < k->nin && i < 3; i++)
 			if (k->in[i].kind == OPD_MEM) add_read(g, c, k->in[i].m.data);
 		if (k->store) {
@@ -185,7 +189,7 @@ static void dce_top(Sdfg *g, Arena *a)
 			if (!alive[k]) continue;
 			stamp++;
 			for (int i = 0; i < acc[k].nrd; i++) mine[acc[k].rd[i]] = stamp;
-			int live = 0;
+			int live = acc[k].effect;
 			for (int i = 0; i < acc[k].nwr && !live; i++) {
 				int x = acc[k].wr[i];
 				if (g->cs[x].kind == CK_OUTPUT || readers[x] - (mine[x] == stamp) > 0) live = 1;

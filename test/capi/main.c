@@ -220,7 +220,7 @@ int main(int argc, char **argv)
 
 	/* Messages for every status, distinct for success and failure. */
 	static const int statuses[] = {DOCCC_OK, DOCCC_ERR_NOMEM, DOCCC_ERR_WEIGHTS,
-	                               DOCCC_ERR_ARG, DOCCC_ERR_THREADS, DOCCC_ERR_INDEX, DOCCC_ERR_ZERODIV, 12345, -1};
+	                               DOCCC_ERR_ARG, DOCCC_ERR_THREADS, DOCCC_ERR_INDEX, DOCCC_ERR_ZERODIV, DOCCC_ERR_ASSERT, 12345, -1};
 	for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
 		const char *msg = mlp_strerror(statuses[i]);
 		CHECK(msg != NULL && *msg != '\0');
@@ -228,6 +228,7 @@ int main(int argc, char **argv)
 	CHECK(strcmp(mlp_strerror(DOCCC_OK), mlp_strerror(DOCCC_ERR_WEIGHTS)) != 0);
 	CHECK(strcmp(mlp_strerror(DOCCC_ERR_INDEX), mlp_strerror(12345)) != 0);   /* a message of its own */
 	CHECK(strcmp(mlp_strerror(DOCCC_ERR_ZERODIV), mlp_strerror(12345)) != 0);
+	CHECK(strcmp(mlp_strerror(DOCCC_ERR_ASSERT), mlp_strerror(12345)) != 0);
 
 	/* Argument errors. */
 	CHECK(mlp_create(NULL) == DOCCC_ERR_ARG);

@@ -37,6 +37,18 @@ static inline double dc_floordiv(double a, double b) { if (b == 0) return a / b;
 	if (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysign(0, a / b); double q = floor(d); return d - q > 0.5 ? q + 1 : q; }
 static inline int64_t dc_powi(int64_t a, int64_t b) { if (b < 0) return a == 1 ? 1 : a == -1 ? ((-b) % 2 ? -1 : 1) : 0;
 	uint64_t r = 1, x = (uint64_t)a; while (b) { if (b & 1) r *= x; b /= 2; x *= x; } return (int64_t)r; }
+static inline double dc_erfinv(double x) { double ax = fabs(x), w, p, t, c; int k, n;
+	if (!(ax < 1)) return ax == 1 ? copysign((double)INFINITY, x) : NAN;
+	w = -log((1 - x) * (1 + x)); n = w < 16 ? 2 : 4;
+	if (w < 5) { w -= 2.5; p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w; p = -4.39150654e-06 + p * w;
+		p = 0.00021858087 + p * w; p = -0.00125372503 + p * w; p = -0.00417768164 + p * w; p = 0.246640727 + p * w; p = 1.50140941 + p * w; }
+	else { w = sqrt(w) - 3; p = -0.000200214257; p = 0.000100950558 + p * w; p = 0.00134934322 + p * w; p = -0.00367342844 + p * w;
+		p = 0.00573950773 + p * w; p = -0.0076224613 + p * w; p = 0.00943887047 + p * w; p = 1.00167406 + p * w; p = 2.83297682 + p * w; }
+	t = p * x;
+	if (ax < 0.5) { for (k = 0; k < 2; k++) t -= (erf(t) - x) / (1.1283791670955126 * exp(-t * t)); return t; }
+	t = fabs(t); for (k = 0; k < n; k++) { c = erfc(t); t += log(c / (1 - ax)) * c / (1.1283791670955126 * exp(-t * t)); }
+	return copysign(t, x); }
+static inline float dc_erfinvf(float x) { return (float)dc_erfinv(x); }
 static inline float dc_b2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 static inline uint16_t dc_f2b(float f) { uint32_t u; memcpy(&u, &f, 4); if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64); u += 0x7fffu + ((u >> 16) & 1); return (uint16_t)(u >> 16); }
 static inline float dc_h2f(uint16_t h) { uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, u; float f;
@@ -301,6 +313,7 @@ const char *mlp_strerror(int status)
 	case DOCCC_ERR_INDEX: return "index out of range: an index tensor holds an index outside the dimension it indexes";
 	case DOCCC_ERR_ZERODIV: return "integer division by zero";
 	case DOCCC_ERR_DEVICE: return "GPU runtime error, or a pointer on the wrong side (host memory to a device run, GPU memory to a host library); mlp_last_error() has the details";
+	case DOCCC_ERR_ASSERT: return "a run-time assertion of the model failed (torch._assert_async); mlp_last_error() has its message";
 	default: return "unknown status";
 	}
 }

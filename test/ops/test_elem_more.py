@@ -1,0 +1,218 @@
+"""More elementwise and shape ops against eager PyTorch, over every dtype
+torch supports for each: fmin/fmax (NaN loses, unlike minimum/maximum),
+erfinv, frac, round(decimals=), nan_to_num (defaults: the dtype's largest
+finite values), glu, lerp (scalar and tensor weights), xlogy and their
+in-place forms; linspace and logspace (every overload, integer dtypes with
+torch's truncation, float16/bfloat16 with their rounding), tril/triu,
+fliplr/flipud/rot90, pixel (un)shuffle and channel shuffles, diff; and the
+run-time assertion _assert_async, whose failure fails the run with
+DOCCC_ERR_ASSERT and its message.
+
+Groups are few and large: each costs one export per IR level and one
+compile per target."""
+
+from harness import Case, check_cases
+from conftest import require
+
+FLOATS = ("float32", "float64", "float16", "bfloat16")
+
+
+def _gen():
+    torch = require("torch")
+    return torch, torch.Generator().manual_seed(0)
+
+
+def _math_cases():
+    torch, g = _gen()
+    F = torch.nn.functional
+    inf, nan = float("inf"), float("nan")
+    cases = []
+    for name in FLOATS:
+        dt = getattr(torch, name)
+        a = torch.tensor([nan, 1.0, nan, -inf, inf, 0.0, -0.0, 2.5, -3.0, 7.0, inf, -1.0], dtype=dt)
+        b = torch.tensor([1.0, nan, nan, 2.0, -inf, -0.0, 0.0, -1.5, -3.0, inf, nan, -inf], dtype=dt)
+        x = (torch.randn(3, 4, 6, generator=g) * 3).to(dt)
+        y = (torch.randn(3, 4, 6, generator=g) * 3).to(dt)
+        w = (torch.rand(4, 6, generator=g) * 2 - 0.5).to(dt)                       # [-0.5, 1.5): both lerp formulas
+        u = (torch.rand(5, 7, generator=g) * 1.998 - 0.999).to(dt)                  # (-0.999, 0.999)
+        edge = torch.tensor([1.0, -1.0, 1.5, -2.0, nan, 0.0, -0.0, 0.5, -0.5, 0.9, -0.99, 1e-3], dtype=dt)
+        r = torch.tensor([2.5, -2.5, 0.125, -0.05, 1234.5, 1250.0, -49.0, inf, -inf, nan, 0.3, 1.005], dtype=dt)
+        p = torch.tensor([0.0, 0.0, 1.0, -2.0, 3.5, 0.0, 2.0, 1.5, -0.0, 4.0], dtype=dt)
+        q = torch.tensor([nan, 0.0, 0.0, 2.0, 0.5, -1.0, -1.0, inf, 3.0, 1e-3], dtype=dt)
+        cases += [
+            Case(f"fminmax_{name}", lambda a, b: (torch.fmin(a, b), torch.fmax(a, b), torch.fmax(b, a), torch.fmin(b, a),
+                                                  torch.fmax(a.view(3, 4), b.view(3, 4)[:1])), (a, b)),
+            Case(f"fminmax_rand_{name}", lambda x, y: (torch.fmax(x, y), torch.fmin(x, y[0])), (x, y)),
+            Case(f"erfinv_{name}", lambda u, e: (torch.erfinv(u), torch.erfinv(e), u.clone().erfinv_()), (u, edge)),
+            Case(f"frac_round_{name}", lambda r, x: (torch.frac(r), torch.frac(x), torch.round(r, decimals=1),
+                                                     torch.round(x, decimals=2), torch.round(r, decimals=-2),
+                                                     torch.round(x * 10, decimals=-1), torch.round(r, decimals=0),
+                                                     r.clone().frac_(), x.clone().round_(decimals=1)), (r, x)),
+            Case(f"nan_to_num_{name}", lambda a: (torch.nan_to_num(a), torch.nan_to_num(a, nan=1.5, posinf=100.0, neginf=-100.0),
+                                                  torch.nan_to_num(a, posinf=-7.0), a.clone().nan_to_num_(nan=-1.0)), (a,)),
+            Case(f"glu_{name}", lambda x: (F.glu(x), F.glu(x, 1), F.glu(x.permute(2, 0, 1), 0), F.glu(x, -1)), (x,)),
+            Case(f"lerp_{name}", lambda x, y, w: (torch.lerp(x, y, 0.3), torch.lerp(x, y, 0.7), torch.lerp(x, y, w),
+                                                  torch.lerp(x, y, 1.0), x.clone().lerp_(y, 0.6), x.clone().lerp_(y, w)),
+                 (x, y, w)),
+            Case(f"xlogy_{name}", lambda p, q: (torch.xlogy(p, q), torch.special.xlogy(p, q), p.clone().xlogy_(q)), (p, q)),
+        ]
+    ints = {name: torch.randint(-6, 7, (3, 5), generator=g, dtype=getattr(torch, name)) for name in ("int64", "int32")}
+    m = torch.rand(3, 5, generator=g) > 0.5
+    n = torch.rand(3, 5, generator=g) > 0.5
+    f = torch.randn(3, 5, generator=g)
+    # float32 rows long enough for the CPU's vector code (fmax, fmin, glu have SIMD forms)
+    va = torch.randn(4, 64, generator=g)
+    vb = torch.randn(4, 64, generator=g)
+    va[0, ::3] = nan
+    vb[1, ::5] = nan
+    vb[0, ::7] = nan
+    cases += [
+        Case("vec_f32", lambda a, b: (torch.fmax(a, b), torch.fmin(a, b), F.glu(a), F.glu(b, 0)), (va, vb)),
+        Case("int", lambda i, j, m, n, f: (torch.fmax(i, i.flip(0)), torch.fmin(i, i.flip(1)), torch.fmax(j, j.t().reshape(3, 5)),
+                                           torch.fmin(j, j * 2), torch.fmax(m, n), torch.fmin(m, n),
+                                           torch.nan_to_num(i), torch.nan_to_num(j), torch.nan_to_num(m),
+                                           torch.erfinv(i.clamp(-1, 1)), torch.xlogy(i, j.abs()), torch.fmax(j, f),
+                                           torch.fmin(i, f)),
+             (ints["int64"], ints["int32"], m, n, f)),
+    ]
+    return cases
+
+
+def test_elem_more_math(tmp_path):
+    """fmin/fmax, erfinv, frac, round.decimals, nan_to_num, glu, lerp, xlogy and
+    the in-place forms export keeps, every float dtype, NaN/inf/signed zero edges;
+    integer and bool operands where torch takes them."""
+    check_cases(tmp_path, "elem_more_math", _math_cases())
+
+
+def _shape_cases():
+    torch, g = _gen()
+    cases = []
+    s = torch.tensor([-1.25, 3.5])
+    si = torch.tensor([-7, 40])
+    cases += [
+        Case("linspace", lambda: (torch.linspace(0, 1, 7), torch.linspace(-3.5, 17.25, 40, dtype=torch.float64),
+                                  torch.linspace(0, 10, 25, dtype=torch.int64), torch.linspace(-7, 0, 37, dtype=torch.int32),
+                                  torch.linspace(5, -5, 33, dtype=torch.float16), torch.linspace(0.1, 7.9, 20, dtype=torch.bfloat16),
+                                  torch.linspace(2.7, 3, 1), torch.linspace(2.7, 3, 1, dtype=torch.int64),
+                                  torch.linspace(0, 1, 100), torch.linspace(1e3, 1.7e3, 300, dtype=torch.float16)), ()),
+        Case("linspace_tensor", lambda s, si: (torch.linspace(s[0], s[1], 9), torch.linspace(s[0], 4.0, 11),
+                                               torch.linspace(-2, s[1], 13, dtype=torch.float64),
+                                               torch.linspace(si[0], si[1], 30, dtype=torch.int64),
+                                               torch.linspace(s[1], s[0], 10, dtype=torch.int32),
+                                               torch.linspace(s[0], s[1], 17, dtype=torch.float16)), (s, si)),
+        Case("logspace", lambda: (torch.logspace(0, 2, 7), torch.logspace(-1, 1.5, 9, base=2.0, dtype=torch.float64),
+                                  torch.logspace(0.5, 2, 13, dtype=torch.float16), torch.logspace(-2, 3, 25, base=3.0, dtype=torch.bfloat16),
+                                  torch.logspace(0, 3, 10, dtype=torch.int64), torch.logspace(1, 4, 7, base=2.0, dtype=torch.int32),
+                                  torch.logspace(0.5, 3, 1, base=2.0), torch.logspace(2, 3, 1, dtype=torch.int64)), ()),
+        Case("logspace_tensor", lambda s: (torch.logspace(s[0], s[1], 8, base=2.0), torch.logspace(s[0], 2, 6),
+                                           torch.logspace(-1, s[1], 5, dtype=torch.float64),
+                                           torch.logspace(s[0], s[1], 9, base=1.5, dtype=torch.int64)), (s,)),
+    ]
+    dtypes = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool")
+    for name in dtypes:
+        dt = getattr(torch, name)
+        if dt == torch.bool:
+            x = torch.rand(2, 3, 4, 5, generator=g) > 0.4
+            v = torch.rand(2, 8, 3, 3, generator=g) > 0.5
+        elif dt.is_floating_point:
+            x = torch.randn(2, 3, 4, 5, generator=g).to(dt)
+            v = torch.randn(2, 8, 3, 3, generator=g).to(dt)
+        else:
+            x = torch.randint(-50, 50, (2, 3, 4, 5), generator=g, dtype=dt)
+            v = torch.randint(-50, 50, (2, 8, 3, 3), generator=g, dtype=dt)
+        cases += [
+            Case(f"tri_{name}", lambda x: (torch.tril(x), torch.triu(x), torch.tril(x, 1), torch.triu(x, -2), torch.tril(x, -3),
+                                           torch.triu(x, 7), torch.tril(x[0, 0].t(), 2), torch.triu(x[1].permute(2, 0, 1), 1),
+                                           x.clone().tril_(-1), x.clone().triu_(2)), (x,)),
+            Case(f"flip_{name}", lambda x: (torch.fliplr(x), torch.flipud(x), torch.flipud(x[0, 0, 0]), torch.rot90(x),
+                                            torch.rot90(x, 2), torch.rot90(x, -1, [2, 0]), torch.rot90(x, 3, [1, 3]),
+                                            torch.rot90(x, 4), torch.rot90(x, -6, [-1, -3]), torch.rot90(x[0].permute(1, 0, 2), 5, [1, 2])),
+                 (x,)),
+            Case(f"shuffle_{name}", lambda v, x: (torch.pixel_shuffle(v, 2), torch.pixel_unshuffle(v[:, :2, :2, :], 1),
+                                                  torch.pixel_unshuffle(x, 1), torch.pixel_unshuffle(x[..., :4, :4], 2),
+                                                  torch.pixel_shuffle(v[:, :, :2, :2].reshape(2, 2, 4, 2, 2), 2),
+                                                  torch.pixel_shuffle(v.reshape(2, 72, 1, 1)[:, :18], 3),
+                                                  torch.channel_shuffle(v, 2), torch.channel_shuffle(v[:, :6], 3),
+                                                  torch.nn.ChannelShuffle(4)(v[0, :, :, 0].unsqueeze(0)),
+                                                  torch.native_channel_shuffle(v, 4), torch.pixel_shuffle(v.permute(0, 1, 3, 2), 2)),
+                 (v, x)),
+            Case(f"diff_{name}", lambda x: (torch.diff(x), torch.diff(x, n=2, dim=0 if x.shape[0] > 2 else 2), torch.diff(x, n=3, dim=-2),
+                                            torch.diff(x, dim=1, prepend=x[:, :1], append=x[:, 1:]),
+                                            torch.diff(x[0, 0], n=2, dim=0, prepend=x[1, 1, :2]),
+                                            torch.diff(x.transpose(1, 3), dim=1, append=x.transpose(1, 3)[:, :2])), (x,)),
+        ]
+    return cases
+
+
+def test_elem_more_shape(tmp_path):
+    """linspace/logspace (every overload, steps 1, integer, float16, bfloat16),
+    tril/triu (diagonal offsets, batched, non-contiguous), fliplr/flipud/rot90
+    (k of every residue, negative, dims), pixel_shuffle/unshuffle, channel
+    shuffles and diff (n, dim, prepend, append), every dtype."""
+    check_cases(tmp_path, "elem_more_shape", _shape_cases())
+
+
+def test_assert_async(tmp_path):
+    """torch._assert_async(cond) and (cond, msg) check at run time: inputs for
+    which they hold run and give torch's results; inputs for which one fails
+    make `doccc run` fail with DOCCC_ERR_ASSERT, whose text and the library's
+    last_error (the message) it prints, on every target and IR level."""
+    torch = require("torch")
+    np = require("numpy")
+    from conftest import IRS, TARGETS, compile_model, doccc_cmd, fmt_result
+
+    class M(torch.nn.Module):
+        def forward(self, x, i):
+            torch._assert_async(x.sum() > 0)
+            torch._assert_async((i < 5).all(), "index i must be below 5")
+            return x * 2, i + 1
+
+    x = torch.tensor([1.0, 2.0, -0.5])
+    i = torch.tensor([0, 4, 2, 1])
+    cases = {"ok": (x, i, None), "sum": (-x, i, "Expected Tensor with single nonzero value"),
+             "msg": (x, torch.tensor([0, 5, 2, 1]), "index i must be below 5")}
+    for ir in IRS:
+        ep = torch.export.export(M(), (x, i))
+        if ir == "core":
+            ep = ep.run_decompositions()
+        ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+        assert "aten._assert_async.msg" in ops, ops
+        if ir == "training":
+            assert "aten._assert_async.default" in ops, ops
+        pt2 = tmp_path / f"as_{ir}.pt2"
+        torch.export.save(ep, str(pt2))
+        for target in TARGETS:
+            lib = compile_model(pt2, target, tmp_path / f"{ir}_{target}", "-n", "as")
+            for label, (xv, iv, want) in cases.items():
+                np.save(tmp_path / "x.npy", xv.numpy())
+                np.save(tmp_path / "i.npy", iv.numpy())
+                r = doccc_cmd("run", lib, "-i", tmp_path / "x.npy", "-i", tmp_path / "i.npy",
+                              "-o", tmp_path / "o0.npy", "-o", tmp_path / "o1.npy")
+                where = f"[{ir},{target},{label}]"
+                if label == "ok" or (label == "sum" and ir == "core"):
+                    # torch's core decomposition drops _assert_async.default (not .msg):
+                    # the core program has no check left for the sum
+                    assert r.returncode == 0, f"{where}\n{fmt_result(r)}"
+                    np.testing.assert_array_equal(np.load(tmp_path / "o0.npy"), (xv * 2).numpy(), err_msg=where)
+                    np.testing.assert_array_equal(np.load(tmp_path / "o1.npy"), (iv + 1).numpy(), err_msg=where)
+                else:
+                    assert r.returncode == 1 and "run-time assertion" in r.stderr and want in r.stderr, \
+                        f"{where}\n{fmt_result(r)}"
+
+
+def test_elem_more_eager_rules(tmp_path):
+    """Rules of torch's eager kernels that its core decomposition does not
+    follow (the decomposed program itself gives other values there), so at
+    the training IR only: integer linspace truncates fractional ends first,
+    logspace of one step is base ** start unconverted, float16 logspace
+    rounds the start, end and their difference to float16."""
+    torch = require("torch")
+    s = torch.tensor([-2.75, 6.5])
+    cases = [
+        Case("linspace_int", lambda s: (torch.linspace(-7.9, -0.5, 37, dtype=torch.int32), torch.linspace(0.5, 7.9, 20, dtype=torch.int64),
+                                        torch.linspace(s[0], s[1], 13, dtype=torch.int64)), (s,)),
+        Case("logspace_eager", lambda: (torch.logspace(0.3, 2.1, 33, dtype=torch.float16), torch.logspace(0.5, 3, 1, dtype=torch.int64),
+                                        torch.logspace(1.7, 2, 1, dtype=torch.int32)), ()),
+    ]
+    check_cases(tmp_path, "elem_more_eager", cases, irs=("training",))
