@@ -99,7 +99,7 @@ int expand_scan(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	 * then in the accumulator's */
 	int xv = T1(T_ASSIGN, ext ? xc->dt : o->dt, opd_mem(x, r, oi));
 	if (lib_int(l, "nonneg", 0)) /* repeat_interleave's repeats: negative ones fail the run, as in torch */
-		T2(T_INDEX, DT_I64, opd_val(xv), opd_expr(ex_int(g, INT64_MAX)));
+		xv = T2(T_INDEX, DT_I64, opd_val(xv), opd_expr(ex_int(g, INT64_MAX)));
 	if (!ext && adt != o->dt)
 		xv = T1(T_ASSIGN, adt, opd_val(xv));
 	int av = T1(T_ASSIGN, adt, opd_mem(acc, 0, none)), nv;
@@ -155,13 +155,7 @@ int expand_search(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	sdfg_store(b, T1(T_ASSIGN, DT_I64, opd_expr(ex_int(g, M))), xp_memlet(hi, 0, none), W_NONE);
 	Operand v0 = vals >= 0 ? opd_mem(vals, r, oi) : iota ? opd_expr(oi[0]) : opd_const(lib_float(l, "value", 0));
 	sdfg_store(b, T1(vals >= 0 ? T_CAST : T_ASSIGN, cdt, v0), xp_memlet(val, 0, none), W_NONE);
-	int64_t total = lib_int(l, "total", -1);
-	if (total >= 0 && M > 0) {
-		/* repeat_interleave: the repeats must sum to output_size */
-		Expr *last[MAXDIM] = {ex_int(g, M - 1)};
-		int t = T2(T_SUB, DT_I64, opd_mem(bd, 1, last), opd_expr(ex_int(g, total)));
-		T2(T_INDEX, DT_I64, opd_val(t), opd_expr(ex_int(g, 1)));
-	}
+
 	int vt;
 	Node *lp = xp_loop(g, row->body, N_FOR, "h", ex_int(g, 0), ex_int(g, bits), 1, &vt);
 	b = xp_block(g, lp->body, label);
@@ -189,7 +183,17 @@ int expand_search(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	sdfg_store(b, T3(T_WHERE, DT_I64, opd_val(gor), opd_expr(ex_addi(g, mid, 1)), opd_expr(si)), xp_memlet(lo, 0, none), W_NONE);
 	sdfg_store(b, T3(T_WHERE, DT_I64, opd_val(gol), opd_expr(mid), opd_expr(sj)), xp_memlet(hi, 0, none), W_NONE);
 	b = xp_block(g, row->body, label);
-	sdfg_store(b, T1(T_ASSIGN, o->dt, opd_mem(lo, 0, none)), xp_memlet(out, r, oi), W_NONE);
+	int res = T1(T_ASSIGN, DT_I64, opd_mem(lo, 0, none));
+	int64_t total = lib_int(l, "total", -1);
+	if (total >= 0 && M > 0) {
+		/* repeat_interleave: the repeats must sum to output_size (the
+		 * check's value, 0, is added to the result so that it stays) */
+		Expr *last[MAXDIM] = {ex_int(g, M - 1)};
+		int t = T2(T_SUB, DT_I64, opd_mem(bd, 1, last), opd_expr(ex_int(g, total)));
+		int ck = T2(T_INDEX, DT_I64, opd_val(t), opd_expr(ex_int(g, 1)));
+		res = T2(T_ADD, DT_I64, opd_val(res), opd_val(ck));
+	}
+	sdfg_store(b, T1(T_ASSIGN, o->dt, opd_val(res)), xp_memlet(out, r, oi), W_NONE);
 	return 0;
 }
 

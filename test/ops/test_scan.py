@@ -269,3 +269,50 @@ def test_norms(tmp_path):
                                   F.unfold(x, 3, dilation=2, padding=2, stride=3), F.unfold(x[0], 2, stride=2)), (img,)),
     ]
     check_cases(tmp_path, "norms", cases, **KW)
+
+
+def test_data_dependent_sizes(tmp_path):
+    """repeat_interleave with repeats known only at run time and no
+    output_size has a data-dependent size: doccc names the node and says
+    to pass output_size, at both IR levels. With output_size, repeats that
+    do not sum to it or are negative fail the run (torch raises), as does a
+    one_hot class outside [0, num_classes); valid inputs still run."""
+    torch = require("torch")
+    np = require("numpy")
+    from conftest import TARGETS, compile_model, doccc_cmd, fmt_result, run_lib
+
+    class Dyn(torch.nn.Module):
+        def forward(self, x, r):
+            return x.repeat_interleave(r, dim=0)
+
+    x, r = torch.randn(3, 4), torch.tensor([1, 2, 3])
+    ep = torch.export.export(Dyn(), (x, r))
+    for ir, e in (("training", ep), ("core", ep.run_decompositions())):
+        pt2 = tmp_path / f"dyn_{ir}.pt2"
+        torch.export.save(e, str(pt2))
+        res = doccc_cmd(pt2, "-o", f"{tmp_path}/out_{ir}/")
+        assert res.returncode == 1 and "data-dependent output size" in res.stderr and "output_size" in res.stderr, \
+            f"[{ir}]\n{fmt_result(res)}"
+
+    class Checked(torch.nn.Module):
+        def forward(self, x, r, c):
+            return x.repeat_interleave(r, dim=0, output_size=6), torch.nn.functional.one_hot(c, 4)
+
+    c = torch.tensor([0, 3, 1])
+    pt2 = tmp_path / "checked.pt2"
+    torch.export.save(torch.export.export(Checked(), (x, r, c)), str(pt2))
+    bad = (("sum 5", torch.tensor([1, 1, 3]), c), ("sum 7", torch.tensor([2, 2, 3]), c),
+           ("negative", torch.tensor([4, -1, 3]), c), ("class 4", r, torch.tensor([0, 4, 1])),
+           ("class -1", r, torch.tensor([-1, 0, 1])))
+    for target in (("sequential", "cuda-sim") if FAST else TARGETS):
+        lib = compile_model(pt2, target, tmp_path / target, "-n", "checked")
+        got = run_lib(lib, [x.numpy(), r.numpy(), c.numpy()])
+        assert np.array_equal(got[0], x.repeat_interleave(r, dim=0).numpy()), f"[{target}]"
+        assert np.array_equal(got[1], torch.nn.functional.one_hot(c, 4).numpy()), f"[{target}]"
+        for label, rr, cc in bad:
+            files = []
+            for k, a in enumerate((x, rr, cc)):
+                files += ["-i", tmp_path / f"in{k}.npy"]
+                np.save(tmp_path / f"in{k}.npy", a.numpy())
+            res = doccc_cmd("run", lib, *files, "-o", tmp_path / "o0.npy", "-o", tmp_path / "o1.npy")
+            assert res.returncode == 1 and "index out of range" in res.stderr, f"[{target}] {label}:\n{fmt_result(res)}"
