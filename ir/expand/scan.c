@@ -44,6 +44,8 @@ static Node *xp_rows(Sdfg *g, Node *seq, int rank, Expr *const *shape, int skip,
 	return row;
 }
 
+/* A tasklet of n operands appended to block b; T1..T3 spell it for the
+ * block `b` and graph `g` in scope. */
 static int tk(Sdfg *g, Node *b, TCode c, Dtype dt, int n, Operand a0, Operand a1, Operand a2)
 {
 	Operand in[3] = {a0, a1, a2};
