@@ -143,6 +143,29 @@ int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what)
 	return -1;
 }
 
+static int sym_bind(Imp *m, int sym, int64_t v, const char *how);
+
+/* Size dim of value `name` recorded as a bare unbacked symbol (u0): bind
+ * the symbol to v, which a lowering computed from constant data
+ * (repeat_interleave with constant repeats). 0 if bound or already that
+ * number, -1 (after a message) otherwise. */
+int lw_bind_size(Imp *m, const char *name, int dim, int64_t v)
+{
+	cJSON *x, *sz = json_at(json_get(json_get(m->tvals, name), "sizes"), dim);
+	const char *tag = json_union_tag(sz, &x);
+	int64_t have;
+	if (tag && !strcmp(tag, "as_int") && !json_int(x, &have) && have == v)
+		return 0;
+	const char *es = tag && !strcmp(tag, "as_expr") ? json_str(json_get(x, "expr_str")) : NULL;
+	Expr *e = es ? parse_sym_expr(m, es, "a data-dependent size") : NULL;
+	if (!e || e->k != E_SYM || sym_bind(m, (int)e->v, v, arena_printf(m->a, "node '%s'", m->nodename))) {
+		lw_error(m, "the size of '%s' in dim %d is %s, not the %lld the constant data gives", name, dim, es ? es : "?",
+		         (long long)v);
+		return -1;
+	}
+	return 0;
+}
+
 static int read_symint(Imp *m, const cJSON *j, int64_t *v, const char *what)
 {
 	cJSON *x;
@@ -1284,12 +1307,16 @@ static int import_nodes(Imp *m)
 /* One node: 0 if it lowered, -1 if not (reported). */
 static int import_node(Imp *m, cJSON *node, const char *target)
 {
-	/* Every unsupported dtype among the outputs. */
+	/* Every unsupported dtype among the outputs (their sizes are read by
+	 * the lowering: a data-dependent one may be bound there). */
 	for (int k = 0; k < json_len(json_get(node, "outputs")); k++) {
 		const char *on = lw_out_name(node, k);
-		Meta mt;
-		if (on && lw_meta(m, on, &mt) == 0 && mt.dt < 0 && !strstr(on, "_unused_"))
-			lw_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name(mt.st), on);
+		int64_t st;
+		if (!on || json_int(json_get(json_get(m->tvals, on), "dtype"), &st))
+			continue;
+		census_dtype(m->census, (int)st);
+		if (dtype_from_torch((int)st) < 0 && !strstr(on, "_unused_"))
+			lw_error(m, "dtype %s of value '%s' is not supported", dtype_torch_name((int)st), on);
 	}
 	census_add(m->g, target);
 	if (strncmp(target, "torch.ops.", 10) && lw_python_op(m, node, target))

@@ -19,14 +19,17 @@
 	X(ATTENTION, "attention", attention, "fused scaled dot-product attention, one softmax row at a time") \
 	X(UPSAMPLE, "upsample", upsample, "2-d nearest / nearest-exact / bilinear / bicubic resampling with PyTorch's source indices") \
 	X(CDIST, "cdist", cdist, "p-norm distances between the rows of two matrices (batched), or condensed pairwise distances of one") \
-	X(COL2IM, "col2im", col2im, "fold: sums sliding-window columns back into an image, each output pixel gathering its taps")
+	X(COL2IM, "col2im", col2im, "fold: sums sliding-window columns back into an image, each output pixel gathering its taps") \
+	X(IM2COL, "im2col", im2col, "unfold: sliding-window columns of an image, each column element one (padded) pixel")
 
 /* Param values of the norm lowering, and reduction modes beyond ops.h's
  * RD_SUM..RD_MIN (ir/lower/nn.c asserts that they continue that enum). */
 enum { NM_LAYER, NM_GROUP, NM_INSTANCE, NM_BATCH, NM_RMS, NM_NATIVE_GROUP, NM_NATIVE_LAYER, NM_BN_LEGIT, NM_BN_NO_STATS };
 enum { UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT, UP_BICUBIC };
 enum { PL_ADAPTIVE_MAX_ = 3, PL_1D = 8, PL_3D = 16 };  /* pool mode after ops.h's PL_*; flags: 1-d through the 2-d node, 3-d */
-enum { RD_PROD_ = 4, RD_VAR_, RD_STD_, RD_ANY_, RD_ALL_, RD_LSE_, RD_VAR_MEAN_, RD_STD_MEAN_ };
+enum { RD_PROD_ = 4, RD_VAR_, RD_STD_, RD_ANY_, RD_ALL_, RD_LSE_, RD_VAR_MEAN_, RD_STD_MEAN_, RD_NORM_ };
+/* Param values of the vector-norm lowering (lower_vnorm) */
+enum { VN_VECTOR, VN_LINALG, VN_FROBENIUS, VN_WEIGHT, VN_WEIGHT_IFACE, VN_COSINE };
 
 #define ATEN_OPS_NN(X) \
 	X(CONV1D, "conv1d.default", conv, 0, "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] dilation=[1], SymInt groups=1) -> Tensor") \
@@ -111,4 +114,12 @@ enum { RD_PROD_ = 4, RD_VAR_, RD_STD_, RD_ANY_, RD_ALL_, RD_LSE_, RD_VAR_MEAN_, 
 	X(UPSAMPLE_BICUBIC2D_VEC, "upsample_bicubic2d.vec", upsample, UP_BICUBIC, "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor") \
 	X(UPSAMPLE_BICUBIC2D, "upsample_bicubic2d.default", upsample, UP_BICUBIC, "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor") \
 	/* einsum (ir/lower/einsum.c): parsed and lowered onto views, reduce, mul and gemm nodes */ \
-	X(EINSUM, "einsum.default", einsum, 0, "aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor")
+	X(EINSUM, "einsum.default", einsum, 0, "aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor") \
+	/* vector norms (every ord), weight norm, cosine similarity, im2col (unfold) */ \
+	X(LINALG_VECTOR_NORM, "linalg_vector_norm.default", vnorm, VN_VECTOR, "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor") \
+	X(LINALG_NORM, "linalg_norm.default", vnorm, VN_LINALG, "aten::linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor") \
+	X(FROBENIUS_NORM, "frobenius_norm.dim", vnorm, VN_FROBENIUS, "aten::frobenius_norm.dim(Tensor self, int[1] dim, bool keepdim=False) -> Tensor") \
+	X(WEIGHT_NORM, "_weight_norm.default", vnorm, VN_WEIGHT, "aten::_weight_norm(Tensor v, Tensor g, int dim=0) -> Tensor") \
+	X(WEIGHT_NORM_IFACE, "_weight_norm_interface.default", vnorm, VN_WEIGHT_IFACE, "aten::_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)") \
+	X(COSINE_SIMILARITY, "cosine_similarity.default", vnorm, VN_COSINE, "aten::cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor") \
+	X(IM2COL, "im2col.default", im2col, 0, "aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor")

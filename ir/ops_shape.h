@@ -19,6 +19,11 @@ enum { GA_INDEX_SELECT, GA_GATHER, GA_EMBEDDING, GA_INDEX };
 enum { SC_SRC, SC_VALUE, SC_ADD, SC_REDUCE, SC_INDEX_PUT, SC_SLICE, SC_SELECT };
 enum { FL_VALUE, FL_ZERO, FL_ONE, FL_SCALAR, FL_FILL, FL_FILL_TENSOR, FL_COPY };
 enum { AR_ARGMAX, AR_ARGMIN, AR_MAX, AR_MIN };
+/* scan modes (LIB_SCAN "mode"), picks of a sorted row (LIB_SORT "pick"),
+ * index_add / index_copy / index_fill (lower_index_op) */
+enum { CS_SUM, CS_PROD, CS_LSE, CS_MAX, CS_MIN };
+enum { PK_NONE, PK_KTH, PK_MEDIAN, PK_NANMEDIAN, PK_MODE, PK_ALL_MEDIAN, PK_ALL_NANMEDIAN, PK_ARGSORT, PK_MSORT };
+enum { IX_ADD, IX_COPY, IX_FILL, IX_FILL_TENSOR };
 /* embedding_bag overloads: padding_idx absent (embedding_bag.default), an
  * optional index that wraps like a dim (.padding_idx), or torch's raw
  * convention, negative = none (_embedding_bag*) */
@@ -40,8 +45,9 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(GATHER, "gather", gather, "reads at data-dependent indices: index_select, gather, embedding, index.Tensor") \
 	X(SCATTER, "scatter", scatter, "writes at data-dependent or sliced positions: scatter*, index_put, slice/select_scatter") \
 	X(ARGRED, "argred", argred, "argmax / argmin / max.dim / min.dim along one dim") \
-	X(CUMSUM, "cumsum", cumsum, "inclusive prefix sum along one dim") \
-	X(SORT, "sort", sort, "stable merge sort along one dim, per row (sort, topk)") \
+	X(SCAN, "scan", scan, "inclusive scan along one dim, per row: sum, product, log-sum-exp, running max / min with indices") \
+	X(SORT, "sort", sort, "stable merge sort along one dim, per row (sort, topk), or one pick per sorted row (kth value, median, mode)") \
+	X(SEARCH, "search", search, "binary search of each value in a sorted row (searchsorted, bucketize, repeat_interleave indices)") \
 	X(GRIDSAMPLE, "grid_sample", grid_sample, "2-D grid sampling: bilinear, nearest or bicubic taps at data-dependent source coordinates") \
 	X(EMBBAG, "embedding_bag", embedding_bag, "sums, means or maxima of embedding rows over bags given by offsets") \
 	X(MSCATTER, "masked_scatter", masked_scatter, "self where a mask is false, else the source's elements in order") \
@@ -146,7 +152,7 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(SORT, "sort.default", sort, 0, "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)") \
 	X(SORT_STABLE, "sort.stable", sort, 0, "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)") \
 	X(TOPK, "topk.default", sort, 1, "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)") \
-	X(CUMSUM, "cumsum.default", cumsum, 0, "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor") \
+	X(CUMSUM, "cumsum.default", scan, CS_SUM, "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor") \
 	X(TAKE_ALONG_DIM, "take_along_dim.default", take_along_dim, 0, "aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor") \
 	X(MASKED_SCATTER, "masked_scatter.default", masked_scatter, 0, "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor") \
 	X(GRID_SAMPLER, "grid_sampler.default", grid_sampler, 0, "aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor") \
@@ -175,4 +181,30 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(PIXEL_UNSHUFFLE, "pixel_unshuffle.default", shuffle, SH_UNPIXEL, "aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor") \
 	X(CHANNEL_SHUFFLE, "channel_shuffle.default", shuffle, SH_CHANNEL, "aten::channel_shuffle(Tensor self, SymInt groups) -> Tensor") \
 	X(NATIVE_CHANNEL_SHUFFLE, "native_channel_shuffle.default", shuffle, SH_CHANNEL, "aten::native_channel_shuffle(Tensor self, SymInt groups) -> Tensor") \
-	X(DIFF, "diff.default", diff, 0, "aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor")
+	X(DIFF, "diff.default", diff, 0, "aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor") \
+	/* scans, selections of sorted rows, binary search, repeat_interleave, index_add/copy/fill, one_hot */ \
+	X(CUMPROD, "cumprod.default", scan, CS_PROD, "aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor") \
+	X(LOGCUMSUMEXP, "logcumsumexp.default", scan, CS_LSE, "aten::logcumsumexp(Tensor self, int dim) -> Tensor") \
+	X(CUMMAX, "cummax.default", scan, CS_MAX, "aten::cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)") \
+	X(CUMMIN, "cummin.default", scan, CS_MIN, "aten::cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)") \
+	X(ARGSORT, "argsort.default", sortsel, PK_ARGSORT, "aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor") \
+	X(ARGSORT_STABLE, "argsort.stable", sortsel, PK_ARGSORT, "aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor") \
+	X(MSORT, "msort.default", sortsel, PK_MSORT, "aten::msort(Tensor self) -> Tensor") \
+	X(MEDIAN, "median.default", sortsel, PK_ALL_MEDIAN, "aten::median(Tensor self) -> Tensor") \
+	X(MEDIAN_DIM, "median.dim", sortsel, PK_MEDIAN, "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)") \
+	X(NANMEDIAN, "nanmedian.default", sortsel, PK_ALL_NANMEDIAN, "aten::nanmedian(Tensor self) -> Tensor") \
+	X(NANMEDIAN_DIM, "nanmedian.dim", sortsel, PK_NANMEDIAN, "aten::nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)") \
+	X(KTHVALUE, "kthvalue.default", sortsel, PK_KTH, "aten::kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)") \
+	X(MODE, "mode.default", sortsel, PK_MODE, "aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)") \
+	X(BUCKETIZE, "bucketize.Tensor", search, 0, "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor") \
+	X(BUCKETIZE_SCALAR, "bucketize.Scalar", search, 0, "aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor") \
+	X(SEARCHSORTED, "searchsorted.Tensor", search, 1, "aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor") \
+	X(SEARCHSORTED_SCALAR, "searchsorted.Scalar", search, 1, "aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor") \
+	X(REPEAT_INTERLEAVE_INT, "repeat_interleave.self_int", repeat_interleave, 0, "aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor") \
+	X(REPEAT_INTERLEAVE, "repeat_interleave.Tensor", repeat_interleave, 1, "aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor") \
+	X(REPEAT_INTERLEAVE_SELF, "repeat_interleave.self_Tensor", repeat_interleave, 2, "aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor") \
+	X(INDEX_ADD, "index_add.default", index_op, IX_ADD, "aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor") \
+	X(INDEX_COPY, "index_copy.default", index_op, IX_COPY, "aten::index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor") \
+	X(INDEX_FILL, "index_fill.int_Scalar", index_op, IX_FILL, "aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor") \
+	X(INDEX_FILL_TENSOR, "index_fill.int_Tensor", index_op, IX_FILL_TENSOR, "aten::index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor") \
+	X(ONE_HOT, "one_hot.default", one_hot, 0, "aten::one_hot(Tensor self, int num_classes=-1) -> Tensor")

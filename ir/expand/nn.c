@@ -217,6 +217,47 @@ static Node *reduce_pass(Sdfg *g, Node *body, int in, const int *red, int keep, 
 	return xp_block(g, inner, label);
 }
 
+/* Vector p-norms (RD_NORM_, attr "p"), as PyTorch's CPU norm kernels: the
+ * accumulator (float for float16/bfloat16 and float32, else the output's
+ * dtype) takes |x|^p per element (p = 0: x != 0, a count; p = 1: |x|;
+ * p = 2: x*x; p = +-inf: the max / min of |x|, NaN propagating), then
+ * acc^(1/p) (2: sqrt; 0, 1, +-inf: acc itself). */
+static void norm_step(Sdfg *g, Node *rb, int in, Expr **idx, int acc, Dtype adt, double p)
+{
+	Expr *none[1] = {NULL};
+	Operand xv[1] = {opd_mem(in, sdfg_c(g, in)->rank, idx)};
+	int x = sdfg_tasklet(g, rb, T_ASSIGN, adt, 1, xv), t;
+	Operand a1[1] = {opd_val(x)};
+	if (p == 0) {
+		Operand ne[2] = {opd_val(x), opd_const(0)};
+		t = sdfg_tasklet(g, rb, T_NE, adt, 2, ne);
+	} else if (p == 2) {
+		Operand sq[2] = {opd_val(x), opd_val(x)};
+		t = sdfg_tasklet(g, rb, T_MUL, adt, 2, sq);
+	} else {
+		t = sdfg_tasklet(g, rb, T_ABS, adt, 1, a1);
+		if (p != 1 && !isinf(p)) {
+			Operand pw[2] = {opd_val(t), opd_const(p)};
+			t = sdfg_tasklet(g, rb, T_POW, adt, 2, pw);
+		}
+	}
+	Operand ac[2] = {opd_mem(acc, 0, none), opd_val(t)};
+	TCode c = p == INFINITY ? T_MAX : p == -INFINITY ? T_MIN : T_ADD;
+	sdfg_store(rb, sdfg_tasklet(g, rb, c, adt, 2, ac), xp_memlet(acc, 0, none), W_NONE);
+}
+
+static void norm_final(Sdfg *g, Node *fb, int acc, Dtype adt, double p, int out, Expr **oidx)
+{
+	Expr *none[1] = {NULL};
+	Container *o = sdfg_c(g, out);
+	Operand a[2] = {opd_mem(acc, 0, none), opd_const(1 / p)};
+	int v = p == 2 ? sdfg_tasklet(g, fb, T_SQRT, adt, 1, a)
+	      : p == 0 || p == 1 || isinf(p) ? sdfg_tasklet(g, fb, T_ASSIGN, adt, 1, a)
+	      : sdfg_tasklet(g, fb, T_POW, adt, 2, a);
+	Operand cv[1] = {opd_val(v)};
+	sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, cv), xp_memlet(out, o->rank, oidx), W_NONE);
+}
+
 /* Sum, mean, max, min, prod, any, all accumulate in one pass; var/std make
  * two (mean, then the sum of squared deviations, divided by count minus
  * the correction); logsumexp two (max, then the sum of exp(x - max)).
@@ -266,7 +307,8 @@ int expand_reduce(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 			count *= n;
 	}
 	Node *ib = xp_block(g, body, label);
-	double init = mode == RD_MAX || mode == RD_LSE_ ? -INFINITY : mode == RD_MIN ? INFINITY
+	double p = lib_float(l, "p", 2);
+	double init = mode == RD_MAX || mode == RD_LSE_ ? -INFINITY : mode == RD_MIN || (mode == RD_NORM_ && p == -INFINITY) ? INFINITY
 	            : mode == RD_PROD_ || mode == RD_ALL_ ? 1 : 0;
 	Operand z[1] = {opd_const(init)}, z0[1] = {opd_const(0)};
 	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, adt, 1, z), xp_memlet(acc, 0, none), W_NONE);
@@ -275,6 +317,11 @@ int expand_reduce(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	/* Inner loops over reduced dims, in order (innermost = last dim). */
 	Expr *idx[MAXDIM];
 	Node *rb = reduce_pass(g, body, in, red, keep, ovars, idx, label);
+	if (mode == RD_NORM_) {
+		norm_step(g, rb, in, idx, acc, adt, p);
+		norm_final(g, xp_block(g, body, label), acc, adt, p, out, xp_vars(g, o->rank, ovars));
+		return 0;
+	}
 	Operand rd[2] = {opd_mem(acc, 0, none), opd_mem(in, x->rank, idx)};
 	TCode c = mode == RD_MAX || mode == RD_LSE_ ? T_MAX : mode == RD_MIN ? T_MIN : mode == RD_PROD_ ? T_MUL
 	        : mode == RD_ANY_ ? T_OR : mode == RD_ALL_ ? T_AND : T_ADD;

@@ -4,7 +4,8 @@
  * one top-level subtree; remapped copies (flip, roll, repeat, padding) read
  * the input at a per-dim index expression; arange; gathers and scatters
  * with tensor indices, read and written at bound indices (see below);
- * arg-reductions and cumsum with scalar accumulators. Every output element
+ * arg-reductions with scalar accumulators; sort, topk and the picks of
+ * sorted rows (kth value, median, mode). Every output element
  * is stored once, except by a scatter's stores at bound indices.
  */
 #include <math.h>
@@ -346,7 +347,8 @@ int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 			Expr *ii[MAXDIM];
 			int ic = l->in[2 + j];
 			xp_bcast_idx(g, ic, rb, bsh, kv, ii);
-			P[dims[j]] = xp_bind_index(g, b, opd_mem(ic, sdfg_c(g, ic)->rank, ii), xc->shape[dims[j]], 1);
+			P[dims[j]] = xp_bind_index(g, b, opd_mem(ic, sdfg_c(g, ic)->rank, ii), xc->shape[dims[j]],
+			                           (int)lib_int(l, "wrap", 1));
 		}
 		Expr *tsh[MAXDIM], *te[MAXDIM], *vi[MAXDIM];
 		int adjacent = dims[ni - 1] - dims[0] == ni - 1;
@@ -383,6 +385,12 @@ int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 	}
 	Operand vv[1] = {val};
 	int nv = sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, vv), sv = nv;
+	double alpha = lib_float(l, "alpha", 1);
+	if (alpha != 1) {
+		/* index_add: alpha * source, rounded on its own */
+		Operand am[2] = {opd_val(nv), opd_const(alpha)};
+		nv = sv = sdfg_tasklet(g, b, T_MUL, o->dt, 2, am);
+	}
 	if (reduce >= 0) {
 		static const TCode rc[] = {T_ADD, T_MUL, T_MAX, T_MIN, T_ADD};
 		Operand a[1] = {opd_mem(dst, o->rank, P)};
@@ -481,38 +489,6 @@ int expand_argred(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 		Operand f[1] = {opd_mem(bi, 0, none)};
 		sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, DT_I64, 1, f), xp_memlet(idxs, o->rank, O), W_NONE);
 	}
-	return 0;
-}
-
-/* ---- cumsum: out[.., i, ..] = sum of in[.., 0..i, ..], accumulated in double / int64 as torch's CPU kernel ---- */
-
-int expand_cumsum(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
-{
-	(void)tile;
-	int x = l->in[0], out = l->out[0];
-	Container *xc = sdfg_c(g, x), *o = sdfg_c(g, out);
-	int dim = (int)lib_int(l, "dim", 0);
-	int ov[MAXDIM];
-	Node *body = xp_nest(g, seq, out, ov);
-	Node *owner = o->rank ? body->parent : NULL;
-	Dtype adt = dtype_info[o->dt].isfloat ? (o->dt == DT_F32 || o->dt == DT_F64 ? DT_F64 : DT_F32) : DT_I64;
-	int acc = acc_local(g, "acc", adt, owner);
-	Expr *none[1] = {NULL};
-	Expr **O = xp_vars(g, o->rank, ov);
-	Node *ib = xp_block(g, body, label);
-	Operand z[1] = {opd_const(0)};
-	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, adt, 1, z), xp_memlet(acc, 0, none), W_NONE);
-	int v;
-	Node *lp = xp_loop(g, body, N_FOR, "k", ex_int(g, 0), o->rank ? ex_addi(g, O[dim], 1) : ex_int(g, 1), 1, &v);
-	Expr *xk[MAXDIM];
-	for (int d = 0; d < xc->rank; d++)
-		xk[d] = d == dim ? ex_sym(g, v) : O[d];
-	Node *b = xp_block(g, lp->body, label);
-	Operand ad[2] = {opd_mem(acc, 0, none), opd_mem(x, xc->rank, xk)};
-	sdfg_store(b, sdfg_tasklet(g, b, T_ADD, adt, 2, ad), xp_memlet(acc, 0, none), W_NONE);
-	Node *fb = xp_block(g, body, label);
-	Operand f[1] = {opd_mem(acc, 0, none)};
-	sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, f), xp_memlet(out, o->rank, O), W_NONE);
 	return 0;
 }
 
@@ -712,6 +688,114 @@ static void sort_copy(Sdfg *g, Node *seq, const char *label, SortBuf s, const So
 		sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_I64, 1, ri), xp_memlet(idxs, r, o), W_NONE);
 }
 
+/* Into seq (the row loop `owner`'s body): the pick of sorted row s of n
+ * elements (ascending, NaN last) into the outputs at the row's index oi
+ * (the dim's index 0: keepdim shape). PK_KTH: position k (torch.kthvalue;
+ * torch's quickselect may return another index among equal values);
+ * PK_MEDIAN: the first NaN if the row has one, else position (n-1)/2;
+ * PK_NANMEDIAN: position (number of non-NaN - 1)/2, 0 if all are NaN
+ * (torch.median / nanmedian; the row's order breaks ties by index, as
+ * their comparators do); PK_MODE: the last element of the first longest
+ * run of equal values (torch.mode: smallest most frequent value, at its
+ * last occurrence, as torch's sort of the row leaves it for rows of up to
+ * 16 elements). */
+static void sort_pick(Sdfg *g, Node *seq, Node *owner, const char *label, SortBuf s, const LibNode *l, int64_t n,
+                      int vals, int idxs, int dim, Expr **oi)
+{
+	int pick = (int)lib_int(l, "pick", PK_NONE);
+	Container *ref = sdfg_c(g, vals >= 0 ? vals : idxs);
+	Dtype vdt = sdfg_c(g, s.v)->dt;
+	Expr *o[MAXDIM], *none[1] = {NULL}, *pos = ex_int(g, pick == PK_KTH ? lib_int(l, "k", 0) : (n - 1) / 2);
+	for (int q = 0; q < ref->rank; q++)
+		o[q] = q == dim ? ex_int(g, 0) : oi[q];
+	Operand z[1] = {opd_const(0)};
+	int vj;
+	if (pick == PK_MODE) {
+		int run = xp_local(g, "run", DT_I64, 0, NULL, owner), best = xp_local(g, "best", DT_I64, 0, NULL, owner);
+		int mv = xp_local(g, "mval", vdt, 0, NULL, owner), mi = xp_local(g, "midx", DT_I64, 0, NULL, owner);
+		Node *ib = xp_block(g, seq, label);
+		sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, z), xp_memlet(run, 0, none), W_NONE);
+		sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, z), xp_memlet(best, 0, none), W_NONE);
+		sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, vdt, 1, z), xp_memlet(mv, 0, none), W_NONE);
+		sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, z), xp_memlet(mi, 0, none), W_NONE);
+		Node *lj = xp_loop(g, seq, N_FOR, "j", ex_int(g, 0), ex_int(g, n), 1, &vj);
+		Node *b = xp_block(g, lj->body, label);
+		Expr *j = ex_sym(g, vj);
+		Operand ra[1] = {sort_rd(s.v, s.row, j)}, rn[1] = {sort_rd(s.v, s.row, ex_min(g, ex_addi(g, j, 1), ex_int(g, n - 1)))};
+		int a = sdfg_tasklet(g, b, T_ASSIGN, vdt, 1, ra), nx = sdfg_tasklet(g, b, T_ASSIGN, vdt, 1, rn);
+		Operand ne[2] = {opd_val(a), opd_val(nx)}, last[2] = {opd_expr(j), opd_const((double)(n - 1))};
+		int d1 = sdfg_tasklet(g, b, T_NE, DT_I64, 2, ne), d2 = sdfg_tasklet(g, b, T_EQ, DT_I64, 2, last);
+		Operand eo[2] = {opd_val(d1), opd_val(d2)};
+		int end = sdfg_tasklet(g, b, T_OR, DT_I64, 2, eo);
+		Operand fr[2] = {opd_mem(run, 0, none), opd_const(1)};
+		int freq = sdfg_tasklet(g, b, T_ADD, DT_I64, 2, fr);
+		Operand gt[2] = {opd_val(freq), opd_mem(best, 0, none)};
+		int more = sdfg_tasklet(g, b, T_GT, DT_I64, 2, gt);
+		Operand up[2] = {opd_val(end), opd_val(more)};
+		int upd = sdfg_tasklet(g, b, T_AND, DT_I64, 2, up);
+		Operand w1[3] = {opd_val(upd), opd_val(a), opd_mem(mv, 0, none)};
+		Operand w2[3] = {opd_val(upd), sort_rd(s.ix, s.row, j), opd_mem(mi, 0, none)};
+		Operand w3[3] = {opd_val(upd), opd_val(freq), opd_mem(best, 0, none)};
+		Operand w4[3] = {opd_val(end), opd_const(0), opd_val(freq)};
+		sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, vdt, 3, w1), xp_memlet(mv, 0, none), W_NONE);
+		sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, DT_I64, 3, w2), xp_memlet(mi, 0, none), W_NONE);
+		sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, DT_I64, 3, w3), xp_memlet(best, 0, none), W_NONE);
+		sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, DT_I64, 3, w4), xp_memlet(run, 0, none), W_NONE);
+		Node *fb = xp_block(g, seq, label);
+		Operand fv[1] = {opd_mem(mv, 0, none)}, fi[1] = {opd_mem(mi, 0, none)};
+		if (vals >= 0)
+			sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, vdt, 1, fv), xp_memlet(vals, ref->rank, o), W_NONE);
+		if (idxs >= 0)
+			sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, DT_I64, 1, fi), xp_memlet(idxs, ref->rank, o), W_NONE);
+		return;
+	}
+	Node *fb;
+	if ((pick == PK_MEDIAN || pick == PK_NANMEDIAN) && dtype_info[vdt].isfloat) {
+		/* count the row's NaNs */
+		int cnt = xp_local(g, "nans", DT_I64, 0, NULL, owner);
+		Node *ib = xp_block(g, seq, label);
+		sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, z), xp_memlet(cnt, 0, none), W_NONE);
+		Node *lj = xp_loop(g, seq, N_FOR, "j", ex_int(g, 0), ex_int(g, n), 1, &vj);
+		Node *b = xp_block(g, lj->body, label);
+		Operand rv[1] = {sort_rd(s.v, s.row, ex_sym(g, vj))};
+		Operand nn[1] = {opd_val(sdfg_tasklet(g, b, T_ASSIGN, vdt, 1, rv))};
+		Operand ad[2] = {opd_mem(cnt, 0, none), opd_val(sdfg_tasklet(g, b, T_ISNAN, DT_I64, 1, nn))};
+		sdfg_store(b, sdfg_tasklet(g, b, T_ADD, DT_I64, 2, ad), xp_memlet(cnt, 0, none), W_NONE);
+		fb = xp_block(g, seq, label);
+		Operand c[1] = {opd_mem(cnt, 0, none)};
+		int cv = sdfg_tasklet(g, fb, T_ASSIGN, DT_I64, 1, c), pv;
+		Operand left[2] = {opd_const((double)n), opd_val(cv)};
+		int good = sdfg_tasklet(g, fb, T_SUB, DT_I64, 2, left);
+		if (pick == PK_MEDIAN) {
+			Operand any[2] = {opd_val(cv), opd_const(0)};
+			Operand w[3] = {opd_val(sdfg_tasklet(g, fb, T_GT, DT_I64, 2, any)), opd_val(good), opd_expr(pos)};
+			pv = sdfg_tasklet(g, fb, T_WHERE, DT_I64, 3, w);
+		} else {
+			Operand m1[2] = {opd_val(good), opd_const(1)};
+			Operand m2[2] = {opd_val(sdfg_tasklet(g, fb, T_SUB, DT_I64, 2, m1)), opd_const(0)};
+			Operand h[2] = {opd_val(sdfg_tasklet(g, fb, T_MAX, DT_I64, 2, m2)), opd_const(2)};
+			pv = sdfg_tasklet(g, fb, T_DIV, DT_I64, 2, h);
+		}
+		pos = ex_sym(g, sdfg_bind(g, fb, pv, "pos", INT64_MIN, INT64_MAX));
+	} else
+		fb = xp_block(g, seq, label);
+	Operand rv[1] = {sort_rd(s.v, s.row, pos)}, ri[1] = {sort_rd(s.ix, s.row, pos)};
+	if (vals >= 0)
+		sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, vdt, 1, rv), xp_memlet(vals, ref->rank, o), W_NONE);
+	if (idxs >= 0)
+		sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, DT_I64, 1, ri), xp_memlet(idxs, ref->rank, o), W_NONE);
+}
+
+/* The sorted row s into the outputs: its first K elements, or its pick. */
+static void sort_out(Sdfg *g, Node *owner, const char *label, SortBuf s, const LibNode *l, int64_t n, Expr *Kx,
+                     int vals, int idxs, int dim, Expr **oi)
+{
+	if (lib_int(l, "pick", PK_NONE) != PK_NONE)
+		sort_pick(g, owner->body, owner, label, s, l, n, vals, idxs, dim, oi);
+	else
+		sort_copy(g, owner->body, label, s, NULL, NULL, Kx, vals, idxs, dim, oi);
+}
+
 /* Runs of SORT_RUN elements sorted at once by an optimal sorting network
  * (19 compare-exchanges, depth 6; Knuth, TAOCP 5.3.4). */
 #define SORT_RUN 8
@@ -817,8 +901,15 @@ int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	int dim = (int)lib_int(l, "dim", 0), desc = (int)lib_int(l, "descending", 0);
 	int64_t n = -1, K = -1, C;
 	if (xc->rank == 0 || sdfg_numel(g, x) < 0 || !ex_isint(xc->shape[dim], &n) ||
-	    !ex_isint(sdfg_c(g, vals >= 0 ? vals : idxs)->shape[dim], &K) || n <= 0)
+	    !ex_isint(sdfg_c(g, vals >= 0 ? vals : idxs)->shape[dim], &K) || n <= 0) {
+		if (lib_int(l, "pick", PK_NONE) != PK_NONE) {
+			diag_error(g->src, "node '%s': internal: a pick of sorted rows needs static sizes", label);
+			return -1;
+		}
 		return sort_ranks(g, l, seq, label);
+	}
+	if (lib_int(l, "pick", PK_NONE) != PK_NONE)
+		K = n; /* the whole row sorted, then one element picked */
 	Dtype vdt = xc->dt, idt = n <= INT32_MAX ? DT_I32 : DT_I64;
 	int64_t esz = dtype_info[vdt].size + dtype_info[idt].size, R = sdfg_numel(g, x) / n;
 	/* The row in one chunk if its two buffers fit, else chunks of a power
@@ -879,7 +970,7 @@ int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		           ex_add(g, mid, lr), buf[(p + 1) % 2], lo, ex_min(g, ex_add(g, la, lr), Kx));
 	}
 	if (nch == 1) {
-		sort_copy(g, cur, label, buf[p % 2], NULL, NULL, Kx, vals, idxs, dim, oi);
+		sort_out(g, row, label, buf[p % 2], l, n, Kx, vals, idxs, dim, oi);
 		return 0;
 	}
 	Expr *zero = ex_int(g, 0), *rc = ex_min(g, m, Kx);
@@ -889,7 +980,7 @@ int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		Expr *tc = ex_min(g, Kx, base), *nc = ex_min(g, ex_add(g, tc, rc), Kx);
 		sort_merge(g, body, chunk, label, desc, vdt, idt, top, zero, tc, buf[p % 2], zero, rc, buf[(p + 1) % 2], zero, nc);
 		sort_copy(g, body, label, buf[(p + 1) % 2], &top, NULL, nc, -1, -1, dim, oi);
-		sort_copy(g, cur, label, top, NULL, NULL, Kx, vals, idxs, dim, oi);
+		sort_out(g, row, label, top, l, n, Kx, vals, idxs, dim, oi);
 		return 0;
 	}
 	/* the chunk's first k into its place in `all`, then merge passes over
@@ -911,6 +1002,6 @@ int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	}
 	row = sort_rows(g, seq, xc, dim, oi, &lin);
 	all.row = lin;
-	sort_copy(g, row->body, label, all, NULL, NULL, Kx, vals, idxs, dim, oi);
+	sort_out(g, row, label, all, l, n, Kx, vals, idxs, dim, oi);
 	return 0;
 }

@@ -334,3 +334,9 @@ int lower_cast(Imp *m, const cJSON *node)
 	Val *v = &m->args[0];
 	return lw_elemwise(m, node, T_CAST, 1, &v);
 }
+
+/* at::result_type for other lowerings (searchsorted's comparison dtype). */
+int lw_result_type(Imp *m, Val *const *ops, int n)
+{
+	return result_type(m, ops, n);
+}

@@ -113,6 +113,11 @@ void lw_set_symval(Imp *m, const char *name, SymVal v);
  * specialization; -1 (after a message naming `what`) if a symbol is unbound. */
 int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what);
 
+/* Bind the unbacked symbol that sizes dim `dim` of value `name` to v. */
+int lw_bind_size(Imp *m, const char *name, int dim, int64_t v);
+/* elem.c: at::result_type of tensors and python scalars (ops[0..n)). */
+int lw_result_type(Imp *m, Val *const *ops, int n);
+
 /* common.c: building blocks of lowerings */
 Container *lw_c(Imp *m, int id);
 int64_t lw_dim(Imp *m, int id, int d);

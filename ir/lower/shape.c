@@ -7,13 +7,13 @@
  * padding of every mode: LIB_REMAP), indexing and scatters with tensor
  * indices (LIB_GATHER, LIB_SCATTER), creation ops (full, zeros, ones, empty
  * - zero-filled so results are deterministic -, arange, fill, copy), arg
- * reductions (argmax/argmin, max.dim/min.dim), cumsum, and the no-op
+ * reductions (argmax/argmin, max.dim/min.dim), sort and topk, and the no-op
  * assertion nodes.
  *
  * In-place variants (fill_, zero_, copy_, index_put_, detach_) lower like
  * their functional forms; the importer rebinds the mutated value's name.
- * nonzero, sort and topk are not supported (nonzero has a data-dependent
- * shape).
+ * nonzero is not supported (it has a data-dependent shape). Scans
+ * (cumsum and its kin) lower in ir/lower/scan.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -878,24 +878,6 @@ int lower_argred(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- cumsum ----------------------------------------------------------------------------------------- */
-
-int lower_cumsum(Imp *m, const cJSON *node)
-{
-	int x = lw_tensor(m, "self");
-	int out = x < 0 ? -1 : lw_new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	int d = lw_norm_dim(m, lw_int(m, "dim", 0), lw_c(m, x)->rank);
-	if (d < 0)
-		return -1;
-	LibNode *l = lw_lib(m, LIB_CUMSUM);
-	l->in[0] = x, l->nin = 1;
-	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "dim", d);
-	return 0;
-}
-
 /* ---- sort, topk: values and indices, stable (ties keep input order) ------------------------------ */
 
 int lower_sort(Imp *m, const cJSON *node)
@@ -903,7 +885,8 @@ int lower_sort(Imp *m, const cJSON *node)
 	int x = lw_tensor(m, "self");
 	if (x < 0)
 		return -1;
-	int d = lw_norm_dim(m, lw_int(m, "dim", -1), lw_c(m, x)->rank);
+	int r = lw_c(m, x)->rank;
+	int d = lw_norm_dim(m, lw_int(m, "dim", -1), r ? r : 1); /* a 0-d tensor takes 0 and -1 */
 	if (d < 0)
 		return -1;
 	int desc = m->info->param ? (int)lw_int(m, "largest", 1) : (int)lw_int(m, "descending", 0);
