@@ -207,6 +207,25 @@ static void gates(Rnn *r, Node *seq, int xg, int hg, int hs, int cs, int hout, i
 	sdfg_store(blk, un(r, blk, T_ASSIGN, h), xp_memlet(y, 3, yi), W_NONE);
 }
 
+/* The register tile of the step GEMMs, whose M is the batch: its rows
+ * split into equal tiles of at most t->tm (16 = 6+6+4 rather than 7+7+2,
+ * whose thin last tile reloads the whole weight panel for two rows), and a
+ * small batch gets wider tiles, so that at least 8 vector accumulators
+ * hide the FMA latency (batch 1 is a GEMV that streams w_hh: with one
+ * 2-vector accumulator it would wait on every add). The panel width of a
+ * packed weight follows tn, so w_hh is packed for this tile. */
+static XpTile step_tile(const XpTile *t, int64_t M)
+{
+	XpTile s = *t;
+	if (M < 1 || s.tm < 1)
+		return s;
+	int64_t n = (M + s.tm - 1) / s.tm;
+	s.tm = (int)((M + n - 1) / n);
+	while (s.vec_lanes > 0 && s.tm * (s.tn / s.vec_lanes) < 8 && s.tn < 4 * t->tn)
+		s.tn *= 2;
+	return s;
+}
+
 /* xg = x @ w_ih^T + b_ih over all steps: one [T*B, I] GEMM when x's first
  * two dims merge (contiguous inputs and every layer's output), else one
  * batched over x's first dim. */
@@ -259,6 +278,8 @@ int expand_rnn(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *
 	if (cs >= 0)
 		copy_bj(&r, seq, cs, NULL, 0, c0, ex_int(g, row), (int)r.H);
 
+	XpTile st = step_tile(t, r.B);
+	r.t = &st;
 	int vs;
 	Node *ls = xp_loop(g, seq, N_FOR, "s", ex_int(g, 0), ex_int(g, r.T), 1, &vs);
 	Expr *tt = rev ? ex_sub(g, ex_int(g, r.T - 1), ex_sym(g, vs)) : ex_sym(g, vs);
