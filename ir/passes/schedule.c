@@ -17,10 +17,7 @@
  *   parallel  (openmp) the outermost maps of each top-level child: the
  *             longest run of perfectly nested rectangular maps (at most 3)
  *             is collapsed into one parallel loop, if the nest does enough
- *             work (schedule.min_parallel_work scalar operations). The
- *             children of a sequential step loop (a top-level N_FOR of
- *             maps only, below) count as outermost maps: a recurrent
- *             layer's step GEMM and gates run on threads, every step.
+ *             work (schedule.min_parallel_work scalar operations).
  *
  *   gpu       (cuda, rocm) instead of all of the above: the outermost maps
  *             of each top-level child (each child of a top-level sequence)
@@ -168,17 +165,12 @@ static int64_t work(Node *n)
 	return 0;
 }
 
-static int host_loop(Sdfg *g, Node *n);
-
 static void parallelize(Sdfg *g, Node *n, int64_t minwork)
 {
+	(void)g;
 	if (n->kind == N_SEQ) {
 		for (int i = 0; i < n->nkids; i++)
 			parallelize(g, n->kids[i], minwork);
-		return;
-	}
-	if (host_loop(g, n)) {
-		parallelize(g, n->body, minwork);
 		return;
 	}
 	if (n->kind != N_MAP || n->sched != SCHED_SEQ)
