@@ -32,9 +32,13 @@
  * for them (one top-level child), the store-once part deliberately not,
  * which is safe because no other child touches them (map fusion and the
  * memory plan only look at containers across top-level children). y, h_n
- * and c_n are stored once per element. The step maps stay inside the N_FOR,
- * so the schedule keeps the time loop sequential; the gate map's inner map
- * over H is unit-stride and vectorizes.
+ * and c_n are stored once per element. The time loop is an N_FOR whose
+ * children are all maps and which owns no locals: the schedule keeps it
+ * sequential (on OpenMP one thread runs it: threads per step cost a
+ * barrier every step, which a shared machine makes slower than one
+ * thread), and on GPUs it is a host loop launching the children's grids
+ * every step; the gate map's inner map over H is unit-stride and
+ * vectorizes, the input projection GEMM runs on threads or as a grid.
  */
 #include <string.h>
 
