@@ -18,13 +18,18 @@
  *     block per iteration instead (block-cooperative kernels, below);
  *   - a step-level nest that only accumulates into one small global
  *     container (a whole-tensor sum or max) runs as one cooperative block;
+ *   - an N_FOR at step level whose body holds such nests (a recurrent
+ *     layer's time loop, schedule.c) is a host loop: its children become
+ *     kernels launched every iteration, which take the loop's variable as
+ *     a by-value parameter;
  *   - anything else at step level (an N_FOR, a block, a map that was not
  *     collapsed) becomes a kernel of one thread: correct, not fast;
  *   - inside kernels, loops are plain for loops (#pragma unroll for
  *     SCHED_UNROLL) and blocks the walker's tasklets.
  *
  * Kernels take restrict pointers into device memory (workspace, weights,
- * inputs, outputs, all device-resident) and nothing else, so steps of
+ * inputs, outputs, all device-resident) and nothing else but the
+ * variables of the host loops around them, so steps of
  * repeated layers share their text exactly as on the CPU. The index and
  * division checks set a device error flag (the first status wins, by
  * atomicCAS) and end the thread; forward goes on, since every access is
@@ -84,6 +89,22 @@ static void kernel_params(Em *e, Node *n, Buf *params, Buf *args)
 		buf_printf(params, "%sint *dc_err", params->len ? ", " : "");
 		buf_puts(args, ", dc_err");
 	}
+	/* the variables of the host loops around the launch, by value */
+	for (Node *p = n->parent; p; p = p->parent)
+		if (p->kind == N_FOR) {
+			const char *v = g->syms[p->var].name;
+			buf_printf(params, "%sconst int64_t %s", params->len ? ", " : "", v);
+			buf_printf(args, ", %s", v);
+		}
+}
+
+/* The host loops around kernel n, whose variables it takes: (void) them,
+ * for the kernels that do not use them. */
+static void host_vars_used(Em *e, Node *n)
+{
+	for (Node *p = n->parent; p; p = p->parent)
+		if (p->kind == N_FOR)
+			emit_line(e, "(void)%s;", e->g->syms[p->var].name);
 }
 
 /* The kernel function's frame: its text goes to e->kern, printed with
@@ -698,6 +719,7 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	int gemm = depth && ex_isint(total, &nt) && gemm_plan(e, &gm, maps, depth);
 	int coop = !gemm && depth && ex_isint(total, &nt) && coop_plan(e, &co, maps, depth, nt);
 	KFrame kf = kernel_open(e, id, &params);
+	host_vars_used(e, n);
 	if (gemm)
 		gemm_body(e, &gm);
 	else if (coop)
@@ -836,6 +858,7 @@ static void greduce_kernel(Em *e, Node *n, const GReduce *r)
 		total = ex_mul(g, total, ext[i]);
 	}
 	KFrame kf = kernel_open(e, id, &params);
+	host_vars_used(e, n);
 	const char *T = emit_storage_type[acc->dt];
 	emit_line(e, "__shared__ %s %s[%d];", T, shared_name(acc->dt), e->t->gpu_block);
 	if (acc->rank == 0)
@@ -893,11 +916,27 @@ static void gpu_plain_loop(Em *e, Node *n)
 	emit_line(e, "}");
 }
 
+/* Does subtree n hold a map the schedule made a grid? */
+static int has_grid(const Node *n)
+{
+	if (n->kind == N_SEQ) {
+		for (int i = 0; i < n->nkids; i++)
+			if (has_grid(n->kids[i]))
+				return 1;
+		return 0;
+	}
+	if (n->kind == N_BLOCK)
+		return 0;
+	return n->sched == SCHED_GPU_THREAD || has_grid(n->body);
+}
+
 static void gpu_loop(Em *e, Node *n)
 {
 	GReduce r;
 	if (e->inkern)
 		gpu_plain_loop(e, n);
+	else if (n->kind == N_FOR && has_grid(n->body))
+		gpu_plain_loop(e, n); /* a host loop (schedule.c): its kernels launched every iteration */
 	else if (n->kind == N_MAP && n->sched == SCHED_GPU_THREAD)
 		gpu_kernel(e, n, n->collapse > 0 ? n->collapse : 1);
 	else if (greduce_plan(e->g, n, &r))

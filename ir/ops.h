@@ -11,7 +11,7 @@
  * elementwise) and, for a new library-node kind, one expansion.
  *
  * The rows live in one header per family (ops_elem.h, ops_shape.h,
- * ops_nn.h, ops_sym.h), so families grow independently; the X-macros are expanded
+ * ops_nn.h, ops_sym.h, ops_rnn.h), so families grow independently; the X-macros are expanded
  * into enums, name tables and dispatch tables in ops.c and expand.c, with
  * static asserts keeping them in step.
  */
@@ -20,12 +20,13 @@
 
 #include "ops_elem.h"
 #include "ops_nn.h"
+#include "ops_rnn.h"
 #include "ops_shape.h"
 #include "ops_sym.h"
 #include "ops_unsupported.h"
 
-#define LIB_OPS(X) LIB_OPS_ELEM(X) LIB_OPS_SHAPE(X) LIB_OPS_NN(X)
-#define ATEN_OPS(X) ATEN_OPS_ELEM(X) ATEN_OPS_SHAPE(X) ATEN_OPS_NN(X) ATEN_OPS_SYM(X)
+#define LIB_OPS(X) LIB_OPS_ELEM(X) LIB_OPS_SHAPE(X) LIB_OPS_NN(X) LIB_OPS_RNN(X)
+#define ATEN_OPS(X) ATEN_OPS_ELEM(X) ATEN_OPS_SHAPE(X) ATEN_OPS_NN(X) ATEN_OPS_SYM(X) ATEN_OPS_RNN(X)
 
 typedef enum {
 #define X(e, n, f, d) LIB_##e,

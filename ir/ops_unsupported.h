@@ -49,4 +49,9 @@
 	X("view_as_real.default", "takes complex tensors, which doccc does not support") \
 	X("nonzero.default", "its output shape depends on the input's values; doccc compiles static shapes only") \
 	X("atan2.out", "an out= variant; exported graphs are functional and use atan2.default, which is supported") \
-	X("resize_.default", "resizes a tensor's storage in place; functional exported graphs do not contain it")
+	X("resize_.default", "resizes a tensor's storage in place; functional exported graphs do not contain it") \
+	/* recurrent layers over packed sequences (ir/ops_rnn.h has the .input overloads) */ \
+	X("lstm.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (lstm.input)") \
+	X("gru.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (gru.input)") \
+	X("rnn_tanh.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (rnn_tanh.input)") \
+	X("rnn_relu.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (rnn_relu.input)")

@@ -1,6 +1,6 @@
-"""make bench: latency of models compiled by doccc (batch 1), next to PyTorch.
+"""make bench: latency of models compiled by doccc (batch 1 unless named), next to PyTorch.
 
-    python3 test/bench.py [--models resnet18,vit_tiny,bert_mini] [--repeat N] [--warmup N]
+    python3 test/bench.py [--models resnet18,vit_tiny,bert_mini,lstm,lstm_b16] [--repeat N] [--warmup N]
                           [--targets none,sequential,openmp] [--categories server,desktop]
                           [--no-inductor]
 
@@ -9,6 +9,9 @@ Models (fixed-seed random weights, full size):
   vit_tiny   ViT-Tiny/16, 224x224: 12 blocks, width 192, 3 heads
   bert_mini  a BERT encoder of BERT-mini's shape (4 layers, hidden 256, 4 heads,
              intermediate 1024, vocabulary 30522) on 128 tokens with padding
+  lstm       a 2-layer LSTM, input 256, hidden 256, over 100 steps, batch 1
+             (outputs: the sequence, h_n, c_n); lstm_b16 the same at batch 16
+  gru, gru_b16  the same shapes as a 2-layer GRU (not in the default list)
 
 For every model, target and category: compile build/bench/MODEL.pt2 with doccc,
 run `doccc run --repeat N` (which prints "latency: median X ms, min Y ms over
@@ -75,7 +78,23 @@ def make_bench_model(name):
         mask = torch.ones(1, 128, dtype=torch.int64)
         mask[:, 100:] = 0
         return model, (ids, types, mask)
-    raise SystemExit(f"bench: unknown model '{name}' (resnet18, vit_tiny, bert_mini)")
+    if name in ("lstm", "lstm_b16", "gru", "gru_b16"):
+        torch.manual_seed(0)
+        cell = torch.nn.LSTM if name.startswith("lstm") else torch.nn.GRU
+        rnn = cell(256, 256, num_layers=2).eval()
+
+        class Recurrent(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = rnn
+
+            def forward(self, x):
+                y, h = self.rnn(x)
+                return (y, *h) if isinstance(h, tuple) else (y, h)
+
+        g = torch.Generator().manual_seed(1234)
+        return Recurrent().eval(), (torch.randn(100, 16 if name.endswith("_b16") else 1, 256, generator=g),)
+    raise SystemExit(f"bench: unknown model '{name}' (resnet18, vit_tiny, bert_mini, lstm, lstm_b16, gru, gru_b16)")
 
 
 def inductor_worker(args):
@@ -139,7 +158,7 @@ def bench_model(args, name):
         rows.append(dict(name=label, threads=threads, median_ms=median, min_ms=best, **(extra or {})))
         print(f"  {label:<28} median {median:9.2f} ms   min {best:9.2f} ms", flush=True)
 
-    print(f"\n{name}, batch 1, {args.repeat} runs after {args.warmup} warm-up, {ncpu} cores", flush=True)
+    print(f"\n{name}, {args.repeat} runs after {args.warmup} warm-up, {ncpu} cores", flush=True)
     for threads in sorted({1, ncpu}):
         torch.set_num_threads(threads)
         add(f"torch eager {threads}T", threads, *time_torch(model, inputs, args.repeat, args.warmup))
@@ -202,7 +221,7 @@ def bench_model(args, name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", default="resnet18,vit_tiny,bert_mini")
+    ap.add_argument("--models", default="resnet18,vit_tiny,bert_mini,lstm,lstm_b16")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--targets", default="none,sequential,openmp")

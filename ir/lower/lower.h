@@ -131,6 +131,9 @@ int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out
 int lw_value_used(Imp *m, const char *name);
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops);
 
+/* shape.c: concatenation of ins[0..n) (n <= 64) along dim into out. */
+void lw_cat(Imp *m, const int *ins, int n, int dim, int out);
+
 /* sym.c: the Python-level integer and boolean ops of symbolic shapes
  * (_operator.mul, torch.sym_max, math.ceil, ...), evaluated at compile time.
  * 1 if target is one of them (handled, or reported with lw_error), else 0. */

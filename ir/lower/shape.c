@@ -443,6 +443,12 @@ static void cat_into(Imp *m, const int *ins, int n, int dim, int out)
 	lib_set_int(m->g, l, "dim", dim);
 }
 
+/* Concatenation for other lowerings (ir/lower/rnn.c): ins[0..n), n <= 64. */
+void lw_cat(Imp *m, const int *ins, int n, int dim, int out)
+{
+	cat_into(m, ins, n, dim, out);
+}
+
 int lower_stack(Imp *m, const cJSON *node)
 {
 	Val *ts = lw_arg(m, "tensors");

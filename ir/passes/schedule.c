@@ -24,11 +24,15 @@
  *             become one grid: the longest run of perfectly nested
  *             rectangular maps (up to MAXDIM) is SCHED_GPU_THREAD, one GPU
  *             thread per iteration of the collapsed space (the backend
- *             adds a grid-stride loop). A map stops the run if a wcr store
- *             below it does not index with its variable (those iterations
- *             would accumulate into one element). What is left (a top-level
- *             N_FOR, a block, a map that cannot be collapsed) runs as one
- *             GPU thread: correct, not fast. A kernel whose per-thread
+ *             adds a grid-stride loop). A top-level N_FOR whose children
+ *             are all maps and that has no locals of its own (a recurrent
+ *             layer's time loop) stays on the host: its children are
+ *             scheduled the same way and launched every iteration. A map
+ *             stops the run if a wcr store below it does not index with
+ *             its variable (those iterations would accumulate into one
+ *             element). What is left (any other top-level N_FOR, a block,
+ *             a map that cannot be collapsed) runs as one GPU thread:
+ *             correct, not fast. A kernel whose per-thread
  *             locals exceed the category's gpu_locals cannot run on the GPU:
  *             the pass notes it, with the node, and counts it in
  *             Sdfg.host_only, so the driver builds the model for the host.
@@ -237,12 +241,34 @@ static int64_t local_bytes(Sdfg *g, Node *n)
 	return b + local_bytes(g, n->body);
 }
 
-/* n: a top-level child or a child of one (label: the top-level child's). */
+/* A step-level N_FOR that runs on the host, launching the kernels of its
+ * body every iteration: one whose children are all maps (each a grid) and
+ * that has no locals of its own (host code cannot share a buffer with the
+ * kernels). */
+static int host_loop(Sdfg *g, Node *n)
+{
+	if (n->kind != N_FOR || n->body->nkids == 0)
+		return 0;
+	for (int i = 0; i < g->ncs; i++)
+		if (g->cs[i].kind == CK_LOCAL && !g->cs[i].dead && g->cs[i].owner == n->id)
+			return 0;
+	for (int i = 0; i < n->body->nkids; i++)
+		if (n->body->kids[i]->kind != N_MAP)
+			return 0;
+	return 1;
+}
+
+/* n: a top-level child or a child of one, or of a host loop (label: the
+ * top-level child's). */
 static void gpu_map(Sdfg *g, Node *n, const Target *t, const char *label)
 {
 	if (n->kind == N_SEQ) {
 		for (int i = 0; i < n->nkids; i++)
 			gpu_map(g, n->kids[i], t, label);
+		return;
+	}
+	if (host_loop(g, n)) {
+		gpu_map(g, n->body, t, label);
 		return;
 	}
 	int64_t lb = local_bytes(g, n);
