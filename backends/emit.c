@@ -134,9 +134,15 @@ int emit_uses_vec(Em *e, const Memlet *m)
 	if (e->vecvar < 0)
 		return 0;
 	Container *c = sdfg_c(e->g, m->data);
-	for (int d = 0; d < c->rank; d++)
-		if (ex_uses(m->idx[d], e->vecvar))
+	for (int d = 0; d < c->rank; d++) {
+		int64_t k, st;
+		if (!ex_uses(m->idx[d], e->vecvar))
+			continue;
+		/* the schedule vectorized only constant strides; a stride-0 dim
+		 * (an expanded view) leaves the address invariant */
+		if (!ex_coeff(e->g, m->idx[d], e->vecvar, &k) || !ex_isint(c->stride[d], &st) || k * st != 0)
 			return 1;
+	}
 	return 0;
 }
 

@@ -91,6 +91,8 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(DIAGONAL, "diagonal.default", view2, VW2_DIAGONAL, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)") \
 	X(NARROW, "narrow.default", view2, VW2_NARROW, "aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)") \
 	X(VIEW_AS, "view_as.default", view, VW_RESHAPE, "aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)") \
+	X(BROADCAST_TO, "broadcast_to.default", view, VW_EXPAND, "aten::broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)") \
+	X(RESHAPE_AS, "reshape_as.default", view, VW_RESHAPE, "aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)") \
 	X(EXPAND_AS, "expand_as.default", view, VW_EXPAND, "aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)") \
 	X(UNBIND, "unbind.int", split, SP_UNBIND, "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]") \
 	X(SPLIT, "split.Tensor", split, SP_SIZE, "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]") \

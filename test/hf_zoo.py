@@ -53,6 +53,10 @@ ARCHS = [
      dict(TEXT, embedding_size=16, intra_bottleneck_size=16, true_hidden_size=16,
           num_feedforward_networks=2), "MobileBertModel", "text"),
     ("squeezebert", "encoder", "SqueezeBertConfig", dict(TEXT, embedding_size=32), "SqueezeBertModel", "text"),
+    ("roformer", "encoder", "RoFormerConfig", dict(TEXT, embedding_size=32), "RoFormerModel", "text"),
+    ("big_bird", "encoder", "BigBirdConfig", dict(TEXT, attention_type="original_full"), "BigBirdModel", "text"),
+    ("canine", "encoder", "CanineConfig", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                              intermediate_size=64, max_position_embeddings=64), "CanineModel", "ids"),
     ("clip_text", "encoder", "CLIPTextConfig", TEXT, "CLIPTextModel", "text"),
     # decoders
     ("gpt2", "decoder", "GPT2Config", dict(vocab_size=128, n_embd=32, n_layer=2, n_head=2, n_positions=64),
@@ -82,6 +86,11 @@ ARCHS = [
     ("olmo", "decoder", "OlmoConfig", DEC, "OlmoModel", "ids"),
     ("codegen", "decoder", "CodeGenConfig", dict(vocab_size=128, n_embd=32, n_layer=2, n_head=2,
                                                  n_positions=64, rotary_dim=8), "CodeGenModel", "ids"),
+    ("gpt_bigcode", "decoder", "GPTBigCodeConfig", dict(vocab_size=128, n_embd=32, n_layer=2, n_head=2,
+                                                        n_positions=64, multi_query=True), "GPTBigCodeModel", "ids"),
+    ("mpt", "decoder", "MptConfig", dict(vocab_size=128, d_model=32, n_layers=2, n_heads=2, max_seq_len=64),
+     "MptModel", "ids"),
+    ("cohere", "decoder", "CohereConfig", DEC, "CohereModel", "ids"),
     # encoder-decoder encoders
     ("t5_encoder", "enc-dec", "T5Config", dict(vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2,
                                                num_heads=4), "T5EncoderModel", "text"),
@@ -123,6 +132,10 @@ ARCHS = [
     ("clip_vision", "vision", "CLIPVisionConfig", dict(hidden_size=32, num_hidden_layers=2,
                                                        num_attention_heads=2, intermediate_size=64,
                                                        image_size=32, patch_size=8), "CLIPVisionModel", "image"),
+    ("bit", "vision", "BitConfig", dict(embedding_size=32, hidden_sizes=[32, 64], depths=[1, 1], num_groups=8,
+                                        layer_type="preactivation"), "BitModel", "image"),
+    ("swinv2", "vision", "Swinv2Config", dict(embed_dim=16, depths=[1, 1], num_heads=[2, 2], image_size=32,
+                                              patch_size=4, window_size=4), "Swinv2Model", "image"),
     # audio
     ("wav2vec2", "audio", "Wav2Vec2Config", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                                                  intermediate_size=64, conv_dim=(16, 16, 16),
@@ -142,9 +155,16 @@ ARCHS = [
                                                         bos_token_id=1, eos_token_id=2,
                                                         decoder_start_token_id=1),
      "WhisperModel.encoder", "mel"),
+    ("wavlm", "audio", "WavLMConfig", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                           intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 2, 2),
+                                           conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+                                           num_conv_pos_embedding_groups=2), "WavLMModel", "audio"),
     # hybrids
     ("mamba", "hybrid", "MambaConfig", dict(vocab_size=128, hidden_size=32, num_hidden_layers=2,
                                             state_size=8, expand=2, conv_kernel=4), "MambaModel", "ids"),
+    ("falcon_mamba", "hybrid", "FalconMambaConfig", dict(vocab_size=128, hidden_size=32, num_hidden_layers=2,
+                                                         state_size=8, expand=2, conv_kernel=4),
+     "FalconMambaModel", "ids"),
 ]
 
 

@@ -243,14 +243,21 @@ static int batchnorm_node(Imp *m, const cJSON *node, int x, int w, int b, int rm
 	return 0;
 }
 
+static int norm_lib(Imp *m, const cJSON *node, int x, int w, int b, int mode, int k, int64_t groups, double eps);
+
 int lower_batchnorm(Imp *m, const cJSON *node)
 {
+	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");
+	int rm = lw_tensor(m, "running_mean"), rv = lw_tensor(m, "running_var");
 	if (m->info->param == 0 && lw_int(m, "training", 0)) {
+		/* batch statistics without running ones (weight standardization,
+		 * BiT's and others' F.batch_norm(w, None, None, training=True)):
+		 * no state to update, an inference computation */
+		if (x >= 0 && rm < 0 && rv < 0)
+			return norm_lib(m, node, x, w, b, NM_BATCH, 0, 1, lw_num(m, "eps", 1e-5));
 		lw_error(m, "batch_norm in training mode; doccc compiles inference only (call model.eval() before export)");
 		return -1;
 	}
-	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");
-	int rm = lw_tensor(m, "running_mean"), rv = lw_tensor(m, "running_var");
 	if (x < 0 || rm < 0 || rv < 0) {
 		lw_error(m, "batch_norm without running statistics is not supported");
 		return -1;
@@ -518,6 +525,13 @@ int lower_norm(Imp *m, const cJSON *node)
 		mode = NM_BATCH;
 		break;
 	}
+	return norm_lib(m, node, x, w, b, mode, k, groups, eps);
+}
+
+/* The norm node of a normalization whose mode and parameters are known. */
+static int norm_lib(Imp *m, const cJSON *node, int x, int w, int b, int mode, int k, int64_t groups, double eps)
+{
+	int r = lw_c(m, x)->rank;
 	if ((mode == NM_GROUP || mode == NM_BATCH) && r < 2) {
 		lw_error(m, "channel normalization of a rank-%d input", r);
 		return -1;

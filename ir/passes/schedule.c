@@ -57,7 +57,10 @@ static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses)
 		if (!ex_coeff(g, m->idx[d], var, &k) || !ex_isint(c->stride[d], &st))
 			return 0;
 		total += k * st;
-		*uses = 1;
+		/* a dim of stride 0 (an expanded view) does not move the address:
+		 * the operand is invariant in var there, and broadcast */
+		if (k * st != 0)
+			*uses = 1;
 	}
 	return total == 0 || total == 1;
 }

@@ -41,6 +41,10 @@ def test_norms(tmp_path):
         Case("rms_norm", lambda a: rms(a), (x,)),
         Case("native_layer_norm", lambda a: torch.ops.aten.native_layer_norm(a, [16], None, None, 1e-5), (x,)),
         Case("f64_layer_norm", lambda a: torch.nn.functional.layer_norm(a, [16]), (x.double(),)),
+        # batch statistics without running ones (weight standardization, as BiT's convolutions)
+        Case("batch_stats", lambda a, w_: (torch.nn.functional.batch_norm(a, None, None, training=True, eps=1e-8),
+                                           torch.nn.functional.batch_norm(a, None, None, w_, w_, training=True)),
+             (im, torch.randn(6, generator=g))),
     ]
     check_cases(tmp_path, "norms", cases)
 

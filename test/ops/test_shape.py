@@ -81,6 +81,12 @@ def test_views_and_copies(tmp_path):
                                      x.to(torch.device("cpu"), non_blocking=True) * 1,
                                      x.contiguous(memory_format=torch.channels_last) * 1,
                                      x.clone(memory_format=torch.channels_last) + 0), (a.unsqueeze(0),)),
+        # an expanded (stride-0) last dim read by vector code: broadcast, not loaded
+        Case("expand_vec", lambda x: (x / x.sum(-1, keepdim=True).expand_as(x), x * x[..., :1].expand(2, 3, 64),
+                                      x - torch.broadcast_to(x.amax(-1, keepdim=True), (2, 3, 64))),
+             (torch.rand(2, 3, 64, generator=g) + 0.5,)),
+        Case("broadcast_to", lambda x: (torch.broadcast_to(x, (2, 2, 3, 4)) * 1, x[:, :1].broadcast_to(2, 5, 4) + 0), (a,)),
+        Case("reshape_as", lambda x, y: (x.reshape_as(y) + 0, x.permute(2, 0, 1).reshape_as(y) * 1), (a, torch.zeros(6, 4))),
         Case("min_max_other", lambda x, y: (torch.min(x, y), torch.max(x, y), torch.multiply(x, y)), (b, b.flip(0))),
     ]
     check_cases(tmp_path, "shape_views", cases, **KW)
