@@ -57,6 +57,10 @@ ARCHS = [
     ("big_bird", "encoder", "BigBirdConfig", dict(TEXT, attention_type="original_full"), "BigBirdModel", "text"),
     ("canine", "encoder", "CanineConfig", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                                               intermediate_size=64, max_position_embeddings=64), "CanineModel", "ids"),
+    # torch.export cannot export it (test_hf.EXPORT_FAILS): its forward
+    # branches on whether any token has global attention (.item())
+    ("longformer", "encoder", "LongformerConfig", dict(TEXT, attention_window=4, pad_token_id=1),
+     "LongformerModel", "text"),
     ("clip_text", "encoder", "CLIPTextConfig", TEXT, "CLIPTextModel", "text"),
     # decoders
     ("gpt2", "decoder", "GPT2Config", dict(vocab_size=128, n_embd=32, n_layer=2, n_head=2, n_positions=64),

@@ -27,7 +27,11 @@ from conftest import CPU_TARGETS, IRS, compile_model, require, run_lib
 RTOL, ATOL = 1e-4, 1e-5
 
 # name -> (the IR levels it fails at, a fragment of torch's error message)
-EXPORT_FAILS = {}
+EXPORT_FAILS = {
+    # torch 2.13: "Could not guard on data-dependent expression Eq(u0, 1)":
+    # LongformerSelfAttention branches on is_index_global_attn.any().item()
+    "longformer": (("training", "core"), "Could not guard on data-dependent expression"),
+}
 
 ERRORS = Path(os.environ.get("DOCCC_HF_ERRORS", "")) if os.environ.get("DOCCC_HF_ERRORS") else None
 
