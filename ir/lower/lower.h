@@ -30,9 +30,15 @@ typedef struct {
 	const char *s;      /* V_STR */
 } Val;
 
+/* A binding of a torch value name to a container (the newest one counts).
+ * root names the value whose storage it shares in torch (itself, or the
+ * base of a view op's input); stale, when set, says why reading it would
+ * not see an in-place write that torch makes visible through an alias. */
 typedef struct {
 	const char *name;
 	int id;
+	const char *root;
+	const char *stale;
 } ValueEnt;
 
 /* A SymInt, SymFloat or SymBool value of the graph (sym_size, _operator.mul,
