@@ -836,7 +836,7 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 			return -1;
 		}
 		if (value_stale(m, nm)) {
-			lw_error(m, "argument '%s' reads '%s', but %s", argname, nm, value_stale(m, nm));
+			lw_error(m, "argument '%s' reads '%s', %s", argname, nm, value_stale(m, nm));
 			return -1;
 		}
 	} else if (!strcmp(tag, "as_tensors") || !strcmp(tag, "as_optional_tensors")) {
@@ -859,7 +859,7 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 				return -1;
 			}
 			if (value_stale(m, nm)) {
-				lw_error(m, "argument '%s' reads '%s', but %s", argname, nm, value_stale(m, nm));
+				lw_error(m, "argument '%s' reads '%s', %s", argname, nm, value_stale(m, nm));
 				return -1;
 			}
 		}
@@ -1180,7 +1180,7 @@ static int import_outputs(Imp *m)
 			continue;
 		}
 		if (value_stale(m, nm)) {
-			diag_error(m->path, "output_specs[%d]: output '%s' cannot be computed: %s", i, nm, value_stale(m, nm));
+			diag_error(m->path, "output_specs[%d]: output '%s' is read, %s", i, nm, value_stale(m, nm));
 			bad = 1;
 			continue;
 		}
@@ -1269,6 +1269,22 @@ static void track_aliases(Imp *m, const cJSON *node)
 	}
 }
 
+/* Argument argname of node (a tensor the op updates in place without
+ * returning it, and whose update doccc does not compute) and every alias
+ * of it: reading them later is an error saying why. */
+void lw_mark_stale(Imp *m, const cJSON *node, const char *argname, const char *why)
+{
+	cJSON *ins = json_get(node, "inputs");
+	for (int k = 0; k < json_len(ins); k++) {
+		const char *nm = json_str(json_get(json_at(ins, k), "name"));
+		const char *vn = nm && !strcmp(nm, argname) ? tensor_arg(node, k) : NULL;
+		ValueEnt *e = vn ? value_ent(m, vn) : NULL;
+		for (int j = m->nvals - 1; e && j >= 0; j--)
+			if (!strcmp(m->vals[j].root, e->root) && value_ent(m, m->vals[j].name) == &m->vals[j])
+				m->vals[j].stale = arena_printf(m->a, "but node '%s' updated it in place, %s", m->nodename, why);
+	}
+}
+
 /* In-place ops (relu_, add_) mutate their input: later readers of that
  * value, which the non-functional training IR names by the old value, must
  * see the result. Rebinding the name makes the graph functional. Other
@@ -1290,8 +1306,8 @@ static void rebind_mutated(Imp *m, const cJSON *node)
 				continue;
 			const char *vn = tensor_arg(node, k);
 			ValueEnt *e = vn ? value_ent(m, vn) : NULL;
-			if (!e)
-				continue;
+			if (!e || m->info->args[i].alias != m->info->ret_alias)
+				continue; /* not returned (running stats): the lowering says (lw_mark_stale) */
 			const char *root = e->root;
 			int old = e->id;
 			for (int j = m->nvals - 1; j >= 0; j--) {
@@ -1301,7 +1317,7 @@ static void rebind_mutated(Imp *m, const cJSON *node)
 				if (a->id == old)
 					lw_bind(m, a->name, out);
 				else if (!a->stale)
-					a->stale = arena_printf(m->a, "node '%s' wrote to it in place through its alias '%s' "
+					a->stale = arena_printf(m->a, "but node '%s' wrote to it in place through its alias '%s' "
 					                        "(they share storage in torch); doccc does not carry in-place writes "
 					                        "over to other views of a tensor: export with run_decompositions() "
 					                        "(Core ATen is functional)", m->nodename, vn);

@@ -520,6 +520,13 @@ int lower_norm(Imp *m, const cJSON *node)
 			lib_set_float(m->g, l, "eps", eps);
 			return 0;
 		}
+		/* training mode also updates running_mean/var in place */
+		if (p == NM_BN_LEGIT)
+			for (int i = 0; i < 2; i++)
+				if (lw_arg(m, i ? "running_var" : "running_mean")->k == V_TENSOR)
+					lw_mark_stale(m, node, i ? "running_var" : "running_mean",
+					              "updating the running statistics of a training-mode batch norm, which doccc "
+					              "does not compute: export the model in eval mode");
 		mode = NM_BATCH;
 		break;
 	}
