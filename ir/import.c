@@ -988,7 +988,7 @@ static int bind_args(Imp *m, const cJSON *node)
 		/* item()'s run-time number: only as an operand of elementwise
 		 * arithmetic; Python arithmetic on it (t < 0): only in guards */
 		ArgType ty = info->args[at].type;
-		int guard = !strcmp(info->lowering, "assert_scalar") || !strcmp(info->lowering, "constrain_range");
+		int guard = !strcmp(info->lowering, "assert_scalar");
 		if (m->args[at].k == V_TENSOR && m->args[at].t < 0 && !guard) {
 			lw_error(m, "argument '%s' is computed from a number read from a tensor at run time (item()); "
 			            "doccc does not compile Python arithmetic on such numbers: use tensor ops", info->args[at].name);
