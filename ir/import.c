@@ -67,10 +67,29 @@ int lw_lookup(Imp *m, const char *name)
 	return -1;
 }
 
+/* The newest binding of name, or NULL. */
+static ValueEnt *value_ent(Imp *m, const char *name)
+{
+	for (int i = m->nvals - 1; i >= 0; i--)
+		if (!strcmp(m->vals[i].name, name))
+			return &m->vals[i];
+	return NULL;
+}
+
+/* A rebinding keeps the value's torch storage (its root). */
 void lw_bind(Imp *m, const char *name, int id)
 {
-	ValueEnt e = {arena_strdup(m->a, name), id};
+	ValueEnt *old = value_ent(m, name);
+	ValueEnt e = {arena_strdup(m->a, name), id, NULL, NULL};
+	e.root = old ? old->root : e.name;
 	VEC_PUSH(m->a, m->vals, m->nvals, m->capvals, e);
+}
+
+/* Why reading value name would miss an in-place write (see ValueEnt), or NULL. */
+static const char *value_stale(Imp *m, const char *name)
+{
+	ValueEnt *e = value_ent(m, name);
+	return e ? e->stale : NULL;
 }
 
 /* ---- tensor metadata ------------------------------------------------------------ */
@@ -816,6 +835,10 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 			lw_error(m, "argument '%s' refers to value '%s', which doccc did not compute", argname, nm ? nm : "?");
 			return -1;
 		}
+		if (value_stale(m, nm)) {
+			lw_error(m, "argument '%s' reads '%s', %s", argname, nm, value_stale(m, nm));
+			return -1;
+		}
 	} else if (!strcmp(tag, "as_tensors") || !strcmp(tag, "as_optional_tensors")) {
 		v->k = V_TENSORS;
 		v->n = json_len(x);
@@ -833,6 +856,10 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 			v->ts[i] = nm ? lw_lookup(m, nm) : -1;
 			if (v->ts[i] < 0) {
 				lw_error(m, "argument '%s' refers to value '%s', which doccc did not compute", argname, nm ? nm : "?");
+				return -1;
+			}
+			if (value_stale(m, nm)) {
+				lw_error(m, "argument '%s' reads '%s', %s", argname, nm, value_stale(m, nm));
 				return -1;
 			}
 		}
@@ -961,7 +988,7 @@ static int bind_args(Imp *m, const cJSON *node)
 		/* item()'s run-time number: only as an operand of elementwise
 		 * arithmetic; Python arithmetic on it (t < 0): only in guards */
 		ArgType ty = info->args[at].type;
-		int guard = !strcmp(info->lowering, "assert_scalar") || !strcmp(info->lowering, "constrain_range");
+		int guard = !strcmp(info->lowering, "assert_scalar");
 		if (m->args[at].k == V_TENSOR && m->args[at].t < 0 && !guard) {
 			lw_error(m, "argument '%s' is computed from a number read from a tensor at run time (item()); "
 			            "doccc does not compile Python arithmetic on such numbers: use tensor ops", info->args[at].name);
@@ -1152,6 +1179,11 @@ static int import_outputs(Imp *m)
 			bad = 1;
 			continue;
 		}
+		if (value_stale(m, nm)) {
+			diag_error(m->path, "output_specs[%d]: output '%s' is read, %s", i, nm, value_stale(m, nm));
+			bad = 1;
+			continue;
+		}
 		int k = m->g->noutputs;
 		Container *s = sdfg_c(m->g, c);
 		if (s->kind == CK_TRANSIENT && sdfg_is_contiguous(m->g, c)) {
@@ -1206,9 +1238,60 @@ static int check_signature(Imp *m)
 	return bad ? -1 : 0;
 }
 
+/* The tensor value name passed as argument k of node, or NULL. */
+static const char *tensor_arg(const cJSON *node, int k)
+{
+	cJSON *t;
+	const char *tag = json_union_tag(json_get(json_at(json_get(node, "inputs"), k), "arg"), &t);
+	return tag && !strcmp(tag, "as_tensor") ? json_str(json_get(t, "name")) : NULL;
+}
+
+/* A view op's outputs (schema "Tensor(a) self -> Tensor(a)", in-place ops'
+ * too) share the storage of the argument of the same alias set in torch. */
+static void track_aliases(Imp *m, const cJSON *node)
+{
+	const char *vn = NULL;
+	cJSON *ins = json_get(node, "inputs");
+	for (int k = 0; m->info->ret_alias && !vn && k < json_len(ins); k++) {
+		const char *nm = json_str(json_get(json_at(ins, k), "name"));
+		for (int i = 0; nm && i < m->info->nargs; i++)
+			if (m->info->args[i].alias == m->info->ret_alias && !strcmp(m->info->args[i].name, nm))
+				vn = tensor_arg(node, k);
+	}
+	ValueEnt *src = vn ? value_ent(m, vn) : NULL;
+	if (!src)
+		return;
+	for (int k = 0; k < json_len(json_get(node, "outputs")); k++) {
+		const char *on = lw_out_name(node, k);
+		ValueEnt *e = on ? value_ent(m, on) : NULL;
+		if (e)
+			e->root = src->root;
+	}
+}
+
+/* Argument argname of node (a tensor the op updates in place without
+ * returning it, and whose update doccc does not compute) and every alias
+ * of it: reading them later is an error saying why. */
+void lw_mark_stale(Imp *m, const cJSON *node, const char *argname, const char *why)
+{
+	cJSON *ins = json_get(node, "inputs");
+	for (int k = 0; k < json_len(ins); k++) {
+		const char *nm = json_str(json_get(json_at(ins, k), "name"));
+		const char *vn = nm && !strcmp(nm, argname) ? tensor_arg(node, k) : NULL;
+		ValueEnt *e = vn ? value_ent(m, vn) : NULL;
+		for (int j = m->nvals - 1; e && j >= 0; j--)
+			if (!strcmp(m->vals[j].root, e->root) && value_ent(m, m->vals[j].name) == &m->vals[j])
+				m->vals[j].stale = arena_printf(m->a, "but node '%s' updated it in place, %s", m->nodename, why);
+	}
+}
+
 /* In-place ops (relu_, add_) mutate their input: later readers of that
  * value, which the non-functional training IR names by the old value, must
- * see the result. Rebinding the name makes the graph functional. */
+ * see the result. Rebinding the name makes the graph functional. Other
+ * values that share its storage in torch (views of it, or its base when it
+ * is a view) see the write too: those bound to the very container are
+ * rebound as well; the others would read the old data, so reading them is
+ * an error (stale) -- Core ATen, which is functional, has no such aliases. */
 static void rebind_mutated(Imp *m, const cJSON *node)
 {
 	const char *on = lw_out_name(node, 0);
@@ -1217,15 +1300,29 @@ static void rebind_mutated(Imp *m, const cJSON *node)
 		return;
 	cJSON *ins = json_get(node, "inputs");
 	for (int k = 0; k < json_len(ins); k++) {
-		cJSON *na = json_at(ins, k), *t;
-		const char *nm = json_str(json_get(na, "name"));
+		const char *nm = json_str(json_get(json_at(ins, k), "name"));
 		for (int i = 0; nm && i < m->info->nargs; i++) {
 			if (!m->info->args[i].mutated || strcmp(m->info->args[i].name, nm))
 				continue;
-			const char *tag = json_union_tag(json_get(na, "arg"), &t);
-			const char *vn = tag && !strcmp(tag, "as_tensor") ? json_str(json_get(t, "name")) : NULL;
-			if (vn)
-				lw_bind(m, vn, out);
+			const char *vn = tensor_arg(node, k);
+			ValueEnt *e = vn ? value_ent(m, vn) : NULL;
+			if (!e || m->info->args[i].alias != m->info->ret_alias)
+				continue; /* not returned (running stats): the lowering says (lw_mark_stale) */
+			const char *root = e->root;
+			int old = e->id;
+			for (int j = m->nvals - 1; j >= 0; j--) {
+				ValueEnt *a = &m->vals[j];
+				if (strcmp(a->root, root) || !strcmp(a->name, vn) || !strcmp(a->name, on) || value_ent(m, a->name) != a)
+					continue;
+				if (a->id == old)
+					lw_bind(m, a->name, out);
+				else if (!a->stale)
+					a->stale = arena_printf(m->a, "but node '%s' wrote to it in place through its alias '%s' "
+					                        "(they share storage in torch); doccc does not carry in-place writes "
+					                        "over to other views of a tensor: export with run_decompositions() "
+					                        "(Core ATen is functional)", m->nodename, vn);
+			}
+			lw_bind(m, vn, out);
 		}
 	}
 }
@@ -1329,6 +1426,7 @@ static int import_node(Imp *m, cJSON *node, const char *target)
 		         why ? why : "doccc has no lowering for it yet (doccc --list-ops lists the supported overloads)");
 	}
 	if (m->info && !m->failed && bind_args(m, node) == 0 && m->info->lower(m, node) == 0 && !m->failed) {
+		track_aliases(m, node);
 		rebind_mutated(m, node);
 		return 0;
 	}

@@ -28,7 +28,7 @@ static const char *const lib_docs[] = {
 _Static_assert(COUNTOF(lib_names) == NLIBOPS, "LIB_OPS names out of step");
 
 static AtenInfo aten_table[] = {
-#define X(e, t, l, p, s) {t, s, #l, lower_##l, p, {{0}}, -1, 0},
+#define X(e, t, l, p, s) {t, s, #l, lower_##l, p, {{0}}, -1, 0, 0},
 	ATEN_OPS(X)
 #undef X
 };
@@ -58,15 +58,17 @@ static const char *pool_strndup(const char *s, size_t n)
 	return p;
 }
 
-static ArgType parse_type(const char *t, size_t n, int *listlen, int *mutated)
+static ArgType parse_type(const char *t, size_t n, int *listlen, int *mutated, char *alias)
 {
 	char buf[64];
 	size_t k = 0;
 	*listlen = 0;
 	*mutated = 0;
-	/* Drop alias annotations "(a)", "(a!)". */
+	*alias = 0;
+	/* Drop alias annotations "(a)", "(a!)", keeping the set's letter. */
 	for (size_t i = 0; i < n && k < sizeof buf - 1; i++) {
 		if (t[i] == '(') {
+			*alias = i + 1 < n ? t[i + 1] : 0;
 			while (i < n && t[i] != ')') {
 				if (t[i] == '!')
 					*mutated = 1;
@@ -138,7 +140,7 @@ static void parse_schema(AtenInfo *info)
 		int optional = tn > 0 && t[tn - 1] == '?';
 		SchemaArg *a = &info->args[info->nargs++];
 		DOCC_ASSERT(info->nargs <= (int)COUNTOF(info->args));
-		a->type = parse_type(t, optional ? tn - 1 : tn, &a->listlen, &a->mutated);
+		a->type = parse_type(t, optional ? tn - 1 : tn, &a->listlen, &a->mutated, &a->alias);
 		a->optional = optional;
 		a->kwonly = kwonly;
 		s++;
@@ -170,6 +172,8 @@ static void parse_schema(AtenInfo *info)
 	r += 2;
 	while (*r == ' ')
 		r++;
+	/* "Tensor(a)", "Tensor(a!)", "Tensor(a)[]": the return shares storage with set a */
+	info->ret_alias = !strncmp(r, "Tensor(", 7) ? r[7] : 0;
 	if (!strcmp(r, "()"))
 		info->nrets = 0;
 	else if (*r == '(') {

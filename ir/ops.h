@@ -61,6 +61,7 @@ typedef struct {
 	ArgType type;
 	int optional;        /* T? */
 	int mutated;         /* Tensor(a!) */
+	char alias;          /* Tensor(a) or Tensor(a!): 'a', the alias set; else 0 */
 	int kwonly;          /* after '*' */
 	int listlen;         /* int[2] -> 2; 0 for unsized lists */
 	int has_default;
@@ -78,6 +79,7 @@ typedef struct {
 	SchemaArg args[16];
 	int nargs;
 	int nrets;
+	char ret_alias;          /* a single return that aliases an argument: its set; else 0 */
 } AtenInfo;
 
 /* The table entry for an overload name ("conv2d.default"), or NULL. */

@@ -54,4 +54,8 @@
 	X("lstm.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (lstm.input)") \
 	X("gru.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (gru.input)") \
 	X("rnn_tanh.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (rnn_tanh.input)") \
-	X("rnn_relu.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (rnn_relu.input)")
+	X("rnn_relu.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (rnn_relu.input)") \
+	/* symbolic-shape ops torch.export (2.13) does not leave in a program doccc can compile */ \
+	X("sym_constrain_range.default", "torch.export does not produce it: its runtime-assert pass removes it and states the range as _assert_scalar guards") \
+	X("sym_constrain_range_for_size.default", "torch.export does not produce it: torch._check_is_size and torch._constrain_as_size become _assert_scalar guards") \
+	X("sym_storage_offset.default", "torch.export produces it only for a view at a data-dependent offset (select or narrow at an item() index), whose offset doccc cannot compile: it compiles static shapes and offsets")

@@ -30,9 +30,15 @@ typedef struct {
 	const char *s;      /* V_STR */
 } Val;
 
+/* A binding of a torch value name to a container (the newest one counts).
+ * root names the value whose storage it shares in torch (itself, or the
+ * base of a view op's input); stale, when set, says why reading it would
+ * not see an in-place write that torch makes visible through an alias. */
 typedef struct {
 	const char *name;
 	int id;
+	const char *root;
+	const char *stale;
 } ValueEnt;
 
 /* A SymInt, SymFloat or SymBool value of the graph (sym_size, _operator.mul,
@@ -129,6 +135,7 @@ int lw_view(Imp *m, const char *name, int src, int rank, const int64_t *shape, E
 int lw_copy(Imp *m, int src, const char *name);
 int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out);
 int lw_value_used(Imp *m, const char *name);
+void lw_mark_stale(Imp *m, const cJSON *node, const char *argname, const char *why);
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops);
 
 /* shape.c: concatenation of ins[0..n) (n <= 64) along dim into out. */

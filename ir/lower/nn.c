@@ -384,7 +384,13 @@ int lower_reduce(Imp *m, const cJSON *node)
 	for (int i = 0; i < m->info->nargs; i++)
 		if (!strcmp(m->info->args[i].name, "dim"))
 			d = &m->args[i];
-	if (d && d->k == V_INTS && d->n > 0) {
+	/* dim=[] reduces every dim, except for any.dims and all.dims, where it
+	 * reduces none (torch: each element's truth value) */
+	int mode = m->info->param;
+	int none = d && d->k == V_INTS && d->n == 0 && (mode == RD_ANY_ || mode == RD_ALL_);
+	if (none)
+		;
+	else if (d && d->k == V_INTS && d->n > 0) {
 		for (int i = 0; i < d->n; i++) {
 			int k = lw_norm_dim(m, d->is[i], r);
 			if (k < 0)
@@ -400,7 +406,6 @@ int lower_reduce(Imp *m, const cJSON *node)
 	} else
 		for (int i = 0; i < r; i++)
 			dims[nd++] = i;
-	int mode = m->info->param;
 	double corr = 0;
 	if (mode == RD_VAR_ || mode == RD_STD_ || mode == RD_VAR_MEAN_ || mode == RD_STD_MEAN_) {
 		int has_unb = 0;
@@ -522,6 +527,13 @@ int lower_norm(Imp *m, const cJSON *node)
 			lib_set_float(m->g, l, "eps", eps);
 			return 0;
 		}
+		/* training mode also updates running_mean/var in place */
+		if (p == NM_BN_LEGIT)
+			for (int i = 0; i < 2; i++)
+				if (lw_arg(m, i ? "running_var" : "running_mean")->k == V_TENSOR)
+					lw_mark_stale(m, node, i ? "running_var" : "running_mean",
+					              "updating the running statistics of a training-mode batch norm, which doccc "
+					              "does not compute: export the model in eval mode");
 		mode = NM_BATCH;
 		break;
 	}

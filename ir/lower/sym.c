@@ -40,11 +40,18 @@ static const char *sym_out(const cJSON *node, SvKind *k)
 	return json_str(json_get(x, "as_name"));
 }
 
-/* Bind a computed number of kind k (converted as Python does) to the output. */
+/* Bind a computed number of kind k (converted as Python does) to the output.
+ * An output torch serialized as none (a query whose value it folded to a
+ * constant and nothing reads: sym_is_contiguous of a contiguous input)
+ * binds nothing. */
 static int bind_out(Imp *m, const cJSON *node, SymVal v)
 {
 	SvKind k;
+	cJSON *x;
 	const char *on = sym_out(node, &k);
+	const char *tag = json_union_tag(json_at(json_get(node, "outputs"), 0), &x);
+	if (!on && tag && !strcmp(tag, "as_none"))
+		return 0;
 	if (!on) {
 		lw_error(m, "the output is not a symbolic number");
 		return -1;
@@ -60,7 +67,7 @@ static int bind_out(Imp *m, const cJSON *node, SymVal v)
 	return 0;
 }
 
-/* ---- sym_size, sym_stride, sym_numel, sym_storage_offset, sym_is_contiguous ---- */
+/* ---- sym_size, sym_stride, sym_numel, sym_is_contiguous ---- */
 
 /* The torch metadata of the tensor argument (its sizes and strides as torch
  * has them, which a view or a contiguous transient of doccc may not). */
@@ -82,7 +89,6 @@ int lower_sym_query(Imp *m, const cJSON *node)
 	switch (m->info->param) {
 	case SQ_SIZE: v.i = mt.rank ? mt.shape[d] : 1; break;
 	case SQ_STRIDE: v.i = mt.rank ? mt.stride[d] : 1; break;
-	case SQ_OFFSET: v.i = mt.offset; break;
 	case SQ_NUMEL:
 		v.i = 1;
 		for (int i = 0; i < mt.rank; i++)
@@ -149,19 +155,6 @@ int lower_assert_scalar(Imp *m, const cJSON *node)
 		const char *msg = lw_arg(m, "assert_msg")->s;
 		lw_error(m, "the export's guard does not hold for the sizes compiled for (%s): %s",
 		         m->g->specialized ? m->g->specialized : "static shapes", msg ? msg : "?");
-		return -1;
-	}
-	return 0;
-}
-
-int lower_constrain_range(Imp *m, const cJSON *node)
-{
-	(void)node;
-	Val *v = lw_arg(m, "size"), *lo = lw_arg(m, "min"), *hi = lw_arg(m, "max");
-	if (v->k != V_INT)
-		return 0; /* a run-time number: the range is torch's promise, not a check doccc can make */
-	if ((lo->k == V_INT && v->i < lo->i) || (hi->k == V_INT && v->i > hi->i) || (m->info->param && v->i < 0)) {
-		lw_error(m, "size %lld is outside the range the export requires", (long long)v->i);
 		return -1;
 	}
 	return 0;

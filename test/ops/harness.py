@@ -1,6 +1,6 @@
 """Per-op test harness: many small cases compiled as one program.
 
-    check_cases(tmp, group, cases, targets=TARGETS, irs=IRS)
+    check_cases(tmp, group, cases, targets=TARGETS, irs=IRS, expect=None, dynamic_shapes=None)
 
 A case is Case(label, fn, inputs, rtol=None, atol=None): fn(*inputs) returns a
 tensor or a tuple of tensors; inputs are tensors (any dtype doccc supports,
@@ -23,6 +23,12 @@ Comparison with eager PyTorch, per output dtype:
 A case may set its own rtol/atol only with a comment saying why (e.g. an
 op whose PyTorch kernel itself differs by ulps across implementations).
 bfloat16 crosses `doccc run` as uint16 bit patterns (numpy has no bfloat16).
+
+expect={ir: {"aten.abs_.default", ...}} fails the group unless each named
+overload is a node of its exported program at that IR level, so that a
+group meant to cover an overload cannot silently stop exporting it.
+dynamic_shapes (one spec per input, in order, as torch.export takes them)
+exports the group with dynamic dims; doccc compiles it for the inputs' sizes.
 """
 
 import dataclasses
@@ -97,13 +103,15 @@ def _compare(label, got, ref, rtol, atol):
         assert torch.equal(got, ref), f"{label}: got {got}, eager {ref}"
 
 
-def _export(mod, inputs, path, ir):
+def _export(mod, inputs, path, ir, dynamic_shapes=None):
+    """Export and save; returns the program's call_function targets."""
     torch = require("torch")
     with torch.no_grad():
-        ep = torch.export.export(mod, inputs)
+        ep = torch.export.export(mod, inputs, dynamic_shapes=None if dynamic_shapes is None else (tuple(dynamic_shapes),))
         if ir == "core":
             ep = ep.run_decompositions()
     torch.export.save(ep, str(path))
+    return {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
 
 
 def _run_group(tmp, name, cases, target, ir):
@@ -113,8 +121,6 @@ def _run_group(tmp, name, cases, target, ir):
     with torch.no_grad():
         ref = mod(*inputs)
     pt2 = Path(tmp) / f"{name}_{ir}.pt2"
-    if not pt2.exists():
-        _export(mod, inputs, pt2, ir)
     # openmp: every map parallel, whatever its size (the default threshold
     # leaves the small test tensors sequential, and the parallel code --
     # accumulating scatters, error flags across threads -- untested)
@@ -137,11 +143,16 @@ def _run_group(tmp, name, cases, target, ir):
                 k += 1
 
 
-def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS, real_gpu=False):
+def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS, real_gpu=False, expect=None, dynamic_shapes=None):
     """Export, compile and compare a group of cases on every target and IR level.
     real_gpu: also build the training-IR group with nvcc and hipcc and check the
-    libraries (fat binary; the runtime's error on a machine without a GPU)."""
+    libraries (fat binary; the runtime's error on a machine without a GPU).
+    expect, dynamic_shapes: see the module's comment."""
+    inputs = tuple(x.contiguous() for c in cases for x in c.inputs)
     for ir in irs:
+        have = _export(_module(cases).eval(), inputs, Path(tmp) / f"{name}_{ir}.pt2", ir, dynamic_shapes)
+        missing = sorted(set((expect or {}).get(ir, ())) - have)
+        assert not missing, f"{name}: the {ir} export has no node of {missing}"
         for target in targets:
             _run_group(tmp, name, cases, target, ir)
     if real_gpu:
