@@ -1292,6 +1292,58 @@ void lw_mark_stale(Imp *m, const cJSON *node, const char *argname, const char *w
  * is a view) see the write too: those bound to the very container are
  * rebound as well; the others would read the old data, so reading them is
  * an error (stale) -- Core ATen, which is functional, has no such aliases. */
+/* The storage of root container r after an in-place write of out through
+ * its view v (torch's view semantics made functional, as its
+ * functionalization does with view_scatter): a new flat container, r's
+ * elements with v's positions taken from out (the scatter node's view
+ * mode: ir/expand/shape.c). -1 when v's layout is not static. */
+static int write_through(Imp *m, int r, int v, int out)
+{
+	Container *rc = lw_c(m, r), *vc = lw_c(m, v);
+	int64_t n = 1, st, off;
+	for (int d = 0; d < rc->rank; d++) {
+		int64_t k;
+		if (!ex_isint(rc->shape[d], &k))
+			return -1;
+		n *= k;
+	}
+	if (!ex_isint(vc->offset, &off))
+		return -1;
+	int64_t strides[MAXDIM];
+	for (int d = 0; d < vc->rank; d++) {
+		if (!ex_isint(vc->stride[d], &st))
+			return -1;
+		strides[d] = st;
+	}
+	Expr *ne = ex_int(m->g, n), *one = ex_int(m->g, 1);
+	int flat = sdfg_add_view(m->g, arena_printf(m->a, "%s_storage", m->nodename), r, 1, &ne, &one, ex_int(m->g, 0));
+	lw_c(m, flat)->origin = "";
+	int nr = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_written", m->nodename), rc->dt, CK_TRANSIENT, 1, &ne);
+	lw_c(m, nr)->origin = "";
+	LibNode *l = lw_lib(m, LIB_SCATTER);
+	l->in[0] = flat, l->in[1] = out, l->nin = 2;
+	l->out[0] = nr, l->nout = 1;
+	lib_set_int(m->g, l, "mode", SC_VIEW);
+	lib_set_ints(m->g, l, "strides", strides, vc->rank);
+	lib_set_int(m->g, l, "offset", off);
+	return nr;
+}
+
+/* value a (an alias of the written one) as the same view of the written
+ * storage nr */
+static void rebind_view(Imp *m, const char *name, int like, int nr)
+{
+	Container *c = lw_c(m, like);
+	int64_t shape[MAXDIM];
+	Expr *st[MAXDIM];
+	for (int d = 0; d < c->rank; d++) {
+		if (!ex_isint(c->shape[d], &shape[d]))
+			shape[d] = 0;
+		st[d] = c->stride[d];
+	}
+	lw_view(m, name, nr, c->rank, shape, st, c->offset);
+}
+
 static void rebind_mutated(Imp *m, const cJSON *node)
 {
 	const char *on = lw_out_name(node, 0);
@@ -1309,20 +1361,37 @@ static void rebind_mutated(Imp *m, const cJSON *node)
 			if (!e || m->info->args[i].alias != m->info->ret_alias)
 				continue; /* not returned (running stats): the lowering says (lw_mark_stale) */
 			const char *root = e->root;
-			int old = e->id;
+			int old = e->id, r = sdfg_root_of(m->g, old), nr = -1;
+			/* other views of the same storage (its base, its other views):
+			 * they see the write, through the written storage */
+			for (int j = 0; j < m->nvals && nr < 0; j++) {
+				ValueEnt *a = &m->vals[j];
+				if (!strcmp(a->root, root) && strcmp(a->name, vn) && strcmp(a->name, on) && value_ent(m, a->name) == a &&
+				    a->id != old && sdfg_root_of(m->g, a->id) == r) {
+					nr = write_through(m, r, old, out);
+					break;
+				}
+			}
 			for (int j = m->nvals - 1; j >= 0; j--) {
 				ValueEnt *a = &m->vals[j];
 				if (strcmp(a->root, root) || !strcmp(a->name, vn) || !strcmp(a->name, on) || value_ent(m, a->name) != a)
 					continue;
-				if (a->id == old)
+				if (nr >= 0 && sdfg_root_of(m->g, a->id) == r)
+					rebind_view(m, a->name, a->id, nr);
+				else if (a->id == old)
 					lw_bind(m, a->name, out);
 				else if (!a->stale)
 					a->stale = arena_printf(m->a, "but node '%s' wrote to it in place through its alias '%s' "
 					                        "(they share storage in torch); doccc does not carry in-place writes "
-					                        "over to other views of a tensor: export with run_decompositions() "
-					                        "(Core ATen is functional)", m->nodename, vn);
+					                        "over to other views of a tensor whose layout is not static: export "
+					                        "with run_decompositions() (Core ATen is functional)", m->nodename, vn);
 			}
-			lw_bind(m, vn, out);
+			if (nr >= 0) {
+				rebind_view(m, vn, old, nr);
+				if (strcmp(on, vn))
+					rebind_view(m, on, old, nr);
+			} else
+				lw_bind(m, vn, out);
 		}
 	}
 }

@@ -2,10 +2,11 @@
 (test/test_hf.py), built from small configs with random weights: nothing is
 downloaded.
 
-Each entry of ARCHS is (name, family, factory). factory() returns (config
-class name, config keyword arguments, model class name, input kind). The
-model is the bare backbone (its last hidden state is the output) unless the
-entry names a head. Sizes are small so that one compile takes seconds: hidden
+Each entry of ARCHS is (name, family, config class, config keyword
+arguments, model class, input kind); parameters that transformers
+initializes to zeros are drawn at random too. The model is the bare
+backbone (its last hidden state is the output); "A.b.c" names a submodule
+(an encoder-decoder's encoder). Sizes are small so that one compile takes seconds: hidden
 32-64, 2 layers, 2-4 heads, vocabulary 128, sequences of 8 tokens, images of
 32x32, 1600 audio samples.
 
@@ -185,6 +186,13 @@ def make(name):
     # default), else its eager attention
     cfg._attn_implementation = "sdpa" if getattr(cls, "_supports_sdpa", False) else "eager"
     model = cls(cfg)
+    # parameters transformers initializes to zeros (biases, relative
+    # position tables, ...) get small random values: a zero would hide a
+    # wrong computation of what it feeds
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.is_floating_point() and not p.any():
+                p.normal_(0.0, 0.1)
     for p in parts[1:]:
         model = getattr(model, p)
     model.eval()

@@ -33,14 +33,11 @@ EXPORT_FAILS = {
     "longformer": (("training", "core"), "Could not guard on data-dependent expression"),
 }
 
-# name -> (the IR levels doccc refuses, a fragment of its message). BEiT
-# builds its relative-position index with writes through views
-# (coords[:, :, 0] += n - 1, index[1:, 1:] = ...); the training IR keeps
-# them as in-place ops on views, whose base doccc cannot update, so it
-# refuses to read the base (Core ATen states them functionally and runs).
-# Before doccc refused, it read the stale base: wrong whenever the bias
-# table is not zero (transformers initializes it to zeros, which hid it).
-DOCCC_REFUSES = {"beit": (("training",), "wrote to it in place through its alias")}
+# name -> (the IR levels doccc refuses, a fragment of its message): none.
+# (BEiT builds its relative-position index with writes through views,
+# coords[:, :, 0] += n - 1 and index[1:, 1:] = ...; the training IR keeps
+# them in place, and doccc makes them functional: test_overloads.py.)
+DOCCC_REFUSES = {}
 
 ERRORS = Path(os.environ.get("DOCCC_HF_ERRORS", "")) if os.environ.get("DOCCC_HF_ERRORS") else None
 

@@ -274,6 +274,32 @@ static void scatter_slice(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, o->dt, 3, w), xp_memlet(out, o->rank, O), W_NONE);
 }
 
+/* out = self (a flat storage) with the positions of a strided view of it
+ * (strides, offset: static) taken from src, element by element: a write
+ * through a view, made functional (import.c). One copy nest, then one
+ * store per element of src. */
+static void scatter_view(Sdfg *g, LibNode *l, Node *seq, const char *label)
+{
+	int x = l->in[0], src = l->in[1], out = l->out[0];
+	Container *o = sdfg_c(g, out), *sc = sdfg_c(g, src);
+	int ov[MAXDIM], sv[MAXDIM];
+	Node *body = xp_nest(g, seq, out, ov);
+	Expr **O = xp_vars(g, 1, ov);
+	Node *b = xp_block(g, body, label);
+	Operand a[1] = {opd_mem(x, 1, O)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, a), xp_memlet(out, 1, O), W_NONE);
+	int64_t st[MAXDIM] = {0};
+	lib_ints(l, "strides", st, sc->rank);
+	Node *sbody = xp_nest(g, seq, src, sv);
+	Expr *p = ex_int(g, lib_int(l, "offset", 0));
+	for (int d = 0; d < sc->rank; d++)
+		p = ex_add(g, p, ex_muli(g, ex_sym(g, sv[d]), st[d]));
+	Node *sb = xp_block(g, sbody, label);
+	Operand v[1] = {opd_mem(src, sc->rank, xp_vars(g, sc->rank, sv))};
+	Expr *pi[1] = {p};
+	sdfg_store(sb, sdfg_tasklet(g, sb, T_ASSIGN, o->dt, 1, v), xp_memlet(out, 1, pi), W_NONE);
+}
+
 int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
 	(void)tile;
@@ -282,6 +308,10 @@ int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 	int mode = (int)lib_int(l, "mode", SC_SRC), dim = (int)lib_int(l, "dim", 0);
 	if (mode == SC_SLICE || mode == SC_SELECT) {
 		scatter_slice(g, l, seq, label);
+		return 0;
+	}
+	if (mode == SC_VIEW) {
+		scatter_view(g, l, seq, label);
 		return 0;
 	}
 	int reduce = mode == SC_REDUCE ? (int)lib_int(l, "reduce", SR_SUM) : mode == SC_ADD ? SR_SUM : -1;
