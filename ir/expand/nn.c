@@ -483,6 +483,11 @@ int expand_softmax(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 		owner = lp;
 	}
 	Dtype adt = o->dt == DT_F64 ? DT_F64 : DT_F32;
+	int half = o->dt == DT_F16 || o->dt == DT_BF16, last = 1;
+	for (int d = dim + 1; d < r; d++) {
+		int64_t k;
+		last &= ex_isint(o->shape[d], &k) && k == 1;  /* torch's inner size 1 */
+	}
 	Expr *none[1] = {NULL};
 	int mx, sm;
 	if (owner) {
@@ -521,7 +526,14 @@ int expand_softmax(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 		int v;
 		if (islog) {
 			Operand ls[1] = {opd_mem(sm, 0, none)};
-			int lg = sdfg_tasklet(g, b, T_LOG, adt, 1, ls);
+			int lg;
+			if (half && last) {
+				/* torch's last-dim kernel for float16/bfloat16 keeps the
+				 * sum and its log in the input's type */
+				Operand hs[1] = {opd_val(sdfg_tasklet(g, b, T_ASSIGN, o->dt, 1, ls))};
+				lg = sdfg_tasklet(g, b, T_LOG, o->dt, 1, hs);
+			} else
+				lg = sdfg_tasklet(g, b, T_LOG, adt, 1, ls);
 			Operand sb[2] = {opd_val(dx), opd_val(lg)};
 			v = sdfg_tasklet(g, b, T_SUB, o->dt, 2, sb);
 		} else {

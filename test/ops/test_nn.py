@@ -393,7 +393,7 @@ def test_nn_half(tmp_path):
             Case(f"{name}_conv1d", lambda a, k: F.conv1d(a, k, padding=1), (h(s1), h(w1))),
             Case(f"{name}_reduce", lambda a: (a.sum(-1), a.mean(dim=(0, 2)), a.amax(1), a.amin(-1), a.var(-1),
                                               a.std(dim=0), torch.logsumexp(a, -1), a.sum(), a.mean()), (h(x),)),
-            Case(f"{name}_softmax", lambda a: (torch.softmax(a, -1), torch.log_softmax(a, 1),
+            Case(f"{name}_softmax", lambda a: (torch.softmax(a, -1), torch.log_softmax(a, 1), torch.log_softmax(a, -1),
                                                torch.softmax(a, 0)), (h(x),)),
             Case(f"{name}_norms", lambda a, nw_, c, cc, mean, var: (F.layer_norm(a, [16], nw_, nw_),
                                                                      F.rms_norm(a, [16], nw_),

@@ -281,6 +281,7 @@ def _rest_cases():
                                                   *A.std_mean.correction(h, [1, 2])), (x, xn, h, d, i, b)),
         Case("log_softmax", lambda x, h, d: (A._log_softmax.default(x, 1, False), A._log_softmax.default(x, -1, False),
                                              A._log_softmax.default(x, 0, False), A._log_softmax.default(h, 1, False),
+                                             A._log_softmax.default(h, -1, False), A._log_softmax.default(h.bfloat16(), 2, False),
                                              A._log_softmax.default(d, 1, False)), (x, h, d)),
         Case("pads", lambda s, img, vol, ii: (A.reflection_pad1d.default(s, [2, 3]), A.reflection_pad1d.default(s[0], [0, 7]),
                                               A.reflection_pad2d.default(img, [1, 2, 0, 3]),
