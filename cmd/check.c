@@ -35,8 +35,8 @@ typedef struct {
 	int nwhy, capwhy;
 } GpuVerdict;
 
-/* Messages of a captured diagnostic text: "error: ..." and "note: ..."
- * lines, the part after the tag (the tag kept when keep_tag). */
+/* The messages of a captured diagnostic text that carry tag ("error: ",
+ * "note: "): the part of each line after the tag. */
 static void split_msgs(Arena *a, const char *text, const char *tag, const char ***v, int *n, int *cap)
 {
 	for (const char *p = text; p && *p;) {
