@@ -35,15 +35,15 @@ typedef struct {
 	int nwhy, capwhy;
 } GpuVerdict;
 
-/* The messages of a captured diagnostic text that carry tag ("error: ",
- * "note: "): the part of each line after the tag. */
+/* The lines of a captured diagnostic text that carry tag ("error: ",
+ * "note: "), whole: they name the file and the place. */
 static void split_msgs(Arena *a, const char *text, const char *tag, const char ***v, int *n, int *cap)
 {
 	for (const char *p = text; p && *p;) {
 		const char *e = p + strcspn(p, "\n");
 		const char *t = strstr(p, tag);
 		if (t && t < e) {
-			const char *msg = arena_strndup(a, t + strlen(tag), (size_t)(e - t - strlen(tag)));
+			const char *msg = arena_strndup(a, p, (size_t)(e - p));
 			VEC_PUSH(a, *v, *n, *cap, msg);
 		}
 		p = *e ? e + 1 : e;
@@ -150,7 +150,7 @@ static void print_text(const char *input, const Census *c, const Target *tg, con
 			printf("  %s\n", gv->why[i]);
 	}
 	for (int i = 0; i < nerrs; i++)
-		printf("error: %s\n", errs[i]);
+		printf("%s\n", errs[i]);
 	printf("%s\n", bad ? "result: NOT SUPPORTED" : "result: supported");
 }
 

@@ -141,3 +141,12 @@ def test_check_usage(progs, tmp_path):
     assert r.returncode == 2 and "--json goes with --check" in r.stderr, fmt_result(r)
     r = doccc_cmd("check", tmp_path / "missing.pt2", cwd=tmp_path)
     assert r.returncode == 1 and "missing.pt2" in r.stderr, fmt_result(r)
+    # a malformed program: the errors name the file and the place
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"graph_module": ')
+    r = doccc_cmd("check", bad, "--json", cwd=tmp_path)
+    assert r.returncode == 1, fmt_result(r)
+    d = json.loads(r.stdout)
+    assert d["supported"] is False and d["ops"] == [] and d["gpu"]["runs_on_gpu"] is None
+    assert d["errors"] and all(str(bad) in e and "error: " in e for e in d["errors"]), d["errors"]
+    bad.unlink()
