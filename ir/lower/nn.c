@@ -4,7 +4,7 @@
  * matrix products (with 1-d operands), batch norm, normalizations with
  * input statistics (layer, group, instance, RMS), attention, pooling (1-d
  * through the 2-d node, 3-d), upsampling, reductions, softmax, pairwise
- * distances (cdist, pdist), col2im (fold).
+ * distances (cdist, pdist), col2im (fold) and im2col (unfold).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -643,6 +643,29 @@ int lower_cdist(Imp *m, const cJSON *node)
 	return 0;
 }
 
+/* The window arguments of fold and unfold (kernel_size, dilation, padding,
+ * stride: one value or two) into w[4][2], checked, and the number of
+ * blocks per spatial dim of a (padded) size[2] in nb. */
+static int window2(Imp *m, const char *op, const int64_t *size, int64_t w[4][2], int64_t nb[2])
+{
+	static const char *const names[4] = {"kernel_size", "dilation", "padding", "stride"};
+	for (int k = 0; k < 4; k++) {
+		Val *a = lw_arg(m, names[k]);
+		for (int j = 0; j < 2; j++)
+			w[k][j] = a->k == V_INTS && a->n > 0 ? a->is[a->n > j ? j : 0] : 0;
+	}
+	int64_t *ks = w[0], *dl = w[1], *pd = w[2], *st = w[3];
+	for (int j = 0; j < 2; j++) {
+		if (ks[j] < 1 || dl[j] < 1 || st[j] < 1 || pd[j] < 0) {
+			lw_error(m, "%s with kernel_size %lld, dilation %lld, stride %lld, padding %lld", op, (long long)ks[j],
+			         (long long)dl[j], (long long)st[j], (long long)pd[j]);
+			return -1;
+		}
+		nb[j] = (size[j] + 2 * pd[j] - dl[j] * (ks[j] - 1) - 1) / st[j] + 1;
+	}
+	return 0;
+}
+
 /* col2im (F.fold): self [N,] C*kh*kw, L with L = Lh*Lw blocks, where
  * Lh = (H + 2*pad - dil*(kh-1) - 1) / stride + 1 (likewise Lw). The node
  * reads self through a view [N,] C, kh, kw, Lh, Lw (the column dims split,
@@ -657,22 +680,13 @@ int lower_col2im(Imp *m, const cJSON *node)
 		lw_error(m, "col2im of a rank-%d tensor (expected (N, C*kh*kw, L) or (C*kh*kw, L))", s->rank);
 		return -1;
 	}
-	static const char *const names[5] = {"output_size", "kernel_size", "dilation", "padding", "stride"};
-	int64_t v[5][2];
-	for (int k = 0; k < 5; k++) {
-		Val *a = lw_arg(m, names[k]);
-		for (int j = 0; j < 2; j++)
-			v[k][j] = a->k == V_INTS && a->n > 0 ? a->is[a->n > j ? j : 0] : 0;
-	}
-	int64_t *osz = v[0], *ks = v[1], *dl = v[2], *pd = v[3], *st = v[4], nblk[2];
-	for (int j = 0; j < 2; j++) {
-		if (ks[j] < 1 || dl[j] < 1 || st[j] < 1 || pd[j] < 0) {
-			lw_error(m, "col2im with kernel_size %lld, dilation %lld, stride %lld, padding %lld",
-			         (long long)ks[j], (long long)dl[j], (long long)st[j], (long long)pd[j]);
-			return -1;
-		}
-		nblk[j] = (osz[j] + 2 * pd[j] - dl[j] * (ks[j] - 1) - 1) / st[j] + 1;
-	}
+	Val *ov = lw_arg(m, "output_size");
+	int64_t osz[2], w[4][2], nblk[2];
+	for (int j = 0; j < 2; j++)
+		osz[j] = ov->k == V_INTS && ov->n > 0 ? ov->is[ov->n > j ? j : 0] : 0;
+	if (window2(m, "col2im", osz, w, nblk))
+		return -1;
+	int64_t *ks = w[0], *dl = w[1], *pd = w[2], *st = w[3];
 	int b = s->rank - 2;   /* 1 if batched */
 	int64_t rows = lw_dim(m, x, b), cols = lw_dim(m, x, b + 1);
 	if (nblk[0] < 1 || nblk[1] < 1 || rows % (ks[0] * ks[1]) || cols != nblk[0] * nblk[1]) {
@@ -701,6 +715,55 @@ int lower_col2im(Imp *m, const cJSON *node)
 	LibNode *l = lw_lib(m, LIB_COL2IM);
 	l->in[0] = cv, l->nin = 1;
 	l->out[0] = out, l->nout = 1;
+	lib_set_ints(m->g, l, "dilation", dl, 2);
+	lib_set_ints(m->g, l, "padding", pd, 2);
+	lib_set_ints(m->g, l, "stride", st, 2);
+	return 0;
+}
+
+/* im2col (F.unfold): self [N,] C, H, W into [N,] C*kh*kw, L, computed as
+ * [N,] C, kh, kw, Lh, Lw and viewed as the graph's shape. */
+int lower_im2col(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	if (x < 0)
+		return -1;
+	Container *s = lw_c(m, x);
+	if (s->rank != 3 && s->rank != 4) {
+		lw_error(m, "im2col of a rank-%d tensor (expected (N, C, H, W) or (C, H, W))", s->rank);
+		return -1;
+	}
+	int bt = s->rank - 3;
+	int64_t size[2] = {lw_dim(m, x, bt + 1), lw_dim(m, x, bt + 2)}, w[4][2], nb[2];
+	if (window2(m, "im2col", size, w, nb))
+		return -1;
+	int64_t *ks = w[0], *dl = w[1], *pd = w[2], *st = w[3];
+	for (int j = 0; j < 2; j++)
+		if (nb[j] < 1) {
+			lw_error(m, "im2col: the kernel does not fit the padded input in dim %d", bt + 1 + j);
+			return -1;
+		}
+	const char *on = lw_out_name(node, 0);
+	Meta mt;
+	if (!on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
+		return -1;
+	int64_t sh[6];
+	int r = 0;
+	if (bt)
+		sh[r++] = lw_dim(m, x, 0);
+	sh[r++] = lw_dim(m, x, bt);
+	sh[r++] = ks[0], sh[r++] = ks[1], sh[r++] = nb[0], sh[r++] = nb[1];
+	int c = sdfg_add_container(m->g, arena_printf(m->a, "%s_cols", on), (Dtype)mt.dt, CK_TRANSIENT, r, sh);
+	lw_c(m, c)->origin = "";
+	Expr *os[MAXDIM];
+	if (!lw_reshape_strides(m, c, mt.rank, mt.shape, os)) {
+		lw_error(m, "internal: im2col output '%s' is not a view of its columns", on);
+		return -1;
+	}
+	lw_view(m, on, c, mt.rank, mt.shape, os, ex_int(m->g, 0));
+	LibNode *l = lw_lib(m, LIB_IM2COL);
+	l->in[0] = x, l->nin = 1;
+	l->out[0] = c, l->nout = 1;
 	lib_set_ints(m->g, l, "dilation", dl, 2);
 	lib_set_ints(m->g, l, "padding", pd, 2);
 	lib_set_ints(m->g, l, "stride", st, 2);

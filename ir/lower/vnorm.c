@@ -3,7 +3,7 @@
  * linalg_vector_norm (every ord: 0, 1, 2, +-inf, any other p), linalg_norm
  * and frobenius_norm where they are vector norms, weight normalization
  * (_weight_norm, _weight_norm_interface: w = g * v / ||v|| over every dim
- * but one) and cosine_similarity; and im2col (F.unfold).
+ * but one) and cosine_similarity.
  *
  * A norm is one LIB_REDUCE in mode RD_NORM_ (ir/expand/nn.c); weight norm
  * and cosine similarity chain it with elementwise nodes in the dtypes
@@ -264,65 +264,5 @@ int lower_vnorm(Imp *m, const cJSON *node)
 	if (out < 0)
 		return -1;
 	norm_node(m, x, out, dims, nd, ord);
-	return 0;
-}
-
-/* im2col (F.unfold): self [N,] C, H, W into [N,] C*kh*kw, L, computed as
- * [N,] C, kh, kw, Lh, Lw and viewed as the graph's shape. */
-int lower_im2col(Imp *m, const cJSON *node)
-{
-	int x = lw_tensor(m, "self");
-	if (x < 0)
-		return -1;
-	Container *s = lw_c(m, x);
-	if (s->rank != 3 && s->rank != 4) {
-		lw_error(m, "im2col of a rank-%d tensor (expected (N, C, H, W) or (C, H, W))", s->rank);
-		return -1;
-	}
-	static const char *const names[4] = {"kernel_size", "dilation", "padding", "stride"};
-	int64_t v[4][2];
-	for (int k = 0; k < 4; k++) {
-		Val *a = lw_arg(m, names[k]);
-		for (int j = 0; j < 2; j++)
-			v[k][j] = a->k == V_INTS && a->n > 0 ? a->is[a->n > j ? j : 0] : 0;
-	}
-	int64_t *ks = v[0], *dl = v[1], *pd = v[2], *st = v[3], nb[2];
-	int bt = s->rank - 3;
-	for (int j = 0; j < 2; j++) {
-		if (ks[j] < 1 || dl[j] < 1 || st[j] < 1 || pd[j] < 0) {
-			lw_error(m, "im2col with kernel_size %lld, dilation %lld, stride %lld, padding %lld", (long long)ks[j],
-			         (long long)dl[j], (long long)st[j], (long long)pd[j]);
-			return -1;
-		}
-		nb[j] = (lw_dim(m, x, bt + 1 + j) + 2 * pd[j] - dl[j] * (ks[j] - 1) - 1) / st[j] + 1;
-		if (nb[j] < 1) {
-			lw_error(m, "im2col: the kernel does not fit the padded input in dim %d", bt + 1 + j);
-			return -1;
-		}
-	}
-	const char *on = lw_out_name(node, 0);
-	Meta mt;
-	if (!on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
-		return -1;
-	int64_t sh[6];
-	int r = 0;
-	if (bt)
-		sh[r++] = lw_dim(m, x, 0);
-	sh[r++] = lw_dim(m, x, bt);
-	sh[r++] = ks[0], sh[r++] = ks[1], sh[r++] = nb[0], sh[r++] = nb[1];
-	int c = sdfg_add_container(m->g, arena_printf(m->a, "%s_cols", on), (Dtype)mt.dt, CK_TRANSIENT, r, sh);
-	lw_c(m, c)->origin = "";
-	Expr *os[MAXDIM];
-	if (!lw_reshape_strides(m, c, mt.rank, mt.shape, os)) {
-		lw_error(m, "internal: im2col output '%s' is not a view of its columns", on);
-		return -1;
-	}
-	lw_view(m, on, c, mt.rank, mt.shape, os, ex_int(m->g, 0));
-	LibNode *l = lw_lib(m, LIB_IM2COL);
-	l->in[0] = x, l->nin = 1;
-	l->out[0] = c, l->nout = 1;
-	lib_set_ints(m->g, l, "dilation", dl, 2);
-	lib_set_ints(m->g, l, "padding", pd, 2);
-	lib_set_ints(m->g, l, "stride", st, 2);
 	return 0;
 }
