@@ -1364,7 +1364,7 @@ static void rebind_mutated(Imp *m, const cJSON *node)
 			int old = e->id, r = sdfg_root_of(m->g, old), nr = -1;
 			/* other views of the same storage (its base, its other views):
 			 * they see the write, through the written storage */
-			for (int j = 0; j < m->nvals && nr < 0; j++) {
+			for (int j = 0; j < m->nvals; j++) {
 				ValueEnt *a = &m->vals[j];
 				if (!strcmp(a->root, root) && strcmp(a->name, vn) && strcmp(a->name, on) && value_ent(m, a->name) == a &&
 				    a->id != old && sdfg_root_of(m->g, a->id) == r) {

@@ -7,17 +7,18 @@
  *  1. tasklets: inside every tasklet block, a tasklet that does not store
  *     and whose value no later tasklet uses (as an operand, or through the
  *     value symbol it binds in an index) is dropped, an index check
- *     (T_INDEX) included: it only guards the accesses that use it, but not a
- *     run-time assertion (T_ASSERT), which fails the run itself; OPD_VAL references
- *     are renumbered so they keep naming the same tasklets. Blocks left
- *     empty, and loops and nested sequences left without a body, are
- *     removed from their sequence.
+ *     (T_INDEX) included: it only guards the accesses that use it, but not
+ *     a run-time assertion (T_ASSERT), which fails the run itself; OPD_VAL
+ *     references are renumbered so they keep naming the same tasklets.
+ *     Blocks left empty, and loops and nested sequences left without a
+ *     body, are removed from their sequence.
  *  2. top level: a child of the root sequence (a library-node block before
  *     expansion, a whole loop nest after it) is dead when none of the
  *     non-local containers it writes is an output or is read by another
- *     top-level child, and it holds no run-time assertion. A read of a view counts as a read of its base and a
- *     write through a view as a write of its base (node_reads/node_writes
- *     compare roots), so a live view keeps its base's writer alive.
+ *     top-level child, and it holds no run-time assertion. A read of a view
+ *     counts as a read of its base and a write through a view as a write of
+ *     its base (node_reads/node_writes compare roots), so a live view keeps
+ *     its base's writer alive.
  *     Removing a child removes its reads, which can kill earlier writers;
  *     the sweep runs backwards and repeats until nothing changes.
  *  3. containers: every container that no remaining node reads or writes

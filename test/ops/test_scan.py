@@ -12,10 +12,9 @@ and dtypes, weight norm (wav2vec2's conv), cosine similarity and im2col
 (F.unfold). Few groups, many cases each, at both IR levels."""
 
 import os
-import subprocess
 
 from harness import Case, check_cases
-from conftest import doccc_path, require
+from conftest import require
 
 FAST = os.environ.get("DOCCC_SCAN_FAST")  # one target, one IR level: for debugging
 KW = dict(targets=("none",), irs=("training",)) if FAST else {}
@@ -174,9 +173,8 @@ def test_search_and_index(tmp_path):
 
 
 def test_one_hot_and_0d_index(tmp_path):
-    """one_hot's Core ATen form checks the classes with _assert_async.msg
-    (another branch adds it): until doccc lists that op, its group runs at
-    the training IR only. index_add with a 0-d index: its Core ATen
+    """one_hot at both IR levels (Core ATen checks the classes with
+    _assert_async.msg, a run-time check). index_add with a 0-d index: its Core ATen
     decomposition is an index_put that torch's own kernel rejects (values
     [N, 1] for an indexed result [N]), so only the training IR is meaningful."""
     torch = require("torch")
@@ -187,9 +185,7 @@ def test_one_hot_and_0d_index(tmp_path):
         Case("one_hot", lambda c: (torch.nn.functional.one_hot(c, 5), torch.nn.functional.one_hot(c[0], 7),
                                    torch.nn.functional.one_hot(c.t(), 6)), (cls,)),
     ]
-    ops = subprocess.run([str(doccc_path()), "--list-ops"], capture_output=True, text=True).stdout
-    kw = dict(KW) if "_assert_async.msg" in ops or FAST else dict(KW, irs=("training",))
-    check_cases(tmp_path, "one_hot", cases, **kw)
+    check_cases(tmp_path, "one_hot", cases, **KW)
     cases = [
         Case("index_0d", lambda x, s: (x.index_add(1, torch.tensor(4), s[:, :1]), x.index_add(0, torch.tensor(2), s[:1], alpha=3)),
              (x, s)),
