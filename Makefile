@@ -4,6 +4,7 @@
 #   make demo       install what is missing, compile ResNet-18, run the C example
 #   make test       install what is missing, run the whole suite
 #   make asan       the suite under address and undefined-behaviour sanitizers
+#   make fuzz       every fuzz harness for FUZZ_SECONDS each (test/fuzz/fuzz.mk)
 #   make bench      latency of doccc libraries next to PyTorch
 #   make install PREFIX=/usr/local DESTDIR=
 #   make golden     rewrite golden files (review the diff in git)
@@ -73,7 +74,7 @@ unit: $(UNIT_BIN)
 setup:
 	@sh test/setup.sh
 
-test: setup all unit
+test: setup all unit fuzz-replay
 	$(PYTHON) -m pytest -q test
 
 demo: setup all
@@ -87,6 +88,8 @@ asan:
 
 golden: all
 	DOCCC_GOLDEN_UPDATE=1 $(PYTHON) -m pytest -q test -k golden
+
+include test/fuzz/fuzz.mk
 
 install: $(BUILD)/doccc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

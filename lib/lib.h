@@ -54,6 +54,32 @@ NORETURN void diag_internal(const char *file, int line, const char *fmt, ...) PR
 	((x) ? (void)0 : diag_internal(__FILE__, __LINE__, "assertion failed: %s", #x))
 #define DOCC_UNREACHABLE() diag_internal(__FILE__, __LINE__, "unreachable")
 
+/* ---- checked arithmetic ------------------------------------------------------
+ * Every size, element count, stride and byte offset that comes from input is
+ * computed with these, in one place: each returns 0 and stores the result, or
+ * returns -1 (leaving *out unchanged) when the exact result does not fit. */
+static inline int ck_add(int64_t a, int64_t b, int64_t *out)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r)) return -1;
+	*out = r;
+	return 0;
+}
+static inline int ck_mul(int64_t a, int64_t b, int64_t *out)
+{
+	int64_t r;
+	if (__builtin_mul_overflow(a, b, &r)) return -1;
+	*out = r;
+	return 0;
+}
+static inline int ck_size(size_t a, size_t b, size_t *out)  /* a*b as size_t */
+{
+	size_t r;
+	if (__builtin_mul_overflow(a, b, &r)) return -1;
+	*out = r;
+	return 0;
+}
+
 /* ---- arena.c: arena memory -------------------------------------------------
  * One arena per compilation; no individual frees. Memory is zeroed and
  * aligned to 16 bytes (arena_alloc_aligned for more). Out of memory aborts
