@@ -33,6 +33,10 @@ void blob_layout(Sdfg *g, Blob *b);
 void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *out);
 /* Status names and the C type of a dtype, shared by both emitters. */
 const char *emit_dtype_macro(Dtype d);
+/* s (a name from the model, the command line, an option) as the body of a C
+ * comment (buf_ccomment), copied into arena a: what the %s of every comment
+ * that the backends write prints (emit.c). */
+const char *emit_comment(Arena *a, const char *s);
 
 /* 0 ok; 1 failure reported; 3 the external compiler failed (its stderr shown). */
 int backend_build(Sdfg *g, const Target *t, const BuildArgs *a);

@@ -79,6 +79,15 @@ void emit_line(Em *e, const char *fmt, ...)
 	buf_putc(e->b, '\n');
 }
 
+const char *emit_comment(Arena *a, const char *s)
+{
+	Buf c = {0};
+	buf_ccomment(&c, s);
+	char *r = arena_strdup(a, c.s ? c.s : "");
+	buf_free(&c);
+	return r;
+}
+
 void emit_double(Buf *b, double v, Dtype d)
 {
 	if (isnan(v))
@@ -417,7 +426,7 @@ static void emit_assert(Em *e, const Node *n, int i, char *const *a)
 	const Tasklet *t = &n->ts[i];
 	const char *op = e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?";
 	char *code = arena_printf(e->g->arena, "DOCCC_ERR_ASSERT + 256 * %d", (int)t->p[0]);
-	emit_line(e, "if (!(%s)) %s /* run-time assertion of '%s' */", a[0], e->p->fail(e, code), op);
+	emit_line(e, "if (!(%s)) %s /* run-time assertion of '%s' */", a[0], e->p->fail(e, code), emit_comment(e->g->arena, op));
 }
 
 /* T_INDEX: the index a[0] wrapped once (p[0]) and checked against the size
@@ -430,7 +439,7 @@ static void emit_index(Em *e, const Node *n, int i, char *const *a)
 	if (t->p[0] != 0)
 		emit_line(e, "if (t%d < 0) t%d += %s;", i, i, a[1]);
 	emit_line(e, "if ((uint64_t)t%d >= (uint64_t)%s) %s /* index out of range in '%s' */", i, a[1], e->p->fail(e, "DOCCC_ERR_INDEX"),
-	     op);
+	     emit_comment(e->g->arena, op));
 }
 
 void emit_block(Em *e, Node *n)
@@ -455,7 +464,7 @@ void emit_block(Em *e, Node *n)
 		Buf ex = {0};
 		if (is_int_div(t))
 			emit_line(e, "if ((%s) == 0) %s /* integer division by zero in '%s' */", a[1], e->p->fail(e, "DOCCC_ERR_ZERODIV"),
-			     e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?");
+			     emit_comment(e->g->arena, e->top && *e->top ? e->top : n->label && *n->label ? n->label : "?"));
 		if (t->code == T_INDEX)
 			emit_index(e, n, i, a);
 		else if (t->code == T_ASSERT) {
@@ -818,7 +827,7 @@ void emit_status_decode(Em *e)
 	buf_puts(b, "#include <stdio.h>\nstatic const char *const dc_assert_msgs[] = {\n");
 	for (int i = 0; i < g->nmsgs; i++) {
 		buf_puts(b, "\t");
-		buf_quote(b, g->msgs[i]);
+		buf_cstr(b, g->msgs[i]);
 		buf_puts(b, ",\n");
 	}
 	buf_printf(b, "};\n\nstatic int dc_status(%s_t *m, int st)\n{\n\tif ((st & 255) != DOCCC_ERR_ASSERT)\n\t\treturn st;\n"
@@ -848,7 +857,7 @@ void emit_desc_tables(Em *e)
 			Container *c = sdfg_c(g, ids[i]);
 			int64_t numel = sdfg_numel(g, ids[i]);
 			buf_puts(b, "\t{");
-			buf_quote(b, c->origin && *c->origin ? c->origin : c->name);
+			buf_cstr(b, c->origin && *c->origin ? c->origin : c->name);
 			buf_printf(b, ", %s, %d, dc_%s%d_shape, %lld, %lld},\n", emit_dtype_macro(c->dt), c->rank, io ? "out" : "in", i,
 			           (long long)numel, (long long)(numel * dtype_info[c->dt].size));
 		}

@@ -67,7 +67,7 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 	              " * %s_run() takes one pointer per input and output, in graph order; separate\n"
 	              " * handles run concurrently from separate threads. Functions return DOCCC_OK\n"
 	              " * or a DOCCC_ERR_* status that %s_strerror() describes.\n */\n",
-	           nm, DOCCC_VERSION, t->name, t->category, a->cmdline ? a->cmdline : "", g->hash, nm, (long long)g->arena_size,
+	           nm, DOCCC_VERSION, t->name, t->category, emit_comment(g->arena, a->cmdline), g->hash, nm, (long long)g->arena_size,
 	           nm, nm);
 	int dev = TARGET_IS_GPU(t);
 	if (dev)
@@ -79,7 +79,7 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 		              " * on every call, warning once per instance through the log hook\n"
 		              " * (%s_set_log). Runtime failures and pointers on the wrong side return\n"
 		              " * DOCCC_ERR_DEVICE; %s_last_error() has the message.\n */\n",
-		           t->kind == TG_CUDA ? "CUDA" : "HIP", t->simulate ? ", simulated on the CPU" : "", t->march, nm, nm, nm,
+		           t->kind == TG_CUDA ? "CUDA" : "HIP", t->simulate ? ", simulated on the CPU" : "", emit_comment(g->arena, t->march), nm, nm, nm,
 		           nm, nm, nm, nm);
 	else if (t->fallback)
 		buf_printf(b, "/*\n * Built for the host although the target is %s: some op has no GPU\n"
@@ -98,7 +98,7 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 		for (int i = 0; i < n; i++) {
 			Container *c = sdfg_c(g, ids[i]);
 			buf_printf(b, "#define %s_%s%d_NAME ", up, w, i);
-			buf_quote(b, c->origin && *c->origin ? c->origin : c->name);
+			buf_cstr(b, c->origin && *c->origin ? c->origin : c->name);
 			buf_printf(b, "\n#define %s_%s%d_DTYPE %s\n#define %s_%s%d_RANK %d\n#define %s_%s%d_SHAPE {", up, w, i,
 			           emit_dtype_macro(c->dt), up, w, i, c->rank, up, w, i);
 			for (int d = 0; d < c->rank; d++) {

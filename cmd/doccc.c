@@ -61,6 +61,24 @@ static const char usage_text[] =
 	"Exit status: 0 ok, 1 bad input or unsupported model, 2 usage, 3 compiler failed.\n"
 	"See doccc(1).\n";
 
+/* Why the -n NAME v cannot name a model (it prefixes every symbol of the
+ * library and its header, which is C++ too), or NULL when it can. */
+static const char *name_problem(const char *v)
+{
+	if (strlen(v) > 64)
+		return "is longer than 64 characters";
+	if (v[0] >= '0' && v[0] <= '9')
+		return "starts with a digit";
+	for (const char *p = v; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return "is not a C identifier";
+	if (c_is_keyword(v))
+		return "is a C or C++ keyword";
+	if (v[0] == '_' && (v[1] == '_' || (v[1] >= 'A' && v[1] <= 'Z')))
+		return "is reserved to the C implementation (it starts with __ or _ and a capital)";
+	return NULL;
+}
+
 static int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "doccc: error: ");
@@ -329,6 +347,16 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 		} else if (TAKE("-n") || TAKE("--name")) {
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
+			const char *why = name_problem(v);
+			if (why) {
+				Buf m = {0};
+				buf_puts(&m, "model name '");
+				buf_escape(&m, ESC_TERM, v, strlen(v));
+				buf_printf(&m, "' %s (-n takes a C identifier of at most 64 characters, no keyword)", why);
+				int rc = usage_error("%s", m.s);
+				buf_free(&m);
+				return rc;
+			}
 			name = v;
 		} else if (TAKE("--options")) {
 			if (!v)
@@ -418,11 +446,6 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 
 	/* Output paths. */
 	char *nm = name ? arena_strdup(a, name) : path_to_ident(a, input);
-	if (name) {
-		char *id = path_to_ident(a, arena_printf(a, "%s.x", name));
-		if (strcmp(id, name))
-			return usage_error("model name '%s' is not a C identifier", name);
-	}
 	const char *dir = ".";
 	const char *lib = NULL;
 	if (out) {

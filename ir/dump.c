@@ -305,17 +305,11 @@ void sdfg_dump_json(Sdfg *g, Buf *b)
 }
 
 /* ---- DOT ------------------------------------------------------------------------------- */
-/* A double-quoted DOT string: quotes and backslashes escaped, newlines as
- * DOT's centred line break. */
+/* A double-quoted DOT string showing s (buf_dot: names from the model are
+ * shown, never read as DOT's escapes). */
 static void dq(Buf *b, const char *s)
 {
-	buf_putc(b, '"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\') buf_putc(b, '\\');
-		if (*s == '\n') buf_puts(b, "\\n");
-		else buf_putc(b, *s);
-	}
-	buf_putc(b, '"');
+	buf_dot(b, s);
 }
 
 static void subset_text(Buf *t, const Sdfg *g, const Memlet *m)

@@ -10,7 +10,8 @@
  *
  * Names: container and symbol names are C identifiers, unique across both
  * containers and symbols (they share the scope of the generated function):
- * invalid characters become '_', a leading digit gets a '_' prefix, C (and
+ * a name that is not an identifier is encoded by buf_ident (injective, so
+ * two input names never meet in one identifier by accident), C (and
  * C++) keywords and the C library names that emitted code uses (exp, sqrt,
  * int64_t ...) get a '_' suffix, and a clash appends _1, _2, ... Shape
  * symbols should be created before containers that could clash with them
@@ -27,18 +28,8 @@
 #include "ir.h"
 
 /* ---- names ------------------------------------------------------------------------ */
+/* Library names generated code may use (keywords: c_is_keyword). */
 static const char *const reserved[] = {
-	/* C11, C23 and C++ keywords */
-	"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-	"enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-	"restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
-	"union", "unsigned", "void", "volatile", "while", "bool", "true", "false", "nullptr",
-	"alignas", "alignof", "static_assert", "thread_local", "typeof", "typeof_unqual",
-	"constexpr", "class", "new", "delete", "this", "template", "typename", "namespace",
-	"operator", "private", "public", "protected", "virtual", "try", "catch", "throw", "friend",
-	"using", "explicit", "mutable", "export", "asm", "and", "or", "not", "xor", "compl",
-	"bitand", "bitor", "not_eq", "and_eq", "or_eq", "xor_eq",
-	/* library names generated code may use */
 	"main", "exp", "expf", "exp2", "exp2f", "expm1", "expm1f", "log", "logf", "log2", "log2f",
 	"log10", "log10f", "log1p", "log1pf", "sqrt", "sqrtf", "cbrt", "cbrtf", "tanh", "tanhf",
 	"sinh", "sinhf", "cosh", "coshf", "erf", "erff", "erfc", "erfcf", "sin", "sinf", "cos",
@@ -62,6 +53,7 @@ static const char *const reserved[] = {
 
 static int is_reserved(const char *s)
 {
+	if (c_is_keyword(s)) return 1;
 	for (size_t i = 0; i < COUNTOF(reserved); i++)
 		if (!strcmp(reserved[i], s)) return 1;
 	/* Leading double underscore or underscore-capital is the implementation's. */
@@ -95,16 +87,12 @@ static long suffix_of(const char *s, const char *base, size_t blen)
 static char *unique_name(Sdfg *g, const char *name, const char *dflt)
 {
 	if (!name || !*name) name = dflt;
-	size_t n = strlen(name);
-	char *s = arena_alloc(g->arena, n + 3);
-	char *p = s;
-	if (name[0] >= '0' && name[0] <= '9') *p++ = '_';
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-		*p++ = ok ? c : '_';
-	}
-	*p = 0;
+	Buf id = {0};
+	buf_ident(&id, name);
+	char *s = arena_alloc(g->arena, id.len + 2);
+	memcpy(s, id.s, id.len);
+	char *p = s + id.len;
+	buf_free(&id);
 	if (is_reserved(s)) *p++ = '_', *p = 0;
 	if (!name_taken(g, s)) return s;
 	/* One scan for the largest suffix in use keeps this linear per name. */

@@ -1,21 +1,33 @@
 /*
- * buf.c - growable, malloc'd strings (a Buf starts as {0}).
+ * buf.c - growable, malloc'd strings (a Buf starts as {0}), and the one place
+ * where text from outside is made safe for what it is written into.
  *
  * Invariants: once anything was written, b->s is NUL-terminated and
  * b->len < b->cap; the buffer grows by doubling. buf_free returns it to {0}.
  * Out of memory aborts, as in the arena.
  *
- * buf_quote writes a double-quoted literal that is valid both as a C string
- * literal and as a JSON string, so one function serves emitted code and
- * JSON metadata. Only the escapes the two languages share are used:
- *   \\  \"  \n  \t  \r        escaped;
- *   other bytes < 0x20, 0x7f  written as '?' (lossy: JSON's \u00XX is not
- *                             valid C, C's octal/hex escapes are not JSON);
- *   bytes >= 0x80             copied (UTF-8 passes through both);
- *   "??x" trigraph openers    the second '?' is written as '_' when x is one
- *                             of = / ' ( ) ! < > - (ISO C before C23 would
- *                             otherwise rewrite "??=" into '#'; "\?" is not
- *                             JSON). Names from torch graphs never hit this.
+ * Escaping (lib.h lists what each kind guarantees): buf_escape walks the
+ * input one character at a time, a character being a valid UTF-8 sequence
+ * or else a single byte. A character is "plain" when it is printable: ASCII
+ * 0x20-0x7e, or a UTF-8 code point that is no C1 control, no line or
+ * paragraph separator, no byte-order mark and no bidirectional control (the
+ * "Trojan Source" characters, which make text read differently from what it
+ * is). Each kind writes plain characters through, bar the few its syntax
+ * gives a meaning, and spells every other one out; the kinds differ in the
+ * spelling (octal escapes in C strings, \uXXXX in JSON, visible \xNN text
+ * in comments, DOT labels and terminals) and in which ASCII characters are
+ * special:
+ *   comments  '\\' (line splices), "*" "/" next to each other or at the
+ *             ends (so a body never closes or opens a comment, whatever
+ *             the caller writes around it) and the second '?' of "??"
+ *             (trigraphs are live under -std=c11; "??/" is a backslash);
+ *   C strings '"', '\\', and again the second '?' of "??", as \?; every
+ *             byte >= 0x80 as octal too, so the literal is plain ASCII;
+ *   JSON      '"', '\\';  DOT  '"', '\\' (DOT's own escapes start with it).
+ * Identifiers are a code of their own (lib.h): injective because a plain
+ * identifier never starts with the prefix that every encoded one has, and
+ * the encoding after it decodes uniquely ('_' is always followed by '_' or
+ * two hex digits).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,27 +103,223 @@ void buf_free(Buf *b)
 	b->len = b->cap = 0;
 }
 
-void buf_quote(Buf *b, const char *s)
+/* The length (1-4) of the valid UTF-8 sequence at p (of n > 0 bytes), its
+ * code point in *cp; 0 if the byte at p starts none (overlong forms,
+ * surrogates and code points past U+10FFFF are invalid). */
+static int utf8_at(const unsigned char *p, size_t n, uint32_t *cp)
 {
-	int prev = 0; /* the last character written inside the quotes */
-	buf_putc(b, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		int c = *p;
-		switch (c) {
-		case '\\': buf_puts(b, "\\\\"); break;
-		case '"': buf_puts(b, "\\\""); break;
+	static const uint32_t minv[5] = {0, 0, 0x80, 0x800, 0x10000};
+	int len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+	if (!len || (size_t)len > n)
+		return 0;
+	uint32_t c = len == 1 ? p[0] : p[0] & (0x7f >> len);
+	for (int i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < minv[len] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* A printable code point (see the top of the file). */
+static int cp_plain(uint32_t c)
+{
+	if (c < 0x20 || (c >= 0x7f && c < 0xa0))
+		return 0;
+	return !(c == 0x061c || c == 0x200e || c == 0x200f || (c >= 0x2028 && c <= 0x202e) ||
+	         (c >= 0x2066 && c <= 0x2069) || c == 0xfeff);
+}
+
+/* The visible form of a character that is not plain, byte by byte. */
+static void put_visible(Buf *b, const unsigned char *p, int len)
+{
+	for (int i = 0; i < len; i++) {
+		switch (p[i]) {
 		case '\n': buf_puts(b, "\\n"); break;
 		case '\t': buf_puts(b, "\\t"); break;
 		case '\r': buf_puts(b, "\\r"); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				c = '?';
-			if (c == '?' && prev == '?' && p[1] && strchr("=/'()!<>-", p[1]))
-				c = '_';
-			buf_putc(b, c);
-			break;
+		default: buf_printf(b, "\\x%02x", p[i]); break;
 		}
-		prev = c;
 	}
-	buf_putc(b, '"');
+}
+
+static int is_alnum(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+#define IDENT_PREFIX "dcx_"
+
+static void put_ident(Buf *b, const unsigned char *s, size_t n)
+{
+	int plain = n > 0 && !(s[0] >= '0' && s[0] <= '9') &&
+	            !(n >= strlen(IDENT_PREFIX) && !memcmp(s, IDENT_PREFIX, strlen(IDENT_PREFIX)));
+	for (size_t i = 0; i < n && plain; i++)
+		plain = is_alnum(s[i]) || s[i] == '_';
+	if (plain) {
+		buf_putn(b, (const char *)s, n);
+		return;
+	}
+	buf_puts(b, IDENT_PREFIX);
+	for (size_t i = 0; i < n; i++) {
+		if (is_alnum(s[i]))
+			buf_putc(b, s[i]);
+		else if (s[i] == '_')
+			buf_puts(b, "__");
+		else
+			buf_printf(b, "_%02X", s[i]);
+	}
+}
+
+void buf_escape(Buf *b, Esc how, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	if (!str)
+		n = 0;
+	if (how == ESC_IDENT) {
+		put_ident(b, s, n);
+		return;
+	}
+	int quoted = how == ESC_CSTR || how == ESC_JSON || how == ESC_DOT;
+	if (quoted)
+		buf_putc(b, '"');
+	/* prev: the last character written as itself ('*' before a comment's
+	 * body stands for the opener's) */
+	int prev = how == ESC_COMMENT ? '*' : 0;
+	for (size_t i = 0; i < n;) {
+		uint32_t cp = 0;
+		int len = utf8_at(s + i, n - i, &cp);
+		int plain = len && cp_plain(cp);
+		int c = s[i], next = i + 1 < n ? s[i + 1] : -1;
+		if (!len)
+			len = 1;
+		int lit = 0; /* written as itself */
+		switch (how) {
+		case ESC_COMMENT:
+			if (!plain || c == '\\' || (c == '?' && prev == '?'))
+				;
+			else if (c == '/')
+				lit = prev != '*' && next != '*' && next != -1;
+			else if (c == '*')
+				lit = prev != '/';
+			else
+				lit = 1;
+			if (lit)
+				buf_putn(b, (const char *)s + i, (size_t)len);
+			else if (plain)
+				buf_printf(b, "\\x%02x", c);
+			else
+				put_visible(b, s + i, len);
+			break;
+		case ESC_CSTR:
+			lit = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && !(c == '?' && prev == '?');
+			len = 1;
+			if (lit)
+				buf_putc(b, c);
+			else if (c == '"' || c == '\\' || c == '?')
+				buf_printf(b, "\\%c", c);
+			else if (c == '\n')
+				buf_puts(b, "\\n");
+			else if (c == '\t')
+				buf_puts(b, "\\t");
+			else if (c == '\r')
+				buf_puts(b, "\\r");
+			else
+				buf_printf(b, "\\%03o", c);
+			break;
+		case ESC_JSON:
+			lit = plain && c != '"' && c != '\\';
+			if (lit)
+				buf_putn(b, (const char *)s + i, (size_t)len);
+			else if (c == '"' || c == '\\')
+				buf_printf(b, "\\%c", c);
+			else if (c == '\n')
+				buf_puts(b, "\\n");
+			else if (c == '\t')
+				buf_puts(b, "\\t");
+			else if (c == '\r')
+				buf_puts(b, "\\r");
+			else if (utf8_at(s + i, n - i, &cp))
+				buf_printf(b, "\\u%04x", cp); /* every code point not plain is in the BMP */
+			else
+				buf_printf(b, "\\\\x%02x", c);
+			break;
+		case ESC_DOT:
+		case ESC_TERM:
+			lit = plain && (how == ESC_TERM || (c != '"' && c != '\\'));
+			if (lit)
+				buf_putn(b, (const char *)s + i, (size_t)len);
+			else if (plain)
+				buf_printf(b, "\\%c", c);
+			else if (how == ESC_TERM)
+				put_visible(b, s + i, len);
+			else {
+				/* DOT reads "\\" as one backslash, so the text shows \xNN */
+				Buf v = {0};
+				put_visible(&v, s + i, len);
+				for (size_t k = 0; k < v.len; k++) {
+					if (v.s[k] == '\\')
+						buf_putc(b, '\\');
+					buf_putc(b, v.s[k]);
+				}
+				buf_free(&v);
+			}
+			break;
+		case ESC_IDENT:
+			DOCC_UNREACHABLE();
+		}
+		prev = lit ? c : 0;
+		i += (size_t)len;
+	}
+	if (quoted)
+		buf_putc(b, '"');
+}
+
+void buf_ccomment(Buf *b, const char *s)
+{
+	buf_escape(b, ESC_COMMENT, s, s ? strlen(s) : 0);
+}
+
+void buf_cstr(Buf *b, const char *s)
+{
+	buf_escape(b, ESC_CSTR, s, s ? strlen(s) : 0);
+}
+
+void buf_quote(Buf *b, const char *s)
+{
+	buf_escape(b, ESC_JSON, s, s ? strlen(s) : 0);
+}
+
+void buf_dot(Buf *b, const char *s)
+{
+	buf_escape(b, ESC_DOT, s, s ? strlen(s) : 0);
+}
+
+void buf_ident(Buf *b, const char *s)
+{
+	buf_escape(b, ESC_IDENT, s, s ? strlen(s) : 0);
+}
+
+/* C11 and C23 keywords, and C++'s, as a generated header is C++ too. */
+static const char *const c_keywords[] = {
+	"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+	"enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+	"restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+	"union", "unsigned", "void", "volatile", "while", "bool", "true", "false", "nullptr",
+	"alignas", "alignof", "static_assert", "thread_local", "typeof", "typeof_unqual",
+	"constexpr", "class", "new", "delete", "this", "template", "typename", "namespace",
+	"operator", "private", "public", "protected", "virtual", "try", "catch", "throw", "friend",
+	"using", "explicit", "mutable", "export", "asm", "and", "or", "not", "xor", "compl",
+	"bitand", "bitor", "not_eq", "and_eq", "or_eq", "xor_eq",
+};
+
+int c_is_keyword(const char *s)
+{
+	for (size_t i = 0; i < COUNTOF(c_keywords); i++)
+		if (!strcmp(c_keywords[i], s))
+			return 1;
+	return 0;
 }

@@ -22,22 +22,23 @@
 static int diag_nerrors;
 static Buf *diag_sink; /* NULL: stderr */
 
-/* Format one message into the sink: "LOC: KIND: MSG\n". */
+/* Format one message into the sink: "LOC: KIND: MSG\n", where the names
+ * from the model in LOC and MSG are shown as buf_escape's ESC_TERM shows
+ * them: a control character or escape sequence never reaches the terminal,
+ * and a newline in a name cannot start a line that looks like a message. */
 static void diag_vemit(const char *kind, const char *loc, const char *fmt, va_list ap)
 {
 	const char *where = loc && *loc ? loc : "doccc";
-	if (diag_sink) {
-		buf_printf(diag_sink, "%s: %s: ", where, kind);
-		buf_vprintf(diag_sink, fmt, ap);
-		buf_putc(diag_sink, '\n');
+	Buf raw = {0}, line = {0};
+	buf_printf(&raw, "%s: %s: ", where, kind);
+	buf_vprintf(&raw, fmt, ap);
+	buf_escape(diag_sink ? diag_sink : &line, ESC_TERM, raw.s, raw.len);
+	buf_putc(diag_sink ? diag_sink : &line, '\n');
+	buf_free(&raw);
+	if (diag_sink)
 		return;
-	}
-	/* Build the line first so that it reaches stderr in one write and does
-	 * not interleave with a child process writing to the same stream. */
-	Buf line = {0};
-	buf_printf(&line, "%s: %s: ", where, kind);
-	buf_vprintf(&line, fmt, ap);
-	buf_putc(&line, '\n');
+	/* The line reaches stderr in one write, so that it does not interleave
+	 * with a child process writing to the same stream. */
 	fputs(line.s, stderr);
 	fflush(stderr);
 	buf_free(&line);

@@ -116,9 +116,44 @@ void buf_putc(Buf *b, int c);
 void buf_printf(Buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void buf_vprintf(Buf *b, const char *fmt, va_list ap);
 void buf_free(Buf *b);
-/* C string literal of s (with quotes and escapes), for emitted code and JSON;
- * valid in both, hence lossy for control characters (see buf.c). */
-void buf_quote(Buf *b, const char *s);
+
+/* ---- buf.c: text from the input, made safe where it is written ---------------
+ * Every string that comes from outside (node, tensor, op and module names,
+ * stack traces, metadata, assertion messages, paths, the command line)
+ * enters generated C, a header, a JSON or DOT dump or a terminal message
+ * through one of these, never through a bare %s. buf_escape takes n bytes,
+ * NUL and invalid UTF-8 included; the named forms take a C string (NULL is
+ * ""). What each guarantees for any input (test/fuzz/fuzz_names.c checks):
+ *   ESC_COMMENT  the body of a C comment: printable text that cannot close
+ *                or open a comment, continue a line (no raw newline, no
+ *                backslash, no trigraph) or carry a control character,
+ *                invalid UTF-8 or a bidirectional control (each shown as
+ *                \xNN, or \n \t \r); inside a // comment too;
+ *   ESC_CSTR     a C string literal, quotes included, that decodes to the n
+ *                bytes exactly: octal escapes for every byte outside
+ *                printable ASCII, \? against trigraphs;
+ *   ESC_JSON     a JSON string, quotes included: \uXXXX for control
+ *                characters (lossless for valid UTF-8), the text \xNN for
+ *                a byte of invalid UTF-8, which JSON cannot hold;
+ *   ESC_DOT      a DOT double-quoted string that shows the text: what
+ *                ESC_COMMENT escapes is shown as the text \xNN;
+ *   ESC_IDENT    a C identifier ([A-Za-z_][A-Za-z0-9_]*), injective: a name
+ *                that is one already and does not start with "dcx_" is
+ *                itself; any other becomes "dcx_" + its bytes, letters and
+ *                digits kept, '_' as "__", every other byte as _XX (hex);
+ *   ESC_TERM     text for a terminal: printable text as it is, what
+ *                ESC_COMMENT escapes for being invisible (control
+ *                characters, invalid UTF-8, bidirectional controls) shown
+ *                the same way, so no escape sequence reaches the terminal. */
+typedef enum { ESC_COMMENT, ESC_CSTR, ESC_JSON, ESC_DOT, ESC_IDENT, ESC_TERM } Esc;
+void buf_escape(Buf *b, Esc how, const char *s, size_t n);
+void buf_ccomment(Buf *b, const char *s);  /* ESC_COMMENT */
+void buf_cstr(Buf *b, const char *s);      /* ESC_CSTR */
+void buf_quote(Buf *b, const char *s);     /* ESC_JSON */
+void buf_dot(Buf *b, const char *s);       /* ESC_DOT */
+void buf_ident(Buf *b, const char *s);     /* ESC_IDENT */
+/* C11, C23 and C++ keywords (a generated header is also C++). */
+int c_is_keyword(const char *s);
 
 /* ---- file.c: whole files, paths --------------------------------------------- */
 /* Read a whole file; NUL-terminated (the NUL is not counted in *len).

@@ -473,7 +473,12 @@ static void test_build(Arena *a)
 	int c5 = sdfg_add_container(g, "a", DT_F32, CK_TRANSIENT, 2, sh);
 	int c6 = sdfg_add_container(g, "a", DT_F32, CK_TRANSIENT, 2, sh);
 	int c7 = sdfg_add_container(g, "a_1", DT_F32, CK_TRANSIENT, 2, sh);
-	CHECK_STR(sdfg_c(g, c1)->name, "_1x_y");
+	/* "1x_y" and "1x.y" would have met in "_1x_y" once */
+	int c8 = sdfg_add_container(g, "1x_y", DT_F32, CK_TRANSIENT, 2, sh);
+	int c9 = sdfg_add_container(g, "a */ b", DT_F32, CK_TRANSIENT, 2, sh);
+	CHECK_STR(sdfg_c(g, c1)->name, "dcx_1x_2Dy");
+	CHECK_STR(sdfg_c(g, c8)->name, "dcx_1x__y");
+	CHECK_STR(sdfg_c(g, c9)->name, "dcx_a_20_2A_2F_20b");
 	CHECK_STR(sdfg_c(g, c1)->origin, "1x-y");
 	CHECK_STR(sdfg_c(g, c2)->name, "int_");
 	CHECK_STR(sdfg_c(g, c3)->name, "exp_");

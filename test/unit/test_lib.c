@@ -65,6 +65,11 @@ static void test_diag(void)
 	CHECK_STR(captured(), "doccc: error: x 1\nf.yaml:1:2: warning: w\ndoccc: note: n\n"
 	                      "m.pt2: graph.nodes[3]: error: bad\n");
 	CHECK_INT(diag_errors(), 2);
+	/* a name from the model cannot write to the terminal or forge a line */
+	capture();
+	diag_error("m.pt2: graph.nodes[0] (node 'a\nm.pt2: note: ok')", "op '%s'", "\x1b[31mred\x1b[0m");
+	CHECK_STR(captured(), "m.pt2: graph.nodes[0] (node 'a\\nm.pt2: note: ok'): error: op '\\x1b[31mred\\x1b[0m'\n");
+	diag_reset();
 	diag_reset();
 	CHECK_INT(diag_errors(), 0);
 
@@ -154,15 +159,74 @@ static void test_buf(void)
 	buf_free(&b);
 	CHECK(b.s == NULL && b.len == 0);
 
-	buf_quote(&b, "a\"b\\c\nd\te\rf\x01g\x7f\xc3\xa9");
-	CHECK_STR(b.s, "\"a\\\"b\\\\c\\nd\\te\\rf?g?\xc3\xa9\"");
+}
+
+/* What buf_escape writes for s (n bytes) as kind how (static, one at a time). */
+static const char *esc(Esc how, const char *s, size_t n)
+{
+	static Buf b;
 	buf_free(&b);
-	buf_quote(&b, "x?\?=y??z?"); /* x??=y??z? (written so as not to be a trigraph here) */
-	CHECK_STR(b.s, "\"x?_=y??z?\"");
+	buf_escape(&b, how, s, n);
+	return b.s ? b.s : "";
+}
+#define ESC(how, lit) esc(how, lit, sizeof(lit) - 1)
+
+static void test_escape(void)
+{
+	/* C comment bodies: nothing closes, opens, splices or hides */
+	CHECK_STR(ESC(ESC_COMMENT, "conv2d_1"), "conv2d_1");
+	CHECK_STR(ESC(ESC_COMMENT, "a */ b"), "a *\\x2f b");
+	CHECK_STR(ESC(ESC_COMMENT, "a /* b"), "a \\x2f* b");
+	CHECK_STR(ESC(ESC_COMMENT, "/x*"), "\\x2fx*");        /* a leading '/' after the opener's '*' */
+	CHECK_STR(ESC(ESC_COMMENT, "x/"), "x\\x2f");          /* a trailing '/' before the closer */
+	CHECK_STR(ESC(ESC_COMMENT, "/tmp/m.pt2 -o lib.so"), "\\x2ftmp/m.pt2 -o lib.so");
+	CHECK_STR(ESC(ESC_COMMENT, "a\\\nb"), "a\\x5c\\nb");
+	CHECK_STR(ESC(ESC_COMMENT, "a?\?/b ?\?= ???"), "a?\\x3f/b ?\\x3f= ?\\x3f?");
+	CHECK_STR(ESC(ESC_COMMENT, "t\tr\r\x1b[2J\x7f"), "t\\tr\\r\\x1b[2J\\x7f");
+	CHECK_STR(ESC(ESC_COMMENT, "n\0ul"), "n\\x00ul");
+	CHECK_STR(ESC(ESC_COMMENT, "caf\xc3\xa9 \xff\xc3"), "caf\xc3\xa9 \\xff\\xc3"); /* UTF-8 kept, bad bytes shown */
+	CHECK_STR(ESC(ESC_COMMENT, "\xe2\x80\xae" "rtl \xc2\x9b"), "\\xe2\\x80\\xaertl \\xc2\\x9b"); /* bidi, C1 */
+	CHECK_STR(ESC(ESC_COMMENT, "\xed\xa0\x80\xc0\xaf"), "\\xed\\xa0\\x80\\xc0\\xaf"); /* surrogate, overlong */
+
+	/* C string literals: exact, plain ASCII, no trigraph */
+	CHECK_STR(ESC(ESC_CSTR, "x"), "\"x\"");
+	CHECK_STR(ESC(ESC_CSTR, ""), "\"\"");
+	CHECK_STR(ESC(ESC_CSTR, "a\"b\\c\nd\te\rf\x01g\x7f\xc3\xa9"), "\"a\\\"b\\\\c\\nd\\te\\rf\\001g\\177\\303\\251\"");
+	CHECK_STR(ESC(ESC_CSTR, "x?\?=y??z?"), "\"x?\\?=y?\\?z?\"");
+	CHECK_STR(ESC(ESC_CSTR, "\0" "1"), "\"\\0001\"");    /* three octal digits: the '1' stays a '1' */
+	CHECK_STR(ESC(ESC_CSTR, "#include \"/etc/passwd\""), "\"#include \\\"/etc/passwd\\\"\"");
+
+	/* JSON: valid for any input */
+	CHECK_STR(ESC(ESC_JSON, "a\"b\\c\nd\te\rf\x01g\x7f\xc3\xa9"), "\"a\\\"b\\\\c\\nd\\te\\rf\\u0001g\\u007f\xc3\xa9\"");
+	CHECK_STR(ESC(ESC_JSON, "x?\?=\xff\xe2\x80\xa8"), "\"x?\?=\\\\xff\\u2028\"");
+	CHECK_STR(ESC(ESC_JSON, "n\0" "1"), "\"n\\u00001\"");
+	Buf b = {0};
+	buf_quote(&b, "q\"");
+	CHECK_STR(b.s, "\"q\\\"\"");
 	buf_free(&b);
-	buf_quote(&b, "");
+	buf_quote(&b, NULL);
 	CHECK_STR(b.s, "\"\"");
 	buf_free(&b);
+
+	/* DOT: the text is shown, never read as DOT's escapes */
+	CHECK_STR(ESC(ESC_DOT, "a\"b\\n\nc\x01"), "\"a\\\"b\\\\n\\\\nc\\\\x01\"");
+
+	/* identifiers: plain names kept, others encoded injectively */
+	CHECK_STR(ESC(ESC_IDENT, "conv2d_1"), "conv2d_1");
+	CHECK_STR(ESC(ESC_IDENT, "_x"), "_x");
+	CHECK_STR(ESC(ESC_IDENT, "fc1.weight"), "dcx_fc1_2Eweight");
+	CHECK_STR(ESC(ESC_IDENT, "fc1_2Eweight"), "fc1_2Eweight");
+	CHECK_STR(ESC(ESC_IDENT, "dcx_a"), "dcx_dcx__a");      /* the prefix itself is encoded */
+	CHECK_STR(ESC(ESC_IDENT, "9lives"), "dcx_9lives");
+	CHECK_STR(ESC(ESC_IDENT, ""), "dcx_");
+	CHECK_STR(ESC(ESC_IDENT, "a\0b"), "dcx_a_00b");
+	CHECK_STR(ESC(ESC_IDENT, "x;system"), "dcx_x_3Bsystem");
+
+	/* terminal text: printable kept, escape sequences shown */
+	CHECK_STR(ESC(ESC_TERM, "node 'a\\b\"' \x1b]0;pwn\x07\n"), "node 'a\\b\"' \\x1b]0;pwn\\x07\\n");
+
+	CHECK(c_is_keyword("int") && c_is_keyword("class") && c_is_keyword("static_assert"));
+	CHECK(!c_is_keyword("model") && !c_is_keyword("exp") && !c_is_keyword("Int"));
 }
 
 /* ---- file.c ---- */
@@ -787,6 +851,7 @@ int main(void)
 	test_diag();
 	test_arena();
 	test_buf();
+	test_escape();
 	test_file();
 	test_hash();
 	test_json();
