@@ -37,6 +37,11 @@ const char *emit_dtype_macro(Dtype d);
  * comment (buf_ccomment), copied into arena a: what the %s of every comment
  * that the backends write prints (emit.c). */
 const char *emit_comment(Arena *a, const char *s);
+/* s as a C string literal of text a library prints or returns as a message
+ * (assertion messages, profile step names): buf_cstr of its ESC_TERM form,
+ * so that the library cannot send the model's escape sequences to a
+ * terminal either. Names that are data (descriptor, header) stay exact. */
+void emit_message(Buf *b, const char *s);
 
 /* 0 ok; 1 failure reported; 3 the external compiler failed (its stderr shown). */
 int backend_build(Sdfg *g, const Target *t, const BuildArgs *a);

@@ -88,6 +88,14 @@ const char *emit_comment(Arena *a, const char *s)
 	return r;
 }
 
+void emit_message(Buf *b, const char *s)
+{
+	Buf t = {0};
+	buf_escape(&t, ESC_TERM, s, s ? strlen(s) : 0);
+	buf_cstr(b, t.s ? t.s : "");
+	buf_free(&t);
+}
+
 void emit_double(Buf *b, double v, Dtype d)
 {
 	if (isnan(v))
@@ -827,7 +835,7 @@ void emit_status_decode(Em *e)
 	buf_puts(b, "#include <stdio.h>\nstatic const char *const dc_assert_msgs[] = {\n");
 	for (int i = 0; i < g->nmsgs; i++) {
 		buf_puts(b, "\t");
-		buf_cstr(b, g->msgs[i]);
+		emit_message(b, g->msgs[i]);
 		buf_puts(b, ",\n");
 	}
 	buf_printf(b, "};\n\nstatic int dc_status(%s_t *m, int st)\n{\n\tif ((st & 255) != DOCCC_ERR_ASSERT)\n\t\treturn st;\n"

@@ -375,7 +375,7 @@ static void cpu_reject_device(Em *e)
 			buf_printf(b, "\tif (dc_on_device(%s[%d])) {\n\t\tsnprintf(m->msg, sizeof m->msg, \"%s: %s %d (%%s) is GPU memory, but this %s "
 			              "library runs on the host (an op has no GPU expansion): pass host memory\", ", io ? "outs" : "ins", i, nm,
 			           io ? "output" : "input", i, e->t->name);
-			buf_cstr(b, c->origin && *c->origin ? c->origin : c->name);
+			emit_message(b, c->origin && *c->origin ? c->origin : c->name);
 			buf_puts(b, ");\n\t\treturn 1;\n\t}\n");
 		}
 	}
@@ -421,7 +421,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_puts(b, "#include <stdio.h>\nstatic const char *const dc_prof_names[] = {\n");
 		for (int i = 0; i < g->root->nkids; i++) {
 			buf_puts(b, "\t");
-			buf_cstr(b, g->root->kids[i]->label ? g->root->kids[i]->label : "?");
+			emit_message(b, g->root->kids[i]->label ? g->root->kids[i]->label : "?");
 			buf_puts(b, ",\n");
 		}
 		buf_puts(b, "\t0};\n");

@@ -114,9 +114,13 @@ static void print_text(const char *input, const Census *c, const Target *tg, con
 		if ((int)strlen(op_text(c->ops[i].op)) > w)
 			w = (int)strlen(op_text(c->ops[i].op));
 	printf("  %5s  %-*s  %s\n", "count", w, "op", "status");
+	Buf shown = {0}; /* a custom op's name comes from the model: shown, not sent to the terminal */
 	for (int i = 0; i < c->nops; i++) {
 		const CensusOp *p = &c->ops[i];
-		const char *op = op_text(p->op);
+		shown.len = 0;
+		buf_putn(&shown, "", 0);
+		buf_escape(&shown, ESC_TERM, op_text(p->op), strlen(op_text(p->op)));
+		const char *op = shown.s;
 		if (!p->nbad)
 			printf("  %5d  %-*s  supported\n", p->count, w, op);
 		else if (p->nbad == p->count)
@@ -124,6 +128,7 @@ static void print_text(const char *input, const Census *c, const Target *tg, con
 		else
 			printf("  %5d  %-*s  NOT SUPPORTED in %d of %d nodes: %s\n", p->count, w, op, p->nbad, p->count, p->why);
 	}
+	buf_free(&shown);
 	printf("dtypes:");
 	for (int i = 0; i < c->ndtypes; i++)
 		printf(" %s%s", dtype_torch_name(c->dtypes[i]), dtype_ok(c->dtypes[i]) ? "" : " (NOT SUPPORTED)");

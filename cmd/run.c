@@ -457,11 +457,12 @@ static int write_outputs(const doccc_model_desc *d, const RunArgs *a, void **out
 	if (!a->quiet) {
 		for (int k = 0; k < d->noutputs; k++) {
 			const doccc_tensor_desc *t = &d->outputs[k];
-			Buf b = {0};
+			Buf b = {0}, nm = {0}; /* the name comes from the model: shown, not sent to the terminal */
 			put_shape(&b, t->rank, t->shape);
-			printf("out%d '%s' %s %s -> %s\n", k, t->name ? t->name : "?", b.s,
-			       dtypes[t->dtype].name, a->out[k]);
+			buf_escape(&nm, ESC_TERM, t->name ? t->name : "?", strlen(t->name ? t->name : "?"));
+			printf("out%d '%s' %s %s -> %s\n", k, nm.s, b.s, dtypes[t->dtype].name, a->out[k]);
 			buf_free(&b);
+			buf_free(&nm);
 		}
 	}
 	if (fflush(stdout) != 0) {

@@ -186,8 +186,8 @@ void buf_escape(Buf *b, Esc how, const char *str, size_t n)
 	int quoted = how == ESC_CSTR || how == ESC_JSON || how == ESC_DOT;
 	if (quoted)
 		buf_putc(b, '"');
-	/* prev: the last character written as itself ('*' before a comment's
-	 * body stands for the opener's) */
+	/* prev: the last character written ('*' before a comment's body stands
+	 * for the opener's) */
 	int prev = how == ESC_COMMENT ? '*' : 0;
 	for (size_t i = 0; i < n;) {
 		uint32_t cp = 0;
@@ -271,7 +271,7 @@ void buf_escape(Buf *b, Esc how, const char *str, size_t n)
 		case ESC_IDENT:
 			DOCC_UNREACHABLE();
 		}
-		prev = lit ? c : 0;
+		prev = (unsigned char)b->s[b->len - 1]; /* the last character written, escapes included */
 		i += (size_t)len;
 	}
 	if (quoted)

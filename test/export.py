@@ -176,7 +176,9 @@ def extract_pt2(pt2_path, dest):
 
 
 def rewrite_pt2(src, dst, edit):
-    """Copy the .pt2 src to dst with models/model.json replaced by edit(dict) -> dict.
+    """Copy the .pt2 src to dst with models/model.json replaced by edit(dict) -> dict
+    (or -> bytes, the new JSON text itself: the injection tests plant bytes that
+    are not UTF-8).
 
     The writer adds its own .data/version, .data/serialization_id and byteorder
     records, so those are not copied; the root folder becomes dst's base name."""
@@ -192,7 +194,8 @@ def rewrite_pt2(src, dst, edit):
                 continue
             data = z.read(info.filename)
             if name.startswith("models/") and name.endswith(".json"):
-                data = json.dumps(edit(json.loads(data))).encode("utf-8")
+                data = edit(json.loads(data))
+                data = data if isinstance(data, bytes) else json.dumps(data).encode("utf-8")
             w.write_bytes(name, data)
     return Path(dst)
 

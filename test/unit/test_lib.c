@@ -193,6 +193,7 @@ static void test_escape(void)
 	CHECK_STR(ESC(ESC_CSTR, ""), "\"\"");
 	CHECK_STR(ESC(ESC_CSTR, "a\"b\\c\nd\te\rf\x01g\x7f\xc3\xa9"), "\"a\\\"b\\\\c\\nd\\te\\rf\\001g\\177\\303\\251\"");
 	CHECK_STR(ESC(ESC_CSTR, "x?\?=y??z?"), "\"x?\\?=y?\\?z?\"");
+	CHECK_STR(ESC(ESC_CSTR, "??\?/"), "\"?\\?\\?/\"");   /* "\?" ends in '?': the next '?' is escaped too */
 	CHECK_STR(ESC(ESC_CSTR, "\0" "1"), "\"\\0001\"");    /* three octal digits: the '1' stays a '1' */
 	CHECK_STR(ESC(ESC_CSTR, "#include \"/etc/passwd\""), "\"#include \\\"/etc/passwd\\\"\"");
 
