@@ -146,6 +146,19 @@ static void put_visible(Buf *b, const unsigned char *p, int len)
 	}
 }
 
+/* The escapes C strings and JSON share (\" \\ \n \t \r) for c; 0 when c
+ * has none of them. */
+static int put_shared_escape(Buf *b, int c)
+{
+	static const char from[] = "\"\\\n\t\r", to[] = "\"\\ntr";
+	const char *k = c ? strchr(from, c) : NULL;
+	if (!k)
+		return 0;
+	buf_putc(b, '\\');
+	buf_putc(b, to[k - from]);
+	return 1;
+}
+
 static int is_alnum(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
@@ -219,29 +232,17 @@ void buf_escape(Buf *b, Esc how, const char *str, size_t n)
 			len = 1;
 			if (lit)
 				buf_putc(b, c);
-			else if (c == '"' || c == '\\' || c == '?')
-				buf_printf(b, "\\%c", c);
-			else if (c == '\n')
-				buf_puts(b, "\\n");
-			else if (c == '\t')
-				buf_puts(b, "\\t");
-			else if (c == '\r')
-				buf_puts(b, "\\r");
-			else
+			else if (c == '?')
+				buf_puts(b, "\\?");
+			else if (!put_shared_escape(b, c))
 				buf_printf(b, "\\%03o", c);
 			break;
 		case ESC_JSON:
 			lit = plain && c != '"' && c != '\\';
 			if (lit)
 				buf_putn(b, (const char *)s + i, (size_t)len);
-			else if (c == '"' || c == '\\')
-				buf_printf(b, "\\%c", c);
-			else if (c == '\n')
-				buf_puts(b, "\\n");
-			else if (c == '\t')
-				buf_puts(b, "\\t");
-			else if (c == '\r')
-				buf_puts(b, "\\r");
+			else if (put_shared_escape(b, c))
+				;
 			else if (utf8_at(s + i, n - i, &cp))
 				buf_printf(b, "\\u%04x", cp); /* every code point not plain is in the BMP */
 			else
