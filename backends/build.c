@@ -227,7 +227,9 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	int embed = w.size && !a->outweights;
 	if (embed) {
 		Buf as = {0};
-		buf_printf(&as, "/* weights of %s: %zu bytes, sha256 %s */\n" /* nm is an identifier */
+		/* nm needs no buf_ccomment: -n is checked to be a C identifier, and
+		 * path_to_ident makes one */
+		buf_printf(&as, "/* weights of %s: %zu bytes, sha256 %s */\n"
 		                "\t.section .rodata.doccc_weights,\"a\",@progbits\n\t.balign 64\n"
 		                "\t.globl %s_weights_blob\n\t.hidden %s_weights_blob\n\t.type %s_weights_blob, @object\n"
 		                "%s_weights_blob:\n\t.incbin \"%s\"\n\t.size %s_weights_blob, .-%s_weights_blob\n"
