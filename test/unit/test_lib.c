@@ -402,6 +402,22 @@ static void test_npy(void)
 	CHECK_INT(file_write(p, "hello world", 11), 0);
 	CHECK_INT(npy_read(p, &a), -1);
 	CHECK(contains(captured(), "x.npy: error: npy: not a .npy file"));
+	/* Empty, but the other dims' extent overflows: strides from it would
+	 * (test/fuzz/regress/npy). */
+	capture();
+	npy_by_hand(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904, 4), }", x, 0);
+	CHECK_INT(npy_read(p, &a), -1);
+	CHECK(contains(captured(), "x.npy: error: npy: header: shape too large"));
+	CHECK(a.data == NULL);
+	capture();
+	npy_by_hand(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }", x, 4);
+	CHECK_INT(npy_read(p, &a), -1);
+	CHECK(contains(captured(), "x.npy: error: npy: shape has more than 8 dimensions"));
+	/* The largest extent that fits is read (it is empty). */
+	npy_by_hand(p, "{'descr': '|u1', 'fortran_order': False, 'shape': (0, 9223372036854775807), }", x, 0);
+	CHECK_INT(npy_read(p, &a), 0);
+	CHECK(a.rank == 2 && a.nbytes == 0);
+	npy_free(&a);
 }
 
 /* ---- safetensors.c ---- */
@@ -506,6 +522,39 @@ static void test_zip(void)
 	CHECK(pt2_read(a, "data/weights", &len) == NULL);
 	CHECK(contains(captured(), "m.pt2: error: archive has no entry 'm/data/weights'\n"));
 	pt2_close(a);
+
+	/* A recorded size is checked against what the archive can hold before
+	 * it sizes an allocation (test/fuzz/regress/pt2); the data against its
+	 * CRC. Both patched into the stored entry's records. */
+	size_t zl = 0;
+	char *zb = file_read(p, &zl);
+	char *cen = NULL, *loc = NULL;
+	for (size_t k = 0; zb && k + 4 <= zl; k++) {
+		if (!memcmp(zb + k, "PK\001\002", 4) && !cen) cen = zb + k;
+		if (!memcmp(zb + k, "PK\003\004", 4) && !loc) loc = zb + k;
+	}
+	CHECK(cen && loc);
+	if (cen && loc) {
+		const char *q = tpath("size.pt2");
+		memcpy(cen + 24, "\xff\xff\xff\x7f", 4);   /* uncompressed size */
+		CHECK_INT(file_write(q, zb, zl), 0);
+		a = pt2_open(q);
+		CHECK(a != NULL);
+		capture();
+		CHECK(a && pt2_read(a, "archive_format", &len) == NULL);
+		CHECK(contains(captured(), "size.pt2: error: entry 'm/archive_format' is too large: it claims "
+		                           "2147483647 bytes, more than the archive"));
+		pt2_close(a);
+		memcpy(cen + 24, "\x03\x00\x00\x00", 4);
+		loc[30 + strlen("m/archive_format")] ^= 1;   /* "pt2" -> "qt2" */
+		CHECK_INT(file_write(q, zb, zl), 0);
+		a = pt2_open(q);
+		capture();
+		CHECK(a && pt2_read(a, "archive_format", &len) == NULL);
+		CHECK(contains(captured(), "size.pt2: error: cannot read entry 'm/archive_format': CRC error"));
+		pt2_close(a);
+	}
+	free(zb);
 
 	const char *q = tpath("notzip.pt2");
 	CHECK_INT(file_write(q, "this is not a zip archive at all", 32), 0);
