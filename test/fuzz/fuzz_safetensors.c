@@ -26,10 +26,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!strcmp(sizes[k].dtype, t->dtype)) el = sizes[k].size;
 		if (!el) fuzz_fail("tensor '%s' has dtype '%s'", t->name, t->dtype);
 		if (t->rank < 0 || t->rank > 8) fuzz_fail("tensor '%s' has rank %d", t->name, t->rank);
+		/* The extent (empty dims counted as 1) fits, as in fuzz_npy.c. */
 		size_t n = el;
-		for (int d = 0; d < t->rank; d++)
-			if (t->shape[d] < 0 || ck_size(n, (size_t)t->shape[d], &n))
-				fuzz_fail("tensor '%s': shape overflows", t->name);
+		int64_t span = (int64_t)el;
+		for (int d = 0; d < t->rank; d++) {
+			if (t->shape[d] < 0 || ck_mul(span, t->shape[d] ? t->shape[d] : 1, &span))
+				fuzz_fail("tensor '%s': the shape's extent overflows", t->name);
+			n *= (size_t)t->shape[d];
+		}
 		if (n != t->nbytes) fuzz_fail("tensor '%s': %zu bytes for a shape of %zu", t->name, t->nbytes, n);
 		const char *p = t->data;
 		if (p < st.mem || p > st.mem + st.len || t->nbytes > (size_t)(st.mem + st.len - p))

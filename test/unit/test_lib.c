@@ -321,6 +321,24 @@ static void test_json(void)
 	j = json_parse("[1]garbage", 3, "n.json");
 	CHECK(j != NULL && json_len(j) == 1);
 	json_free(j);
+	/* Control characters (which cJSON would take) and the escapes that
+	 * would forge the big-integer tag or cut a string short are errors
+	 * (test/fuzz/regress/json). */
+	static const struct { const char *text; size_t len; const char *msg; } refused[] = {
+		{"[\"a\001b\"]", 6, "c.json:1:4: error: malformed JSON: a control character in a string\n"},
+		{"{\"a\":1}\0", 8, "c.json:1:8: error: malformed JSON: a control character\n"},
+		{"[\0011]", 4, "c.json:1:2: error: malformed JSON: a control character\n"},
+		{"[\"\\u00015\"]", 11, "c.json:1:3: error: malformed JSON: the escape \\u0000 or \\u0001 in a string\n"},
+		{"{\"w\\u0000x\": 1}", 16, "c.json:1:4: error: malformed JSON: the escape \\u0000 or \\u0001 in a string\n"},
+	};
+	for (size_t k = 0; k < COUNTOF(refused); k++) {
+		capture();
+		CHECK(json_parse(refused[k].text, refused[k].len, "c.json") == NULL);
+		CHECK_STR(captured(), refused[k].msg);
+	}
+	j = json_parse("[\"\\\\u0001\\u0002\"]\t", 18, "ok.json");   /* an escaped backslash; U+0002 */
+	CHECK(j && json_str(json_at(j, 0)) && !strcmp(json_str(json_at(j, 0)), "\\u0001\002"));
+	json_free(j);
 }
 
 /* ---- npy.c ---- */
@@ -479,6 +497,27 @@ static void test_safetensors(void)
 	CHECK_INT(st_open(&st, q), -1);
 	CHECK(contains(captured(), "tensor 'w': data_offsets span 4 bytes, but F32 with this shape needs 8"));
 	buf_free(&b);
+	/* A name twice, and an empty tensor whose extent overflows
+	 * (test/fuzz/regress/safetensors). */
+	static const struct { const char *hdr, *msg; } refused[] = {
+		{"{\"w\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]},"
+		 "\"w\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]}}", "tensor 'w' appears twice"},
+		{"{\"e\":{\"dtype\":\"F32\",\"shape\":[0,4611686018427387904,2],\"data_offsets\":[0,0]}}",
+		 "tensor 'e': shape too large"},
+	};
+	for (size_t k = 0; k < COUNTOF(refused); k++) {
+		Buf f = {0};
+		uint64_t n = strlen(refused[k].hdr);
+		for (int i = 0; i < 8; i++)
+			buf_putc(&f, (int)(n >> (8 * i) & 0xff));
+		buf_puts(&f, refused[k].hdr);
+		buf_putc(&f, 'x');
+		CHECK_INT(file_write(q, f.s, f.len), 0);
+		capture();
+		CHECK_INT(st_open(&st, q), -1);
+		CHECK(contains(captured(), refused[k].msg));
+		buf_free(&f);
+	}
 }
 
 /* ---- zipread.c ---- */
