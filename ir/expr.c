@@ -654,7 +654,7 @@ int ex_eval(const Sdfg *g, const Expr *e, const int64_t *vals, const int *bound,
 		if (ex_eval(g, e->a[0], vals, bound, &x)) return -1;
 		for (int i = 1; i < e->n; i++) {
 			if (ex_eval(g, e->a[i], vals, bound, &y)) return -1;
-			x = e->k == E_ADD ? wadd(x, y) : wmul(x, y);
+			if (e->k == E_ADD ? ck_add(x, y, &x) : ck_mul(x, y, &x)) return -1;
 		}
 		*out = x;
 		return 0;
@@ -663,7 +663,8 @@ int ex_eval(const Sdfg *g, const Expr *e, const int64_t *vals, const int *bound,
 		switch (e->k) {
 		case E_DIV:
 			if (y == 0) return -1;
-			*out = (y == -1) ? wmul(x, -1) : floordiv(x, y);
+			if (y == -1) return ck_mul(x, -1, out);
+			*out = floordiv(x, y);
 			return 0;
 		case E_MOD:
 			if (y == 0) return -1;
@@ -847,11 +848,31 @@ void ex_print(Buf *b, const Sdfg *g, const Expr *e)
  *   primary := INT | NAME | NAME '(' args ')' | '(' expr ')'
  *
  * True division '/', Rational and Float are rejected: doccc's sizes are
- * integers. */
+ * integers.
+ *
+ * The text comes from the input file, so the parser bounds everything the
+ * canonical form could otherwise blow up or wrap (each limit is a message,
+ * never a crash or a wrong value):
+ *  - nesting depth at most EX_MAX_DEPTH (the parser and every Expr walk
+ *    recurse);
+ *  - every intermediate result at most EX_MAX_NODES nodes, and a product
+ *    is refused before it is computed when its operands' sizes multiply
+ *    past EX_MAX_WORK (distributing sums and powers grows exponentially);
+ *  - no coefficient can wrap: the constructors add and multiply
+ *    coefficients, and every coefficient of a result is bounded by the sum
+ *    (for a product: the product) of the operands' coefficient norms
+ *    (ex_norm), so an operation runs only when that bound fits in int64;
+ *  - a divisor must be provably non-zero from the symbols' ranges;
+ *  - a symbol name must be a C identifier that names the symbol itself
+ *    (not a keyword or a name already taken by a container, which the IR
+ *    would rename, so that the next mention would make a second symbol). */
+enum { EX_MAX_DEPTH = 64, EX_MAX_NODES = 4096, EX_MAX_WORK = 1 << 20 };
+
 typedef struct {
 	Sdfg *g;
 	const char *s, *p;
 	const char *err;
+	int depth;
 } Parser;
 
 static void skipws(Parser *P)
@@ -901,7 +922,69 @@ static Expr *shape_sym(Parser *P, const char *name, int64_t lo)
 	Sdfg *g = P->g;
 	for (int i = 0; i < g->nsyms; i++)
 		if (g->syms[i].kind == SYM_SHAPE && !strcmp(g->syms[i].name, name)) return ex_sym(g, i);
-	return ex_sym(g, sdfg_add_sym(g, name, SYM_SHAPE, lo, INT64_MAX / 2));
+	if (!isname0((unsigned char)name[0])) return perr(P, "symbol name is not an identifier");
+	for (const char *c = name; *c; c++)
+		if (!isname1((unsigned char)*c)) return perr(P, "symbol name is not an identifier");
+	int id = sdfg_add_sym(g, name, SYM_SHAPE, lo, INT64_MAX / 2);
+	if (strcmp(g->syms[id].name, name)) {
+		g->nsyms--;   /* renamed: take the new symbol back (see the top of the parser) */
+		return perr(P, "symbol name is a C keyword or already names something else");
+	}
+	return ex_sym(g, id);
+}
+
+/* Nodes of e's tree (shared subtrees counted at each use), counted up to
+ * a little past limit. */
+static int64_t ex_nodes(const Expr *e, int64_t limit)
+{
+	int64_t n = 1;
+	for (int i = 0; i < e->n && n <= limit; i++) n += ex_nodes(e->a[i], limit - n);
+	return n;
+}
+
+/* The sum of |c| over the coefficients c of e's terms (an atom's is 1),
+ * or -1 when it does not fit in int64. */
+static int64_t ex_norm(const Expr *e)
+{
+	if (e->k == E_INT) return e->v == INT64_MIN ? -1 : e->v < 0 ? -e->v : e->v;
+	if (e->k == E_MUL) return e->a[0]->k == E_INT ? ex_norm(e->a[0]) : 1;
+	if (e->k != E_ADD) return 1;
+	int64_t sum = 0;
+	for (int i = 0; i < e->n; i++) {
+		int64_t t = ex_norm(e->a[i]);
+		if (t < 0 || ck_add(sum, t, &sum)) return -1;
+	}
+	return sum;
+}
+
+/* a op b, op one of + - * / % < > (the last two Min and Max), within the
+ * limits described at the top of the parser; NULL (reported) otherwise. */
+static Expr *p_bin(Parser *P, int op, Expr *a, Expr *b)
+{
+	Sdfg *g = P->g;
+	int64_t na, nb, bound, lo, hi;
+	if (!a || !b) return NULL;
+	na = ex_norm(a);
+	nb = ex_norm(b);
+	if (na < 0 || nb < 0 || (op == '*' ? ck_mul(na, nb, &bound) : ck_add(na, nb, &bound)))
+		return perr(P, "integer constants too large (the result would overflow 64 bits)");
+	if (op == '*' && ex_nodes(a, EX_MAX_NODES) * ex_nodes(b, EX_MAX_NODES) > EX_MAX_WORK)
+		return perr(P, "expression too large");
+	Expr *r;
+	switch (op) {
+	case '+': r = ex_add(g, a, b); break;
+	case '-': r = ex_sub(g, a, b); break;
+	case '*': r = ex_mul(g, a, b); break;
+	case '<': r = ex_min(g, a, b); break;
+	case '>': r = ex_max(g, a, b); break;
+	default:
+		ex_range(g, b, &lo, &hi);
+		if (lo <= 0 && hi >= 0) return perr(P, "divisor may be zero");
+		r = op == '/' ? ex_div(g, a, b) : ex_mod(g, a, b);
+		break;
+	}
+	if (ex_nodes(r, EX_MAX_NODES) > EX_MAX_NODES) return perr(P, "expression too large");
+	return r;
 }
 
 static Expr *p_expr(Parser *P);
@@ -957,7 +1040,7 @@ static Expr *p_pow(Parser *P, Expr *x, Expr *k)
 	int64_t n;
 	if (!ex_isint(k, &n) || n < 0 || n > 16) return perr(P, "only small non-negative integer powers are supported");
 	Expr *r = ex_int(P->g, 1);
-	while (n-- > 0) r = ex_mul(P->g, r, x);
+	while (r && n-- > 0) r = p_bin(P, '*', r, x);
 	return r;
 }
 
@@ -987,16 +1070,12 @@ static Expr *p_call(Parser *P, const char *fn)
 		if (a[0]->k != E_INT) return perr(P, "Integer() of a non-integer");
 		return a[0];
 	}
-	if (!strcmp(fn, "FloorDiv") || !strcmp(fn, "CleanDiv")) return ex_div(g, a[0], a[1]);
-	if (!strcmp(fn, "Mod") || !strcmp(fn, "PythonMod")) return ex_mod(g, a[0], a[1]);
+	if (!strcmp(fn, "FloorDiv") || !strcmp(fn, "CleanDiv")) return p_bin(P, '/', a[0], a[1]);
+	if (!strcmp(fn, "Mod") || !strcmp(fn, "PythonMod")) return p_bin(P, '%', a[0], a[1]);
 	if (!strcmp(fn, "Pow")) return p_pow(P, a[0], a[1]);
+	int op = !strcmp(fn, "Add") ? '+' : !strcmp(fn, "Mul") ? '*' : !strcmp(fn, "Max") ? '>' : '<';
 	Expr *r = a[0];
-	for (int i = 1; i < n; i++) {
-		if (!strcmp(fn, "Add")) r = ex_add(g, r, a[i]);
-		else if (!strcmp(fn, "Mul")) r = ex_mul(g, r, a[i]);
-		else if (!strcmp(fn, "Max")) r = ex_max(g, r, a[i]);
-		else r = ex_min(g, r, a[i]);
-	}
+	for (int i = 1; i < n && r; i++) r = p_bin(P, op, r, a[i]);
 	return r;
 }
 
@@ -1023,24 +1102,31 @@ static Expr *p_primary(Parser *P)
 	char name[256];
 	if (!read_name(P, name, sizeof name)) return perr(P, "expected an expression");
 	if (accept(P, "(")) return p_call(P, name);
-	if (!strcmp(name, "oo") || !strcmp(name, "zoo") || !strcmp(name, "nan") || !strcmp(name, "True") ||
-	    !strcmp(name, "False"))
+	if (!strcmp(name, "oo") || !strcmp(name, "zoo") || !strcmp(name, "nan") || !strcmp(name, "int_oo") ||
+	    !strcmp(name, "True") || !strcmp(name, "False"))
 		return perr(P, "not an integer expression");
 	return shape_sym(P, name, 1);
 }
 
+/* Every recursion of the parser passes through here. */
 static Expr *p_unary(Parser *P)
 {
+	Expr *x;
+	if (P->depth >= EX_MAX_DEPTH) return perr(P, "expression nested too deeply");
+	P->depth++;
 	if (accept(P, "-")) {
-		Expr *x = p_unary(P);
-		return x ? ex_muli(P->g, x, -1) : NULL;
+		x = p_unary(P);
+		x = x ? p_bin(P, '*', x, ex_int(P->g, -1)) : NULL;
+	} else if (accept(P, "+")) {
+		x = p_unary(P);
+	} else {
+		x = p_primary(P);
+		if (x && accept(P, "**")) {
+			Expr *k = p_unary(P);
+			x = k ? p_pow(P, x, k) : NULL;
+		}
 	}
-	if (accept(P, "+")) return p_unary(P);
-	Expr *x = p_primary(P);
-	if (x && accept(P, "**")) {
-		Expr *k = p_unary(P);
-		return k ? p_pow(P, x, k) : NULL;
-	}
+	P->depth--;
 	return x;
 }
 
@@ -1049,14 +1135,11 @@ static Expr *p_term(Parser *P)
 	Expr *x = p_unary(P);
 	while (x) {
 		if (accept(P, "*")) {
-			Expr *y = p_unary(P);
-			x = y ? ex_mul(P->g, x, y) : NULL;
+			x = p_bin(P, '*', x, p_unary(P));
 		} else if (accept(P, "//")) {
-			Expr *y = p_unary(P);
-			x = y ? ex_div(P->g, x, y) : NULL;
+			x = p_bin(P, '/', x, p_unary(P));
 		} else if (accept(P, "%")) {
-			Expr *y = p_unary(P);
-			x = y ? ex_mod(P->g, x, y) : NULL;
+			x = p_bin(P, '%', x, p_unary(P));
 		} else if (accept(P, "/")) {
 			return perr(P, "true division is not an integer expression");
 		} else break;
@@ -1068,20 +1151,16 @@ static Expr *p_expr(Parser *P)
 {
 	Expr *x = p_term(P);
 	while (x) {
-		if (accept(P, "+")) {
-			Expr *y = p_term(P);
-			x = y ? ex_add(P->g, x, y) : NULL;
-		} else if (accept(P, "-")) {
-			Expr *y = p_term(P);
-			x = y ? ex_sub(P->g, x, y) : NULL;
-		} else break;
+		if (accept(P, "+")) x = p_bin(P, '+', x, p_term(P));
+		else if (accept(P, "-")) x = p_bin(P, '-', x, p_term(P));
+		else break;
 	}
 	return x;
 }
 
 Expr *ex_parse(Sdfg *g, const char *s, const char **err)
 {
-	Parser P = {g, s ? s : "", s ? s : "", NULL};
+	Parser P = {g, s ? s : "", s ? s : "", NULL, 0};
 	Expr *e = p_expr(&P);
 	if (e) {
 		skipws(&P);

@@ -8,9 +8,12 @@
  * rewritten as a string holding '\x01', the sign if any, and the digits:
  * 9223372036854775807 becomes "\x01" "9223372036854775807" (written here as
  * two C literals; the JSON text gets the raw 0x01 byte). A control character
- * cannot appear unescaped in a valid JSON string, so the tag cannot collide
- * with a string of the input. json_int and json_float read both forms;
- * json_str does not see tagged strings as strings.
+ * cannot appear unescaped in a valid JSON string, and the pre-pass enforces
+ * that (cJSON itself accepts raw control bytes, reading them outside
+ * strings as white space), and refuses the escapes \u0001, which would
+ * forge the tag, and \u0000, which would cut a name short; so the tag
+ * cannot collide with a string of the input. json_int and json_float read
+ * both forms; json_str does not see tagged strings as strings.
  *
  * The pre-pass keeps a list of segments (copied or inserted text) so that a
  * cJSON error offset in the rewritten text maps back to the original offset,
@@ -82,9 +85,19 @@ static int is_digit(int c)
 	return c >= '0' && c <= '9';
 }
 
+/* Is text[i..len) a \u escape of U+0000 or U+0001? */
+static int json_bad_escape(const char *text, size_t len, size_t i)
+{
+	return len - i >= 6 && text[i + 1] == 'u' && !memcmp(text + i + 2, "000", 3) &&
+	       (text[i + 5] == '0' || text[i + 5] == '1');
+}
+
 /* The pre-pass: copy text[0..len) into out, tagging long integer literals,
- * and record the segments in m (an empty m means identity). */
-static void json_rewrite(const char *text, size_t len, Buf *out, JsonMap *m)
+ * and record the segments in m (an empty m means identity). Returns the
+ * offset of the first control character (outside strings: but tab, line
+ * feed and carriage return) or refused escape, or len if there is none;
+ * *why then says which. */
+static size_t json_rewrite(const char *text, size_t len, Buf *out, JsonMap *m, const char **why)
 {
 	size_t copied = 0; /* text[0..copied) is in out */
 	size_t i = 0;
@@ -92,11 +105,24 @@ static void json_rewrite(const char *text, size_t len, Buf *out, JsonMap *m)
 	while (i < len) {
 		char c = text[i];
 		if (c == '"') {
-			for (i++; i < len && text[i] != '"'; i++)
+			for (i++; i < len && text[i] != '"'; i++) {
+				if ((unsigned char)text[i] < 0x20) {
+					*why = "a control character in a string";
+					return i;
+				}
+				if (text[i] == '\\' && json_bad_escape(text, len, i)) {
+					*why = "the escape \\u0000 or \\u0001 in a string";
+					return i;
+				}
 				if (text[i] == '\\')
 					i++;
+			}
 			i++;
 			continue;
+		}
+		if ((unsigned char)c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+			*why = "a control character";
+			return i;
 		}
 		if (c != '-' && !is_digit(c)) {
 			i++;
@@ -127,10 +153,12 @@ static void json_rewrite(const char *text, size_t len, Buf *out, JsonMap *m)
 		copied = i;
 	}
 	buf_putn(out, text + copied, len - copied);
+	return len;
 }
 
-/* Report a parse error at original offset off. */
-static void json_report(const char *text, size_t len, size_t off, const char *fname)
+/* Report a parse error at original offset off: why, or "near" the text
+ * there when why is NULL. */
+static void json_report(const char *text, size_t len, size_t off, const char *fname, const char *why)
 {
 	int line = 1;
 	size_t bol = 0;
@@ -148,7 +176,9 @@ static void json_report(const char *text, size_t len, size_t off, const char *fn
 	near[n] = '\0';
 	Buf loc = {0};
 	buf_printf(&loc, "%s:%d:%zu", fname ? fname : "<json>", line, off - bol + 1);
-	if (n)
+	if (why)
+		diag_error(loc.s, "malformed JSON: %s", why);
+	else if (n)
 		diag_error(loc.s, "malformed JSON near '%s'", near);
 	else
 		diag_error(loc.s, "malformed JSON at end of input");
@@ -159,7 +189,14 @@ cJSON *json_parse(const char *text, size_t len, const char *fname)
 {
 	Buf nt = {0};
 	JsonMap m = {0};
-	json_rewrite(text, len, &nt, &m);
+	const char *why = NULL;
+	size_t bad = json_rewrite(text, len, &nt, &m, &why);
+	if (bad < len) {
+		json_report(text, len, bad, fname, why);
+		free(m.seg);
+		buf_free(&nt);
+		return NULL;
+	}
 	if (!nt.s)
 		buf_putn(&nt, "", 0); /* empty input: still a NUL-terminated string */
 	/* Passing the terminating NUL in the length makes cJSON require that
@@ -168,7 +205,7 @@ cJSON *json_parse(const char *text, size_t len, const char *fname)
 	cJSON *j = cJSON_ParseWithLengthOpts(nt.s, nt.len + 1, &end, 1);
 	if (!j) {
 		size_t p = end && end >= nt.s && end <= nt.s + nt.len ? (size_t)(end - nt.s) : 0;
-		json_report(text, len, json_map_back(&m, p), fname);
+		json_report(text, len, json_map_back(&m, p), fname, NULL);
 	}
 	free(m.seg);
 	buf_free(&nt);

@@ -93,7 +93,7 @@ static int npy_word(NpyLex *l, const char *w)
 	return 0;
 }
 
-/* "(2, 3)", "(5,)", "()"; 0 or -1. */
+/* "(2, 3)", "(5,)", "()"; 0, -1 if malformed, -2 if of rank above 8. */
 static int npy_shape(NpyLex *l, Npy *a)
 {
 	if (!npy_eat(l, '('))
@@ -104,13 +104,14 @@ static int npy_shape(NpyLex *l, Npy *a)
 		int64_t v = 0;
 		int nd = 0;
 		while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
-			if (v > (INT64_MAX - 9) / 10)
+			if (ck_mul(v, 10, &v) || ck_add(v, *l->p++ - '0', &v))
 				return -1;
-			v = v * 10 + (*l->p++ - '0');
 			nd++;
 		}
-		if (!nd || a->rank >= (int)COUNTOF(a->shape))
+		if (!nd)
 			return -1;
+		if (a->rank >= (int)COUNTOF(a->shape))
+			return -2;
 		a->shape[a->rank++] = v;
 		if (!npy_eat(l, ',')) {
 			if (!npy_eat(l, ')'))
@@ -145,7 +146,12 @@ static int npy_header(const char *path, const char *h, size_t n, Npy *a)
 			else
 				goto bad;
 		} else if (!strcmp(key, "shape")) {
-			if (npy_shape(&l, a) != 0)
+			int rc = npy_shape(&l, a);
+			if (rc == -2) {
+				diag_error(path, "npy: shape has more than %d dimensions", (int)COUNTOF(a->shape));
+				return -1;
+			}
+			if (rc != 0)
 				goto bad;
 			have_shape = 1;
 		} else {
@@ -209,15 +215,21 @@ int npy_read(const char *path, Npy *out)
 	}
 	if (npy_header(path, mem + hofs, hlen, out) != 0)
 		goto fail;
-	uint64_t nbytes = (uint64_t)npy_types[npy_type(out->descr)].size;
+	/* The extent (the product of the dims, empty ones counted as 1) bounds
+	 * every byte offset and stride computed from the shape: it must fit,
+	 * even when an empty dim makes the array hold nothing. */
+	int64_t extent = npy_types[npy_type(out->descr)].size, nbytes = extent;
 	for (int i = 0; i < out->rank; i++) {
-		uint64_t d = (uint64_t)out->shape[i];
-		nbytes = d && nbytes > UINT64_MAX / d ? UINT64_MAX : nbytes * d;
+		if (ck_mul(extent, out->shape[i] ? out->shape[i] : 1, &extent)) {
+			diag_error(path, "npy: header: shape too large (its extent in bytes does not fit in 64 bits)");
+			goto fail;
+		}
+		nbytes *= out->shape[i]; /* |nbytes| <= extent */
 	}
 	size_t dofs = hofs + hlen;
-	if (nbytes != len - dofs) {
-		diag_error(path, "npy: file holds %zu data bytes, shape and dtype need %llu", len - dofs,
-		           (unsigned long long)nbytes);
+	if ((uint64_t)nbytes != len - dofs) {
+		diag_error(path, "npy: file holds %zu data bytes, shape and dtype need %lld", len - dofs,
+		           (long long)nbytes);
 		goto fail;
 	}
 	/* Reuse the file buffer for the data. */

@@ -8,8 +8,8 @@
  * tensor's data into it, after checking what a later reader would trip
  * over: the header length fits the file, the header is a JSON object, each
  * tensor has a known dtype, a shape of at most 8 non-negative dims and
- * offsets with b <= e <= data size and e - b = dtype size * numel.
- * "__metadata__" is skipped. Every error names the file:
+ * offsets with b <= e <= data size and e - b = dtype size * numel, and no
+ * name twice. "__metadata__" is skipped. Every error names the file:
  * "w.safetensors: error: safetensors header: ...".
  *
  * Invariants after a successful st_open: names and dtypes are malloc'd and
@@ -75,9 +75,11 @@ static int st_entry(const char *path, const cJSON *e, const char *name, const ch
 		           rank, (int)COUNTOF(t->shape));
 		return -1;
 	}
-	/* numel * elsz must fit the file, so an overflow check against ndata
-	 * at each step is enough. */
-	uint64_t numel = 1;
+	/* The extent in bytes (the product of the dims, empty ones counted as
+	 * 1, times the element size) bounds every offset and stride computed
+	 * from the shape: it must fit, even when an empty dim makes the tensor
+	 * hold nothing. The byte count is at most the extent. */
+	int64_t extent = elsz, need = elsz;
 	for (int i = 0; i < rank; i++) {
 		int64_t d;
 		if (json_int(json_at(shape, i), &d) != 0 || d < 0) {
@@ -85,10 +87,12 @@ static int st_entry(const char *path, const cJSON *e, const char *name, const ch
 			return -1;
 		}
 		t->shape[i] = d;
-		if (d && numel > UINT64_MAX / (uint64_t)d)
-			numel = UINT64_MAX;
-		else
-			numel *= (uint64_t)d;
+		if (ck_mul(extent, d ? d : 1, &extent)) {
+			diag_error(path, "safetensors header: tensor '%s': shape too large (its extent in bytes "
+			           "does not fit in 64 bits)", name);
+			return -1;
+		}
+		need *= d;
 	}
 	int64_t b, e_;
 	if (json_len(offs) != 2 || json_int(json_at(offs, 0), &b) != 0 ||
@@ -97,14 +101,12 @@ static int st_entry(const char *path, const cJSON *e, const char *name, const ch
 		           name, ndata);
 		return -1;
 	}
-	uint64_t nbytes = (uint64_t)(e_ - b);
-	if (numel > UINT64_MAX / (uint64_t)elsz || numel * (uint64_t)elsz != nbytes) {
+	int64_t nbytes = e_ - b;
+	if (need != nbytes) {
 		diag_error(path,
-		           "safetensors header: tensor '%s': data_offsets span %llu bytes, but %s with this "
-		           "shape needs %llu",
-		           name, (unsigned long long)nbytes, dtype,
-		           numel > UINT64_MAX / (uint64_t)elsz ? 0ULL
-		                                               : (unsigned long long)(numel * (uint64_t)elsz));
+		           "safetensors header: tensor '%s': data_offsets span %lld bytes, but %s with this "
+		           "shape needs %lld",
+		           name, (long long)nbytes, dtype, (long long)need);
 		return -1;
 	}
 	t->name = st_strdup(name);
@@ -157,6 +159,11 @@ int st_open(Safetensors *st, const char *path)
 			continue;
 		if (!cJSON_IsObject(e)) {
 			diag_error(path, "safetensors header: entry '%s' is not an object", e->string);
+			bad = 1;
+			continue;
+		}
+		if (json_get(h, e->string) != e) { /* cJSON keeps both; the first would shadow this */
+			diag_error(path, "safetensors header: tensor '%s' appears twice", e->string);
 			bad = 1;
 			continue;
 		}

@@ -9,21 +9,33 @@
  * and pt2_read are relative to the root; pt2_name returns full names.
  *
  * Entries in torch archives are STORED (uncompressed, aligned), but libzip
- * inflates deflated entries transparently, so both work. Every failure
- * names the archive ("model.pt2: error: ...") and, where there is one, the
- * entry.
+ * inflates deflated entries transparently, so both work; other compression
+ * methods are refused. Every failure names the archive ("model.pt2: error:
+ * ...") and, where there is one, the entry.
+ *
+ * The sizes in a zip directory are claims of the file, not facts: pt2_read
+ * allocates an entry's recorded size only after checking it against what
+ * the archive can hold (a stored entry no more than the archive's size, a
+ * deflated one no more than PT2_MAX_RATIO times its compressed size, the
+ * most deflate can expand), then reads exactly that many bytes and one more
+ * to reach the end, where libzip checks the CRC.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <zip.h>
 
 #include "lib.h"
 
+/* Deflate's largest expansion is 1032:1 (258 bytes from 2 bits). */
+enum { PT2_MAX_RATIO = 1032 };
+
 struct Pt2 {
 	zip_t *zip;
 	char *path;
-	char *root; /* "name/" or "" */
+	char *root;   /* "name/" or "" */
+	int64_t size; /* of the archive file */
 };
 
 static char *pt2_strndup(const char *s, size_t n)
@@ -82,9 +94,11 @@ Pt2 *pt2_open(const char *path)
 		fprintf(stderr, "doccc: fatal error: out of memory\n");
 		abort();
 	}
+	struct stat sb;
 	z->zip = zip;
 	z->path = pt2_strndup(path, strlen(path));
 	z->root = pt2_find_root(zip);
+	z->size = stat(path, &sb) == 0 ? (int64_t)sb.st_size : INT64_MAX;
 	return z;
 }
 
@@ -132,12 +146,28 @@ void *pt2_read(Pt2 *z, const char *name, size_t *len)
 	}
 	zip_stat_t st;
 	zip_stat_init(&st);
-	if (zip_stat_index(z->zip, (zip_uint64_t)i, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) {
+	const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+	if (zip_stat_index(z->zip, (zip_uint64_t)i, 0, &st) != 0 || (st.valid & need) != need) {
 		diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_strerror(z->zip));
 		goto fail;
 	}
-	if (st.size >= SIZE_MAX || !(data = malloc((size_t)st.size + 1))) {
-		diag_error(z->path, "entry '%s' is too large (%llu bytes)", full.s,
+	if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE) {
+		diag_error(z->path, "entry '%s' uses compression method %d; doccc reads stored and deflated entries",
+		           full.s, (int)st.comp_method);
+		goto fail;
+	}
+	/* What the archive can hold; the recorded size must not exceed it. */
+	int64_t room = z->size;
+	if (st.comp_method == ZIP_CM_DEFLATE &&
+	    (st.comp_size > (zip_uint64_t)z->size || ck_mul((int64_t)st.comp_size, PT2_MAX_RATIO, &room)))
+		room = -1;
+	if (room < 0 || st.size > (zip_uint64_t)room || st.size >= SIZE_MAX) {
+		diag_error(z->path, "entry '%s' is too large: it claims %llu bytes, more than the archive (%lld bytes) "
+		           "can hold (a corrupt archive)", full.s, (unsigned long long)st.size, (long long)z->size);
+		goto fail;
+	}
+	if (!(data = malloc((size_t)st.size + 1))) {
+		diag_error(z->path, "entry '%s' is too large (%llu bytes): out of memory", full.s,
 		           (unsigned long long)st.size);
 		goto fail;
 	}
@@ -158,6 +188,14 @@ void *pt2_read(Pt2 *z, const char *name, size_t *len)
 			goto fail;
 		}
 		got += (zip_uint64_t)r;
+	}
+	/* Read on to the end, where libzip checks the CRC; there must be nothing. */
+	char extra;
+	zip_int64_t r = zip_fread(f, &extra, 1);
+	if (r != 0) {
+		diag_error(z->path, "cannot read entry '%s': %s", full.s,
+		           r < 0 ? zip_file_strerror(f) : "longer than its recorded size");
+		goto fail;
 	}
 	int rc = zip_fclose(f);
 	f = NULL;

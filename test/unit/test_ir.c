@@ -293,6 +293,37 @@ static void test_expr(Arena *a)
 	p = ex_parse(g, "u3 + s0", &err);
 	CHECK_INT(g->nsyms, before + 1);
 	CHECK_STR(P(g, p), "s0 + u3");
+	/* The limits of untrusted text (test/fuzz/regress/expr): each is a
+	 * message, and a rejected symbol is not left in the graph. */
+	static const struct { const char *text, *msg; } bad[] = {
+		{"do + 1", "C keyword"},
+		{"Symbol('a*/x/*')", "not an identifier"},
+		{"s0 // (s1 - s1)", "divisor may be zero"},
+		{"Mod(s0, Symbol('z', nonnegative=True))", "divisor may be zero"},
+		{"9223372036854775807*s0*2", "too large"},
+		{"-(9223372036854775807 + 1)", "too large"},
+		{"((s0 + s1 + s2 + s3)**16)**16", "expression too large"},
+		{"((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((s0))))))))))))))))))"
+		 "))))))))))))))))))))))))))))))))))))))))))))))))", "nested too deeply"},
+	};
+	for (int k = 0; k < (int)COUNTOF(bad); k++) {
+		err = NULL;
+		before = g->nsyms;
+		CHECK(ex_parse(g, bad[k].text, &err) == NULL);
+		CHECK(err && contains(err, bad[k].msg));
+		CHECK(g->nsyms <= before + 4);
+		if (!err || !contains(err, bad[k].msg)) printf("  %s: %s\n", bad[k].text, err ? err : "(none)");
+	}
+	before = g->nsyms;
+	CHECK(ex_parse(g, "Symbol('int')", &err) == NULL && g->nsyms == before);
+	CHECK_STR(P(g, ex_parse(g, "Integer(9223372036854775807)", &err)), "9223372036854775807");
+	/* Evaluation overflows are failures, not wrapped values. */
+	p = ex_parse(g, "s0*4611686018427387904", &err);
+	int64_t big[64] = {0}, v = 0;
+	for (int k = 0; k < g->nsyms && k < 64; k++) big[k] = 2;
+	CHECK(p && ex_eval(g, p, big, NULL, &v) == -1);
+	big[ss] = 1;
+	CHECK(p && ex_eval(g, p, big, NULL, &v) == 0 && v == 4611686018427387904);
 }
 
 /* ---- expressions against a reference, on random trees -------------------------------------

@@ -386,6 +386,24 @@ static void test_json(void)
 	j = json_parse("[1]garbage", 3, "n.json");
 	CHECK(j != NULL && json_len(j) == 1);
 	json_free(j);
+	/* Control characters (which cJSON would take) and the escapes that
+	 * would forge the big-integer tag or cut a string short are errors
+	 * (test/fuzz/regress/json). */
+	static const struct { const char *text; size_t len; const char *msg; } refused[] = {
+		{"[\"a\001b\"]", 6, "c.json:1:4: error: malformed JSON: a control character in a string\n"},
+		{"{\"a\":1}\0", 8, "c.json:1:8: error: malformed JSON: a control character\n"},
+		{"[\0011]", 4, "c.json:1:2: error: malformed JSON: a control character\n"},
+		{"[\"\\u00015\"]", 11, "c.json:1:3: error: malformed JSON: the escape \\u0000 or \\u0001 in a string\n"},
+		{"{\"w\\u0000x\": 1}", 16, "c.json:1:4: error: malformed JSON: the escape \\u0000 or \\u0001 in a string\n"},
+	};
+	for (size_t k = 0; k < COUNTOF(refused); k++) {
+		capture();
+		CHECK(json_parse(refused[k].text, refused[k].len, "c.json") == NULL);
+		CHECK_STR(captured(), refused[k].msg);
+	}
+	j = json_parse("[\"\\\\u0001\\u0002\"]\t", 18, "ok.json");   /* an escaped backslash; U+0002 */
+	CHECK(j && json_str(json_at(j, 0)) && !strcmp(json_str(json_at(j, 0)), "\\u0001\002"));
+	json_free(j);
 }
 
 /* ---- npy.c ---- */
@@ -467,6 +485,22 @@ static void test_npy(void)
 	CHECK_INT(file_write(p, "hello world", 11), 0);
 	CHECK_INT(npy_read(p, &a), -1);
 	CHECK(contains(captured(), "x.npy: error: npy: not a .npy file"));
+	/* Empty, but the other dims' extent overflows: strides from it would
+	 * (test/fuzz/regress/npy). */
+	capture();
+	npy_by_hand(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904, 4), }", x, 0);
+	CHECK_INT(npy_read(p, &a), -1);
+	CHECK(contains(captured(), "x.npy: error: npy: header: shape too large"));
+	CHECK(a.data == NULL);
+	capture();
+	npy_by_hand(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }", x, 4);
+	CHECK_INT(npy_read(p, &a), -1);
+	CHECK(contains(captured(), "x.npy: error: npy: shape has more than 8 dimensions"));
+	/* The largest extent that fits is read (it is empty). */
+	npy_by_hand(p, "{'descr': '|u1', 'fortran_order': False, 'shape': (0, 9223372036854775807), }", x, 0);
+	CHECK_INT(npy_read(p, &a), 0);
+	CHECK(a.rank == 2 && a.nbytes == 0);
+	npy_free(&a);
 }
 
 /* ---- safetensors.c ---- */
@@ -528,6 +562,27 @@ static void test_safetensors(void)
 	CHECK_INT(st_open(&st, q), -1);
 	CHECK(contains(captured(), "tensor 'w': data_offsets span 4 bytes, but F32 with this shape needs 8"));
 	buf_free(&b);
+	/* A name twice, and an empty tensor whose extent overflows
+	 * (test/fuzz/regress/safetensors). */
+	static const struct { const char *hdr, *msg; } refused[] = {
+		{"{\"w\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]},"
+		 "\"w\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]}}", "tensor 'w' appears twice"},
+		{"{\"e\":{\"dtype\":\"F32\",\"shape\":[0,4611686018427387904,2],\"data_offsets\":[0,0]}}",
+		 "tensor 'e': shape too large"},
+	};
+	for (size_t k = 0; k < COUNTOF(refused); k++) {
+		Buf f = {0};
+		uint64_t n = strlen(refused[k].hdr);
+		for (int i = 0; i < 8; i++)
+			buf_putc(&f, (int)(n >> (8 * i) & 0xff));
+		buf_puts(&f, refused[k].hdr);
+		buf_putc(&f, 'x');
+		CHECK_INT(file_write(q, f.s, f.len), 0);
+		capture();
+		CHECK_INT(st_open(&st, q), -1);
+		CHECK(contains(captured(), refused[k].msg));
+		buf_free(&f);
+	}
 }
 
 /* ---- zipread.c ---- */
@@ -571,6 +626,39 @@ static void test_zip(void)
 	CHECK(pt2_read(a, "data/weights", &len) == NULL);
 	CHECK(contains(captured(), "m.pt2: error: archive has no entry 'm/data/weights'\n"));
 	pt2_close(a);
+
+	/* A recorded size is checked against what the archive can hold before
+	 * it sizes an allocation (test/fuzz/regress/pt2); the data against its
+	 * CRC. Both patched into the stored entry's records. */
+	size_t zl = 0;
+	char *zb = file_read(p, &zl);
+	char *cen = NULL, *loc = NULL;
+	for (size_t k = 0; zb && k + 4 <= zl; k++) {
+		if (!memcmp(zb + k, "PK\001\002", 4) && !cen) cen = zb + k;
+		if (!memcmp(zb + k, "PK\003\004", 4) && !loc) loc = zb + k;
+	}
+	CHECK(cen && loc);
+	if (cen && loc) {
+		const char *q = tpath("size.pt2");
+		memcpy(cen + 24, "\xff\xff\xff\x7f", 4);   /* uncompressed size */
+		CHECK_INT(file_write(q, zb, zl), 0);
+		a = pt2_open(q);
+		CHECK(a != NULL);
+		capture();
+		CHECK(a && pt2_read(a, "archive_format", &len) == NULL);
+		CHECK(contains(captured(), "size.pt2: error: entry 'm/archive_format' is too large: it claims "
+		                           "2147483647 bytes, more than the archive"));
+		pt2_close(a);
+		memcpy(cen + 24, "\x03\x00\x00\x00", 4);
+		loc[30 + strlen("m/archive_format")] ^= 1;   /* "pt2" -> "qt2" */
+		CHECK_INT(file_write(q, zb, zl), 0);
+		a = pt2_open(q);
+		capture();
+		CHECK(a && pt2_read(a, "archive_format", &len) == NULL);
+		CHECK(contains(captured(), "size.pt2: error: cannot read entry 'm/archive_format': CRC error"));
+		pt2_close(a);
+	}
+	free(zb);
 
 	const char *q = tpath("notzip.pt2");
 	CHECK_INT(file_write(q, "this is not a zip archive at all", 32), 0);
