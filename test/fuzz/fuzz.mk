@@ -18,7 +18,7 @@ FUZZ_DIR      = build/fuzz
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_BINS     = $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 REPLAY_BINS   = $(FUZZ_NAMES:%=$(BUILD)/test/replay_%)
-FUZZ_COMMON   = test/fuzz/fuzz.c test/fuzz/fuzz.h
+FUZZ_COMMON   = test/fuzz/fuzz.c $(wildcard test/fuzz/*.h)
 # The corpora of harness $$n that exist (an empty one is no folder in git).
 FUZZ_CORPORA  = $$(for d in test/fuzz/corpus/$$n test/fuzz/regress/$$n; do [ -d $$d ] && echo $$d; done)
 
