@@ -898,8 +898,10 @@ static int read_ints(Imp *m, const cJSON *arr, Val *v, const char *argname)
 			lw_error(m, "argument '%s' element %d is malformed", argname, i);
 			return -1;
 		}
-		if (json_int(e, &v->is[i]))
+		if (json_int(e, &v->is[i])) {
+			lw_error(m, "argument '%s' element %d is not an integer", argname, i);
 			return -1;
+		}
 	}
 	v->k = V_INTS;
 	return 0;
@@ -977,8 +979,10 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 		if (t2 && !strcmp(t2, "as_int"))
 			x = y;
 		v->k = V_INT;
-		if (json_int(x, &v->i))
+		if (json_int(x, &v->i)) {
+			lw_error(m, "argument '%s' is not an integer", argname);
 			return -1;
+		}
 	} else if (!strcmp(tag, "as_ints") || !strcmp(tag, "as_sym_ints")) {
 		return read_ints(m, x, v, argname);
 	} else if (!strcmp(tag, "as_float") || !strcmp(tag, "as_sym_float")) {
@@ -998,7 +1002,10 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 		v->n = json_len(x);
 		v->fs = arena_alloc(m->a, sizeof(double) * (size_t)(v->n + 1));
 		for (int i = 0; i < v->n; i++)
-			json_float(json_at(x, i), &v->fs[i]);
+			if (json_float(json_at(x, i), &v->fs[i])) {
+				lw_error(m, "argument '%s' element %d is not a number", argname, i);
+				return -1;
+			}
 	} else if (!strcmp(tag, "as_bool") || !strcmp(tag, "as_sym_bool")) {
 		int b = 0;
 		cJSON *y;
@@ -1007,18 +1014,32 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 			return read_symscalar(m, x, v, argname);
 		if (t2 && !strcmp(t2, "as_bool"))
 			x = y;
-		json_bool(x, &b);
+		if (json_bool(x, &b)) {
+			lw_error(m, "argument '%s' is not a bool", argname);
+			return -1;
+		}
 		v->k = V_BOOL;
 		v->i = b;
 	} else if (!strcmp(tag, "as_string")) {
 		v->k = V_STR;
 		v->s = json_str(x);
+		if (!v->s) {
+			lw_error(m, "argument '%s' is not a string", argname);
+			return -1;
+		}
 	} else if (!strcmp(tag, "as_scalar_type") || !strcmp(tag, "as_memory_format") || !strcmp(tag, "as_layout")) {
 		v->k = V_INT;
-		json_int(x, &v->i);
+		if (json_int(x, &v->i)) {
+			lw_error(m, "argument '%s' is not an integer", argname);
+			return -1;
+		}
 	} else if (!strcmp(tag, "as_device")) {
 		v->k = V_STR;
 		v->s = json_str(json_get(x, "type"));
+		if (!v->s) {
+			lw_error(m, "argument '%s' is a malformed device", argname);
+			return -1;
+		}
 	} else {
 		lw_error(m, "argument '%s' has kind '%s', which doccc does not support", argname, tag);
 		return -1;
@@ -1686,6 +1707,8 @@ static int open_input(Imp *m, const ImportArgs *args, char **text, size_t *len)
 				char *c = file_read(ccfgp, &l2);
 				m->ccfg = c ? json_parse(c, l2, ccfgp) : NULL;
 				free(c);
+				if (!m->ccfg)
+					return -1;
 			}
 			m->dir = root;
 		}
