@@ -60,8 +60,14 @@
  * input. */
 #define DOCC_MAX_RANK MAXDIM                        /* dims of a tensor */
 #define DOCC_MAX_NODES (1 << 20)                     /* nodes of graph.nodes */
+/* The fuzz build (test/fuzz/fuzz.mk) lowers these two to stay within a
+ * fuzzer's memory, which also takes inputs past them more often. */
+#ifndef DOCC_MAX_TENSOR_BYTES
 #define DOCC_MAX_TENSOR_BYTES ((int64_t)1 << 36)     /* one tensor (elements * size): 64 GiB */
+#endif
+#ifndef DOCC_MAX_WEIGHT_BYTES
 #define DOCC_MAX_WEIGHT_BYTES ((int64_t)1 << 36)     /* all weights and constants together: 64 GiB */
+#endif
 
 /* ---- dtypes ------------------------------------------------------------------ */
 typedef enum {
