@@ -1226,6 +1226,8 @@ static int import_inputs(Imp *m)
 				continue;
 			}
 			const char *nm = json_str(json_get(t, "name"));
+			if (!nm)
+				diag_error(m->path, "input_specs[%d]: malformed user_input (its tensor has no name)", i);
 			int id = nm ? lw_new_value(m, nm, CK_INPUT) : -1;
 			if (id < 0) {
 				bad = 1;
