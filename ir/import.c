@@ -514,47 +514,88 @@ static void census_syms(Imp *m)
 	}
 }
 
+/* A problem of tensor metadata `what` (tensor_values['x'] or a weight's
+ * tensor_meta), located at the node being lowered when there is one. */
+static void PRINTF_LIKE(3, 4) meta_error(Imp *m, const char *what, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (m->nodename)
+		lw_error(m, "%s: %s", what, msg);
+	else
+		diag_error(m->path, "%s: %s", what, msg);
+}
+
+/* A size, stride or offset of metadata: a non-negative integer (a symbolic
+ * one evaluated under the specialization). 0, or -1 after a message. */
+static int read_dim(Imp *m, const cJSON *j, int64_t *v, const char *where, const char *what, int i)
+{
+	const char *desc = i >= 0 ? arena_printf(m->a, "the %s of '%s' in dim %d", what, where, i)
+	                          : arena_printf(m->a, "the %s of '%s'", what, where);
+	int r = read_symint(m, j, v, desc);
+	if (r == -2)
+		return -1;
+	if (r == -1 || *v < 0) {
+		meta_error(m, arena_printf(m->a, "tensor_values['%s']", where), "malformed %s%s", what,
+		           i >= 0 ? arena_printf(m->a, " (dim %d)", i) : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* numel * size of a shape, within DOCC_MAX_TENSOR_BYTES; -1 if past it. */
+int64_t lw_tensor_bytes(int rank, const int64_t *shape, int esz)
+{
+	int64_t n = esz;
+	for (int i = 0; i < rank; i++)
+		if (ck_mul(n, shape[i], &n) || n > DOCC_MAX_TENSOR_BYTES)
+			return -1;
+	return n;
+}
+
 static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 {
 	memset(o, 0, sizeof *o);
 	int64_t st;
 	cJSON *sizes = json_get(tm, "sizes"), *strides = json_get(tm, "strides");
-	if (!tm || json_int(json_get(tm, "dtype"), &st) || !cJSON_IsArray(sizes)) {
-		diag_error(m->path, "tensor_values['%s']: malformed tensor metadata", what);
+	const char *tv = arena_printf(m->a, "tensor_values['%s']", what);
+	if (!tm || json_int(json_get(tm, "dtype"), &st) || st < INT32_MIN || st > INT32_MAX || !cJSON_IsArray(sizes)) {
+		meta_error(m, tv, "malformed tensor metadata");
 		return -1;
 	}
 	o->st = (int)st;
 	o->dt = dtype_from_torch((int)st);
 	census_dtype(m->census, o->st);
 	o->rank = json_len(sizes);
-	if (o->rank > MAXDIM) {
-		diag_error(m->path, "tensor_values['%s']: rank %d exceeds doccc's limit of %d", what, o->rank, MAXDIM);
+	if (o->rank > DOCC_MAX_RANK) {
+		meta_error(m, tv, "rank %d is too large (doccc's limit is %d)", o->rank, DOCC_MAX_RANK);
 		return -1;
 	}
-	for (int i = 0; i < o->rank; i++) {
-		int r = read_symint(m, json_at(sizes, i), &o->shape[i],
-		                    arena_printf(m->a, "the size of '%s' in dim %d", what, i));
-		if (r == -1)
-			diag_error(m->path, "tensor_values['%s']: malformed size %d", what, i);
-		if (r)
+	for (int i = 0; i < o->rank; i++)
+		if (read_dim(m, json_at(sizes, i), &o->shape[i], what, "size", i))
 			return -1;
+	if (lw_tensor_bytes(o->rank, o->shape, o->dt >= 0 ? dtype_info[o->dt].size : 1) < 0) {
+		meta_error(m, tv, "the tensor is too large (more than %lld bytes)", (long long)DOCC_MAX_TENSOR_BYTES);
+		return -1;
 	}
 	int64_t s = 1;
 	for (int i = o->rank - 1; i >= 0; i--) {
 		o->stride[i] = s;
-		s *= o->shape[i] ? o->shape[i] : 1;
+		s *= o->shape[i] ? o->shape[i] : 1;   /* at most the numel checked above */
 	}
 	if (cJSON_IsArray(strides) && json_len(strides) == o->rank)
 		for (int i = 0; i < o->rank; i++)
-			if (read_symint(m, json_at(strides, i), &o->stride[i],
-			                arena_printf(m->a, "the stride of '%s' in dim %d", what, i)))
+			if (read_dim(m, json_at(strides, i), &o->stride[i], what, "stride", i))
 				return -1;
 	cJSON *so = json_get(tm, "storage_offset");
-	if (so && read_symint(m, so, &o->offset, arena_printf(m->a, "the storage offset of '%s'", what)))
+	if (so && read_dim(m, so, &o->offset, what, "storage offset", -1))
 		return -1;
 	int64_t layout;
 	if (json_int(json_get(tm, "layout"), &layout) == 0 && layout != 7 && layout != 0) {
-		diag_error(m->path, "tensor_values['%s']: only strided tensors are supported (layout %lld)", what, (long long)layout);
+		meta_error(m, tv, "only strided tensors are supported (layout %lld)", (long long)layout);
 		return -1;
 	}
 	return 0;
@@ -625,9 +666,12 @@ static void gather(char *dst, const char *src, int rank, const int64_t *shape, c
 static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta *want, const char *placeholder)
 {
 	int esz = dtype_info[want->dt].size;
-	int64_t numel = 1;
-	for (int i = 0; i < want->rank; i++)
-		numel *= want->shape[i];
+	int64_t bytes = lw_tensor_bytes(want->rank, want->shape, esz), numel = bytes / esz;  /* read_meta checked it */
+	if (ck_add(m->wbytes, bytes, &m->wbytes) || m->wbytes > DOCC_MAX_WEIGHT_BYTES) {
+		diag_error(m->path, "graph input '%s': the weights are too large (more than %lld bytes in all)", placeholder,
+		           (long long)DOCC_MAX_WEIGHT_BYTES);
+		return NULL;
+	}
 	if (m->have_st) {
 		const StTensor *t = st_find(&m->st, fqn);
 		if (!t) {
@@ -641,6 +685,10 @@ static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta 
 		if (!same) {
 			diag_error(m->stpath, "tensor '%s' has dtype %s and rank %d; the graph expects %s with the shape of '%s'",
 			           fqn, t->dtype, t->rank, dtype_info[want->dt].name, placeholder);
+			return NULL;
+		}
+		if ((int64_t)t->nbytes != bytes) {
+			diag_error(m->stpath, "tensor '%s' holds %zu bytes; its shape needs %lld", fqn, t->nbytes, (long long)bytes);
 			return NULL;
 		}
 		/* copied: the file is closed when import ends */
@@ -690,13 +738,17 @@ static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta 
 	if (!stor)
 		return NULL;
 	if (len == 0 && numel > 0) /* fake or empty tensor: zeros */
-		return arena_alloc_aligned(m->a, (size_t)(numel * esz), 64);
-	/* Bounds of the strided view inside the storage. */
-	int64_t hi = meta.offset;
+		return arena_alloc_aligned(m->a, (size_t)bytes, 64);
+	/* Bounds of the strided view inside the storage: the last byte it
+	 * reads, (offset + sum (size - 1) * stride + 1) * esz, overflow-checked
+	 * (read_meta made offset and strides non-negative). */
+	int64_t hi = meta.offset, t;
+	int over = 0;
 	for (int i = 0; i < meta.rank; i++)
 		if (meta.shape[i] > 0)
-			hi += (meta.shape[i] - 1) * meta.stride[i];
-	if (numel > 0 && (meta.offset < 0 || (size_t)((hi + 1) * esz) > len)) {
+			over |= ck_mul(meta.shape[i] - 1, meta.stride[i], &t) || ck_add(hi, t, &hi);
+	over |= ck_add(hi, 1, &hi) || ck_mul(hi, esz, &hi);
+	if (numel > 0 && (over || (uint64_t)hi > len)) {
 		diag_error(m->path, "weight '%s': storage '%s' is too small (%zu bytes) for its shape and strides", fqn, pn, len);
 		return NULL;
 	}
@@ -709,7 +761,7 @@ static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta 
 	}
 	if (contig)
 		return stor;
-	char *dst = arena_alloc_aligned(m->a, (size_t)(numel * esz) + 1, 64);
+	char *dst = arena_alloc_aligned(m->a, (size_t)bytes + 1, 64);
 	gather(dst, stor, meta.rank, meta.shape, meta.stride, meta.offset, esz);
 	return dst;
 }
@@ -738,6 +790,60 @@ int lw_new_value(Imp *m, const char *name, CKind k)
 	sdfg_c(m->g, id)->origin = arena_strdup(m->a, name);
 	lw_bind(m, name, id);
 	return id;
+}
+
+/* The containers a lowering created, ids [from, ncs), against the IR's
+ * assumptions before anything else sees them: constant sizes are
+ * non-negative and the tensor within DOCC_MAX_TENSOR_BYTES; a view with a
+ * static layout addresses only elements of its base. A lowering that
+ * computed sizes from absurd arguments is stopped here, with the node's
+ * location, instead of overflowing in a pass or the emitter. */
+static int check_new_containers(Imp *m, int from)
+{
+	Sdfg *g = m->g;
+	for (int id = from; id < g->ncs; id++) {
+		Container *c = &g->cs[id];
+		int64_t shape[MAXDIM], v;
+		int fixed = 1;
+		for (int d = 0; d < c->rank; d++) {
+			if (!ex_isint(c->shape[d], &shape[d])) {
+				fixed = 0;
+				continue;
+			}
+			if (shape[d] < 0) {
+				lw_error(m, "value '%s' would have size %lld in dim %d", c->origin && *c->origin ? c->origin : c->name,
+				         (long long)shape[d], d);
+				return -1;
+			}
+		}
+		if (fixed && lw_tensor_bytes(c->rank, shape, dtype_info[c->dt].size) < 0) {
+			lw_error(m, "value '%s' is too large (more than %lld bytes)", c->origin && *c->origin ? c->origin : c->name,
+			         (long long)DOCC_MAX_TENSOR_BYTES);
+			return -1;
+		}
+		if (c->kind != CK_VIEW || !fixed)
+			continue;
+		/* lowest and highest element of the base the view reads */
+		int64_t lo, hi, base = sdfg_numel(g, c->base), t;
+		if (!ex_isint(c->offset, &lo) || base < 0)
+			continue;
+		hi = lo;
+		int over = 0, empty = 0;
+		for (int d = 0; d < c->rank; d++) {
+			empty |= shape[d] == 0;
+			if (!ex_isint(c->stride[d], &v)) {
+				fixed = 0;
+				break;
+			}
+			over |= ck_mul(shape[d] ? shape[d] - 1 : 0, v, &t) || ck_add(t < 0 ? lo : hi, t, t < 0 ? &lo : &hi);
+		}
+		if (fixed && !empty && (over || lo < 0 || hi >= base)) {
+			lw_error(m, "value '%s' is a view outside the storage of '%s' (%lld elements)",
+			         c->origin && *c->origin ? c->origin : c->name, g->cs[c->base].name, (long long)base);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* ---- argument binding ----------------------------------------------------------- */
@@ -792,8 +898,10 @@ static int read_ints(Imp *m, const cJSON *arr, Val *v, const char *argname)
 			lw_error(m, "argument '%s' element %d is malformed", argname, i);
 			return -1;
 		}
-		if (json_int(e, &v->is[i]))
+		if (json_int(e, &v->is[i])) {
+			lw_error(m, "argument '%s' element %d is not an integer", argname, i);
 			return -1;
+		}
 	}
 	v->k = V_INTS;
 	return 0;
@@ -871,8 +979,10 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 		if (t2 && !strcmp(t2, "as_int"))
 			x = y;
 		v->k = V_INT;
-		if (json_int(x, &v->i))
+		if (json_int(x, &v->i)) {
+			lw_error(m, "argument '%s' is not an integer", argname);
 			return -1;
+		}
 	} else if (!strcmp(tag, "as_ints") || !strcmp(tag, "as_sym_ints")) {
 		return read_ints(m, x, v, argname);
 	} else if (!strcmp(tag, "as_float") || !strcmp(tag, "as_sym_float")) {
@@ -892,7 +1002,10 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 		v->n = json_len(x);
 		v->fs = arena_alloc(m->a, sizeof(double) * (size_t)(v->n + 1));
 		for (int i = 0; i < v->n; i++)
-			json_float(json_at(x, i), &v->fs[i]);
+			if (json_float(json_at(x, i), &v->fs[i])) {
+				lw_error(m, "argument '%s' element %d is not a number", argname, i);
+				return -1;
+			}
 	} else if (!strcmp(tag, "as_bool") || !strcmp(tag, "as_sym_bool")) {
 		int b = 0;
 		cJSON *y;
@@ -901,18 +1014,32 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 			return read_symscalar(m, x, v, argname);
 		if (t2 && !strcmp(t2, "as_bool"))
 			x = y;
-		json_bool(x, &b);
+		if (json_bool(x, &b)) {
+			lw_error(m, "argument '%s' is not a bool", argname);
+			return -1;
+		}
 		v->k = V_BOOL;
 		v->i = b;
 	} else if (!strcmp(tag, "as_string")) {
 		v->k = V_STR;
 		v->s = json_str(x);
+		if (!v->s) {
+			lw_error(m, "argument '%s' is not a string", argname);
+			return -1;
+		}
 	} else if (!strcmp(tag, "as_scalar_type") || !strcmp(tag, "as_memory_format") || !strcmp(tag, "as_layout")) {
 		v->k = V_INT;
-		json_int(x, &v->i);
+		if (json_int(x, &v->i)) {
+			lw_error(m, "argument '%s' is not an integer", argname);
+			return -1;
+		}
 	} else if (!strcmp(tag, "as_device")) {
 		v->k = V_STR;
 		v->s = json_str(json_get(x, "type"));
+		if (!v->s) {
+			lw_error(m, "argument '%s' is a malformed device", argname);
+			return -1;
+		}
 	} else {
 		lw_error(m, "argument '%s' has kind '%s', which doccc does not support", argname, tag);
 		return -1;
@@ -1099,6 +1226,8 @@ static int import_inputs(Imp *m)
 				continue;
 			}
 			const char *nm = json_str(json_get(t, "name"));
+			if (!nm)
+				diag_error(m->path, "input_specs[%d]: malformed user_input (its tensor has no name)", i);
 			int id = nm ? lw_new_value(m, nm, CK_INPUT) : -1;
 			if (id < 0) {
 				bad = 1;
@@ -1435,6 +1564,10 @@ static int import_nodes(Imp *m)
 {
 	cJSON *nodes = json_get(m->graph, "nodes");
 	int bad = 0;
+	if (json_len(nodes) > DOCC_MAX_NODES) {
+		diag_error(m->path, "graph.nodes: the graph is too large (%d nodes; doccc's limit is %d)", json_len(nodes), DOCC_MAX_NODES);
+		return -1;
+	}
 	for (int i = 0; i < json_len(nodes); i++) {
 		cJSON *node = json_at(nodes, i);
 		const char *target = json_str(json_get(node, "target"));
@@ -1494,7 +1627,9 @@ static int import_node(Imp *m, cJSON *node, const char *target)
 		lw_error(m, "unsupported operator '%s': %s", ov ? arena_printf(m->a, "aten.%s", ov) : target,
 		         why ? why : "doccc has no lowering for it yet (doccc --list-ops lists the supported overloads)");
 	}
-	if (m->info && !m->failed && bind_args(m, node) == 0 && m->info->lower(m, node) == 0 && !m->failed) {
+	int from = m->g->ncs;
+	if (m->info && !m->failed && bind_args(m, node) == 0 && m->info->lower(m, node) == 0 && !m->failed &&
+	    check_new_containers(m, from) == 0) {
 		track_aliases(m, node);
 		rebind_mutated(m, node);
 		return 0;
@@ -1574,6 +1709,8 @@ static int open_input(Imp *m, const ImportArgs *args, char **text, size_t *len)
 				char *c = file_read(ccfgp, &l2);
 				m->ccfg = c ? json_parse(c, l2, ccfgp) : NULL;
 				free(c);
+				if (!m->ccfg)
+					return -1;
 			}
 			m->dir = root;
 		}

@@ -51,6 +51,24 @@
 
 #define MAXDIM 8
 
+/* ---- limits -----------------------------------------------------------------
+ * What doccc accepts, documented in README.md ("Limits") and doccc(1). Import
+ * rejects a program past one with "too large" and the place, so every size
+ * later phases compute (a container's bytes, the arena, the weight blob: at
+ * most DOCC_MAX_NODES * 4 tensors of DOCC_MAX_TENSOR_BYTES each) fits in an
+ * int64_t; sizes are still computed with lib.h's ck_* where they come from
+ * input. */
+#define DOCC_MAX_RANK MAXDIM                        /* dims of a tensor */
+#define DOCC_MAX_NODES (1 << 20)                     /* nodes of graph.nodes */
+/* The fuzz build (test/fuzz/fuzz.mk) lowers these two to stay within a
+ * fuzzer's memory, which also takes inputs past them more often. */
+#ifndef DOCC_MAX_TENSOR_BYTES
+#define DOCC_MAX_TENSOR_BYTES ((int64_t)1 << 36)     /* one tensor (elements * size): 64 GiB */
+#endif
+#ifndef DOCC_MAX_WEIGHT_BYTES
+#define DOCC_MAX_WEIGHT_BYTES ((int64_t)1 << 36)     /* all weights and constants together: 64 GiB */
+#endif
+
 /* ---- dtypes ------------------------------------------------------------------ */
 typedef enum {
 	DT_F32, DT_F64, DT_F16, DT_BF16,

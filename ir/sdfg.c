@@ -217,7 +217,7 @@ int64_t sdfg_numel(Sdfg *g, int id)
 	int64_t n = 1, v;
 	for (int d = 0; d < c->rank; d++) {
 		if (!ex_isint(c->shape[d], &v)) return -1;
-		n *= v;
+		DOCC_ASSERT(ck_mul(n, v, &n) == 0);   /* import bounds every tensor (DOCC_MAX_TENSOR_BYTES) */
 	}
 	return n;
 }

@@ -89,6 +89,7 @@ typedef struct Imp {
 	int capsym;
 	SymVal *svs;
 	int nsvs, capsvs;
+	int64_t wbytes;      /* weight bytes bound so far (DOCC_MAX_WEIGHT_BYTES) */
 } Imp;
 
 /* ---- messages ----------------------------------------------------------------- */
@@ -107,6 +108,8 @@ void lw_error(Imp *m, const char *fmt, ...) PRINTF_LIKE(2, 3);
 int lw_lookup(Imp *m, const char *name);
 void lw_bind(Imp *m, const char *name, int id);
 int lw_meta(Imp *m, const char *name, Meta *o);
+/* numel * esz of a shape if it is within DOCC_MAX_TENSOR_BYTES, else -1. */
+int64_t lw_tensor_bytes(int rank, const int64_t *shape, int esz);
 int lw_check_dtype(Imp *m, const Meta *mt, const char *name);
 int lw_new_value(Imp *m, const char *name, CKind k);
 Val *lw_arg(Imp *m, const char *name);

@@ -148,6 +148,25 @@ static int mat_operand(Imp *m, int c, int isleft)
 	return id;
 }
 
+/* The shapes of a matrix product against the IR's GEMM node: operands of
+ * rank 2 or more (after mat_operand) that agree in K, and an output of
+ * rank 2 or more of [batch..., M, N] where each operand's batch dims
+ * broadcast. The expansion indexes by these without further checks. */
+static int gemm_shapes(Imp *m, int a, int b, int rank, const int64_t *out, const char *on)
+{
+	int ra = lw_c(m, a)->rank, rb = lw_c(m, b)->rank;
+	int ok = ra >= 2 && rb >= 2 && rank >= 2 && lw_dim(m, a, ra - 1) == lw_dim(m, b, rb - 2) &&
+	         lw_dim(m, a, ra - 2) == out[rank - 2] && lw_dim(m, b, rb - 1) == out[rank - 1] && ra <= rank && rb <= rank;
+	for (int i = 3; ok && i <= rank; i++) {
+		int64_t da = ra - i >= 0 ? lw_dim(m, a, ra - i) : 1, db = rb - i >= 0 ? lw_dim(m, b, rb - i) : 1;
+		ok = (da == 1 || da == out[rank - i]) && (db == 1 || db == out[rank - i]);
+	}
+	if (!ok)
+		lw_error(m, "matrix product of operands of rank %d and %d cannot give '%s' of rank %d with the shape recorded for it",
+		         ra, rb, on, rank);
+	return ok ? 0 : -1;
+}
+
 /* GEMM whose result has the output's shape with the 1-d dims restored. */
 static int gemm(Imp *m, const cJSON *node, int a, int b, int bias, double alpha, double beta)
 {
@@ -156,8 +175,29 @@ static int gemm(Imp *m, const cJSON *node, int a, int b, int bias, double alpha,
 	if (!on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
 		return -1;
 	int ra = lw_c(m, a)->rank, rb = lw_c(m, b)->rank;
+	if (ra < 1 || rb < 1) {
+		lw_error(m, "matrix product of operands of rank %d and %d (at least 1 each)", ra, rb);
+		return -1;
+	}
 	a = mat_operand(m, a, 1);
 	b = mat_operand(m, b, 0);
+	{
+		/* the product's shape: the output's, with the 1-d operands' dims as 1 */
+		int r = MAX(lw_c(m, a)->rank, lw_c(m, b)->rank), k = 0;
+		int64_t full[MAXDIM + 2];
+		for (int i = 0; i < r - 2 && i < mt.rank; i++)
+			full[k++] = mt.shape[i];
+		full[k++] = ra == 1 ? 1 : lw_dim(m, a, lw_c(m, a)->rank - 2);
+		full[k++] = rb == 1 ? 1 : lw_dim(m, b, lw_c(m, b)->rank - 1);
+		int want = (ra >= 2) + (rb >= 2) + (r - 2);   /* rank torch gives the result */
+		if (mt.rank != want || (ra >= 2 && rb >= 2 && memcmp(full, mt.shape, sizeof(int64_t) * (size_t)k)) ||
+		    gemm_shapes(m, a, b, k, full, on))
+		{
+			if (!m->failed)
+				lw_error(m, "matrix product cannot give '%s' of rank %d with the shape recorded for it", on, mt.rank);
+			return -1;
+		}
+	}
 	int out;
 	if (ra >= 2 && rb >= 2) {
 		out = lw_new_out(m, node, 0);

@@ -117,14 +117,15 @@ int pass_memplan(PassCtx *c)
 			errors++;
 			continue;
 		}
-		if (numel > (INT64_MAX - ALIGN) / esz) {
+		int64_t bytes;
+		if (ck_mul(numel, esz, &bytes) || bytes > INT64_MAX - ALIGN) {
 			diag_error(loc, "transient '%s' (from '%s') is too large (%lld elements)", ct->name,
 			           ct->origin ? ct->origin : "", (long long)numel);
 			errors++;
 			continue;
 		}
 		it[n].id = i;
-		it[n].size = numel * esz;
+		it[n].size = bytes;
 		it[n].first = L.first[i];
 		it[n].last = L.last[i];
 		if (it[n].first < 0) it[n].first = 1, it[n].last = 0;   /* never touched: empty */
@@ -149,7 +150,12 @@ int pass_memplan(PassCtx *c)
 				off = MAX(off, align_up(conf[j]->off + conf[j]->size));
 			}
 		it[i].off = off;
-		total = MAX(total, align_up(off + it[i].size));
+		int64_t end;
+		if (ck_add(off, it[i].size, &end) || end > INT64_MAX - ALIGN) {
+			diag_error(loc, "the transients are too large for one workspace (more than %lld bytes)", (long long)INT64_MAX);
+			return -1;
+		}
+		total = MAX(total, align_up(end));
 	}
 	for (int i = 0; i < n; i++) g->cs[it[i].id].aofs = it[i].off;
 	g->arena_size = total;

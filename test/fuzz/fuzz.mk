@@ -18,7 +18,9 @@ FUZZ_DIR      = build/fuzz
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_BINS     = $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 REPLAY_BINS   = $(FUZZ_NAMES:%=$(BUILD)/test/replay_%)
-FUZZ_COMMON   = test/fuzz/fuzz.c test/fuzz/fuzz.h
+# ir.h's size limits, lowered (32 MiB a tensor, 128 MiB of weights) to fit libFuzzer's memory limit
+FUZZ_LIMITS   = -DDOCC_MAX_TENSOR_BYTES='((int64_t)1<<25)' -DDOCC_MAX_WEIGHT_BYTES='((int64_t)1<<27)'
+FUZZ_COMMON   = test/fuzz/fuzz.c $(wildcard test/fuzz/*.h)
 # The corpora of harness $$n that exist (an empty one is no folder in git).
 FUZZ_CORPORA  = $$(for d in test/fuzz/corpus/$$n test/fuzz/regress/$$n; do [ -d $$d ] && echo $$d; done)
 
@@ -27,7 +29,7 @@ FUZZ_CORPORA  = $$(for d in test/fuzz/corpus/$$n test/fuzz/regress/$$n; do [ -d 
 ifneq ($(BUILD),$(FUZZ_DIR)/lib)
 $(FUZZ_DIR)/lib/libdoccc.a: $(CORE_SRC) $(HDRS) $(GPU_HDRS)
 	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR)/lib CC=clang \
-		SANFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" $@
+		SANFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN) $(FUZZ_LIMITS)" $@
 endif
 
 $(FUZZ_DIR)/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_COMMON) $(FUZZ_DIR)/lib/libdoccc.a
