@@ -1,0 +1,177 @@
+"""Faults around the compiler and in the libraries it generates.
+
+Around the compiler: a full disk (an LD_PRELOAD shim, test/capi/enospc.c,
+and a real 1 MiB tmpfs where this runner may mount one), SIGINT/SIGTERM
+while clang runs (a fake slow clang on PATH), two doccc processes writing
+one output or sharing one DOCC_REUSE_BINARIES cache, and a damaged cache
+entry. Each failure must name the file, exit with the documented code and
+leave no output or temporary behind.
+
+In generated libraries: create() under allocation failure (the k-th
+allocation fails, for every k: test/capi/failalloc.c and failcreate.c),
+a truncated or altered --external-weights file, N threads with an
+instance each under ThreadSanitizer (test/capi/threads.c), and `doccc run`
+with bad .npy inputs.
+
+The C helpers are built here with clang into the test's folders.
+"""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import compile_model, doccc_cmd, doccc_path, fmt_result, require
+
+HERE = Path(__file__).resolve().parent
+CAPI = HERE / "capi"
+
+
+def assert_exit(r, code, *needles):
+    assert r.returncode == code, f"expected exit {code}\n" + fmt_result(r)
+    for n in needles:
+        assert str(n) in r.stderr + r.stdout, f"{n!r} missing from the output\n" + fmt_result(r)
+
+
+def listing(d):
+    """Every path under d, relative (empty list if d is missing)."""
+    d = Path(d)
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*")) if d.exists() else []
+
+
+def build_c(src, out, *flags, shared=False):
+    """Compile a helper of test/capi with clang; returns the output path."""
+    cmd = ["clang", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"]
+    cmd += ["-shared", "-fPIC"] if shared else []
+    cmd += [str(src), "-o", str(out), *map(str, flags)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stderr}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def mlp(exports):
+    return exports.get("mlp", "training", 1, "pt2")
+
+
+HELPERS = {  # name: (source, flags, shared)
+    "enospc": ("enospc.c", ["-ldl"], True),
+    "failalloc": ("failalloc.c", ["-ldl", "-lpthread"], True),
+    "failcreate": ("failcreate.c", ["-ldl"], False),
+}
+
+
+class Helpers:
+    """test/capi helpers, each built on first use."""
+
+    def __init__(self, d):
+        self.d, self.built = d, {}
+
+    def __getitem__(self, name):
+        if name not in self.built:
+            src, flags, shared = HELPERS[name]
+            out = self.d / (name + (".so" if shared else ""))
+            self.built[name] = build_c(CAPI / src, out, *flags, shared=shared)
+        return self.built[name]
+
+
+@pytest.fixture(scope="module")
+def helpers(tmp_path_factory):
+    return Helpers(tmp_path_factory.mktemp("capi"))
+
+
+# ---- a full disk -------------------------------------------------------------------
+
+@pytest.mark.parametrize("what", ["lib", "header", "weights", "workdir"])
+def test_disk_full(mlp, helpers, tmp_path, what):
+    """A write that fails with ENOSPC, part-way, in each output and in the
+    working directory: exit 1, the file named, nothing left behind (the
+    earlier outputs of the same build included)."""
+    out, work = tmp_path / "out", tmp_path / "work"
+    out.mkdir()
+    target = {"lib": out / "libm.so", "header": out / "m.h", "weights": out / "m.weights", "workdir": work}[what]
+    env = {"LD_PRELOAD": str(helpers["enospc"]), "DOCCC_ENOSPC": str(target), "DOCCC_ENOSPC_AT": "1000",
+           "DOCC_TMP": str(work)}
+    r = doccc_cmd(mlp.path, "-n", "m", "-o", f"{out}/", "--external-weights", env=env)
+    assert_exit(r, 1, "No space left on device", target if what != "workdir" else work)
+    assert listing(out) == [], fmt_result(r)
+    assert listing(work) == [], fmt_result(r)
+
+
+def test_disk_full_tmpfs(mlp, tmp_path):
+    """The same on a real, small file system: a 1 MiB tmpfs holds the
+    working directory and the outputs (in a private mount namespace; needs
+    root and unshare)."""
+    if os.geteuid() != 0 or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root and unshare -m)")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    # Fill the file system but for 8 KiB: the source fits nowhere.
+    script = (f"mount -t tmpfs -o size=1m tmpfs {mnt} && mkdir {mnt}/out {mnt}/work && "
+              f"head -c $((1024*1024 - 8192)) /dev/zero > {mnt}/fill 2>/dev/null; "
+              f"DOCC_TMP={mnt}/work {doccc_path()} {mlp.path} -n m -o {mnt}/out/; rc=$?; "
+              f"ls -A {mnt}/out {mnt}/work; exit $rc")
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300)
+    assert_exit(r, 1, "No space left on device", f"{mnt}/work/doccc-")
+    assert r.stdout.split() == [f"{mnt}/out:", f"{mnt}/work:"], fmt_result(r)
+
+
+def test_stdout_full(doccc):
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([str(doccc), "--list-ops"], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 1 and "cannot write to standard output" in r.stderr, r.stderr
+
+
+# ---- signals -----------------------------------------------------------------------
+
+def fake_clang(d, body):
+    d.mkdir()
+    for tool in ("clang", "clang++"):
+        p = d / tool
+        p.write_text("#!/bin/sh\n" + body)
+        p.chmod(p.stat().st_mode | stat.S_IXUSR)
+    return {"PATH": f"{d}{os.pathsep}{os.environ['PATH']}"}
+
+
+def alive(pid):
+    try:
+        st = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return st.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("sig,ignore_term", [(signal.SIGINT, False), (signal.SIGTERM, False),
+                                             (signal.SIGTERM, True)])
+def test_signal_during_compile(mlp, tmp_path, sig, ignore_term):
+    """SIGINT/SIGTERM while clang runs: the compiler is stopped (SIGKILL after
+    2 s if it ignores the signal), the working directory removed, nothing
+    written, and doccc dies of the same signal."""
+    pidfile = tmp_path / "clang.pid"
+    trap = "trap '' TERM INT\n" if ignore_term else ""
+    env = fake_clang(tmp_path / "bin", f"{trap}echo $$ > {pidfile}\nexec sleep 60\n")
+    out, work = tmp_path / "out", tmp_path / "work"
+    out.mkdir()
+    env.update(os.environ, PATH=env["PATH"], DOCC_TMP=str(work))
+    p = subprocess.Popen([str(doccc_path()), str(mlp.path), "-n", "m", "-o", f"{out}/", "--external-weights"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        time.sleep(0.05)
+    else:
+        p.kill()
+        pytest.fail("the fake clang never started:\n" + p.communicate()[1])
+    child = int(pidfile.read_text())
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == -sig, f"exit {p.returncode}\n{err}"
+    assert time.monotonic() - t0 < (5 if ignore_term else 1.5)
+    assert not alive(child), "the compiler was left running"
+    assert listing(out) == [] and listing(work) == [], (listing(out), listing(work))
