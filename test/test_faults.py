@@ -175,3 +175,76 @@ def test_signal_during_compile(mlp, tmp_path, sig, ignore_term):
     assert time.monotonic() - t0 < (5 if ignore_term else 1.5)
     assert not alive(child), "the compiler was left running"
     assert listing(out) == [] and listing(work) == [], (listing(out), listing(work))
+
+
+# ---- concurrent builds and the DOCC_REUSE_BINARIES cache ----------------------------
+
+def cache_entry(cache):
+    entries = [p for p in (cache / "doccc-cache").iterdir()]
+    assert len(entries) == 1 and entries[0].is_dir(), entries
+    return entries[0]
+
+
+def run_ok(lib, mlp, tmp_path):
+    np = require("numpy")
+    x, y = tmp_path / "x.npy", tmp_path / "y.npy"
+    np.save(x, mlp.x)
+    r = doccc_cmd("run", lib, "-i", x, "-o", y)
+    assert_exit(r, 0)
+    np.testing.assert_allclose(np.load(y), mlp.ref[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "alter", "remove", "manifest"])
+def test_cache_damaged_entry_rebuilt(mlp, tmp_path, damage):
+    """A cache entry whose library was truncated, altered (same size),
+    removed, or whose MANIFEST is gone is not used: doccc says so under -v,
+    compiles again, and the rebuilt entry replaces it."""
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    env = {"DOCC_REUSE_BINARIES": "1", "DOCC_TMP": str(cache)}
+    args = (mlp.path, "-n", "m", "-o", f"{out}/", "-v")
+    assert_exit(doccc_cmd(*args, env=env), 0)
+    r = doccc_cmd(*args, env=env)
+    assert_exit(r, 0, "reused the build")
+    entry = cache_entry(cache)
+    assert sorted(p.name for p in entry.iterdir()) == ["MANIFEST", "libm.so", "m.h"]
+    so = entry / "libm.so"
+    data = so.read_bytes()
+    if damage == "truncate":
+        so.write_bytes(data[: len(data) // 2])
+    elif damage == "alter":
+        so.write_bytes(data[:4096] + bytes(b ^ 0xFF for b in data[4096:4160]) + data[4160:])
+    elif damage == "remove":
+        so.unlink()
+    else:
+        (entry / "MANIFEST").unlink()
+    (out / "libm.so").unlink()
+    r = doccc_cmd(*args, env=env)
+    why = {"truncate": "libm.so does not match its sha256", "alter": "libm.so does not match its sha256",
+           "remove": "libm.so is missing", "manifest": "MANIFEST is missing"}[damage]
+    assert_exit(r, 0, "stale cache entry", why)
+    assert "reused the build" not in r.stderr and "clang" in r.stderr, fmt_result(r)
+    run_ok(out / "libm.so", mlp, tmp_path)
+    entry = cache_entry(cache)
+    assert (entry / "libm.so").read_bytes() == (out / "libm.so").read_bytes()
+    assert_exit(doccc_cmd(*args, env=env), 0, "reused the build")
+
+
+def test_concurrent_builds_one_output_one_cache(mlp, tmp_path):
+    """Four doccc processes build the same model into the same output path
+    with one shared cache: all succeed, the library is whole and runs, and
+    the cache holds one complete entry and no temporary."""
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    out.mkdir()
+    env = dict(os.environ, DOCC_REUSE_BINARIES="1", DOCC_TMP=str(cache))
+    cmd = [str(doccc_path()), str(mlp.path), "-n", "m", "-o", f"{out}/", "--external-weights"]
+    for _round in range(2):  # the second round reuses the cache, concurrently too
+        ps = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for _ in range(4)]
+        for p in ps:
+            _, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err
+        assert listing(out) == ["libm.so", "m.h", "m.weights"]
+        run_ok(out / "libm.so", mlp, tmp_path)
+        entry = cache_entry(cache)
+        assert sorted(p.name for p in entry.iterdir()) == ["MANIFEST", "libm.so", "m.h", "m.weights"]
+        assert [p.name for p in cache.iterdir() if p.name != "doccc-cache"] == []
