@@ -364,7 +364,8 @@ static const char *status_text(const doccc_model_desc *d, const void *model, int
 		snprintf(num, sizeof num, "status %d", status);
 		s = num;
 	}
-	if ((status == DOCCC_ERR_DEVICE || status == DOCCC_ERR_ASSERT) && d->abi_version >= 2 && d->last_error) {
+	if ((status == DOCCC_ERR_DEVICE || status == DOCCC_ERR_ASSERT || status == DOCCC_ERR_WEIGHTS) && d->abi_version >= 2 &&
+	    d->last_error) {
 		const char *m = d->last_error(model);
 		if (m && *m) {
 			snprintf(msg, sizeof msg, "%s", m);
@@ -558,9 +559,14 @@ int cmd_run(int argc, char **argv)
 	status = d->create(&model, weights);
 	if (status) {
 		model = NULL;
-		if (status == DOCCC_ERR_WEIGHTS && weights)
-			diag_error(weights, "cannot load the weights of %s: %s", a.lib, status_text(d, NULL, status));
-		else
+		if (status == DOCCC_ERR_WEIGHTS && weights) {
+			/* the library's message names the file first: no second time */
+			const char *msg = status_text(d, NULL, status);
+			size_t n = strlen(weights);
+			if (!strncmp(msg, weights, n) && !strncmp(msg + n, ": ", 2))
+				msg += n + 2;
+			diag_error(weights, "cannot load the weights of %s: %s", a.lib, msg);
+		} else
 			diag_error(a.lib, "create failed: %s", status_text(d, NULL, status));
 		goto done;
 	}

@@ -248,3 +248,50 @@ def test_concurrent_builds_one_output_one_cache(mlp, tmp_path):
         entry = cache_entry(cache)
         assert sorted(p.name for p in entry.iterdir()) == ["MANIFEST", "libm.so", "m.h", "m.weights"]
         assert [p.name for p in cache.iterdir() if p.name != "doccc-cache"] == []
+
+
+# ---- the external weights file ---------------------------------------------------
+
+def damage_weights(path, how):
+    data = path.read_bytes()
+    if how == "truncated":
+        data = data[:-100]
+    elif how == "altered":  # same size, one byte of the data changed
+        i = 128 + (len(data) - 128) // 2
+        data = data[:i] + bytes([data[i] ^ 1]) + data[i + 1:]
+    elif how == "header":  # another build's sha256 in the header
+        data = data[:16] + b"0" * 64 + data[80:]
+    elif how == "magic":
+        data = b"NOTDOCCC" + data[8:]
+    path.write_bytes(data)
+
+
+WEIGHTS_DAMAGE = {
+    "truncated": "holds", "altered": "damaged or was altered", "header": "made for another build",
+    "magic": "not a doccc weights file",
+}
+
+
+@pytest.mark.parametrize("target", ["sequential", "cuda-sim"])
+@pytest.mark.parametrize("how", list(WEIGHTS_DAMAGE))
+def test_damaged_weights_file(mlp, tmp_path, target, how):
+    """create() refuses a truncated, altered (same size), foreign or
+    non-doccc weights file: `doccc run` exits 1 with the file and the
+    library's reason; the intact file runs."""
+    np = require("numpy")
+    from conftest import target_args
+    lib = compile_model(mlp.path, target_args(target)[1], tmp_path, "-n", "w", "--external-weights",
+                        *target_args(target)[2:])
+    x, y = tmp_path / "x.npy", tmp_path / "y.npy"
+    np.save(x, mlp.x)
+    bad = tmp_path / "bad.weights"
+    bad.write_bytes((tmp_path / "w.weights").read_bytes())
+    damage_weights(bad, how)
+    r = doccc_cmd("run", lib, "-i", x, "-o", y, "--weights", bad)
+    assert_exit(r, 1, f"{bad}: error: cannot load the weights of {lib}", WEIGHTS_DAMAGE[how])
+    assert not y.exists()
+    r = doccc_cmd("run", lib, "-i", x, "-o", y)
+    assert_exit(r, 0)
+    # DOCCC_TRUST_WEIGHTS=1 skips the data's hash, and nothing else.
+    r = doccc_cmd("run", lib, "-i", x, "-o", y, "--weights", bad, env={"DOCCC_TRUST_WEIGHTS": "1"})
+    assert_exit(r, 0 if how == "altered" else 1)
