@@ -295,3 +295,24 @@ def test_damaged_weights_file(mlp, tmp_path, target, how):
     # DOCCC_TRUST_WEIGHTS=1 skips the data's hash, and nothing else.
     r = doccc_cmd("run", lib, "-i", x, "-o", y, "--weights", bad, env={"DOCCC_TRUST_WEIGHTS": "1"})
     assert_exit(r, 0 if how == "altered" else 1)
+
+
+# ---- create() under allocation failure --------------------------------------------
+
+@pytest.mark.parametrize("target,external", [("sequential", False), ("sequential", True), ("openmp", False),
+                                             ("cuda-sim", False), ("cuda-sim", True)])
+def test_create_allocation_failure(mlp, helpers, tmp_path, target, external):
+    """The k-th allocation of create() fails, for every k until create
+    succeeds (test/capi/failcreate.c): each failure is DOCCC_ERR_NOMEM and
+    leaks no allocation or mapping (the simulated device's memory is
+    mmap'd, so it is counted too)."""
+    from conftest import target_args
+    t = target_args(target)
+    extra = t[2:] + (["--external-weights"] if external else [])
+    lib = compile_model(mlp.path, t[1], tmp_path, "-n", "fa", *extra)
+    cmd = [str(helpers["failcreate"]), str(lib)] + ([str(tmp_path / "fa.weights")] if external else [])
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, LD_PRELOAD=str(helpers["failalloc"]), OMP_NUM_THREADS="2"))
+    assert r.returncode == 0, fmt_result(r)
+    n = int(r.stdout.split("failcreate: ")[1].split()[0])
+    assert n >= (3 if external else 2), r.stdout  # the instance, the workspace (, the weights' map)
