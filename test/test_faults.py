@@ -316,3 +316,49 @@ def test_create_allocation_failure(mlp, helpers, tmp_path, target, external):
     assert r.returncode == 0, fmt_result(r)
     n = int(r.stdout.split("failcreate: ")[1].split()[0])
     assert n >= (3 if external else 2), r.stdout  # the instance, the workspace (, the weights' map)
+
+
+# ---- instances on many threads, under ThreadSanitizer ---------------------------
+
+def tsan_build(mlp, tmp_path, target):
+    """The library doccc builds, compiled again from its kept working
+    directory (DOCC_DEBUG=build) with the command `doccc -v` printed, plus
+    -fsanitize=thread -g (and -O1 for time)."""
+    import resource
+    import shlex
+    work = tmp_path / "work"
+    r = doccc_cmd(mlp.path, "-t", target, "-n", "ts", "-v", "-o", f"{tmp_path}/out/",
+                  env={"DOCC_DEBUG": "build", "DOCC_TMP": str(work)})
+    assert_exit(r, 0)
+    cmd = [shlex.split(line) for line in r.stderr.splitlines() if line.startswith("clang ")][-1]
+    lib = tmp_path / "libts_tsan.so"
+    cmd[cmd.index("-o") + 1] = str(lib)
+    cmd = [c for c in cmd if not c.startswith("-O")] + ["-O1", "-g", "-fsanitize=thread", "-Wno-psabi"]
+
+    def limit():  # a runaway compile must not take the machine
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    assert r.returncode == 0, f"{shlex.join(cmd)}\n{r.stderr[-4000:]}"
+    return lib
+
+
+@pytest.mark.parametrize("target", ["sequential", "openmp"])
+def test_threads_tsan(mlp, tmp_path, target):
+    """8 threads with an instance each, 10 runs each, give the outputs of a
+    single-threaded run bit for bit, with no ThreadSanitizer report. OpenMP
+    builds run 2 OpenMP threads per instance with LLVM's Archer tool
+    (OMP_TOOL_LIBRARIES), which tells ThreadSanitizer about the OpenMP
+    runtime's synchronization, and ignore_noninstrumented_modules=1, which
+    keeps the uninstrumented libomp's own accesses out of the reports
+    (without both, libomp's thread pool shows false races)."""
+    lib = tsan_build(mlp, tmp_path, target)
+    exe = build_c(CAPI / "threads.c", tmp_path / "threads", "-fsanitize=thread", "-ldl", "-lpthread")
+    env = dict(os.environ, TSAN_OPTIONS="halt_on_error=1:exitcode=66:ignore_noninstrumented_modules=1",
+               OMP_NUM_THREADS="2")
+    archer = sorted(Path("/usr/lib").glob("llvm-*/lib/libarcher.so"))
+    if target == "openmp":
+        assert archer, "LLVM's libarcher.so (libomp-dev) is needed to check OpenMP code under ThreadSanitizer"
+        env["OMP_TOOL_LIBRARIES"] = str(archer[-1])
+    r = subprocess.run([str(exe), str(lib), "-", "8", "10"], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0 and "ThreadSanitizer" not in r.stderr, fmt_result(r)
+    assert "8 threads x 10 runs, 0 differ" in r.stdout, fmt_result(r)
