@@ -362,3 +362,59 @@ def test_threads_tsan(mlp, tmp_path, target):
     r = subprocess.run([str(exe), str(lib), "-", "8", "10"], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0 and "ThreadSanitizer" not in r.stderr, fmt_result(r)
     assert "8 threads x 10 runs, 0 differ" in r.stdout, fmt_result(r)
+
+
+# ---- doccc run with bad .npy files ---------------------------------------------
+# (test_cli.py has the wrong shape, a float64 input and a missing file.)
+
+@pytest.fixture(scope="module")
+def run_lib_none(mlp, tmp_path_factory):
+    return compile_model(mlp.path, "none", tmp_path_factory.mktemp("runfaults"), "-n", "rf")
+
+
+def _npy_cases(np, d):
+    ok = d / "ok.npy"
+    np.save(ok, np.zeros((1, 64), np.float32))
+    data = ok.read_bytes()
+    cases = {
+        "truncated_data": (data[:-10], "file holds 246 data bytes, shape and dtype need 256"),
+        "truncated_header": (data[:20], "header runs past the end of the file"),
+        "empty": (b"", "npy"),
+    }
+    for name, arr, needle in (("int32", np.zeros((1, 64), np.int32), "has dtype int32"),
+                              ("bigendian", np.zeros((1, 64), ">f4"), "big-endian"),
+                              ("rank1", np.zeros((64,), np.float32), "has shape [64]"),
+                              ("rank3", np.zeros((1, 1, 64), np.float32), "has shape [1, 1, 64]")):
+        p = d / f"{name}.npy"
+        np.save(p, arr)
+        cases[name] = (p.read_bytes(), needle)
+    obj = d / "obj.npy"
+    np.save(obj, np.array([None, 1], dtype=object), allow_pickle=True)
+    cases["object"] = (obj.read_bytes(), "unsupported dtype")
+    return cases
+
+
+@pytest.mark.parametrize("case", ["truncated_data", "truncated_header", "empty", "int32", "bigendian", "rank1",
+                                  "rank3", "object"])
+def test_run_bad_npy(run_lib_none, tmp_path, case):
+    np = require("numpy")
+    data, needle = _npy_cases(np, tmp_path)[case]
+    x = tmp_path / f"bad_{case}.npy"
+    x.write_bytes(data)
+    r = doccc_cmd("run", run_lib_none, "-i", x, "-o", tmp_path / "y.npy")
+    assert_exit(r, 1, f"{x}: error:", needle)
+    assert not (tmp_path / "y.npy").exists()
+
+
+@pytest.mark.parametrize("nin,nout", [(0, 1), (2, 1), (1, 0), (1, 2)])
+def test_run_wrong_number_of_files(run_lib_none, tmp_path, nin, nout):
+    """Too few or too many -i or -o files for the library: exit 1, the
+    library named with what it expects."""
+    np = require("numpy")
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((1, 64), np.float32))
+    args = ["run", run_lib_none] + ["-i", x] * nin + ["-o", tmp_path / "y.npy"] * nout
+    r = doccc_cmd(*args)
+    what = f"expects 1 input (x), got {nin} (-i)" if nin != 1 else f"expects 1 output (linear_2), got {nout} (-o)"
+    assert_exit(r, 1, f"{run_lib_none}: error: the library {what}")
+    assert not (tmp_path / "y.npy").exists()
