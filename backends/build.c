@@ -22,7 +22,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "emit.h"
@@ -63,10 +62,8 @@ static int install(const char *from, const char *to, int mode)
 	char *data = file_read(from, &len);
 	if (!data)
 		return -1;
-	int rc = file_write(to, data, len);
+	int rc = file_write_mode(to, data, len, mode);
 	free(data);
-	if (rc == 0)
-		chmod(to, (mode_t)mode);
 	return rc;
 }
 

@@ -90,6 +90,8 @@ void emit_desc_tables(Em *e);
 void emit_strerror(Em *e);
 void emit_status_decode(Em *e);
 void emit_descriptor(Em *e, const BuildArgs *a, const char *run, const char *device, const char *lang);
+/* --external-weights: dc_sha256_hex and dc_weights_map (see emit.c). */
+void emit_weights_loader(Buf *b, const char *nm);
 /* The scalar helpers (dc_maxf, dc_b2f, ...) as "static inline" C. */
 extern const char emit_scalar_helpers[];
 /* The whole source of g for printer p. */

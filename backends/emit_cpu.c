@@ -430,19 +430,19 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_printf(b, "extern const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
 	buf_printf(b, "static const char dc_weights_sha[] = \"%s\";\n\n", w->sha);
+	if (a->outweights) {
+		emit_weights_loader(b, nm);
+		buf_puts(b, "static _Thread_local char dc_create_msg[512]; /* why the last create on this thread failed */\n\n");
+	}
 	/* create */
 	buf_printf(b, "int %s_create_from(%s_t **model, const char *weights_path)\n{\n", nm, nm);
-	buf_printf(b, "\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n", nm);
+	buf_printf(b, "\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n%s\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n",
+	           a->outweights ? "\tdc_create_msg[0] = 0;\n" : "", nm);
 	buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
 	if (a->outweights) {
-		buf_puts(b, "\tif (!weights_path) {\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
-		            "\tint fd = open(weights_path, O_RDONLY | O_CLOEXEC);\n\tstruct stat st;\n"
-		            "\tif (fd < 0 || fstat(fd, &st) || (size_t)st.st_size != 128 + DC_WEIGHTS_SIZE) {\n"
-		            "\t\tif (fd >= 0)\n\t\t\tclose(fd);\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
-		            "\tm->maplen = (size_t)st.st_size;\n\tm->map = mmap(NULL, m->maplen, PROT_READ, MAP_PRIVATE, fd, 0);\n\tclose(fd);\n"
-		            "\tif (m->map == MAP_FAILED || memcmp(m->map, \"DOCCCW01\", 8) || memcmp((char *)m->map + 16, dc_weights_sha, 64)) {\n"
-		            "\t\tif (m->map != MAP_FAILED)\n\t\t\tmunmap(m->map, m->maplen);\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
-		            "\tm->w = (const unsigned char *)m->map + 128;\n");
+		buf_puts(b, "\tint rc = dc_weights_map(weights_path, &m->map, dc_create_msg, sizeof dc_create_msg);\n"
+		            "\tif (rc) {\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn rc;\n\t}\n"
+		            "\tm->maplen = 128 + DC_WEIGHTS_SIZE;\n\tm->w = (const unsigned char *)m->map + 128;\n");
 	} else {
 		buf_printf(b, "\t(void)weights_path;\n\tm->w = %s;\n", w->size ? arena_printf(g->arena, "%s_weights_blob", nm) : "NULL");
 	}
@@ -503,7 +503,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		              "\t\tfprintf(stderr, \"%%9.3f ms %%5.1f%%%%  %%s\\n\", 1e3 * model->prof[i] / model->runs, dc_total > 0 ? 100 * model->prof[i] / dc_total : 0.0, dc_prof_names[i]);\n", nm);
 	buf_puts(b, "\tif (model->map)\n\t\tmunmap(model->map, model->maplen);\n\tfree(model->ws);\n\tfree(model);\n}\n\n");
 	emit_strerror(&e);
-	buf_printf(b, "const char *%s_last_error(const %s_t *model)\n{\n\treturn model ? model->msg : \"\";\n}\n\n", nm, nm);
+	buf_printf(b, "const char *%s_last_error(const %s_t *model)\n{\n\treturn model ? model->msg : %s;\n}\n\n", nm, nm,
+	           a->outweights ? "dc_create_msg" : "\"\"");
 	buf_printf(b, "int %s_set_num_threads(%s_t *model, int n)\n{\n\tif (!model || n < 1)\n\t\treturn DOCCC_ERR_ARG;\n", nm, nm);
 	if (omp)
 		buf_puts(b, "\tmodel->nth = n;\n\treturn DOCCC_OK;\n}\n\n");

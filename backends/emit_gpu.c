@@ -993,7 +993,7 @@ static const char api_common[] =
 	"\tsnprintf(m ? m->msg : dc_create_msg, sizeof dc_create_msg, \"@N@: %s failed: %s (%s, "
 	"error %d); @N@ needs a usable \" DC_RUNTIME \" GPU (check the driver and the device), or build it for the host with -t openmp\",\n"
 	"\t         what, cudaGetErrorString(e), cudaGetErrorName(e), (int)e);\n"
-	"\t(void)cudaGetLastError();\n\treturn DOCCC_ERR_DEVICE;\n}\n\n"
+	"\t(void)cudaGetLastError();\n\treturn e == cudaErrorMemoryAllocation ? DOCCC_ERR_NOMEM : DOCCC_ERR_DEVICE;\n}\n\n"
 	"#define DC_TRY(m, call, what) do { cudaError_t dc_e = (call); if (dc_e != cudaSuccess) return dc_rt_error((m), dc_e, (what)); } while (0)\n\n"
 	"/* the run's status: synchronize, read the device error flag, clear it */\n"
 	"static int dc_finish(@N@_t *m)\n{\n\tint f = 0;\n"
@@ -1043,16 +1043,9 @@ static const char api_weights_embedded[] =
 	"\treturn DOCCC_OK;\n}\n\n";
 
 static const char api_weights_file[] =
-	"\tif (!weights_path)\n\t\treturn DOCCC_ERR_WEIGHTS;\n"
-	"\tint fd = open(weights_path, O_RDONLY | O_CLOEXEC);\n\tstruct stat st;\n"
-	"\tif (fd < 0 || fstat(fd, &st) || (size_t)st.st_size != 128 + DC_WEIGHTS_SIZE) {\n"
-	"\t\tif (fd >= 0)\n\t\t\tclose(fd);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
-	"\tvoid *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);\n\tclose(fd);\n"
-	"\tif (map == MAP_FAILED)\n\t\treturn DOCCC_ERR_WEIGHTS;\n"
-	"\tif (memcmp(map, \"DOCCCW01\", 8) || memcmp((char *)map + 16, dc_weights_sha, 64)) {\n"
-	"\t\tmunmap(map, (size_t)st.st_size);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
+	"\tvoid *map;\n\tint rc = dc_weights_map(weights_path, &map, m->msg, sizeof m->msg);\n\tif (rc)\n\t\treturn rc;\n"
 	"\tcudaError_t e = cudaMemcpy(m->w, (char *)map + 128, DC_WEIGHTS_SIZE, cudaMemcpyHostToDevice);\n"
-	"\tmunmap(map, (size_t)st.st_size);\n\tif (e != cudaSuccess)\n\t\treturn dc_rt_error(m, e, \"uploading the weights\");\n"
+	"\tmunmap(map, 128 + DC_WEIGHTS_SIZE);\n\tif (e != cudaSuccess)\n\t\treturn dc_rt_error(m, e, \"uploading the weights\");\n"
 	"\treturn DOCCC_OK;\n}\n\n";
 
 static const char api_rest[] =
@@ -1180,6 +1173,8 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_printf(b, "extern \"C\" const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
 	buf_printf(b, "static const char dc_weights_sha[] = \"%s\";\n\n", w->sha);
+	if (a->outweights)
+		emit_weights_loader(b, nm);
 	emit_desc_tables(&e);
 	buf_puts(b, "\n");
 	emit_status_decode(&e);

@@ -41,6 +41,7 @@ static inline int dc_is_device(const void *p)
 #define DC_RUNTIME "HIP"
 #define cudaError_t hipError_t
 #define cudaSuccess hipSuccess
+#define cudaErrorMemoryAllocation hipErrorOutOfMemory
 #define cudaStream_t hipStream_t
 #define cudaMalloc hipMalloc
 #define cudaFree hipFree

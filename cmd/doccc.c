@@ -128,7 +128,16 @@ static void list_ops(void)
 
 /* DOCC_REUSE_BINARIES: builds are cached under $DOCC_TMP/doccc-cache/KEY/,
  * KEY a hash of the doccc version, the input file's bytes, the weights
- * file, the resolved target and every option that changes the output. */
+ * file, the resolved target and every option that changes the output.
+ *
+ * An entry holds the outputs and MANIFEST, one line "SHA256 NAME" per
+ * output. It is built in a fresh KEY.tmp.XXXXXX beside it and renamed into
+ * place whole, so concurrent doccc processes sharing the cache see an entry
+ * complete or not at all (the first rename wins; a later one finds the
+ * place taken and drops its copy). Before an entry is used every file is
+ * read and its sha256 checked against MANIFEST; a missing, truncated or
+ * altered file makes the entry stale (a note under -v): the model is
+ * compiled again and the new entry replaces the old one. */
 static int env_true(const char *name)
 {
 	const char *v = getenv(name);
@@ -144,6 +153,16 @@ static int hash_file(Sha256 *h, const char *path)
 	sha256_update(h, data, len);
 	free(data);
 	return 0;
+}
+
+static void hash_hex(const void *data, size_t len, char hex[65])
+{
+	Sha256 h;
+	unsigned char d[32];
+	sha256_init(&h);
+	sha256_update(&h, data, len);
+	sha256_final(&h, d);
+	sha256_hex(d, hex);
 }
 
 static char *cache_dir(Arena *a, const char *input, const char *weights, const char *key)
@@ -166,23 +185,124 @@ static char *cache_dir(Arena *a, const char *input, const char *weights, const c
 	return arena_printf(a, "%s/doccc-cache/%.32s", base, hex);
 }
 
-/* Copy the outputs listed in ba between the cache and their places. */
-static int cache_copy(Arena *a, const BuildArgs *ba, const char *dir, int store)
+enum { NOUTS = 4 };
+
+/* The outputs of ba (NULL where not made) and their permission bits. */
+static void cache_outputs(const BuildArgs *ba, const char *outs[NOUTS], int modes[NOUTS])
 {
-	const char *outs[4] = {ba->outlib, ba->outhdr, ba->outsrc, ba->outweights};
-	for (int i = 0; i < 4; i++) {
+	const char *o[NOUTS] = {ba->outlib, ba->outhdr, ba->outsrc, ba->outweights};
+	static const int m[NOUTS] = {0755, 0644, 0644, 0644};
+	for (int i = 0; i < NOUTS; i++) {
+		outs[i] = o[i];
+		modes[i] = m[i];
+	}
+}
+
+/* The hash MANIFEST man gives file name (its lines are "HEX  NAME\n",
+ * HEX 64 digits), or NULL. */
+static const char *manifest_hash(const char *man, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *l = man; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+		if (strspn(l, "0123456789abcdef") == 64 && !strncmp(l + 64, "  ", 2) && !strncmp(l + 66, name, n) &&
+		    (l[66 + n] == '\n' || !l[66 + n]))
+			return l;
+	return NULL;
+}
+
+/* Install the outputs from cache entry dir. 0: done; 1: the entry is not
+ * usable (why in *why, nothing written); -1: writing an output failed
+ * (reported, what was written removed). */
+static int cache_reuse(Arena *a, const BuildArgs *ba, const char *dir, const char **why)
+{
+	const char *outs[NOUTS];
+	int modes[NOUTS];
+	char *data[NOUTS] = {0};
+	size_t len[NOUTS] = {0};
+	cache_outputs(ba, outs, modes);
+	Buf quiet = {0};
+	diag_capture(&quiet);
+	char *man = file_read(arena_printf(a, "%s/MANIFEST", dir), NULL);
+	*why = man ? NULL : "MANIFEST is missing";
+	for (int i = 0; i < NOUTS && !*why; i++) {
 		if (!outs[i])
 			continue;
-		char *c = arena_printf(a, "%s/%s", dir, path_base(outs[i]));
-		const char *from = store ? outs[i] : c, *to = store ? c : outs[i];
-		size_t len;
-		char *data = file_read(from, &len);
-		int rc = data ? file_write(to, data, len) : -1;
-		free(data);
-		if (rc)
-			return -1;
+		const char *nm = path_base(outs[i]);
+		data[i] = file_read(arena_printf(a, "%s/%s", dir, nm), &len[i]);
+		char hex[65];
+		if (data[i])
+			hash_hex(data[i], len[i], hex);
+		const char *want = manifest_hash(man, nm);
+		if (!data[i])
+			*why = arena_printf(a, "%s is missing", nm);
+		else if (!want)
+			*why = arena_printf(a, "%s is not in MANIFEST", nm);
+		else if (strncmp(want, hex, 64))
+			*why = arena_printf(a, "%s does not match its sha256 in MANIFEST", nm);
 	}
-	return 0;
+	free(man);
+	diag_capture(NULL);
+	buf_free(&quiet);
+	int rc = *why ? 1 : 0;
+	for (int i = 0; i < NOUTS && rc == 0; i++) {
+		if (!outs[i] || file_write_mode(outs[i], data[i], len[i], modes[i]) == 0)
+			continue;
+		for (int j = 0; j < i; j++)
+			if (outs[j])
+				unlink(outs[j]);
+		rc = -1;
+	}
+	for (int i = 0; i < NOUTS; i++)
+		free(data[i]);
+	return rc;
+}
+
+/* Store the installed outputs as cache entry dir (see above). replace:
+ * the entry there is stale and goes; else one that is there was stored by
+ * another doccc first and stays. Quiet: the build succeeded whatever
+ * happens to the cache. */
+static void cache_store(Arena *a, const BuildArgs *ba, const char *dir, int replace)
+{
+	const char *outs[NOUTS];
+	int modes[NOUTS];
+	cache_outputs(ba, outs, modes);
+	Buf quiet = {0}, man = {0};
+	diag_capture(&quiet);
+	const char *parent = arena_strndup(a, dir, (size_t)(path_base(dir) - dir));
+	char *tmp = arena_printf(a, "%s.tmp.XXXXXX", dir);
+	if (mkdir_p(parent) != 0 || !mkdtemp(tmp)) {
+		diag_capture(NULL);
+		buf_free(&quiet);
+		return;
+	}
+	tmp_register(tmp);
+	int ok = 1;
+	for (int i = 0; i < NOUTS && ok; i++) {
+		if (!outs[i])
+			continue;
+		size_t len;
+		char hex[65], *data = file_read(outs[i], &len);
+		ok = data && file_write_mode(arena_printf(a, "%s/%s", tmp, path_base(outs[i])), data, len, modes[i]) == 0;
+		if (ok) {
+			hash_hex(data, len, hex);
+			buf_printf(&man, "%s  %s\n", hex, path_base(outs[i]));
+		}
+		free(data);
+	}
+	ok = ok && file_write(arena_printf(a, "%s/MANIFEST", tmp), man.s, man.len) == 0;
+	if (ok && rename(tmp, dir) != 0 && replace) {
+		char *old = arena_printf(a, "%s.old", tmp);
+		tmp_register(old);
+		if (rename(dir, old) == 0)
+			(void)rename(tmp, dir);
+		(void)rm_rf(old);
+		tmp_unregister(old);
+	}
+	(void)rm_rf(tmp); /* nothing left there once renamed into place */
+	tmp_unregister(tmp);
+	diag_capture(NULL);
+	buf_free(&quiet);
+	buf_free(&man);
 }
 
 static double now_ms(void)
@@ -476,22 +596,25 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 
 	/* Reuse a cached build? */
 	char *cache = NULL;
+	int stale = 0;
 	if (env_true("DOCC_REUSE_BINARIES")) {
 		char *key = arena_printf(a, "%s|%s|%s|%s|%s|%d|%d|%d|%s|%s|%s", nm, tg.name, tg.category, tg.march,
 		                         o.contraction_precision, o.approximate_math, emit_source, external, ba.cmdline,
 		                         path_base(lib), dimkey);
 		cache = cache_dir(a, input, weights, key);
 		if (cache && dir_exists(cache)) {
-			Buf quiet = {0};
-			diag_capture(&quiet);
-			int rc = cache_copy(a, &ba, cache, 0);
-			diag_capture(NULL);
-			buf_free(&quiet);
+			const char *why;
+			int rc = cache_reuse(a, &ba, cache, &why);
+			if (rc < 0)
+				return EXIT_INPUT;
 			if (rc == 0) {
 				if (spawn_verbose)
 					fprintf(stderr, "doccc: reused the build in %s\n", cache);
 				return EXIT_OK;
 			}
+			stale = 1;
+			if (spawn_verbose)
+				diag_note(cache, "stale cache entry (%s); compiling again", why);
 		}
 	}
 
@@ -535,8 +658,8 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 			unlink(ba.outweights);
 		rc = 1;
 	}
-	if (rc == 0 && cache && mkdir_p(cache) == 0 && cache_copy(a, &ba, cache, 1))
-		rm_rf(cache); /* a partial cache entry must not be reused */
+	if (rc == 0 && cache)
+		cache_store(a, &ba, cache, stale);
 	if (tmp_keep)
 		fprintf(stderr, "doccc: kept working directory %s\n", ba.workdir);
 	return rc == 0 ? EXIT_OK : rc == 3 ? EXIT_CC : EXIT_INPUT;
@@ -559,6 +682,13 @@ int main(int argc, char **argv)
 		rc = compile_main(a, &cmdline, argc, v);
 	} else
 		rc = compile_main(a, &cmdline, argc, argv);
+	/* --help, --list-*, --check print to stdout: a full disk or a closed
+	 * pipe there is an error too (as cproc checks its output). */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		diag_error("doccc", "cannot write to standard output: %s", strerror(errno));
+		if (rc == EXIT_OK)
+			rc = EXIT_INPUT;
+	}
 	tmp_cleanup();
 	buf_free(&cmdline);
 	arena_free(a);

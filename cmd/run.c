@@ -10,9 +10,11 @@
  * no knowledge of the model's name: the descriptor gives the inputs' and
  * outputs' names, dtypes and shapes, and the create/run/destroy entry points.
  * Everything the user supplies is checked against the descriptor before the
- * model is created: the number of -i and -o files (a usage error, exit 2),
- * then each input's dtype and shape (exit 1, every mismatch reported before
- * stopping). Inputs are copied into 64-byte aligned buffers, as are the
+ * model is created: the number of -i and -o files against the library's
+ * inputs and outputs, then each input's dtype and shape (exit 1, every
+ * mismatch reported before stopping; a wrong count is a fault of what was
+ * given for this library, not of the command's syntax, so it is not a usage
+ * error). Inputs are copied into 64-byte aligned buffers, as are the
  * outputs, so the generated code sees the same alignment as from C callers
  * that use aligned_alloc. With --repeat N the model runs --warmup times
  * (default 1) and then N timed times; the median and minimum latency go to
@@ -364,7 +366,8 @@ static const char *status_text(const doccc_model_desc *d, const void *model, int
 		snprintf(num, sizeof num, "status %d", status);
 		s = num;
 	}
-	if ((status == DOCCC_ERR_DEVICE || status == DOCCC_ERR_ASSERT) && d->abi_version >= 2 && d->last_error) {
+	if ((status == DOCCC_ERR_DEVICE || status == DOCCC_ERR_ASSERT || status == DOCCC_ERR_WEIGHTS) && d->abi_version >= 2 &&
+	    d->last_error) {
 		const char *m = d->last_error(model);
 		if (m && *m) {
 			snprintf(msg, sizeof msg, "%s", m);
@@ -514,21 +517,20 @@ int cmd_run(int argc, char **argv)
 		goto done;
 	}
 
-	/* The command line against the descriptor: counts first (usage), then
-	 * every input file (all mismatches reported). */
+	/* The command line against the descriptor: counts first, then
+	 * every input file (all mismatches reported); exit 1. */
 	if (a.nin != d->ninputs || a.nout != d->noutputs) {
 		Buf b = {0};
 		if (a.nin != d->ninputs) {
 			put_names(&b, d->ninputs, d->inputs, "input");
-			diag_error("doccc run", "%s expects %s, got %d", a.lib, b.s, a.nin);
+			diag_error(a.lib, "the library expects %s, got %d (-i)", b.s, a.nin);
 			b.len = 0;
 		}
 		if (a.nout != d->noutputs) {
 			put_names(&b, d->noutputs, d->outputs, "output");
-			diag_error("doccc run", "%s expects %s, got %d", a.lib, b.s, a.nout);
+			diag_error(a.lib, "the library expects %s, got %d (-o)", b.s, a.nout);
 		}
 		buf_free(&b);
-		rc = EXIT_USAGE;
 		goto done;
 	}
 	in = calloc((size_t)d->ninputs + 1, sizeof *in);
@@ -559,9 +561,14 @@ int cmd_run(int argc, char **argv)
 	status = d->create(&model, weights);
 	if (status) {
 		model = NULL;
-		if (status == DOCCC_ERR_WEIGHTS && weights)
-			diag_error(weights, "cannot load the weights of %s: %s", a.lib, status_text(d, NULL, status));
-		else
+		if (status == DOCCC_ERR_WEIGHTS && weights) {
+			/* the library's message names the file first: no second time */
+			const char *msg = status_text(d, NULL, status);
+			size_t n = strlen(weights);
+			if (!strncmp(msg, weights, n) && !strncmp(msg + n, ": ", 2))
+				msg += n + 2;
+			diag_error(weights, "cannot load the weights of %s: %s", a.lib, msg);
+		} else
 			diag_error(a.lib, "create failed: %s", status_text(d, NULL, status));
 		goto done;
 	}

@@ -5,7 +5,9 @@
  * parsers can run on it directly); file_write is atomic: the data goes to
  * "path.tmp.<pid>", which is renamed over path only once it was written and
  * closed without error, and removed otherwise, so a reader never sees a
- * half-written output. mkdir_p and the two file functions report failures
+ * half-written output. Every write, fchmod, close and rename is checked (a
+ * full disk often shows only at close), and the temporary name is in the
+ * temporary registry while it exists, so a signal removes it too. mkdir_p and the two file functions report failures
  * through diag_error with the path as location; rm_rf is quiet (it is used
  * for cleanup, where there is nobody left to tell).
  */
@@ -82,29 +84,37 @@ static int file_write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-int file_write(const char *path, const void *data, size_t len)
+int file_write_mode(const char *path, const void *data, size_t len, int mode)
 {
 	Buf tmp = {0};
 	buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+	/* Registered first, so that a signal from here on removes it. */
+	tmp_register_output(tmp.s);
+	int err = 0;
 	int fd = open(tmp.s, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		diag_error(path, "cannot write: %s", strerror(errno));
-		buf_free(&tmp);
-		return -1;
-	}
-	int err = file_write_all(fd, data, len);
-	if (close(fd) != 0 && !err)
+	if (fd < 0)
+		err = errno;
+	if (!err)
+		err = file_write_all(fd, data, len);
+	/* mode < 0: what open gave (0666 less the umask) */
+	if (!err && mode >= 0 && fchmod(fd, (mode_t)mode) != 0)
+		err = errno;
+	if (fd >= 0 && close(fd) != 0 && !err)
 		err = errno;
 	if (!err && rename(tmp.s, path) != 0)
 		err = errno;
 	if (err) {
 		unlink(tmp.s);
 		diag_error(path, "cannot write: %s", strerror(err));
-		buf_free(&tmp);
-		return -1;
 	}
+	tmp_unregister(tmp.s);
 	buf_free(&tmp);
-	return 0;
+	return err ? -1 : 0;
+}
+
+int file_write(const char *path, const void *data, size_t len)
+{
+	return file_write_mode(path, data, len, -1);
 }
 
 int file_exists(const char *path)

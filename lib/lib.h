@@ -159,8 +159,12 @@ int c_is_keyword(const char *s);
 /* Read a whole file; NUL-terminated (the NUL is not counted in *len).
  * Reports "path: error: cannot read: <strerror>" and returns NULL. */
 char *file_read(const char *path, size_t *len);
-/* Write atomically: to "path.tmp.<pid>" then rename. Reports errors. */
+/* Write atomically: to "path.tmp.<pid>" then rename; the temporary name is
+ * registered (tmp_register_output) while it exists. Reports errors; on one
+ * nothing of the new data is left at path or beside it. file_write_mode
+ * gives the file its permission bits before the rename. */
 int file_write(const char *path, const void *data, size_t len);
+int file_write_mode(const char *path, const void *data, size_t len, int mode);
 int file_exists(const char *path);
 int dir_exists(const char *path);
 int mkdir_p(const char *path);          /* like mkdir -p; reports errors */
@@ -267,6 +271,8 @@ int spawn_run(char *const argv[], char **err);
 /* Temporary files and directories registered here are removed by
  * tmp_cleanup() (called at exit and on fatal signals) unless keep is set. */
 void tmp_register(const char *path);
+/* The same for a temporary output name (file_write's): removed even with keep. */
+void tmp_register_output(const char *path);
 void tmp_unregister(const char *path);
 void tmp_cleanup(void);
 extern int tmp_keep;

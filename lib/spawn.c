@@ -11,13 +11,26 @@
  * caller passed NULL. With spawn_verbose the command is first echoed to
  * stderr, quoted so that it can be pasted into a POSIX shell.
  *
+ * The child runs in a process group of its own, so that a signal meant
+ * for doccc reaches it only through us: SIGINT or SIGTERM (a ^C goes to
+ * the terminal's foreground group, which is doccc alone) is passed on to
+ * the child's whole group (clang's cc1, nvcc's stages), which is reaped
+ * before doccc removes its temporaries and dies of the same signal. The
+ * two signals are blocked from before posix_spawnp until the child's id
+ * is recorded (the child itself starts with our original mask), so no
+ * child can escape the handler.
+ *
  * The temporary registry is a list of malloc'd paths. The first
  * tmp_register installs an atexit handler and SIGINT/SIGTERM handlers; each
- * removes the registered paths (rm_rf), unless tmp_keep is set. The signal
- * handler then restores the default action and re-raises, so the exit
- * status still says "killed by SIGINT". (rm_rf is not async-signal-safe;
- * the compiler is single-threaded and is being interrupted, which makes
- * this the usual compromise for a command-line tool.)
+ * removes the registered paths (rm_rf), unless tmp_keep is set; paths
+ * registered with tmp_register_output (file_write's temporary names) go
+ * even then. The registry is changed with the two signals blocked, so the
+ * handler never sees it half-updated. The signal handler then restores the
+ * default action and re-raises, so the exit status still says "killed by
+ * SIGINT". (rm_rf is not async-signal-safe; the compiler is
+ * single-threaded and is being interrupted, most often while it waits for
+ * the child in read(), which makes this the usual compromise for a
+ * command-line tool.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +40,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib.h"
@@ -37,8 +51,26 @@ int spawn_verbose;
 int tmp_keep;
 
 static char **tmp_paths;
+static unsigned char *tmp_always; /* 1: removed even with tmp_keep */
 static int tmp_npaths, tmp_cap;
 static int tmp_installed;
+static volatile pid_t spawn_child; /* the running child (its group's id), or 0 */
+
+/* Block (or restore) the signals whose handler reads the registry and
+ * spawn_child. */
+static void spawn_block(sigset_t *old)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGTERM);
+	sigprocmask(SIG_BLOCK, &s, old);
+}
+
+static void spawn_unblock(const sigset_t *old)
+{
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
 
 /* Append arg to b, quoted for a POSIX shell when it needs it. */
 static void spawn_quote(Buf *b, const char *arg)
@@ -124,15 +156,31 @@ int spawn_run(char *const argv[], char **err)
 		return -1;
 	}
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t mask;
 	rc = posix_spawn_file_actions_init(&fa);
 	/* Order matters: stdout becomes our stderr before stderr is replaced. */
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+	int attr = !rc && !(rc = posix_spawnattr_init(&at));
+	/* Its own process group; our signal mask from before the block. */
+	spawn_block(&mask);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+	if (!rc)
+		rc = posix_spawnattr_setpgroup(&at, 0);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &mask);
 	pid_t pid = -1;
 	if (!rc)
-		rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+		rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+	if (!rc)
+		spawn_child = pid;
+	spawn_unblock(&mask);
+	if (attr)
+		posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	close(fds[1]);
 	if (rc) {
@@ -157,10 +205,12 @@ int spawn_run(char *const argv[], char **err)
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			diag_error(NULL, "cannot wait for '%s': %s", argv[0], strerror(errno));
+			spawn_child = 0;
 			buf_free(&out);
 			return -1;
 		}
 	}
+	spawn_child = 0;
 	if (err) {
 		buf_putn(&out, "", 0); /* NUL-terminated even when empty */
 		*err = out.s;
@@ -176,9 +226,50 @@ int spawn_run(char *const argv[], char **err)
 
 /* ---- temporary files ---- */
 
+/* Remove the registered paths, newest first (files registered inside a
+ * registered directory go before it); free the registry unless called
+ * from the signal handler. */
+static void tmp_remove(int from_signal)
+{
+	for (int i = tmp_npaths - 1; i >= 0; i--) {
+		if (!tmp_keep || tmp_always[i])
+			(void)rm_rf(tmp_paths[i]); /* nothing left to report to */
+		if (!from_signal)
+			free(tmp_paths[i]);
+	}
+	if (from_signal)
+		return;
+	free(tmp_paths);
+	free(tmp_always);
+	tmp_paths = NULL;
+	tmp_always = NULL;
+	tmp_npaths = tmp_cap = 0;
+}
+
+/* Pass the signal on to the child's group and reap the child: it gets two
+ * seconds to go, then SIGKILL (a child that ignores SIGTERM must not keep
+ * doccc, or itself, running). */
+static void spawn_stop_child(int sig)
+{
+	pid_t pid = spawn_child;
+	if (pid <= 0)
+		return;
+	kill(-pid, sig);
+	for (int i = 0; i < 200; i++) {
+		if (waitpid(pid, NULL, WNOHANG) != 0)
+			return; /* reaped, or not ours any more */
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	kill(-pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 static void tmp_on_signal(int sig)
 {
-	tmp_cleanup();
+	spawn_stop_child(sig);
+	tmp_remove(1);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -203,52 +294,66 @@ static void tmp_install(void)
 	}
 }
 
-void tmp_register(const char *path)
+static void tmp_add(const char *path, int always)
 {
 	if (!tmp_installed)
 		tmp_install();
-	if (tmp_npaths == tmp_cap) {
-		int cap = tmp_cap ? 2 * tmp_cap : 8;
-		char **p = realloc(tmp_paths, (size_t)cap * sizeof(*p));
-		if (!p) {
-			fprintf(stderr, "doccc: fatal error: out of memory\n");
-			abort();
-		}
-		tmp_paths = p;
-		tmp_cap = cap;
-	}
 	char *copy = strdup(path);
 	if (!copy) {
 		fprintf(stderr, "doccc: fatal error: out of memory\n");
 		abort();
 	}
+	sigset_t old;
+	spawn_block(&old);
+	if (tmp_npaths == tmp_cap) {
+		int cap = tmp_cap ? 2 * tmp_cap : 8;
+		char **p = realloc(tmp_paths, (size_t)cap * sizeof(*p));
+		unsigned char *f = p ? realloc(tmp_always, (size_t)cap) : NULL;
+		if (!f) {
+			fprintf(stderr, "doccc: fatal error: out of memory\n");
+			abort();
+		}
+		tmp_paths = p;
+		tmp_always = f;
+		tmp_cap = cap;
+	}
+	tmp_always[tmp_npaths] = (unsigned char)always;
 	tmp_paths[tmp_npaths++] = copy;
+	spawn_unblock(&old);
+}
+
+void tmp_register(const char *path)
+{
+	tmp_add(path, 0);
+}
+
+void tmp_register_output(const char *path)
+{
+	tmp_add(path, 1);
 }
 
 void tmp_unregister(const char *path)
 {
+	sigset_t old;
+	spawn_block(&old);
 	for (int i = tmp_npaths - 1; i >= 0; i--) {
 		if (strcmp(tmp_paths[i], path))
 			continue;
 		free(tmp_paths[i]);
 		memmove(tmp_paths + i, tmp_paths + i + 1, (size_t)(tmp_npaths - i - 1) * sizeof(*tmp_paths));
+		memmove(tmp_always + i, tmp_always + i + 1, (size_t)(tmp_npaths - i - 1));
 		tmp_npaths--;
-		return;
+		break;
 	}
+	spawn_unblock(&old);
 }
 
 void tmp_cleanup(void)
 {
-	/* Newest first: files registered inside a registered directory go
-	 * before it. */
-	for (int i = tmp_npaths - 1; i >= 0; i--) {
-		if (!tmp_keep)
-			(void)rm_rf(tmp_paths[i]); /* nothing left to report to */
-		free(tmp_paths[i]);
-	}
-	free(tmp_paths);
-	tmp_paths = NULL;
-	tmp_npaths = tmp_cap = 0;
+	sigset_t old;
+	spawn_block(&old);
+	tmp_remove(0);
+	spawn_unblock(&old);
 }
 
 char *tmp_dir(Arena *a)

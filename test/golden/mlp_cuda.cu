@@ -292,7 +292,7 @@ static int dc_rt_error(mlp_t *m, cudaError_t e, const char *what)
 	snprintf(m ? m->msg : dc_create_msg, sizeof dc_create_msg, "mlp: %s failed: %s (%s, error %d); mlp needs a usable " DC_RUNTIME " GPU (check the driver and the device), or build it for the host with -t openmp",
 	         what, cudaGetErrorString(e), cudaGetErrorName(e), (int)e);
 	(void)cudaGetLastError();
-	return DOCCC_ERR_DEVICE;
+	return e == cudaErrorMemoryAllocation ? DOCCC_ERR_NOMEM : DOCCC_ERR_DEVICE;
 }
 
 #define DC_TRY(m, call, what) do { cudaError_t dc_e = (call); if (dc_e != cudaSuccess) return dc_rt_error((m), dc_e, (what)); } while (0)
