@@ -99,11 +99,14 @@ import sys, torch, numpy, pytest, transformers
 sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') and transformers.__version__ == '$TRANSFORMERS_VERSION' else 1)
 " >/dev/null 2>&1
 }
+py_ok=0
 if [ "$python" = 1 ]; then
 	if ! have "$PYTHON"; then
 		[ "$PYTHON" = python3 ] || die "$PYTHON not found"
 		need python3; need python3-venv
-	elif ! has_packages && managed && ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
+	elif has_packages; then
+		py_ok=1
+	elif [ -n "$VENV" ] && managed && ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
 		need python3-venv
 	fi
 fi
@@ -171,7 +174,7 @@ fi
 # ---- Python packages -------------------------------------------------------------
 [ "$python" = 1 ] || exit 0
 have "$PYTHON" || die "$PYTHON not found"
-if has_packages; then
+if [ "$py_ok" = 1 ] || has_packages; then
 	say "python packages present in $PYTHON (torch $TORCH_VERSION, numpy, pytest, transformers $TRANSFORMERS_VERSION)"
 	exit 0
 fi
