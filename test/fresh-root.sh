@@ -63,13 +63,23 @@ user=dev
 home=/home/$user
 
 # ---- cleanup: processes in the root, then its mounts, then the root -------------------
+in_root() { # the ids of the processes whose root is the root
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"
+	done
+}
 cleanup() {
 	rc=$?
 	set +e
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -TERM "${p#/proc/}" 2>/dev/null
+	# the processes started in the root (an interrupted make and its children)
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		pids=$(in_root)
+		[ -n "$pids" ] || break
+		# shellcheck disable=SC2086
+		kill -TERM $pids 2>/dev/null
+		sleep 1
 	done
-	sleep 1
 	# every mount under the root, innermost (last mounted) first
 	awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/self/mounts | tac |
 		while read -r m; do
@@ -98,8 +108,10 @@ step() { # step NAME COMMAND...: run it (errexit on), time it, record it; status
 	[ $status = 0 ] || return 0
 	say "== $name"
 	t0=$(date +%s)
+	# in the background, so that a signal to this script is handled at once
 	set +e
-	(set -e; "$@")
+	(set -e; "$@") &
+	wait $!
 	rc=$?
 	set -e
 	t=$(($(date +%s) - t0))
