@@ -1,21 +1,28 @@
 # doccc - ahead-of-time compiler for torch.export programs.
 #
-#   make            build build/doccc
+#   make            build build/doccc (names the missing packages, if any)
+#   make setup      install what is missing (test/setup.sh)
 #   make demo       install what is missing, compile ResNet-18, run the C example
 #   make test       install what is missing, run the whole suite
 #   make asan       the suite under address and undefined-behaviour sanitizers
 #   make fuzz       every fuzz harness for FUZZ_SECONDS each (test/fuzz/fuzz.mk)
 #   make bench      latency of doccc libraries next to PyTorch
+#   make demo-only, test-only, bench-only: the same without the setup
 #   make install PREFIX=/usr/local DESTDIR=
 #   make golden     rewrite golden files (review the diff in git)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   ?= build
-PYTHON  ?= python3
+# Python: the venv test/setup.sh makes when python3 is externally managed
+# (PEP 668), else python3.
+VENV    ?= $(CURDIR)/build/venv
+PYTHON  ?= $(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3)
 PKGS     = libzip yaml-0.1 libcjson
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# Read by the first recipe that uses them, not when the Makefile is read: a
+# target that runs setup first (make fuzz) then compiles with what it installed.
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $(PKGS) 2>/dev/null))$(PKG_CFLAGS)
+PKG_LIBS   = $(eval PKG_LIBS := $$(shell pkg-config --libs $(PKGS) 2>/dev/null))$(PKG_LIBS)
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(PKG_CFLAGS) $(SANFLAGS)
@@ -36,7 +43,7 @@ UNIT_BIN += $(BUILD)/test/gpusim_test
 
 all: $(BUILD)/doccc
 
-$(BUILD)/%.o: %.c $(HDRS)
+$(BUILD)/%.o: %.c $(HDRS) | build-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
 
@@ -50,7 +57,7 @@ $(BUILD)/gen/gpu_headers.c: $(GPU_HDRS)
 	  echo 'const char gpu_rt_h[] ='; $(CSTRING) backends/gpu_rt.h; echo ';'; \
 	  echo 'const char gpu_sim_h[] ='; $(CSTRING) backends/gpu_sim.h; echo ';'; } > $@
 
-$(BUILD)/gen/gpu_headers.o: $(BUILD)/gen/gpu_headers.c
+$(BUILD)/gen/gpu_headers.o: $(BUILD)/gen/gpu_headers.c | build-deps
 	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
 
 $(BUILD)/libdoccc.a: $(CORE_OBJ)
@@ -71,25 +78,51 @@ $(BUILD)/test/gpusim_test: test/unit/gpusim_test.cpp test/unit/check.h backends/
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
-setup:
-	@sh test/setup.sh
+# What plain make needs; without it, the missing packages and `make setup`
+# are named instead of a compiler error.
+build-deps:
+	@CC='$(CC)' sh test/setup.sh --check
 
-test: setup all unit fuzz-replay
+# test/setup.sh, told which Python the Makefile runs: PYTHON when it was set
+# (no venv then), else the default above, which setup.sh works out the same way.
+SETUP = $(if $(filter file,$(origin PYTHON)),VENV='$(VENV)',PYTHON='$(PYTHON)' VENV=) sh test/setup.sh
+
+setup:
+	@$(SETUP)
+
+# demo, test and bench run setup, then their work in a second make: that one
+# reads pkg-config and finds the venv afresh, after setup has installed them,
+# and nothing of it starts before setup has finished, under make -j too.
+demo test bench: setup
+	@$(MAKE) --no-print-directory $@-only
+
+test-only: all unit fuzz-replay
 	$(PYTHON) -m pytest -q test
 
-demo: setup all
+demo-only: all
 	$(MAKE) -C examples/resnet18 DOCCC=$(CURDIR)/$(BUILD)/doccc PYTHON=$(PYTHON)
 
-bench: setup all
+bench-only: all
 	$(PYTHON) test/bench.py
 
 asan:
-	$(MAKE) BUILD=build/asan CC=clang SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" test
+	@$(SETUP) --sanitizers
+	@$(MAKE) --no-print-directory BUILD=build/asan CC=clang \
+		SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" test-only
 
 golden: all
 	DOCCC_GOLDEN_UPDATE=1 $(PYTHON) -m pytest -q test -k golden
 
 include test/fuzz/fuzz.mk
+
+# make fuzz, fuzz-corpus: the sanitizer runtimes (and the libraries) installed
+# before the sanitized libdoccc and the harnesses are built; not by the make
+# that builds that libdoccc, which runs inside this one.
+ifneq ($(BUILD),$(FUZZ_DIR)/lib)
+$(FUZZ_DIR)/lib/libdoccc.a $(FUZZ_BINS): | setup-sanitizers
+endif
+setup-sanitizers:
+	@$(SETUP) --sanitizers --no-python
 
 install: $(BUILD)/doccc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
@@ -99,4 +132,5 @@ install: $(BUILD)/doccc
 clean:
 	rm -rf build
 
-.PHONY: all unit setup test demo bench asan golden install clean
+.PHONY: all unit build-deps setup setup-sanitizers test demo bench test-only demo-only bench-only \
+	asan golden install clean

@@ -1,85 +1,197 @@
 #!/bin/sh
 # test/setup.sh - install what building and testing doccc needs, if missing.
 #
+#   sh test/setup.sh [--sanitizers] [--no-python] [--check]
+#
 #   Debian packages: clang libomp-dev libyaml-dev libcjson-dev libzip-dev pkg-config
 #                    hipcc libamdhip64-dev rocm-device-libs (-t rocm; about 70 MB)
+#                    python3 python3-venv (when there is no python3, or it is
+#                    externally managed and cannot make a venv)
+#   --sanitizers:    libclang-rt-N-dev, N the major version of the installed clang
+#                    (the ASan/UBSan/libFuzzer runtimes of make asan and make fuzz)
 #   Python packages: torch==2.13.0 numpy pytest transformers==5.24.0
 #                    (test and example dependencies only; transformers for the
 #                    real-model suite test/test_hf.py, which builds its models
-#                    from configs: nothing is downloaded)
+#                    from configs: nothing is downloaded); --no-python skips them
+#   --check:         install nothing; name the Debian packages the build (plain
+#                    make) lacks and exit 1, or exit 0 quietly
+#
+# Where the Python packages go: into $PYTHON (default python3) when it is not
+# externally managed (PEP 668) or already has them; otherwise into a venv made
+# from it, $VENV (default build/venv; the Makefile then runs Python from there).
+# VENV= (empty) forbids the venv: an externally managed $PYTHON without the
+# packages is then an error.
 #
 # Idempotent and quick when everything is present: tools and libraries are
-# checked by what the build uses (commands, pkg-config modules, omp.h), and
-# apt-get update runs once, only when something is missing. Uses sudo only when
-# not root. Prints one line per action; exits non-zero if an install fails.
-# PYTHON (default python3) selects the interpreter.
+# checked by what the build uses (commands, pkg-config modules, omp.h, a link
+# with the sanitizers), and apt-get update runs once, only when something is
+# missing. Uses sudo only when not root. Prints one line per action; exits
+# non-zero if an install fails.
 
 set -eu
 
-PYTHON=${PYTHON:-python3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+VENV=${VENV-$ROOT/build/venv}
+if [ -z "${PYTHON:-}" ]; then
+	PYTHON=python3
+	[ -n "$VENV" ] && [ -x "$VENV/bin/python" ] && PYTHON=$VENV/bin/python
+fi
 TORCH_VERSION=2.13.0
 TRANSFORMERS_VERSION=5.24.0
 say() { echo "setup: $*"; }
 die() { echo "setup: error: $*" >&2; exit 1; }
 
-# ---- Debian packages -----------------------------------------------------------
+sanitizers=0 python=1 check=0
+for a in "$@"; do
+	case $a in
+	--sanitizers) sanitizers=1 ;;
+	--no-python) python=0 ;;
+	--check) check=1 ;;
+	*) die "unknown argument '$a' (usage: sh test/setup.sh [--sanitizers] [--no-python] [--check])" ;;
+	esac
+done
+
+have() { command -v "$1" >/dev/null 2>&1; }
 missing=""
 need() { missing="$missing $1"; }
 
-command -v clang >/dev/null 2>&1 || need clang
-command -v pkg-config >/dev/null 2>&1 || need pkg-config
-if command -v pkg-config >/dev/null 2>&1; then
+# ---- what plain make needs ---------------------------------------------------------
+cc=${CC:-cc}
+cc=${cc%% *}
+if ! have "$cc"; then
+	[ "$cc" = cc ] || [ "$cc" = clang ] || die "the C compiler $cc (CC) is not found"
+	need clang
+fi
+if have pkg-config; then
 	pkg-config --exists yaml-0.1 || need libyaml-dev
 	pkg-config --exists libcjson || need libcjson-dev
 	pkg-config --exists libzip || need libzip-dev
 else
-	need libyaml-dev; need libcjson-dev; need libzip-dev
+	need pkg-config; need libyaml-dev; need libcjson-dev; need libzip-dev
 fi
+if [ "$check" = 1 ]; then
+	[ -z "$missing" ] && exit 0
+	echo "doccc: cannot build: missing Debian packages:$missing" >&2
+	echo "doccc: \`make setup\` installs them (make demo and make test run it first)" >&2
+	exit 1
+fi
+
+# ---- the rest of the Debian packages ----------------------------------------------
+case " $missing " in *" clang "*) ;; *) have clang || need clang ;; esac
 # HIP: hipcc and the device libraries it links for --offload-arch=gfx90a.
-command -v hipcc >/dev/null 2>&1 || { need hipcc; need libamdhip64-dev; need rocm-device-libs; }
+have hipcc || { need hipcc; need libamdhip64-dev; need rocm-device-libs; }
 # OpenMP: clang must find omp.h (the openmp target's generated code includes it).
-if ! command -v clang >/dev/null 2>&1 ||
-   ! printf '#include <omp.h>\n' | clang -fopenmp -x c -E - >/dev/null 2>&1; then
+if ! have clang || ! printf '#include <omp.h>\n' | clang -fopenmp -x c -E - >/dev/null 2>&1; then
 	need libomp-dev
 fi
 
-if [ -n "$missing" ]; then
-	command -v apt-get >/dev/null 2>&1 ||
-		die "missing:$missing, and there is no apt-get here; install them by hand"
-	SUDO=""
+# Python: an interpreter, and a way to install into it (pip, or a venv when
+# pip may not install into it). Nothing here is decided for a non-default
+# PYTHON that is absent: that is the caller's to provide.
+managed() {
+	"$PYTHON" -c 'import os, sys, sysconfig
+sys.exit(sys.prefix != sys.base_prefix or
+         not os.path.isfile(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'
+}
+has_packages() {
+	"$PYTHON" -c "
+import sys, torch, numpy, pytest, transformers
+sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') and transformers.__version__ == '$TRANSFORMERS_VERSION' else 1)
+" >/dev/null 2>&1
+}
+py_ok=0
+if [ "$python" = 1 ]; then
+	if ! have "$PYTHON"; then
+		[ "$PYTHON" = python3 ] || die "$PYTHON not found"
+		need python3; need python3-venv
+	elif has_packages; then
+		py_ok=1
+	elif [ -n "$VENV" ] && managed && ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
+		need python3-venv
+	fi
+fi
+
+SUDO=""
+updated=0
+apt_update() {
+	[ "$updated" = 0 ] || return 0
+	have apt-get || die "missing: $*, and there is no apt-get here; install them by hand"
 	if [ "$(id -u)" != 0 ]; then
-		command -v sudo >/dev/null 2>&1 || die "missing:$missing; need root or sudo to install them"
+		have sudo || die "missing: $*; need root or sudo to install them"
 		SUDO="sudo"
 	fi
 	say "apt-get update"
 	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null ||
 		die "apt-get update failed"
-	say "apt-get install$missing"
+	updated=1
+}
+apt_install() {
+	apt_update "$@"
+	say "apt-get install $*"
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >/dev/null ||
+		die "apt-get install $* failed"
+}
+
+if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
-	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null ||
-		die "apt-get install$missing failed"
+	apt_install $missing
 else
 	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config, hipcc)"
 fi
 
 # nvcc is not a Debian package here (it comes with the machine, from NVIDIA's
 # pip wheels); without it -t cuda cannot compile and its tests say so.
-command -v nvcc >/dev/null 2>&1 || say "note: nvcc not found: -t cuda builds (not --simulate) will fail"
+have nvcc || say "note: nvcc not found: -t cuda builds (not --simulate) will fail"
+
+# ---- sanitizer runtimes --------------------------------------------------------------
+# What make asan and make fuzz link: one fuzz target under all three sanitizers.
+sanitizers_link() {
+	t=$(mktemp -d)
+	printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+		'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);' \
+		'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }' >"$t/f.c"
+	ok=0
+	clang -fsanitize=fuzzer,address,undefined -o "$t/f" "$t/f.c" >"$t/log" 2>&1 && ok=1
+	[ "$ok" = 1 ] || cat "$t/log" >&2
+	rm -rf "$t"
+	[ "$ok" = 1 ]
+}
+if [ "$sanitizers" = 1 ]; then
+	major=$(clang --version | sed -n 's/.*clang version \([0-9][0-9]*\)\..*/\1/p' | head -n 1)
+	[ -n "$major" ] || die "cannot tell clang's version from \`clang --version\`"
+	rt=libclang-rt-$major-dev
+	if sanitizers_link 2>/dev/null; then
+		say "sanitizer runtimes present (clang $major: ASan, UBSan, libFuzzer)"
+	else
+		# Before clang 14 Debian shipped the runtimes in libclang-common-N-dev.
+		apt_update "$rt"
+		apt-cache show "$rt" >/dev/null 2>&1 || rt=libclang-common-$major-dev
+		apt_install "$rt"
+		sanitizers_link || die "clang -fsanitize=fuzzer,address,undefined still cannot link after installing $rt"
+	fi
+fi
 
 # ---- Python packages -------------------------------------------------------------
-command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found"
-if "$PYTHON" -c "
-import sys, torch, numpy, pytest, transformers
-sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') and transformers.__version__ == '$TRANSFORMERS_VERSION' else 1)
-" >/dev/null 2>&1; then
-	say "python packages present (torch $TORCH_VERSION, numpy, pytest, transformers $TRANSFORMERS_VERSION)"
-else
-	# torch first and pinned, so that nothing later pulls another build of it
-	say "$PYTHON -m pip install torch==$TORCH_VERSION numpy pytest transformers==$TRANSFORMERS_VERSION"
-	"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" numpy pytest ||
-		die "pip install failed"
-	"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" ||
-		die "pip install transformers failed"
-	"$PYTHON" -c "import torch, numpy, pytest, transformers" ||
-		die "torch, numpy, pytest or transformers still cannot be imported after pip install"
+[ "$python" = 1 ] || exit 0
+have "$PYTHON" || die "$PYTHON not found"
+if [ "$py_ok" = 1 ] || has_packages; then
+	say "python packages present in $PYTHON (torch $TORCH_VERSION, numpy, pytest, transformers $TRANSFORMERS_VERSION)"
+	exit 0
 fi
+if managed; then
+	[ -n "$VENV" ] || die "$PYTHON is externally managed (PEP 668) and lacks torch $TORCH_VERSION, numpy," \
+		"pytest or transformers $TRANSFORMERS_VERSION; install them into it yourself, or leave PYTHON" \
+		"unset so that make installs them into a venv ($ROOT/build/venv)"
+	say "$PYTHON is externally managed (PEP 668): making a venv, $VENV"
+	rm -rf "$VENV"
+	"$PYTHON" -m venv "$VENV" >/dev/null || { rm -rf "$VENV"; die "$PYTHON -m venv $VENV failed"; }
+	PYTHON=$VENV/bin/python
+fi
+# torch first and pinned, so that nothing later pulls another build of it
+say "$PYTHON -m pip install torch==$TORCH_VERSION numpy pytest transformers==$TRANSFORMERS_VERSION"
+"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" numpy pytest ||
+	die "pip install failed"
+"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" ||
+	die "pip install transformers failed"
+"$PYTHON" -c "import torch, numpy, pytest, transformers" ||
+	die "torch, numpy, pytest or transformers still cannot be imported after pip install"
