@@ -27,15 +27,10 @@ from pathlib import Path
 import pytest
 
 from conftest import compile_model, doccc_cmd, doccc_path, fmt_result, require
+from test_cli import assert_exit, mlp, mlp_lib  # noqa: F401 (fixtures)
 
 HERE = Path(__file__).resolve().parent
 CAPI = HERE / "capi"
-
-
-def assert_exit(r, code, *needles):
-    assert r.returncode == code, f"expected exit {code}\n" + fmt_result(r)
-    for n in needles:
-        assert str(n) in r.stderr + r.stdout, f"{n!r} missing from the output\n" + fmt_result(r)
 
 
 def listing(d):
@@ -52,11 +47,6 @@ def build_c(src, out, *flags, shared=False):
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stderr}"
     return out
-
-
-@pytest.fixture(scope="module")
-def mlp(exports):
-    return exports.get("mlp", "training", 1, "pt2")
 
 
 HELPERS = {  # name: (source, flags, shared)
@@ -367,11 +357,6 @@ def test_threads_tsan(mlp, tmp_path, target):
 # ---- doccc run with bad .npy files ---------------------------------------------
 # (test_cli.py has the wrong shape, a float64 input and a missing file.)
 
-@pytest.fixture(scope="module")
-def run_lib_none(mlp, tmp_path_factory):
-    return compile_model(mlp.path, "none", tmp_path_factory.mktemp("runfaults"), "-n", "rf")
-
-
 def _npy_cases(np, d):
     ok = d / "ok.npy"
     np.save(ok, np.zeros((1, 64), np.float32))
@@ -396,25 +381,25 @@ def _npy_cases(np, d):
 
 @pytest.mark.parametrize("case", ["truncated_data", "truncated_header", "empty", "int32", "bigendian", "rank1",
                                   "rank3", "object"])
-def test_run_bad_npy(run_lib_none, tmp_path, case):
+def test_run_bad_npy(mlp_lib, tmp_path, case):
     np = require("numpy")
     data, needle = _npy_cases(np, tmp_path)[case]
     x = tmp_path / f"bad_{case}.npy"
     x.write_bytes(data)
-    r = doccc_cmd("run", run_lib_none, "-i", x, "-o", tmp_path / "y.npy")
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", tmp_path / "y.npy")
     assert_exit(r, 1, f"{x}: error:", needle)
     assert not (tmp_path / "y.npy").exists()
 
 
 @pytest.mark.parametrize("nin,nout", [(0, 1), (2, 1), (1, 0), (1, 2)])
-def test_run_wrong_number_of_files(run_lib_none, tmp_path, nin, nout):
+def test_run_wrong_number_of_files(mlp_lib, tmp_path, nin, nout):
     """Too few or too many -i or -o files for the library: exit 1, the
     library named with what it expects."""
     np = require("numpy")
     x = tmp_path / "x.npy"
     np.save(x, np.zeros((1, 64), np.float32))
-    args = ["run", run_lib_none] + ["-i", x] * nin + ["-o", tmp_path / "y.npy"] * nout
+    args = ["run", mlp_lib] + ["-i", x] * nin + ["-o", tmp_path / "y.npy"] * nout
     r = doccc_cmd(*args)
     what = f"expects 1 input (x), got {nin} (-i)" if nin != 1 else f"expects 1 output (linear_2), got {nout} (-o)"
-    assert_exit(r, 1, f"{run_lib_none}: error: the library {what}")
+    assert_exit(r, 1, f"{mlp_lib}: error: the library {what}")
     assert not (tmp_path / "y.npy").exists()
