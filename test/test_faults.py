@@ -111,6 +111,18 @@ def test_disk_full_tmpfs(mlp, tmp_path):
     assert r.stdout.split() == [f"{mnt}/out:", f"{mnt}/work:"], fmt_result(r)
 
 
+def test_disk_full_run_output(mlp, mlp_lib, helpers, tmp_path):
+    """`doccc run` whose output cannot be written: exit 1, the file named, no
+    partial .npy left."""
+    np = require("numpy")
+    x, y = tmp_path / "x.npy", tmp_path / "y.npy"
+    np.save(x, mlp.x)
+    env = {"LD_PRELOAD": str(helpers["enospc"]), "DOCCC_ENOSPC": str(y), "DOCCC_ENOSPC_AT": "100"}
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", y, env=env)
+    assert_exit(r, 1, f"{y}: error: cannot write: No space left on device")
+    assert listing(tmp_path) == ["x.npy"], fmt_result(r)
+
+
 def test_stdout_full(doccc):
     with open("/dev/full", "w") as full:
         r = subprocess.run([str(doccc), "--list-ops"], stdout=full, stderr=subprocess.PIPE, text=True)
