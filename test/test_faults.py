@@ -33,6 +33,14 @@ HERE = Path(__file__).resolve().parent
 CAPI = HERE / "capi"
 
 
+def enospc_env(helpers, prefix, at):
+    """The ENOSPC shim's environment; under `make asan` the sanitizer must
+    let another preloaded library come first."""
+    opts = (os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
+    return {"LD_PRELOAD": str(helpers["enospc"]), "DOCCC_ENOSPC": str(prefix), "DOCCC_ENOSPC_AT": str(at),
+            "ASAN_OPTIONS": opts}
+
+
 def listing(d):
     """Every path under d, relative (empty list if d is missing)."""
     d = Path(d)
@@ -85,8 +93,7 @@ def test_disk_full(mlp, helpers, tmp_path, what):
     out, work = tmp_path / "out", tmp_path / "work"
     out.mkdir()
     target = {"lib": out / "libm.so", "header": out / "m.h", "weights": out / "m.weights", "workdir": work}[what]
-    env = {"LD_PRELOAD": str(helpers["enospc"]), "DOCCC_ENOSPC": str(target), "DOCCC_ENOSPC_AT": "1000",
-           "DOCC_TMP": str(work)}
+    env = dict(enospc_env(helpers, target, 1000), DOCC_TMP=str(work))
     r = doccc_cmd(mlp.path, "-n", "m", "-o", f"{out}/", "--external-weights", env=env)
     assert_exit(r, 1, "No space left on device", target if what != "workdir" else work)
     assert listing(out) == [], fmt_result(r)
@@ -117,8 +124,7 @@ def test_disk_full_run_output(mlp, mlp_lib, helpers, tmp_path):
     np = require("numpy")
     x, y = tmp_path / "x.npy", tmp_path / "y.npy"
     np.save(x, mlp.x)
-    env = {"LD_PRELOAD": str(helpers["enospc"]), "DOCCC_ENOSPC": str(y), "DOCCC_ENOSPC_AT": "100"}
-    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", y, env=env)
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", y, env=enospc_env(helpers, y, 100))
     assert_exit(r, 1, f"{y}: error: cannot write: No space left on device")
     assert listing(tmp_path) == ["x.npy"], fmt_result(r)
 
