@@ -3,7 +3,9 @@
 # (bookworm) root made with debootstrap, a clean clone of HEAD in it, and, as a
 # new user there (passwordless sudo, nothing installed beyond a minimal Debian
 # with make, sudo, python3 and ca-certificates), `make demo` then `make test`.
-# Not run in CI: it needs root, the network and about an hour.
+# Not run in CI: it needs root and the network, and takes about a minute for
+# debootstrap, a few for make demo (its apt and pip downloads: torch from PyPI
+# is about 5 GB with its CUDA libraries), then the whole suite's time.
 #
 #   sudo test/fresh-root.sh [--dir DIR] [--keep] [--cache DIR] [--mirror URL]
 #                           [--targets "demo test"]
@@ -12,8 +14,8 @@
 #                   default a new folder under /var/tmp
 #   --keep          keep the root afterwards (otherwise it is removed)
 #   --cache DIR     keep downloads in DIR and reuse them on the next run: the
-#                   debootstrap and apt .debs, and pip's cache (the packages
-#                   installed are the same; only the downloads are skipped)
+#                   debootstrap and apt .debs, and pip's cache (which holds what
+#                   the index lets it cache); what is installed is the same
 #   --mirror URL    the Debian mirror (default http://deb.debian.org/debian)
 #   --targets "T.." the make targets run one after the other, each once, in the
 #                   clone (default "demo test"; e.g. "fuzz asan")
