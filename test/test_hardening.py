@@ -108,3 +108,23 @@ def test_malformed_argument_is_reported(mlp_pt2, tmp_path):
 
     model = edited(mlp_pt2, tmp_path, "bad_arg", edit)
     check_rejected(model, tmp_path, "graph.nodes[1] (node 'relu')", "argument 'self'")
+
+
+def test_elementwise_operand_must_broadcast(mlp_pt2, tmp_path):
+    """relu recorded as [2, 17] over its [2, 16] input: the loop would read past it."""
+    model = edited(mlp_pt2, tmp_path, "bad_relu", lambda g: sizes(g, "relu", [2, 17]))
+    check_rejected(model, tmp_path, "graph.nodes[1] (node 'relu')", "does not broadcast")
+
+
+def test_view_rank_mismatch(mlp_pt2, tmp_path):
+    """A view whose recorded rank differs from what the op gives (an unset
+    stride, read by the verifier, in the first fuzzing)."""
+    def edit(g):
+        g["nodes"].insert(1, {"target": "torch.ops.aten.t.default", "name": "t",
+                              "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "linear"}}, "kind": 1}],
+                              "outputs": [{"as_tensor": {"name": "t"}}], "metadata": {}})
+        g["tensor_values"]["t"] = dict(g["tensor_values"]["linear"])
+        sizes(g, "t", [2, 4, 4])
+
+    model = edited(mlp_pt2, tmp_path, "bad_view", edit)
+    check_rejected(model, tmp_path, "graph.nodes[1] (node 't')", "rank 3")

@@ -175,6 +175,21 @@ int lw_value_used(Imp *m, const char *name)
 
 /* ---- lowerings ------------------------------------------------------------------- */
 
+/* Does container in broadcast to out (numpy rules, dims aligned on the
+ * right)? The elementwise expansion indexes in by out's loop variables. */
+static int broadcasts(Imp *m, int in, int out)
+{
+	Container *c = lw_c(m, in), *o = lw_c(m, out);
+	if (c->rank > o->rank)
+		return 0;
+	for (int j = 0; j < c->rank; j++) {
+		int64_t n = lw_dim(m, in, j);
+		if (n != 1 && (!ex_eq(c->shape[j], o->shape[j + o->rank - c->rank]) || n < 0))
+			return 0;
+	}
+	return 1;
+}
+
 /* Elementwise: inputs are tensors or scalars ("scalarK" attrs). */
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 {
@@ -185,6 +200,11 @@ int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 	l->nin = n;
 	for (int i = 0; i < n; i++) {
 		Val *v = ops[i];
+		if (v->k == V_TENSOR && !broadcasts(m, v->t, out)) {
+			lw_error(m, "operand %d (rank %d) does not broadcast to '%s' as recorded (rank %d)", i, lw_c(m, v->t)->rank,
+			         lw_c(m, out)->origin, lw_c(m, out)->rank);
+			return -1;
+		}
 		if (v->k == V_TENSOR)
 			l->in[i] = v->t;
 		else if (v->k == V_INT || v->k == V_FLOAT || v->k == V_BOOL) {
