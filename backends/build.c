@@ -47,12 +47,7 @@ void blob_layout(Sdfg *g, Blob *b)
 			continue;
 		memcpy(b->data + c->wofs, c->data, (size_t)(sdfg_numel(g, i) * dtype_info[c->dt].size));
 	}
-	Sha256 h;
-	unsigned char d[32];
-	sha256_init(&h);
-	sha256_update(&h, b->data, b->size);
-	sha256_final(&h, d);
-	sha256_hex(d, b->sha);
+	sha256_hex_of(b->data, b->size, b->sha);
 }
 
 /* Copy a file of the working directory to its final place (atomically). */

@@ -155,16 +155,6 @@ static int hash_file(Sha256 *h, const char *path)
 	return 0;
 }
 
-static void hash_hex(const void *data, size_t len, char hex[65])
-{
-	Sha256 h;
-	unsigned char d[32];
-	sha256_init(&h);
-	sha256_update(&h, data, len);
-	sha256_final(&h, d);
-	sha256_hex(d, hex);
-}
-
 static char *cache_dir(Arena *a, const char *input, const char *weights, const char *key)
 {
 	Sha256 h;
@@ -231,7 +221,7 @@ static int cache_reuse(Arena *a, const BuildArgs *ba, const char *dir, const cha
 		data[i] = file_read(arena_printf(a, "%s/%s", dir, nm), &len[i]);
 		char hex[65];
 		if (data[i])
-			hash_hex(data[i], len[i], hex);
+			sha256_hex_of(data[i], len[i], hex);
 		const char *want = manifest_hash(man, nm);
 		if (!data[i])
 			*why = arena_printf(a, "%s is missing", nm);
@@ -284,7 +274,7 @@ static void cache_store(Arena *a, const BuildArgs *ba, const char *dir, int repl
 		char hex[65], *data = file_read(outs[i], &len);
 		ok = data && file_write_mode(arena_printf(a, "%s/%s", tmp, path_base(outs[i])), data, len, modes[i]) == 0;
 		if (ok) {
-			hash_hex(data, len, hex);
+			sha256_hex_of(data, len, hex);
 			buf_printf(&man, "%s  %s\n", hex, path_base(outs[i]));
 		}
 		free(data);

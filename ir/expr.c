@@ -855,7 +855,9 @@ void ex_print(Buf *b, const Sdfg *g, const Expr *e)
  * never a crash or a wrong value):
  *  - nesting depth at most EX_MAX_DEPTH (the parser and every Expr walk
  *    recurse);
- *  - every intermediate result at most EX_MAX_NODES nodes, and a product
+ *  - every intermediate result at most EX_MAX_NODES nodes as printed
+ *    (ex_nodes: Min, Max and divisions print their arguments more than
+ *    once, so nesting them grows the C text exponentially), and a product
  *    is refused before it is computed when its operands' sizes multiply
  *    past EX_MAX_WORK (distributing sums and powers grows exponentially);
  *  - no coefficient can wrap: the constructors add and multiply
@@ -933,12 +935,15 @@ static Expr *shape_sym(Parser *P, const char *name, int64_t lo)
 	return ex_sym(g, id);
 }
 
-/* Nodes of e's tree (shared subtrees counted at each use), counted up to
- * a little past limit. */
+/* The size of e as ex_print writes it, in nodes, counted up to a little
+ * past limit: shared subtrees count at each use, and the arguments of Min
+ * and Max twice, a division's or modulo's four times, as they are printed
+ * (so that nesting them cannot make the printed form exponential). */
 static int64_t ex_nodes(const Expr *e, int64_t limit)
 {
 	int64_t n = 1;
-	for (int i = 0; i < e->n && n <= limit; i++) n += ex_nodes(e->a[i], limit - n);
+	int times = e->k == E_MIN || e->k == E_MAX ? 2 : e->k == E_DIV || e->k == E_MOD ? 4 : 1;
+	for (int i = 0; i < e->n && n <= limit; i++) n += times * ex_nodes(e->a[i], (limit - n) / times);
 	return n;
 }
 

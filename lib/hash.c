@@ -132,3 +132,13 @@ void sha256_hex(const unsigned char d[32], char out[65])
 	}
 	out[64] = '\0';
 }
+
+void sha256_hex_of(const void *data, size_t n, char out[65])
+{
+	Sha256 s;
+	unsigned char d[32];
+	sha256_init(&s);
+	sha256_update(&s, data, n);
+	sha256_final(&s, d);
+	sha256_hex(d, out);
+}

@@ -185,6 +185,8 @@ void sha256_init(Sha256 *s);
 void sha256_update(Sha256 *s, const void *data, size_t n);
 void sha256_final(Sha256 *s, unsigned char out[32]);
 void sha256_hex(const unsigned char d[32], char out[65]);
+/* The sha256 of data[0..n) in lower-case hex, in one call. */
+void sha256_hex_of(const void *data, size_t n, char out[65]);
 
 /* ---- json.c: JSON reading (cJSON underneath) --------------------------------
  * cJSON stores numbers as doubles, which cannot hold int64 exactly (a slice

@@ -285,6 +285,8 @@ static void tmp_install(void)
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = tmp_on_signal;
 		sigemptyset(&sa.sa_mask);
+		for (size_t k = 0; k < COUNTOF(sigs); k++)
+			sigaddset(&sa.sa_mask, sigs[k]); /* one cleanup at a time */
 		/* Leave a signal ignored if our parent ignored it (nohup, &). */
 		struct sigaction old;
 		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)

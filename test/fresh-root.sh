@@ -3,7 +3,9 @@
 # (bookworm) root made with debootstrap, a clean clone of HEAD in it, and, as a
 # new user there (passwordless sudo, nothing installed beyond a minimal Debian
 # with make, sudo, python3 and ca-certificates), `make demo` then `make test`.
-# Not run in CI: it needs root, the network and about an hour.
+# Not run in CI: it needs root and the network, and takes about a minute for
+# debootstrap, a few for make demo (its apt and pip downloads: torch from PyPI
+# is about 5 GB with its CUDA libraries), then the whole suite's time.
 #
 #   sudo test/fresh-root.sh [--dir DIR] [--keep] [--cache DIR] [--mirror URL]
 #                           [--targets "demo test"]
@@ -12,8 +14,8 @@
 #                   default a new folder under /var/tmp
 #   --keep          keep the root afterwards (otherwise it is removed)
 #   --cache DIR     keep downloads in DIR and reuse them on the next run: the
-#                   debootstrap and apt .debs, and pip's cache (the packages
-#                   installed are the same; only the downloads are skipped)
+#                   debootstrap and apt .debs, and pip's cache (which holds what
+#                   the index lets it cache); what is installed is the same
 #   --mirror URL    the Debian mirror (default http://deb.debian.org/debian)
 #   --targets "T.." the make targets run one after the other, each once, in the
 #                   clone (default "demo test"; e.g. "fuzz asan")
@@ -69,9 +71,15 @@ in_root() { # the ids of the processes whose root is the root
 		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"
 	done
 }
+step_pid=""
 cleanup() {
 	rc=$?
 	set +e
+	# the step running (debootstrap, or chroot and what it started)
+	if [ -n "$step_pid" ]; then
+		kill -TERM -- -"$step_pid" 2>/dev/null
+		wait "$step_pid" 2>/dev/null
+	fi
 	# the processes started in the root (an interrupted make and its children)
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		pids=$(in_root)
@@ -96,8 +104,8 @@ cleanup() {
 	exit "$rc"
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'echo "fresh-root: interrupted; stopping and cleaning up" >&2; exit 130' INT
+trap 'echo "fresh-root: terminated; stopping and cleaning up" >&2; exit 143' TERM
 
 # ---- timing -------------------------------------------------------------------
 times=()
@@ -108,11 +116,15 @@ step() { # step NAME COMMAND...: run it (errexit on), time it, record it; status
 	[ $status = 0 ] || return 0
 	say "== $name"
 	t0=$(date +%s)
-	# in the background, so that a signal to this script is handled at once
-	set +e
-	(set -e; "$@") &
-	wait $!
+	# in the background and in a process group of its own (set -m), so that a
+	# signal to this script is handled at once and cleanup can stop all of it
+	set +e -m
+	(set -e; "$@") </dev/null &
+	step_pid=$!
+	set +m
+	wait $step_pid
 	rc=$?
+	step_pid=""
 	set -e
 	t=$(($(date +%s) - t0))
 	[ $rc = 0 ] || status=1

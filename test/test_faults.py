@@ -27,15 +27,18 @@ from pathlib import Path
 import pytest
 
 from conftest import compile_model, doccc_cmd, doccc_path, fmt_result, require
+from test_cli import assert_exit, mlp, mlp_lib  # noqa: F401 (fixtures)
 
 HERE = Path(__file__).resolve().parent
 CAPI = HERE / "capi"
 
 
-def assert_exit(r, code, *needles):
-    assert r.returncode == code, f"expected exit {code}\n" + fmt_result(r)
-    for n in needles:
-        assert str(n) in r.stderr + r.stdout, f"{n!r} missing from the output\n" + fmt_result(r)
+def enospc_env(helpers, prefix, at):
+    """The ENOSPC shim's environment; under `make asan` the sanitizer must
+    let another preloaded library come first."""
+    opts = (os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
+    return {"LD_PRELOAD": str(helpers["enospc"]), "DOCCC_ENOSPC": str(prefix), "DOCCC_ENOSPC_AT": str(at),
+            "ASAN_OPTIONS": opts}
 
 
 def listing(d):
@@ -52,11 +55,6 @@ def build_c(src, out, *flags, shared=False):
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stderr}"
     return out
-
-
-@pytest.fixture(scope="module")
-def mlp(exports):
-    return exports.get("mlp", "training", 1, "pt2")
 
 
 HELPERS = {  # name: (source, flags, shared)
@@ -95,8 +93,7 @@ def test_disk_full(mlp, helpers, tmp_path, what):
     out, work = tmp_path / "out", tmp_path / "work"
     out.mkdir()
     target = {"lib": out / "libm.so", "header": out / "m.h", "weights": out / "m.weights", "workdir": work}[what]
-    env = {"LD_PRELOAD": str(helpers["enospc"]), "DOCCC_ENOSPC": str(target), "DOCCC_ENOSPC_AT": "1000",
-           "DOCC_TMP": str(work)}
+    env = dict(enospc_env(helpers, target, 1000), DOCC_TMP=str(work))
     r = doccc_cmd(mlp.path, "-n", "m", "-o", f"{out}/", "--external-weights", env=env)
     assert_exit(r, 1, "No space left on device", target if what != "workdir" else work)
     assert listing(out) == [], fmt_result(r)
@@ -119,6 +116,17 @@ def test_disk_full_tmpfs(mlp, tmp_path):
     r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300)
     assert_exit(r, 1, "No space left on device", f"{mnt}/work/doccc-")
     assert r.stdout.split() == [f"{mnt}/out:", f"{mnt}/work:"], fmt_result(r)
+
+
+def test_disk_full_run_output(mlp, mlp_lib, helpers, tmp_path):
+    """`doccc run` whose output cannot be written: exit 1, the file named, no
+    partial .npy left."""
+    np = require("numpy")
+    x, y = tmp_path / "x.npy", tmp_path / "y.npy"
+    np.save(x, mlp.x)
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", y, env=enospc_env(helpers, y, 100))
+    assert_exit(r, 1, f"{y}: error: cannot write: No space left on device")
+    assert listing(tmp_path) == ["x.npy"], fmt_result(r)
 
 
 def test_stdout_full(doccc):
@@ -367,11 +375,6 @@ def test_threads_tsan(mlp, tmp_path, target):
 # ---- doccc run with bad .npy files ---------------------------------------------
 # (test_cli.py has the wrong shape, a float64 input and a missing file.)
 
-@pytest.fixture(scope="module")
-def run_lib_none(mlp, tmp_path_factory):
-    return compile_model(mlp.path, "none", tmp_path_factory.mktemp("runfaults"), "-n", "rf")
-
-
 def _npy_cases(np, d):
     ok = d / "ok.npy"
     np.save(ok, np.zeros((1, 64), np.float32))
@@ -396,25 +399,25 @@ def _npy_cases(np, d):
 
 @pytest.mark.parametrize("case", ["truncated_data", "truncated_header", "empty", "int32", "bigendian", "rank1",
                                   "rank3", "object"])
-def test_run_bad_npy(run_lib_none, tmp_path, case):
+def test_run_bad_npy(mlp_lib, tmp_path, case):
     np = require("numpy")
     data, needle = _npy_cases(np, tmp_path)[case]
     x = tmp_path / f"bad_{case}.npy"
     x.write_bytes(data)
-    r = doccc_cmd("run", run_lib_none, "-i", x, "-o", tmp_path / "y.npy")
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", tmp_path / "y.npy")
     assert_exit(r, 1, f"{x}: error:", needle)
     assert not (tmp_path / "y.npy").exists()
 
 
 @pytest.mark.parametrize("nin,nout", [(0, 1), (2, 1), (1, 0), (1, 2)])
-def test_run_wrong_number_of_files(run_lib_none, tmp_path, nin, nout):
+def test_run_wrong_number_of_files(mlp_lib, tmp_path, nin, nout):
     """Too few or too many -i or -o files for the library: exit 1, the
     library named with what it expects."""
     np = require("numpy")
     x = tmp_path / "x.npy"
     np.save(x, np.zeros((1, 64), np.float32))
-    args = ["run", run_lib_none] + ["-i", x] * nin + ["-o", tmp_path / "y.npy"] * nout
+    args = ["run", mlp_lib] + ["-i", x] * nin + ["-o", tmp_path / "y.npy"] * nout
     r = doccc_cmd(*args)
     what = f"expects 1 input (x), got {nin} (-i)" if nin != 1 else f"expects 1 output (linear_2), got {nout} (-o)"
-    assert_exit(r, 1, f"{run_lib_none}: error: the library {what}")
+    assert_exit(r, 1, f"{mlp_lib}: error: the library {what}")
     assert not (tmp_path / "y.npy").exists()

@@ -8,6 +8,9 @@ minimized fuzzer inputs themselves are replayed by `make fuzz-replay`
 (test/fuzz/regress/import, test/fuzz/regress/pipeline).
 """
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from conftest import doccc_cmd, fmt_result, require
@@ -17,15 +20,8 @@ from conftest import doccc_cmd, fmt_result, require
 def mlp_pt2(tmp_path_factory):
     torch = require("torch")
     import export as ex
-
-    class Mlp(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc1 = torch.nn.Linear(8, 16)
-            self.fc2 = torch.nn.Linear(16, 4)
-
-        def forward(self, x):
-            return self.fc2(torch.relu(self.fc1(x)))
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
+    from make_graph_seeds import Mlp  # the fuzz seeds' MLP
 
     path = tmp_path_factory.mktemp("hardening") / "mlp.pt2"
     ex.export(Mlp(), (torch.randn(2, 8),), path)
@@ -65,46 +61,42 @@ def test_unchanged_copy_compiles(mlp_pt2, tmp_path):
     assert r.returncode == 0, fmt_result(r)
 
 
-def test_input_too_large(mlp_pt2, tmp_path):
-    model = edited(mlp_pt2, tmp_path, "huge_input", lambda g: sizes(g, "x", [1 << 40, 8]))
-    check_rejected(model, tmp_path, "tensor_values['x']", "too large")
+def set_offset(g):
+    g["tensor_values"]["x"]["storage_offset"] = {"as_int": -4}
 
 
-def test_element_count_overflows(mlp_pt2, tmp_path):
-    """A product of sizes past int64 (the first fuzzing's signed overflow)."""
-    model = edited(mlp_pt2, tmp_path, "overflow", lambda g: sizes(g, "x", [1 << 62, 1 << 62]))
-    check_rejected(model, tmp_path, "tensor_values['x']", "too large")
+def bad_relu_arg(g):
+    relu = next(n for n in g["nodes"] if n["name"] == "relu")
+    relu["inputs"][0]["arg"] = {"as_int": "four"}
 
 
-def test_intermediate_too_large_names_its_node(mlp_pt2, tmp_path):
-    model = edited(mlp_pt2, tmp_path, "huge_relu", lambda g: sizes(g, "relu", [1 << 20, 1 << 20]))
-    check_rejected(model, tmp_path, "graph.nodes[1] (node 'relu')", "too large")
+def view_of_other_rank(g):
+    g["nodes"].insert(1, {"target": "torch.ops.aten.t.default", "name": "t",
+                          "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "linear"}}, "kind": 1}],
+                          "outputs": [{"as_tensor": {"name": "t"}}], "metadata": {}})
+    g["tensor_values"]["t"] = dict(g["tensor_values"]["linear"])
+    sizes(g, "t", [2, 4, 4])
 
 
-def test_rank_too_large(mlp_pt2, tmp_path):
-    model = edited(mlp_pt2, tmp_path, "rank9", lambda g: sizes(g, "x", [1] * 7 + [2, 8]))
-    check_rejected(model, tmp_path, "tensor_values['x']", "rank 9 is too large")
+# (name, edit of the graph, what the message must say). The classes the
+# fuzzers found: sizes past the limits or past int64 (signed overflow), an
+# intermediate value too large (named at its node), malformed metadata and
+# arguments (they used to fail silently), results whose recorded shape the
+# op cannot give (a GEMM, an elementwise loop and a view indexed past
+# their operands or through unset strides).
+CASES = [
+    ("huge_input", lambda g: sizes(g, "x", [1 << 40, 8]), ["tensor_values['x']", "too large"]),
+    ("overflow", lambda g: sizes(g, "x", [1 << 62, 1 << 62]), ["tensor_values['x']", "too large"]),
+    ("huge_relu", lambda g: sizes(g, "relu", [1 << 20, 1 << 20]), ["graph.nodes[1] (node 'relu')", "too large"]),
+    ("rank9", lambda g: sizes(g, "x", [1] * 7 + [2, 8]), ["tensor_values['x']", "rank 9 is too large"]),
+    ("negative_offset", set_offset, ["tensor_values['x']", "malformed storage offset"]),
+    ("bad_linear", lambda g: sizes(g, "linear", [2, 17]), ["graph.nodes[0] (node 'linear')", "matrix product"]),
+    ("bad_arg", bad_relu_arg, ["graph.nodes[1] (node 'relu')", "argument 'self'"]),
+    ("bad_relu", lambda g: sizes(g, "relu", [2, 17]), ["graph.nodes[1] (node 'relu')", "does not broadcast"]),
+    ("bad_view", view_of_other_rank, ["graph.nodes[1] (node 't')", "rank 3"]),
+]
 
 
-def test_negative_storage_offset(mlp_pt2, tmp_path):
-    def edit(g):
-        g["tensor_values"]["x"]["storage_offset"] = {"as_int": -4}
-
-    model = edited(mlp_pt2, tmp_path, "negative_offset", edit)
-    check_rejected(model, tmp_path, "tensor_values['x']", "malformed storage offset")
-
-
-def test_matrix_product_shape_mismatch(mlp_pt2, tmp_path):
-    """linear's recorded result [2, 17] disagrees with its operands [2, 8] x [8, 16]."""
-    model = edited(mlp_pt2, tmp_path, "bad_linear", lambda g: sizes(g, "linear", [2, 17]))
-    check_rejected(model, tmp_path, "graph.nodes[0] (node 'linear')", "matrix product")
-
-
-def test_malformed_argument_is_reported(mlp_pt2, tmp_path):
-    """An argument of the wrong JSON type used to fail the import silently."""
-    def edit(g):
-        relu = next(n for n in g["nodes"] if n["name"] == "relu")
-        relu["inputs"][0]["arg"] = {"as_int": "four"}
-
-    model = edited(mlp_pt2, tmp_path, "bad_arg", edit)
-    check_rejected(model, tmp_path, "graph.nodes[1] (node 'relu')", "argument 'self'")
+@pytest.mark.parametrize("name,edit,needles", CASES, ids=[c[0] for c in CASES])
+def test_rejected_at_import(mlp_pt2, tmp_path, name, edit, needles):
+    check_rejected(edited(mlp_pt2, tmp_path, name, edit), tmp_path, *needles)

@@ -89,24 +89,33 @@ int lw_copy(Imp *m, int src, const char *name)
 }
 
 /* Strides for reshaping container c to shape[rank] without a copy, as
- * torch's computeStride does; 0 if impossible. */
+ * torch's computeStride does; 0 if impossible (a copy would do), -1 (after
+ * a message) if the element counts differ. out is always filled, so a view
+ * made from it never holds an unset stride. */
 int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out)
 {
 	Container *s = lw_c(m, c);
 	int64_t os[MAXDIM], ost[MAXDIM];
+	for (int i = 0; i < rank; i++)
+		out[i] = ex_int(m->g, 0);
 	for (int i = 0; i < s->rank; i++) {
 		if (!ex_isint(s->shape[i], &os[i]) || !ex_isint(s->stride[i], &ost[i]))
 			return 0;
 	}
-	int64_t numel = 1;
+	int64_t numel = 1, want = 1;
 	for (int i = 0; i < s->rank; i++)
-		numel *= os[i];
-	int64_t ns[MAXDIM];
-	if (numel == 0) {
-		for (int i = 0; i < rank; i++)
-			out[i] = ex_int(m->g, 0);
-		return 1;
+		numel *= os[i];   /* import bounded it (DOCC_MAX_TENSOR_BYTES) */
+	int over = 0;
+	for (int i = 0; i < rank; i++)
+		over |= shape[i] < 0 || ck_mul(want, shape[i], &want);
+	if (over || want != numel) {
+		lw_error(m, "'%s' of %lld elements cannot be viewed in the shape recorded for the result", s->origin && *s->origin ? s->origin : s->name,
+		         (long long)numel);
+		return -1;
 	}
+	int64_t ns[MAXDIM];
+	if (numel == 0)
+		return 1;
 	int view_d = rank - 1;
 	int64_t chunk_base_stride = s->rank ? ost[s->rank - 1] : 1;
 	int64_t tensor_numel = 1, view_numel = 1;
@@ -166,6 +175,21 @@ int lw_value_used(Imp *m, const char *name)
 
 /* ---- lowerings ------------------------------------------------------------------- */
 
+/* Does container in broadcast to out (numpy rules, dims aligned on the
+ * right)? The elementwise expansion indexes in by out's loop variables. */
+static int broadcasts(Imp *m, int in, int out)
+{
+	Container *c = lw_c(m, in), *o = lw_c(m, out);
+	if (c->rank > o->rank)
+		return 0;
+	for (int j = 0; j < c->rank; j++) {
+		int64_t n = lw_dim(m, in, j);
+		if (n != 1 && (!ex_eq(c->shape[j], o->shape[j + o->rank - c->rank]) || n < 0))
+			return 0;
+	}
+	return 1;
+}
+
 /* Elementwise: inputs are tensors or scalars ("scalarK" attrs). */
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 {
@@ -176,6 +200,11 @@ int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 	l->nin = n;
 	for (int i = 0; i < n; i++) {
 		Val *v = ops[i];
+		if (v->k == V_TENSOR && !broadcasts(m, v->t, out)) {
+			lw_error(m, "operand %d (rank %d) does not broadcast to '%s' as recorded (rank %d)", i, lw_c(m, v->t)->rank,
+			         lw_c(m, out)->origin, lw_c(m, out)->rank);
+			return -1;
+		}
 		if (v->k == V_TENSOR)
 			l->in[i] = v->t;
 		else if (v->k == V_INT || v->k == V_FLOAT || v->k == V_BOOL) {

@@ -136,6 +136,7 @@ int lw_new_out(Imp *m, const cJSON *node, int k);
 int lw_norm_dim(Imp *m, int64_t d, int rank);
 int lw_view(Imp *m, const char *name, int src, int rank, const int64_t *shape, Expr **stride, Expr *offset);
 int lw_copy(Imp *m, int src, const char *name);
+/* 1 ok, 0 needs a copy first, -1 element counts differ (reported); out always set. */
 int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out);
 int lw_value_used(Imp *m, const char *name);
 void lw_mark_stale(Imp *m, const cJSON *node, const char *argname, const char *why);

@@ -21,6 +21,18 @@
 
 #include "lower.h"
 
+/* A view op whose result has nwant dims (and, when want is not NULL, that
+ * shape) against what graph.tensor_values records for it: the view gets
+ * the recorded shape, with a stride for each of the nwant dims only. */
+static int view_mismatch(Imp *m, int r, const char *on, const Meta *mt, int nwant, const int64_t *want)
+{
+	if (nwant == mt->rank && (!want || !memcmp(want, mt->shape, sizeof(int64_t) * (size_t)nwant)))
+		return 0;
+	lw_error(m, "%s of a rank-%d tensor cannot give '%s' with the rank %d and shape recorded for it", m->info->target, r,
+	         on, mt->rank);
+	return -1;
+}
+
 int lower_view(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "self");
@@ -32,10 +44,17 @@ int lower_view(Imp *m, const cJSON *node)
 	Expr *st[MAXDIM];
 	Expr *off = s->offset;
 	int r = s->rank;
+	/* The shape the view ops that keep or drop dims give (nwant dims, -1:
+	 * the recorded shape, which the remaining ones fill every stride for) */
+	int64_t want[MAXDIM];
+	int nwant = -1;
 	switch (m->info->param) {
 	case VW_ALIAS:
-		for (int i = 0; i < r; i++)
+		for (int i = 0; i < r; i++) {
 			st[i] = s->stride[i];
+			want[i] = lw_dim(m, x, i);
+		}
+		nwant = r;
 		break;
 	case VW_T:
 	case VW_NUMPY_T:
@@ -79,8 +98,11 @@ int lower_view(Imp *m, const cJSON *node)
 				if ((perm[i] = lw_norm_dim(m, d->is[i], r)) < 0)
 					return -1;
 		}
-		for (int i = 0; i < r; i++)
+		for (int i = 0; i < r; i++) {
 			st[i] = s->stride[perm[i]];
+			want[i] = lw_dim(m, x, perm[i]);
+		}
+		nwant = r;
 		break;
 	}
 	case VW_EXPAND: {
@@ -129,9 +151,12 @@ int lower_view(Imp *m, const cJSON *node)
 			return -1;
 		}
 		off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], idx));
-		for (int i = 0, k = 0; i < r; i++)
-			if (i != d)
-				st[k++] = s->stride[i];
+		nwant = 0;
+		for (int i = 0; i < r; i++)
+			if (i != d) {
+				want[nwant] = lw_dim(m, x, i);
+				st[nwant++] = s->stride[i];
+			}
 		break;
 	}
 	case VW_SLICE: {
@@ -152,8 +177,11 @@ int lower_view(Imp *m, const cJSON *node)
 		start = start < 0 ? 0 : start > n ? n : start;
 		end = end < start ? start : end > n ? n : end;
 		off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], start));
-		for (int i = 0; i < r; i++)
+		for (int i = 0; i < r; i++) {
 			st[i] = i == d ? ex_muli(m->g, s->stride[i], step) : s->stride[i];
+			want[i] = i == d ? (end - start + step - 1) / step : lw_dim(m, x, i);
+		}
+		nwant = r;
 		break;
 	}
 	case VW_RESHAPE:
@@ -167,6 +195,8 @@ int lower_view(Imp *m, const cJSON *node)
 		}
 		break;
 	}
+	if (nwant >= 0 && view_mismatch(m, r, on, &mt, nwant, want))
+		return -1;
 	lw_view(m, on, x, mt.rank, mt.shape, st, off);
 	return 0;
 }
@@ -273,6 +303,8 @@ int lower_view2(Imp *m, const cJSON *node)
 				lw_error(m, "diagonal: dim1 and dim2 are the same");
 			return -1;
 		}
+		if (view_mismatch(m, r, on, &mt, r - 1, NULL))
+			return -1;
 		int64_t o = lw_int(m, "offset", 0);
 		int64_t len = mt.rank ? mt.shape[mt.rank - 1] : 0;
 		if (len > 0)
@@ -289,6 +321,8 @@ int lower_view2(Imp *m, const cJSON *node)
 		if (d < 0)
 			return -1;
 		int64_t start = lw_int(m, "start", 0), n = lw_dim(m, x, d);
+		if (view_mismatch(m, r, on, &mt, r, NULL))
+			return -1;
 		if (start < 0)
 			start += n;
 		off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], start));

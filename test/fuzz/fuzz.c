@@ -38,3 +38,14 @@ int fuzz_errors(void)
 {
 	return diag_errors();
 }
+
+size_t fuzz_elsize(const char *dtype)
+{
+	static const struct { const char *st, *npy; size_t size; } t[] = {
+		{"F64", "<f8", 8}, {"F32", "<f4", 4}, {"F16", "<f2", 2}, {"BF16", "<u2", 2}, {"I64", "<i8", 8},
+		{"I32", "<i4", 4}, {"I16", "<i2", 2}, {"I8", "|i1", 1},  {"U8", "|u1", 1},   {"BOOL", "|b1", 1},
+	};
+	for (size_t i = 0; i < COUNTOF(t); i++)
+		if (!strcmp(t[i].st, dtype) || !strcmp(t[i].npy, dtype)) return t[i].size;
+	return 0;
+}

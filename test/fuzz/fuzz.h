@@ -42,6 +42,10 @@ const char *fuzz_file(const uint8_t *data, size_t size, const char *suffix);
 void fuzz_begin(void);
 int fuzz_errors(void);
 
+/* Bytes per element of a dtype named as safetensors ("F32") or numpy
+ * ("<f4") names it, for the dtypes doccc reads; 0 for any other name. */
+size_t fuzz_elsize(const char *dtype);
+
 /* A broken property: prints what and aborts, so libFuzzer keeps the input. */
 #define fuzz_fail(...) \
 	(fprintf(stderr, "fuzz: property broken at %s:%d: ", __FILE__, __LINE__), \

@@ -37,6 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		Buf b = {0};
 		ex_print(&b, g, e);
 		if (!b.len) fuzz_fail("an expression printed as nothing");
+		/* ir/expr.c keeps the printed form within 4096 nodes (each a
+		 * symbol name of at most 255 bytes, or an operator and parentheses). */
+		if (b.len > 4096 * 300) fuzz_fail("an expression printed as %zu bytes", b.len);
 		buf_free(&b);
 		check_divisors(g, e);
 		int64_t lo, hi, v;

@@ -5,11 +5,6 @@
 
 #include "fuzz.h"
 
-static const struct { const char *descr; size_t size; } sizes[] = {
-	{"<f4", 4}, {"<f8", 8}, {"<f2", 2}, {"<i8", 8}, {"<i4", 4},
-	{"<i2", 2}, {"|i1", 1}, {"|u1", 1}, {"|b1", 1}, {"<u2", 2},
-};
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_begin();
@@ -20,9 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (fuzz_errors()) fuzz_fail("npy_read succeeded after an error");
-	size_t el = 0;
-	for (size_t k = 0; k < COUNTOF(sizes); k++)
-		if (!strcmp(sizes[k].descr, a.descr)) el = sizes[k].size;
+	size_t el = fuzz_elsize(a.descr);
 	if (!el) fuzz_fail("descr '%s'", a.descr);
 	if (a.rank < 0 || a.rank > 8) fuzz_fail("rank %d", a.rank);
 	/* The extent of every dimension (ignoring empty ones) fits: strides

@@ -4,11 +4,6 @@
 
 #include "fuzz.h"
 
-static const struct { const char *dtype; size_t size; } sizes[] = {
-	{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},
-	{"I32", 4}, {"I16", 2}, {"I8", 1},  {"U8", 1},   {"BOOL", 1},
-};
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_begin();
@@ -21,9 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < st.nt; i++) {
 		const StTensor *t = &st.t[i];
 		if (st_find(&st, t->name) != t) fuzz_fail("st_find('%s') is not tensor %d", t->name, i);
-		size_t el = 0;
-		for (size_t k = 0; k < COUNTOF(sizes); k++)
-			if (!strcmp(sizes[k].dtype, t->dtype)) el = sizes[k].size;
+		size_t el = fuzz_elsize(t->dtype);
 		if (!el) fuzz_fail("tensor '%s' has dtype '%s'", t->name, t->dtype);
 		if (t->rank < 0 || t->rank > 8) fuzz_fail("tensor '%s' has rank %d", t->name, t->rank);
 		/* The extent (empty dims counted as 1) fits, as in fuzz_npy.c. */
