@@ -96,8 +96,12 @@ setup:
 demo test bench: setup
 	@$(MAKE) --no-print-directory $@-only
 
+# In CI (CI=true) the suite is followed by the sanitized fuzz harnesses: their
+# corpora, then a short bounded run of each (test/fuzz/fuzz.mk, fuzz-ci).
+CI_ON = $(filter true 1 yes,$(shell echo '$(CI)' | tr A-Z a-z))
 test-only: all unit fuzz-replay
 	$(PYTHON) -m pytest -q test
+	$(if $(CI_ON),@$(MAKE) --no-print-directory fuzz-ci)
 
 demo-only: all
 	$(MAKE) -C examples/resnet18 DOCCC=$(CURDIR)/$(BUILD)/doccc PYTHON=$(PYTHON)

@@ -2,11 +2,13 @@
 #
 #   make fuzz          every harness for FUZZ_SECONDS (default 60) each, from its
 #                      seeds and regression inputs, under ASan + UBSan
-#   make fuzz-short    the same for 30 s each (what CI runs)
+#   make fuzz-short    the same for 30 s each
+#   make fuzz-ci       fuzz-corpus, then fuzz-short two at a time (make test in CI)
 #   make fuzz-corpus   the sanitized harnesses over their corpora, no fuzzing
 #   make fuzz-replay   the normal build's replay programs over the corpora
 #                      (part of `make test`)
 #
+# FUZZ_JOBS=N runs N harnesses at a time. test/fuzz/run.sh runs one.
 # New inputs go to build/fuzz/work/NAME/, failures to build/fuzz/crash/NAME/;
 # minimize a failure (build/fuzz/fuzz_NAME -minimize_crash=1 FILE) and add it
 # to test/fuzz/regress/NAME/.
@@ -21,8 +23,6 @@ REPLAY_BINS   = $(FUZZ_NAMES:%=$(BUILD)/test/replay_%)
 # ir.h's size limits, lowered (32 MiB a tensor, 128 MiB of weights) to fit libFuzzer's memory limit
 FUZZ_LIMITS   = -DDOCC_MAX_TENSOR_BYTES='((int64_t)1<<25)' -DDOCC_MAX_WEIGHT_BYTES='((int64_t)1<<27)'
 FUZZ_COMMON   = test/fuzz/fuzz.c $(wildcard test/fuzz/*.h)
-# The corpora of harness $$n that exist (an empty one is no folder in git).
-FUZZ_CORPORA  = $$(for d in test/fuzz/corpus/$$n test/fuzz/regress/$$n; do [ -d $$d ] && echo $$d; done)
 
 # The sanitized libdoccc the harnesses link: a build of its own, as make asan's,
 # made by a make whose BUILD is that folder (where the Makefile's own rule applies).
@@ -45,24 +45,21 @@ fuzz-replay: $(REPLAY_BINS)
 	@set -e; for n in $(FUZZ_NAMES); do \
 		$(BUILD)/test/replay_$$n test/fuzz/corpus/$$n test/fuzz/regress/$$n 2>/dev/null; done
 
+# FUZZ_JOBS harnesses at a time (each one process).
+FUZZ_JOBS ?= 1
+FUZZ_RUN   = printf '%s\n' $(FUZZ_NAMES) | xargs -P $(FUZZ_JOBS) -I@ sh test/fuzz/run.sh @
+
 fuzz-corpus: $(FUZZ_BINS)
-	@set -e; for n in $(FUZZ_NAMES); do \
-		echo "== fuzz_$$n over its corpora"; \
-		$(FUZZ_DIR)/fuzz_$$n -runs=0 $(FUZZ_FLAGS) $(FUZZ_CORPORA) \
-			2>$(FUZZ_DIR)/fuzz_$$n.corpus.log || { tail -40 $(FUZZ_DIR)/fuzz_$$n.corpus.log; exit 1; }; done
+	@$(FUZZ_RUN) 0
 
 fuzz: $(FUZZ_BINS)
-	@set -e; for n in $(FUZZ_NAMES); do \
-		mkdir -p $(FUZZ_DIR)/work/$$n $(FUZZ_DIR)/crash/$$n; \
-		dict=; [ -f test/fuzz/$$n.dict ] && dict=-dict=test/fuzz/$$n.dict; \
-		echo "== fuzz_$$n for $(FUZZ_SECONDS) s"; \
-		$(FUZZ_DIR)/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$dict \
-			-artifact_prefix=$(FUZZ_DIR)/crash/$$n/ $(FUZZ_FLAGS) \
-			$(FUZZ_DIR)/work/$$n $(FUZZ_CORPORA) \
-			>$(FUZZ_DIR)/fuzz_$$n.log 2>&1 || { tail -60 $(FUZZ_DIR)/fuzz_$$n.log; exit 1; }; \
-		grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' $(FUZZ_DIR)/fuzz_$$n.log | tail -2; done
+	@$(FUZZ_RUN) $(FUZZ_SECONDS)
 
 fuzz-short:
-	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
 
-.PHONY: fuzz fuzz-short fuzz-corpus fuzz-replay
+# What CI runs after the suite: the corpora, then 30 s of each harness, two at a time.
+fuzz-ci:
+	@$(MAKE) --no-print-directory fuzz-corpus fuzz-short FUZZ_JOBS=2
+
+.PHONY: fuzz fuzz-short fuzz-corpus fuzz-replay fuzz-ci

@@ -1,0 +1,42 @@
+#!/bin/sh
+# test/fuzz/run.sh NAME SECONDS - one harness of test/fuzz/fuzz.mk for SECONDS
+# (0: over its corpora only, no fuzzing), from its seeds and regression
+# inputs, new inputs kept in build/fuzz/work/NAME, a failure in
+# build/fuzz/crash/NAME. Prints one line of counts; on failure the log's tail.
+# The readers take files: the harness writes them under DOCC_TMP, /dev/shm
+# when there is one (a disk file costs a hundred times the executions).
+set -u
+n=$1 secs=$2 dir=build/fuzz
+log=$dir/fuzz_$n.log
+mkdir -p "$dir/work/$n" "$dir/crash/$n"
+if [ -z "${DOCC_TMP:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	DOCC_TMP=/dev/shm
+	export DOCC_TMP
+fi
+corpora=
+for d in "test/fuzz/corpus/$n" "test/fuzz/regress/$n"; do
+	[ -d "$d" ] && corpora="$corpora $d"
+done
+dict=
+[ -f "test/fuzz/$n.dict" ] && dict="-dict=test/fuzz/$n.dict"
+if [ "$secs" = 0 ]; then
+	# shellcheck disable=SC2086
+	set -- -runs=0 $corpora
+else
+	# shellcheck disable=SC2086
+	set -- -max_total_time="$secs" -print_final_stats=1 $dict \
+		-artifact_prefix="$dir/crash/$n/" "$dir/work/$n" $corpora
+fi
+# shellcheck disable=SC2086
+if ! "$dir/fuzz_$n" "$@" ${FUZZ_FLAGS:-} >"$log" 2>&1; then
+	echo "fuzz_$n: FAILED (log $log; inputs in $dir/crash/$n/)"
+	tail -60 "$log"
+	exit 1
+fi
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
+if [ "$secs" = 0 ]; then
+	echo "fuzz_$n: corpora passed"
+else
+	echo "fuzz_$n: ${secs} s, ${execs:-?} executions, coverage ${cov:-?} edges, 0 findings"
+fi
