@@ -1603,6 +1603,26 @@ static int import_nodes(Imp *m)
 	return bad ? -1 : 0;
 }
 
+/* The node's outputs as the lowerings read them: each a tensor with a
+ * name, or something other than a tensor (as_none, a symbolic value). */
+static int check_outputs(Imp *m, const cJSON *node)
+{
+	cJSON *outs = json_get(node, "outputs");
+	if (!cJSON_IsArray(outs)) {
+		lw_error(m, "node has no outputs list");
+		return -1;
+	}
+	for (int k = 0; k < json_len(outs); k++) {
+		cJSON *x;
+		const char *tag = json_union_tag(json_at(outs, k), &x);
+		if (!tag || (!strcmp(tag, "as_tensor") && !json_str(json_get(x, "name")))) {
+			lw_error(m, "outputs[%d] is malformed (a tensor output needs a name)", k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* One node: 0 if it lowered, -1 if not (reported). */
 static int import_node(Imp *m, cJSON *node, const char *target)
 {
@@ -1628,12 +1648,14 @@ static int import_node(Imp *m, cJSON *node, const char *target)
 		         why ? why : "doccc has no lowering for it yet (doccc --list-ops lists the supported overloads)");
 	}
 	int from = m->g->ncs;
-	if (m->info && !m->failed && bind_args(m, node) == 0 && m->info->lower(m, node) == 0 && !m->failed &&
-	    check_new_containers(m, from) == 0) {
+	if (m->info && !m->failed && check_outputs(m, node) == 0 && bind_args(m, node) == 0 &&
+	    m->info->lower(m, node) == 0 && !m->failed && check_new_containers(m, from) == 0) {
 		track_aliases(m, node);
 		rebind_mutated(m, node);
 		return 0;
 	}
+	if (!m->failed) /* a lowering that gave up on input it did not expect */
+		lw_error(m, "malformed node: doccc cannot lower it as recorded");
 	/* keep going: report every problem of the graph */
 	bind_placeholders(m, node);
 	return -1;
