@@ -56,6 +56,7 @@ if [ -n "$dir" ]; then
 	root=$(cd "$dir" && pwd)
 else
 	root=$(mktemp -d /var/tmp/doccc-fresh.XXXXXX)
+	chmod 755 "$root" # it becomes /, which every user must be able to enter
 fi
 if [ -n "$cache" ]; then
 	mkdir -p "$cache/debs" "$cache/apt" "$cache/pip"
