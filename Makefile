@@ -88,13 +88,17 @@ build-deps:
 SETUP = $(if $(filter file,$(origin PYTHON)),VENV='$(VENV)',PYTHON='$(PYTHON)' VENV=) sh test/setup.sh
 
 setup:
-	@$(SETUP)
+	@$(SETUP) $(SETUP_FLAGS)
 
 # demo, test and bench run setup, then their work in a second make: that one
 # reads pkg-config and finds the venv afresh, after setup has installed them,
 # and nothing of it starts before setup has finished, under make -j too.
 demo test bench: setup
 	@$(MAKE) --no-print-directory $@-only
+
+# The suite runs ThreadSanitizer on generated libraries (test/test_faults.py)
+# and, in CI, the fuzz harnesses: its setup installs the sanitizer runtimes.
+test: SETUP_FLAGS = --sanitizers
 
 # In CI (CI=true) the suite is followed by the sanitized fuzz harnesses: their
 # corpora, then a short bounded run of each (test/fuzz/fuzz.mk, fuzz-ci).

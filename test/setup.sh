@@ -8,7 +8,8 @@
 #                    python3 python3-venv (when there is no python3, or it is
 #                    externally managed and cannot make a venv)
 #   --sanitizers:    libclang-rt-N-dev, N the major version of the installed clang
-#                    (the ASan/UBSan/libFuzzer runtimes of make asan and make fuzz)
+#                    (the ASan/UBSan/TSan/libFuzzer runtimes of make test, make asan
+#                    and make fuzz)
 #   Python packages: torch==2.13.0 numpy pytest transformers==5.24.0
 #                    (test and example dependencies only; transformers for the
 #                    real-model suite test/test_hf.py, which builds its models

@@ -734,11 +734,13 @@ result["error"] = err(d, None)
 '''
 
 
-@pytest.mark.parametrize("env,texts", [
-    ({"DOCCC_SIM_NO_DEVICE": "1"}, ["no CUDA-capable device"]),
-    ({"DOCCC_SIM_DEVICE_MEMORY": "100"}, ["out of memory"]),
+# create's status: DOCCC_ERR_DEVICE (7) without a device, DOCCC_ERR_NOMEM (1)
+# when the device's memory is too small for the workspace.
+@pytest.mark.parametrize("env,texts,status", [
+    ({"DOCCC_SIM_NO_DEVICE": "1"}, ["no CUDA-capable device"], 7),
+    ({"DOCCC_SIM_DEVICE_MEMORY": "100"}, ["out of memory"], 1),
 ], ids=["no-device", "device-memory"])
-def test_sim_environment(env, texts, models, builds, tmp_path):
+def test_sim_environment(env, texts, status, models, builds, tmp_path):
     lib, _ = builds("convnet-sim")
     r = doccc_cmd("run", lib, *_io_args(models["convnet"], tmp_path), env=env)
     assert r.returncode == 1, fmt_result(r)
@@ -748,7 +750,7 @@ def test_sim_environment(env, texts, models, builds, tmp_path):
     assert not (tmp_path / "y.npy").exists()
 
     res, _, info = run_script(NO_DEVICE, env=env, lib=str(lib))
-    assert res["create"] == 7, info
+    assert res["create"] == status, info
     for t in texts:
         assert t in (res["error"] or ""), info
 
