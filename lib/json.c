@@ -114,6 +114,10 @@ static size_t json_rewrite(const char *text, size_t len, Buf *out, JsonMap *m, c
 					*why = "the escape \\u0000 or \\u0001 in a string";
 					return i;
 				}
+				if (text[i] == '\\' && i + 1 < len && (unsigned char)text[i + 1] < 0x20) {
+					*why = "a control character in a string"; /* escaped is still raw */
+					return i + 1;
+				}
 				if (text[i] == '\\')
 					i++;
 			}

@@ -385,6 +385,7 @@ static void test_json(void)
 		{"[\0011]", 4, "c.json:1:2: error: malformed JSON: a control character\n"},
 		{"[\"\\u00015\"]", 11, "c.json:1:3: error: malformed JSON: the escape \\u0000 or \\u0001 in a string\n"},
 		{"{\"w\\u0000x\": 1}", 16, "c.json:1:4: error: malformed JSON: the escape \\u0000 or \\u0001 in a string\n"},
+		{"[\"a\\\001\"]", 7, "c.json:1:5: error: malformed JSON: a control character in a string\n"},
 	};
 	for (size_t k = 0; k < COUNTOF(refused); k++) {
 		capture();
