@@ -161,6 +161,23 @@ static int arg_mentions(const cJSON *arg, const char *name)
 	return 0;
 }
 
+/* A transient computed in another shape than the value's (im2col's columns,
+ * a reduction's full result): the value is a view of all of it. A transient
+ * made for the purpose is contiguous, so only differing element counts (an
+ * internal error, reported) can stop it. */
+int lw_view_whole(Imp *m, const char *name, int c, int rank, const int64_t *shape)
+{
+	Expr *st[MAXDIM];
+	int rc = lw_reshape_strides(m, c, rank, shape, st);
+	if (rc != 1) {
+		if (rc == 0)
+			lw_error(m, "internal: '%s' is not a view of its computed shape", name);
+		return -1;
+	}
+	lw_view(m, name, c, rank, shape, st, ex_int(m->g, 0));
+	return 0;
+}
+
 int lw_value_used(Imp *m, const char *name)
 {
 	cJSON *nodes = json_get(m->graph, "nodes");

@@ -138,6 +138,8 @@ int lw_view(Imp *m, const char *name, int src, int rank, const int64_t *shape, E
 int lw_copy(Imp *m, int src, const char *name);
 /* 1 ok, 0 needs a copy first, -1 element counts differ (reported); out always set. */
 int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out);
+/* Value name as container c (a fresh transient) reshaped to shape[rank]; 0, or -1 reported. */
+int lw_view_whole(Imp *m, const char *name, int c, int rank, const int64_t *shape);
 int lw_value_used(Imp *m, const char *name);
 void lw_mark_stale(Imp *m, const cJSON *node, const char *argname, const char *why);
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops);

@@ -795,12 +795,8 @@ int lower_im2col(Imp *m, const cJSON *node)
 	sh[r++] = ks[0], sh[r++] = ks[1], sh[r++] = nb[0], sh[r++] = nb[1];
 	int c = sdfg_add_container(m->g, arena_printf(m->a, "%s_cols", on), (Dtype)mt.dt, CK_TRANSIENT, r, sh);
 	lw_c(m, c)->origin = "";
-	Expr *os[MAXDIM];
-	if (!lw_reshape_strides(m, c, mt.rank, mt.shape, os)) {
-		lw_error(m, "internal: im2col output '%s' is not a view of its columns", on);
+	if (lw_view_whole(m, on, c, mt.rank, mt.shape))
 		return -1;
-	}
-	lw_view(m, on, c, mt.rank, mt.shape, os, ex_int(m->g, 0));
 	LibNode *l = lw_lib(m, LIB_IM2COL);
 	l->in[0] = x, l->nin = 1;
 	l->out[0] = c, l->nout = 1;

@@ -40,13 +40,7 @@ static int shaped_out(Imp *m, const cJSON *node, int k, int rank, const int64_t 
 		return lw_new_out(m, node, k);
 	int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_full", on), (Dtype)mt.dt, CK_TRANSIENT, rank, shape);
 	lw_c(m, id)->origin = "";
-	Expr *st[MAXDIM];
-	if (!lw_reshape_strides(m, id, mt.rank, mt.shape, st)) {
-		lw_error(m, "internal: output '%s' is not a view of its computed shape", on);
-		return -1;
-	}
-	lw_view(m, on, id, mt.rank, mt.shape, st, ex_int(m->g, 0));
-	return id;
+	return lw_view_whole(m, on, id, mt.rank, mt.shape) ? -1 : id;
 }
 
 /* A contiguous rank-1 view of all of c's elements (a copy first if c is
