@@ -410,7 +410,11 @@ static int bind_shapes(Imp *m, const ImportArgs *args)
 			if (!tag || strcmp(tag, "as_expr"))
 				continue;
 			const char *es = json_str(json_get(x, "expr_str"));
-			Expr *e = es ? parse_sym_expr(m, es, nm) : NULL;
+			if (!es) {
+				diag_error(m->path, "tensor_values['%s']: malformed size (dim %d): as_expr without an expr_str", nm, d);
+				return -1;
+			}
+			Expr *e = parse_sym_expr(m, es, nm);
 			if (!e)
 				return -1;
 			for (int k = 0; k < m->sg->nsyms; k++) {

@@ -24,7 +24,7 @@ if [ "$secs" = 0 ]; then
 	set -- -runs=0 $corpora
 else
 	# shellcheck disable=SC2086
-	set -- -max_total_time="$secs" -print_final_stats=1 $dict \
+	set -- -max_total_time="$secs" -print_final_stats=1 $dict ${FUZZ_SEED:+-seed=$FUZZ_SEED} \
 		-artifact_prefix="$dir/crash/$n/" "$dir/work/$n" $corpora
 fi
 # shellcheck disable=SC2086
