@@ -6,6 +6,7 @@
 #ifndef DOCCC_CMD_H
 #define DOCCC_CMD_H
 
+#include "../backends/backend.h"
 #include "../ir/ir.h"
 
 enum {
@@ -24,5 +25,26 @@ int cmd_run(int argc, char **argv);
  * dims and GPU verdict of a program, without compiling. Exit 0 when the
  * model is supported, 1 when not. */
 int cmd_check(Arena *a, const char *name, const ImportArgs *ia, Options *o, const Target *tg, int json);
+
+/* DOCC_REUSE_BINARIES (cache.c). cache_lookup: 1 when the outputs of ba
+ * were installed from the cache entry of key (the options that change the
+ * output) and the input's and weights' bytes; 0 when they were not (c->dir:
+ * where cache_store keeps the build, NULL when the cache is off); -1 when
+ * installing them failed (reported, nothing left). */
+typedef struct {
+	char *dir;
+	int stale;
+} Cache;
+int cache_lookup(Arena *a, Cache *c, const BuildArgs *ba, const char *input, const char *weights, const char *key);
+void cache_store(Arena *a, const Cache *c, const BuildArgs *ba);
+
+/* Milliseconds of the monotonic clock (report.c). */
+double now_ms(void);
+
+/* --report FILE (report.c). */
+typedef struct {
+	double import_ms, passes_ms, build_ms;
+} Times;
+int report_write(const char *path, Sdfg *g, const Target *t, const char *input, const BuildArgs *ba, const Times *tm);
 
 #endif

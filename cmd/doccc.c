@@ -16,8 +16,6 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "../backends/backend.h"
 #include "../ir/ir.h"
@@ -126,242 +124,6 @@ static void list_ops(void)
 		printf("%-48s unsupported  %s\n", t, why);
 }
 
-/* DOCC_REUSE_BINARIES: builds are cached under $DOCC_TMP/doccc-cache/KEY/,
- * KEY a hash of the doccc version, the input file's bytes, the weights
- * file, the resolved target and every option that changes the output.
- *
- * An entry holds the outputs and MANIFEST, one line "SHA256 NAME" per
- * output. It is built in a fresh KEY.tmp.XXXXXX beside it and renamed into
- * place whole, so concurrent doccc processes sharing the cache see an entry
- * complete or not at all (the first rename wins; a later one finds the
- * place taken and drops its copy). Before an entry is used every file is
- * read and its sha256 checked against MANIFEST; a missing, truncated or
- * altered file makes the entry stale (a note under -v): the model is
- * compiled again and the new entry replaces the old one. */
-static int env_true(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no") && strcasecmp(v, "off");
-}
-
-static int hash_file(Sha256 *h, const char *path)
-{
-	size_t len;
-	char *data = file_read(path, &len);
-	if (!data)
-		return -1;
-	sha256_update(h, data, len);
-	free(data);
-	return 0;
-}
-
-static char *cache_dir(Arena *a, const char *input, const char *weights, const char *key)
-{
-	Sha256 h;
-	unsigned char d[32];
-	char hex[65];
-	sha256_init(&h);
-	sha256_update(&h, DOCCC_VERSION, strlen(DOCCC_VERSION) + 1);
-	sha256_update(&h, key, strlen(key) + 1);
-	if (hash_file(&h, input) || (weights && hash_file(&h, weights)))
-		return NULL;
-	sha256_final(&h, d);
-	sha256_hex(d, hex);
-	const char *base = getenv("DOCC_TMP");
-	if (!base || !*base)
-		base = getenv("TMPDIR");
-	if (!base || !*base)
-		base = "/tmp";
-	return arena_printf(a, "%s/doccc-cache/%.32s", base, hex);
-}
-
-enum { NOUTS = 4 };
-
-/* The outputs of ba (NULL where not made) and their permission bits. */
-static void cache_outputs(const BuildArgs *ba, const char *outs[NOUTS], int modes[NOUTS])
-{
-	const char *o[NOUTS] = {ba->outlib, ba->outhdr, ba->outsrc, ba->outweights};
-	static const int m[NOUTS] = {0755, 0644, 0644, 0644};
-	for (int i = 0; i < NOUTS; i++) {
-		outs[i] = o[i];
-		modes[i] = m[i];
-	}
-}
-
-/* The hash MANIFEST man gives file name (its lines are "HEX  NAME\n",
- * HEX 64 digits), or NULL. */
-static const char *manifest_hash(const char *man, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *l = man; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
-		if (strspn(l, "0123456789abcdef") == 64 && !strncmp(l + 64, "  ", 2) && !strncmp(l + 66, name, n) &&
-		    (l[66 + n] == '\n' || !l[66 + n]))
-			return l;
-	return NULL;
-}
-
-/* Install the outputs from cache entry dir. 0: done; 1: the entry is not
- * usable (why in *why, nothing written); -1: writing an output failed
- * (reported, what was written removed). */
-static int cache_reuse(Arena *a, const BuildArgs *ba, const char *dir, const char **why)
-{
-	const char *outs[NOUTS];
-	int modes[NOUTS];
-	char *data[NOUTS] = {0};
-	size_t len[NOUTS] = {0};
-	cache_outputs(ba, outs, modes);
-	Buf quiet = {0};
-	diag_capture(&quiet);
-	char *man = file_read(arena_printf(a, "%s/MANIFEST", dir), NULL);
-	*why = man ? NULL : "MANIFEST is missing";
-	for (int i = 0; i < NOUTS && !*why; i++) {
-		if (!outs[i])
-			continue;
-		const char *nm = path_base(outs[i]);
-		data[i] = file_read(arena_printf(a, "%s/%s", dir, nm), &len[i]);
-		char hex[65];
-		if (data[i])
-			sha256_hex_of(data[i], len[i], hex);
-		const char *want = manifest_hash(man, nm);
-		if (!data[i])
-			*why = arena_printf(a, "%s is missing", nm);
-		else if (!want)
-			*why = arena_printf(a, "%s is not in MANIFEST", nm);
-		else if (strncmp(want, hex, 64))
-			*why = arena_printf(a, "%s does not match its sha256 in MANIFEST", nm);
-	}
-	free(man);
-	diag_capture(NULL);
-	buf_free(&quiet);
-	int rc = *why ? 1 : 0;
-	for (int i = 0; i < NOUTS && rc == 0; i++) {
-		if (!outs[i] || file_write_mode(outs[i], data[i], len[i], modes[i]) == 0)
-			continue;
-		for (int j = 0; j < i; j++)
-			if (outs[j])
-				unlink(outs[j]);
-		rc = -1;
-	}
-	for (int i = 0; i < NOUTS; i++)
-		free(data[i]);
-	return rc;
-}
-
-/* Store the installed outputs as cache entry dir (see above). replace:
- * the entry there is stale and goes; else one that is there was stored by
- * another doccc first and stays. Quiet: the build succeeded whatever
- * happens to the cache. */
-static void cache_store(Arena *a, const BuildArgs *ba, const char *dir, int replace)
-{
-	const char *outs[NOUTS];
-	int modes[NOUTS];
-	cache_outputs(ba, outs, modes);
-	Buf quiet = {0}, man = {0};
-	diag_capture(&quiet);
-	const char *parent = arena_strndup(a, dir, (size_t)(path_base(dir) - dir));
-	char *tmp = arena_printf(a, "%s.tmp.XXXXXX", dir);
-	if (mkdir_p(parent) != 0 || !mkdtemp(tmp)) {
-		diag_capture(NULL);
-		buf_free(&quiet);
-		return;
-	}
-	tmp_register(tmp);
-	int ok = 1;
-	for (int i = 0; i < NOUTS && ok; i++) {
-		if (!outs[i])
-			continue;
-		size_t len;
-		char hex[65], *data = file_read(outs[i], &len);
-		ok = data && file_write_mode(arena_printf(a, "%s/%s", tmp, path_base(outs[i])), data, len, modes[i]) == 0;
-		if (ok) {
-			sha256_hex_of(data, len, hex);
-			buf_printf(&man, "%s  %s\n", hex, path_base(outs[i]));
-		}
-		free(data);
-	}
-	ok = ok && file_write(arena_printf(a, "%s/MANIFEST", tmp), man.s, man.len) == 0;
-	if (ok && rename(tmp, dir) != 0 && replace) {
-		char *old = arena_printf(a, "%s.old", tmp);
-		tmp_register(old);
-		if (rename(dir, old) == 0)
-			(void)rename(tmp, dir);
-		(void)rm_rf(old);
-		tmp_unregister(old);
-	}
-	(void)rm_rf(tmp); /* nothing left there once renamed into place */
-	tmp_unregister(tmp);
-	diag_capture(NULL);
-	buf_free(&quiet);
-	buf_free(&man);
-}
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
-/* --report FILE: what was compiled, how, and where the time went (JSON). */
-static int write_report(const char *path, Sdfg *g, const Target *t, const char *input, const BuildArgs *ba,
-                        double import_ms, double passes_ms, double build_ms)
-{
-	Buf b = {0};
-	int64_t wbytes = 0;
-	for (int i = 0; i < g->ncs; i++)
-		if (g->cs[i].kind == CK_CONST && !g->cs[i].dead)
-			wbytes += sdfg_numel(g, i) * dtype_info[g->cs[i].dt].size;
-	buf_puts(&b, "{\n  \"doccc_version\": ");
-	buf_quote(&b, DOCCC_VERSION);
-	buf_puts(&b, ",\n  \"input\": ");
-	buf_quote(&b, input);
-	buf_printf(&b, ",\n  \"input_sha256\": \"%s\",\n  \"name\": ", g->hash);
-	buf_quote(&b, g->name);
-	buf_printf(&b, ",\n  \"target\": \"%s\",\n  \"category\": \"%s\",\n  \"march\": ", t->name, t->category);
-	buf_quote(&b, t->kind == TG_NONE ? "" : t->march); /* the GPU architecture on cuda/rocm */
-	/* docc's on_compile information: name, target, category (above),
-	 * device_resident, device_backend, sdfg (below) */
-	int dev = TARGET_IS_GPU(t);
-	buf_printf(&b, ",\n  \"device_resident\": %s,\n  \"device_backend\": %s,\n  \"simulated\": %s,\n"
-	              "  \"host_fallback\": %s", dev ? "true" : "false",
-	           dev ? (t->kind == TG_CUDA ? "\"cuda\"" : "\"rocm\"") : "null", t->simulate ? "true" : "false",
-	           t->fallback ? "true" : "false");
-	buf_printf(&b, ",\n  \"vector_bits\": %d,\n  \"dims\": ", t->vec_bits);
-	buf_quote(&b, g->specialized ? g->specialized : "");
-	buf_puts(&b, ",\n  \"library\": ");
-	buf_quote(&b, ba->outlib);
-	buf_puts(&b, ",\n  \"header\": ");
-	buf_quote(&b, ba->outhdr);
-	buf_printf(&b, ",\n  \"weights_bytes\": %lld,\n  \"workspace_bytes\": %lld,\n", (long long)wbytes,
-	           (long long)g->arena_size);
-	buf_printf(&b, "  \"time_ms\": {\"import\": %.3f, \"passes\": %.3f, \"build\": %.3f, \"per_pass\": {", import_ms,
-	           passes_ms, build_ms);
-	for (int i = 0, k = 0; i < npasses; i++) {
-		if (g->pass_ms[i] < 0)
-			continue;
-		buf_printf(&b, "%s\"%s\": %.3f", k++ ? ", " : "", pass_table[i].name, g->pass_ms[i]);
-	}
-	buf_puts(&b, "}},\n  \"aten_ops\": {");
-	for (int i = 0; i < g->ncensus; i++) {
-		buf_puts(&b, i ? ", " : "");
-		buf_quote(&b, g->census_ops[i]);
-		buf_printf(&b, ": %d", g->census_counts[i]);
-	}
-	buf_puts(&b, "},\n  \"fused_nodes\": [");
-	for (int i = 0; i < g->root->nkids; i++) {
-		buf_puts(&b, i ? ",\n    " : "\n    ");
-		buf_quote(&b, g->root->kids[i]->label ? g->root->kids[i]->label : "");
-	}
-	buf_puts(&b, "\n  ],\n  \"sdfg\": ");
-	sdfg_dump_json(g, &b); /* the final stage, as --dump-sdfg writes it */
-	while (b.len && (b.s[b.len - 1] == '\n'))
-		b.s[--b.len] = 0;
-	buf_puts(&b, "\n}\n");
-	int rc = file_write(path, b.s, b.len);
-	buf_free(&b);
-	return rc;
-}
-
 /* Does DOCC_DEBUG contain key? (';' or ':' separated) */
 static int debug_has(const char *key)
 {
@@ -376,23 +138,27 @@ static int debug_has(const char *key)
 	return 0;
 }
 
-/* The compile command; every allocation hangs off arena a, which main
- * frees on every path (sanitizer builds then show any other leak). */
-static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
-{
-	Options o;
-	opt_init(&o, a);
-	const char *input = NULL, *out = NULL, *name = NULL, *optfile = NULL, *weights = NULL, *dumpdir = NULL;
-	const char *report = NULL;
-	int emit_source = 0, external = 0, simulate = 0, check = 0, json = 0;
-	/* CLI settings are applied after the YAML file; collect them first. */
+/* A compile's command line, parsed. The settings of flags are applied
+ * after the YAML file, so they are collected first. */
+typedef struct {
+	const char *input, *out, *name, *optfile, *weights, *dumpdir, *report;
+	int emit_source, external, simulate, check, json;
 	const char *set_key[64], *set_val[64];
-	int nset = 0;
+	int nset;
 	const char *popts[128];
-	int npopts = 0;
+	int npopts;
 	const char *shapes[64], *dims[64];
-	int nshapes = 0, ndims = 0;
-	const char *dimkey = "";
+	int nshapes, ndims;
+	const char *dimkey;  /* --shape and --dim, for the cache key */
+	Buf *cmdline;        /* the settings, for the generated comment */
+	/* planned by plan_outputs */
+	const char *nm, *dir;
+} Cli;
+
+/* Parse argv into c: -1 to go on, or the exit code to return now. */
+static int parse_args(Arena *a, Cli *c, int argc, char **argv)
+{
+	c->dimkey = "";
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		const char *v = NULL;
@@ -419,15 +185,15 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 		} else if (!strcmp(s, "--keep-temps")) {
 			tmp_keep = 1;
 		} else if (!strcmp(s, "--emit-source")) {
-			emit_source = 1;
+			c->emit_source = 1;
 		} else if (!strcmp(s, "--external-weights")) {
-			external = 1;
+			c->external = 1;
 		} else if (!strcmp(s, "--simulate")) {
-			simulate = 1;
+			c->simulate = 1;
 		} else if (!strcmp(s, "--check")) {
-			check = 1;
+			c->check = 1;
 		} else if (!strcmp(s, "--json")) {
-			json = 1;
+			c->json = 1;
 		} else if (TAKE("-t") || TAKE("--target") || TAKE("-c") || TAKE("--category") || TAKE("--march") ||
 		           TAKE("--offload-arch")) {
 			if (!v)
@@ -445,15 +211,15 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 				fprintf(stderr, ")\n");
 				return EXIT_USAGE;
 			}
-			if (nset == 64)
+			if (c->nset == 64)
 				return usage_error("%s", "too many options");
-			set_key[nset] = key;
-			set_val[nset++] = v;
-			buf_printf(cmdline, "%s%s=%s", cmdline->len ? " " : "", key, v);
+			c->set_key[c->nset] = key;
+			c->set_val[c->nset++] = v;
+			buf_printf(c->cmdline, "%s%s=%s", c->cmdline->len ? " " : "", key, v);
 		} else if (TAKE("-o") || TAKE("--output")) {
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
-			out = v;
+			c->out = v;
 		} else if (TAKE("-n") || TAKE("--name")) {
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
@@ -467,189 +233,213 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 				buf_free(&m);
 				return rc;
 			}
-			name = v;
+			c->name = v;
 		} else if (TAKE("--options")) {
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
-			optfile = v;
+			c->optfile = v;
 		} else if (TAKE("--weights")) {
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
-			weights = v;
+			c->weights = v;
 		} else if (TAKE("--shape") || TAKE("--dim")) {
 			int isdim = !strncmp(s, "--dim", 5);
 			if (!v || !strchr(v, '='))
 				return usage_error(isdim ? "--dim takes SYMBOL=SIZE (got '%s')" : "--shape takes INPUT=D0,D1,... (got '%s')",
 				                   v ? v : "");
-			if ((isdim ? ndims : nshapes) == 64)
+			if ((isdim ? c->ndims : c->nshapes) == 64)
 				return usage_error("%s", "too many --shape or --dim options");
 			if (isdim)
-				dims[ndims++] = v;
+				c->dims[c->ndims++] = v;
 			else
-				shapes[nshapes++] = v;
-			dimkey = arena_printf(a, "%s %s=%s", dimkey, isdim ? "dim" : "shape", v);
+				c->shapes[c->nshapes++] = v;
+			c->dimkey = arena_printf(a, "%s %s=%s", c->dimkey, isdim ? "dim" : "shape", v);
 		} else if (TAKE("--report")) {
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
-			report = v;
+			c->report = v;
 		} else if (TAKE("--dump-sdfg")) {
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
-			dumpdir = v;
+			c->dumpdir = v;
 		} else if (TAKE("--pass-opt") || TAKE("--disable-pass")) {
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
-			if (npopts == 128)
+			if (c->npopts == 128)
 				return usage_error("%s", "too many pass options");
 			if (!strncmp(s, "--disable-pass", 14))
-				popts[npopts++] = arena_printf(a, "%s.enabled=false", v);
+				c->popts[c->npopts++] = arena_printf(a, "%s.enabled=false", v);
 			else {
 				if (!strchr(v, '=') || !strchr(v, '.') || strchr(v, '.') > strchr(v, '='))
 					return usage_error("--pass-opt takes PASS.OPTION=VALUE (got '%s')", v);
-				popts[npopts++] = v;
+				c->popts[c->npopts++] = v;
 			}
-			buf_printf(cmdline, "%s%s", cmdline->len ? " " : "", popts[npopts - 1]);
+			buf_printf(c->cmdline, "%s%s", c->cmdline->len ? " " : "", c->popts[c->npopts - 1]);
 		} else if (s[0] == '-' && s[1]) {
 			return usage_error("unknown option '%s'", s);
-		} else if (input) {
+		} else if (c->input) {
 			return usage_error("more than one input file ('%s')", s);
 		} else
-			input = s;
+			c->input = s;
 #undef TAKE
 	}
-	if (!input)
+	if (!c->input)
 		return usage_error("%s", "no input file");
 	if (debug_has("build"))
 		tmp_keep = 1;
-	if (!dumpdir && debug_has("dump"))
-		dumpdir = "doccc-dump";
-
-	/* Options: YAML file, then flags. */
-	if (optfile && opt_load_yaml(&o, optfile))
-		return EXIT_INPUT;
-	for (int i = 0; i < nset; i++)
-		if (opt_set(&o, set_key[i], set_val[i], "command line"))
-			return EXIT_USAGE;
-	for (int i = 0; i < npopts; i++) {
-		const char *eq = strchr(popts[i], '=');
-		opt_add_passopt(&o, arena_strndup(a, popts[i], (size_t)(eq - popts[i])), eq + 1, "command line");
-	}
-	if (passes_check_options(&o))
-		return optfile ? EXIT_INPUT : EXIT_USAGE;
-	Target tg;
-	if (target_resolve(&tg, &o))
-		return EXIT_USAGE;
-	if (simulate && !TARGET_IS_GPU(&tg))
-		return usage_error("--simulate is for the GPU targets (cuda, rocm), not '%s'", tg.name);
-	tg.simulate = simulate;
-	if (!file_exists(input)) {
-		diag_error(input, "cannot read: %s", strerror(errno ? errno : ENOENT));
-		return EXIT_INPUT;
-	}
-
-	if (json && !check)
+	if (!c->dumpdir && debug_has("dump"))
+		c->dumpdir = "doccc-dump";
+	if (c->json && !c->check)
 		return usage_error("%s", "--json goes with --check (doccc check MODEL --json)");
-	if (check) {
-		ImportArgs ia = {input, weights, shapes, nshapes, dims, ndims, NULL};
-		return cmd_check(a, name ? name : path_to_ident(a, input), &ia, &o, &tg, json);
-	}
+	return -1;
+}
 
-	/* Output paths. */
-	char *nm = name ? arena_strdup(a, name) : path_to_ident(a, input);
-	const char *dir = ".";
-	const char *lib = NULL;
+/* The options (YAML file, then flags) and the target: -1 to go on, or
+ * the exit code. */
+static int configure(Arena *a, const Cli *c, Options *o, Target *tg)
+{
+	if (c->optfile && opt_load_yaml(o, c->optfile))
+		return EXIT_INPUT;
+	for (int i = 0; i < c->nset; i++)
+		if (opt_set(o, c->set_key[i], c->set_val[i], "command line"))
+			return EXIT_USAGE;
+	for (int i = 0; i < c->npopts; i++) {
+		const char *eq = strchr(c->popts[i], '=');
+		opt_add_passopt(o, arena_strndup(a, c->popts[i], (size_t)(eq - c->popts[i])), eq + 1, "command line");
+	}
+	if (passes_check_options(o))
+		return c->optfile ? EXIT_INPUT : EXIT_USAGE;
+	if (target_resolve(tg, o))
+		return EXIT_USAGE;
+	if (c->simulate && !TARGET_IS_GPU(tg))
+		return usage_error("--simulate is for the GPU targets (cuda, rocm), not '%s'", tg->name);
+	tg->simulate = c->simulate;
+	if (!file_exists(c->input)) {
+		diag_error(c->input, "cannot read: %s", strerror(errno ? errno : ENOENT));
+		return EXIT_INPUT;
+	}
+	return -1;
+}
+
+/* The output paths of -o (DIR/, an existing directory, or PATH.so) into
+ * ba, the output directory made. 0 ok; -1 reported. */
+static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, BuildArgs *ba)
+{
+	c->nm = c->name ? arena_strdup(a, c->name) : path_to_ident(a, c->input);
+	c->dir = ".";
+	const char *lib = NULL, *out = c->out;
 	if (out) {
 		size_t n = strlen(out);
 		if (n > 3 && !strcmp(out + n - 3, ".so")) {
 			lib = out;
 			const char *base = path_base(out);
-			dir = base == out ? "." : arena_strndup(a, out, (size_t)(base - out));
+			c->dir = base == out ? "." : arena_strndup(a, out, (size_t)(base - out));
 		} else {
-			size_t k = strlen(out);
-			while (k > 1 && out[k - 1] == '/')
-				k--;
-			dir = arena_strndup(a, out, k);
+			while (n > 1 && out[n - 1] == '/')
+				n--;
+			c->dir = arena_strndup(a, out, n);
 		}
 	}
 	if (!lib)
-		lib = arena_printf(a, "%s/lib%s.so", dir, nm);
-	if (!dir_exists(dir) && mkdir_p(dir))
-		return EXIT_INPUT;
-	BuildArgs ba = {0};
-	ba.outlib = lib;
-	ba.profile = debug_has("profile");
-	ba.outhdr = arena_printf(a, "%s/%s.h", dir, nm);
-	ba.outsrc = emit_source ? arena_printf(a, "%s/%s%s", dir, nm, TARGET_IS_GPU(&tg) ? ".cu" : ".c") : NULL;
-	ba.outweights = external ? arena_printf(a, "%s/%s.weights", dir, nm) : NULL;
-	ba.cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg.name, tg.category, o.march ? " march=" : "",
-	                          o.march ? o.march : "", simulate ? " simulate" : "", npopts ? " " : "", npopts ? cmdline->s : "");
+		lib = arena_printf(a, "%s/lib%s.so", c->dir, c->nm);
+	if (!dir_exists(c->dir) && mkdir_p(c->dir))
+		return -1;
+	ba->outlib = lib;
+	ba->profile = debug_has("profile");
+	ba->outhdr = arena_printf(a, "%s/%s.h", c->dir, c->nm);
+	ba->outsrc = c->emit_source ? arena_printf(a, "%s/%s%s", c->dir, c->nm, TARGET_IS_GPU(tg) ? ".cu" : ".c") : NULL;
+	ba->outweights = c->external ? arena_printf(a, "%s/%s.weights", c->dir, c->nm) : NULL;
+	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg->name, tg->category, o->march ? " march=" : "",
+	                           o->march ? o->march : "", c->simulate ? " simulate" : "", c->npopts ? " " : "",
+	                           c->npopts ? c->cmdline->s : "");
+	return 0;
+}
 
-	/* Reuse a cached build? */
-	char *cache = NULL;
-	int stale = 0;
-	if (env_true("DOCC_REUSE_BINARIES")) {
-		char *key = arena_printf(a, "%s|%s|%s|%s|%s|%d|%d|%d|%s|%s|%s", nm, tg.name, tg.category, tg.march,
-		                         o.contraction_precision, o.approximate_math, emit_source, external, ba.cmdline,
-		                         path_base(lib), dimkey);
-		cache = cache_dir(a, input, weights, key);
-		if (cache && dir_exists(cache)) {
-			const char *why;
-			int rc = cache_reuse(a, &ba, cache, &why);
-			if (rc < 0)
-				return EXIT_INPUT;
-			if (rc == 0) {
-				if (spawn_verbose)
-					fprintf(stderr, "doccc: reused the build in %s\n", cache);
-				return EXIT_OK;
-			}
-			stale = 1;
-			if (spawn_verbose)
-				diag_note(cache, "stale cache entry (%s); compiling again", why);
-		}
-	}
+/* What changes the output besides the input's and weights' bytes. */
+static const char *cache_key(Arena *a, const Cli *c, const Options *o, const Target *tg, const BuildArgs *ba)
+{
+	return arena_printf(a, "%s|%s|%s|%s|%s|%d|%d|%d|%s|%s|%s", c->nm, tg->name, tg->category, tg->march,
+	                    o->contraction_precision, o->approximate_math, c->emit_source, c->external, ba->cmdline,
+	                    path_base(ba->outlib), c->dimkey);
+}
 
-	/* Compile. */
-	ImportArgs ia = {input, weights, shapes, nshapes, dims, ndims, NULL};
+/* Import and run the passes; a model that cannot run entirely on the GPU
+ * is imported again for the host (as docc: the schedule pass named the
+ * steps). NULL when reported. */
+static Sdfg *compile_graph(Arena *a, const Cli *c, Options *o, Target *tg, BuildArgs *ba, Times *tm)
+{
+	ImportArgs ia = {c->input, c->weights, c->shapes, c->nshapes, c->dims, c->ndims, NULL};
 	double t0 = now_ms();
-	Sdfg *g = import_program(a, nm, &ia);
+	Sdfg *g = import_program(a, c->nm, &ia);
+	if (!g)
+		return NULL;
+	double t1 = now_ms();
+	if (passes_run(g, o, tg, c->dumpdir))
+		return NULL;
+	if (g->host_only) {
+		diag_note(c->input, "%d step%s without a GPU expansion: building the whole model for the host "
+		          "(openmp, device_resident = 0)", g->host_only, g->host_only == 1 ? "" : "s");
+		if (target_host_fallback(tg, o))
+			return NULL;
+		g = import_program(a, c->nm, &ia);
+		if (!g || passes_run(g, o, tg, c->dumpdir))
+			return NULL;
+		if (ba->outsrc)
+			ba->outsrc = arena_printf(a, "%s/%s.c", c->dir, c->nm);
+	}
+	if (g->specialized)
+		ba->cmdline = arena_printf(a, "%s dims %s", ba->cmdline, g->specialized);
+	tm->import_ms = t1 - t0;
+	tm->passes_ms = now_ms() - t1;
+	return g;
+}
+
+static void outputs_remove(const BuildArgs *ba)
+{
+	const char *o[] = {ba->outlib, ba->outhdr, ba->outsrc, ba->outweights};
+	for (size_t i = 0; i < COUNTOF(o); i++)
+		if (o[i])
+			unlink(o[i]);
+}
+
+/* The compile command; every allocation hangs off arena a, which main
+ * frees on every path (sanitizer builds then show any other leak). */
+static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
+{
+	Cli c = {.cmdline = cmdline};
+	int rc = parse_args(a, &c, argc, argv);
+	if (rc >= 0)
+		return rc;
+	Options o;
+	opt_init(&o, a);
+	Target tg;
+	if ((rc = configure(a, &c, &o, &tg)) >= 0)
+		return rc;
+	if (c.check) {
+		ImportArgs ia = {c.input, c.weights, c.shapes, c.nshapes, c.dims, c.ndims, NULL};
+		return cmd_check(a, c.name ? c.name : path_to_ident(a, c.input), &ia, &o, &tg, c.json);
+	}
+	BuildArgs ba = {0};
+	if (plan_outputs(a, &c, &o, &tg, &ba))
+		return EXIT_INPUT;
+	Cache cache;
+	if ((rc = cache_lookup(a, &cache, &ba, c.input, c.weights, cache_key(a, &c, &o, &tg, &ba))))
+		return rc > 0 ? EXIT_OK : EXIT_INPUT;
+	Times tm;
+	Sdfg *g = compile_graph(a, &c, &o, &tg, &ba, &tm);
 	if (!g)
 		return EXIT_INPUT;
-	if (g->specialized)
-		ba.cmdline = arena_printf(a, "%s dims %s", ba.cmdline, g->specialized);
-	double t1 = now_ms();
-	if (passes_run(g, &o, &tg, dumpdir))
-		return EXIT_INPUT;
-	if (g->host_only) {
-		/* As docc: a model that cannot run entirely on the GPU runs on the
-		 * host as a whole. The schedule pass named the steps. */
-		diag_note(input, "%d step%s without a GPU expansion: building the whole model for the host "
-		          "(openmp, device_resident = 0)", g->host_only, g->host_only == 1 ? "" : "s");
-		if (target_host_fallback(&tg, &o))
-			return EXIT_INPUT;
-		g = import_program(a, nm, &ia);
-		if (!g || passes_run(g, &o, &tg, dumpdir))
-			return EXIT_INPUT;
-		if (g->specialized)
-			ba.cmdline = arena_printf(a, "%s dims %s", ba.cmdline, g->specialized);
-		if (ba.outsrc)
-			ba.outsrc = arena_printf(a, "%s/%s.c", dir, nm);
-	}
 	double t2 = now_ms();
-	ba.workdir = tmp_dir(a);
-	if (!ba.workdir)
+	if (!(ba.workdir = tmp_dir(a)))
 		return EXIT_INPUT;
-	int rc = backend_build(g, &tg, &ba);
-	if (rc == 0 && report && write_report(report, g, &tg, input, &ba, t1 - t0, t2 - t1, now_ms() - t2)) {
-		unlink(ba.outlib);
-		unlink(ba.outhdr);
-		if (ba.outsrc)
-			unlink(ba.outsrc);
-		if (ba.outweights)
-			unlink(ba.outweights);
+	rc = backend_build(g, &tg, &ba);
+	tm.build_ms = now_ms() - t2;
+	if (rc == 0 && c.report && report_write(c.report, g, &tg, c.input, &ba, &tm)) {
+		outputs_remove(&ba);
 		rc = 1;
 	}
-	if (rc == 0 && cache)
-		cache_store(a, &ba, cache, stale);
+	if (rc == 0)
+		cache_store(a, &cache, &ba);
 	if (tmp_keep)
 		fprintf(stderr, "doccc: kept working directory %s\n", ba.workdir);
 	return rc == 0 ? EXIT_OK : rc == 3 ? EXIT_CC : EXIT_INPUT;

@@ -1,0 +1,74 @@
+/*
+ * report.c - --report FILE: what was compiled, how, and where the time went,
+ * as one JSON object (the final SDFG included, as --dump-sdfg writes it).
+ */
+#include <time.h>
+
+#include "cmd.h"
+
+double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+int report_write(const char *path, Sdfg *g, const Target *t, const char *input, const BuildArgs *ba,
+                 const Times *tm)
+{
+	Buf b = {0};
+	int64_t wbytes = 0;
+	for (int i = 0; i < g->ncs; i++)
+		if (g->cs[i].kind == CK_CONST && !g->cs[i].dead)
+			wbytes += sdfg_numel(g, i) * dtype_info[g->cs[i].dt].size;
+	buf_puts(&b, "{\n  \"doccc_version\": ");
+	buf_quote(&b, DOCCC_VERSION);
+	buf_puts(&b, ",\n  \"input\": ");
+	buf_quote(&b, input);
+	buf_printf(&b, ",\n  \"input_sha256\": \"%s\",\n  \"name\": ", g->hash);
+	buf_quote(&b, g->name);
+	buf_printf(&b, ",\n  \"target\": \"%s\",\n  \"category\": \"%s\",\n  \"march\": ", t->name, t->category);
+	buf_quote(&b, t->kind == TG_NONE ? "" : t->march); /* the GPU architecture on cuda/rocm */
+	/* docc's on_compile information: name, target, category (above),
+	 * device_resident, device_backend, sdfg (below) */
+	int dev = TARGET_IS_GPU(t);
+	buf_printf(&b, ",\n  \"device_resident\": %s,\n  \"device_backend\": %s,\n  \"simulated\": %s,\n"
+	              "  \"host_fallback\": %s", dev ? "true" : "false",
+	           dev ? (t->kind == TG_CUDA ? "\"cuda\"" : "\"rocm\"") : "null", t->simulate ? "true" : "false",
+	           t->fallback ? "true" : "false");
+	buf_printf(&b, ",\n  \"vector_bits\": %d,\n  \"dims\": ", t->vec_bits);
+	buf_quote(&b, g->specialized ? g->specialized : "");
+	buf_puts(&b, ",\n  \"library\": ");
+	buf_quote(&b, ba->outlib);
+	buf_puts(&b, ",\n  \"header\": ");
+	buf_quote(&b, ba->outhdr);
+	buf_printf(&b, ",\n  \"weights_bytes\": %lld,\n  \"workspace_bytes\": %lld,\n", (long long)wbytes,
+	           (long long)g->arena_size);
+	buf_printf(&b, "  \"time_ms\": {\"import\": %.3f, \"passes\": %.3f, \"build\": %.3f, \"per_pass\": {", tm->import_ms,
+	           tm->passes_ms, tm->build_ms);
+	for (int i = 0, k = 0; i < npasses; i++) {
+		if (g->pass_ms[i] < 0)
+			continue;
+		buf_printf(&b, "%s\"%s\": %.3f", k++ ? ", " : "", pass_table[i].name, g->pass_ms[i]);
+	}
+	buf_puts(&b, "}},\n  \"aten_ops\": {");
+	for (int i = 0; i < g->ncensus; i++) {
+		buf_puts(&b, i ? ", " : "");
+		buf_quote(&b, g->census_ops[i]);
+		buf_printf(&b, ": %d", g->census_counts[i]);
+	}
+	buf_puts(&b, "},\n  \"fused_nodes\": [");
+	for (int i = 0; i < g->root->nkids; i++) {
+		buf_puts(&b, i ? ",\n    " : "\n    ");
+		buf_quote(&b, g->root->kids[i]->label ? g->root->kids[i]->label : "");
+	}
+	buf_puts(&b, "\n  ],\n  \"sdfg\": ");
+	sdfg_dump_json(g, &b); /* the final stage, as --dump-sdfg writes it */
+	while (b.len && (b.s[b.len - 1] == '\n'))
+		b.s[--b.len] = 0;
+	buf_puts(&b, "\n}\n");
+	int rc = file_write(path, b.s, b.len);
+	buf_free(&b);
+	return rc;
+}
+
