@@ -43,6 +43,11 @@ const char *emit_comment(Arena *a, const char *s);
  * terminal either. Names that are data (descriptor, header) stay exact. */
 void emit_message(Buf *b, const char *s);
 
+/* The flags a program linking the library needs besides the library itself:
+ * "" for a shared library (it names its own dependencies); for a static
+ * archive the backend's run-time libraries (-fopenmp, -lcudart, -lm...). */
+const char *backend_link_flags(const Target *t, int static_lib);
+
 /* 0 ok; 1 failure reported; 3 the external compiler failed (its stderr shown). */
 int backend_build(Sdfg *g, const Target *t, const BuildArgs *a);
 

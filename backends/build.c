@@ -151,14 +151,15 @@ typedef struct {
 	int xlang;                   /* flags end in -x LANG: the weights need -x none */
 	void (*flags)(Argv *a, const Target *t);
 	const char *libs[3];         /* after the inputs */
+	const char *uses;            /* what a program linking the library statically needs */
 } Backend;
 
 static const Backend backends[] = {
-	{"clang", 0, 0, &printer_cpu, ".c", 0, 1, 0, clang_flags, {"-lm"}},
-	{"nvcc", TG_CUDA, 0, &printer_gpu, ".cu", 1, 0, 0, nvcc_flags, {"-lm"}},
-	{"hipcc", TG_ROCM, 0, &printer_gpu, ".cu", 1, 0, 1, hipcc_flags, {"-lm"}},
-	{"clang++", TG_CUDA, 1, &printer_gpu, ".cu", 1, 1, 1, sim_flags, {"-lm", "-lpthread"}},
-	{"clang++", TG_ROCM, 1, &printer_gpu, ".cu", 1, 1, 1, sim_flags, {"-lm", "-lpthread"}},
+	{"clang", 0, 0, &printer_cpu, ".c", 0, 1, 0, clang_flags, {"-lm"}, "-lm"},
+	{"nvcc", TG_CUDA, 0, &printer_gpu, ".cu", 1, 0, 0, nvcc_flags, {"-lm"}, "-lcudart -lstdc++ -lm"},
+	{"hipcc", TG_ROCM, 0, &printer_gpu, ".cu", 1, 0, 1, hipcc_flags, {"-lm"}, "-lamdhip64 -lstdc++ -lm"},
+	{"clang++", TG_CUDA, 1, &printer_gpu, ".cu", 1, 1, 1, sim_flags, {"-lm", "-lpthread"}, "-lstdc++ -lm -lpthread"},
+	{"clang++", TG_ROCM, 1, &printer_gpu, ".cu", 1, 1, 1, sim_flags, {"-lm", "-lpthread"}, "-lstdc++ -lm -lpthread"},
 };
 
 static const Backend *backend_of(const Target *t)
@@ -168,6 +169,15 @@ static const Backend *backend_of(const Target *t)
 		if (backends[i].gpu_kind == kind && backends[i].simulate == sim)
 			return &backends[i];
 	DOCC_UNREACHABLE();
+}
+
+const char *backend_link_flags(const Target *t, int static_lib)
+{
+	if (!static_lib)
+		return ""; /* the shared library names its own dependencies */
+	if (t->kind == TG_OPENMP)
+		return "-fopenmp -lm";
+	return backend_of(t)->uses;
 }
 
 static int run_compiler(const char **argv, const char *what, const char *nm)
