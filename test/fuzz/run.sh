@@ -1,14 +1,16 @@
 #!/bin/sh
 # test/fuzz/run.sh NAME SECONDS - one harness of test/fuzz/fuzz.mk for SECONDS
 # (0: over its corpora only, no fuzzing), from its seeds and regression
-# inputs, new inputs kept in build/fuzz/work/NAME, a failure in
+# inputs (FUZZ_SEED, FUZZ_RUNS: see fuzz.mk), new inputs kept in
+# build/fuzz/work/NAME (FUZZ_WORK/NAME), a failure in
 # build/fuzz/crash/NAME. Prints one line of counts; on failure the log's tail.
 # The readers take files: the harness writes them under DOCC_TMP, /dev/shm
 # when there is one (a disk file costs a hundred times the executions).
 set -u
 n=$1 secs=$2 dir=build/fuzz
+work=${FUZZ_WORK:-$dir/work}/$n
 log=$dir/fuzz_$n.log
-mkdir -p "$dir/work/$n" "$dir/crash/$n"
+mkdir -p "$work" "$dir/crash/$n"
 if [ -z "${DOCC_TMP:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	DOCC_TMP=/dev/shm
 	export DOCC_TMP
@@ -24,8 +26,10 @@ if [ "$secs" = 0 ]; then
 	set -- -runs=0 $corpora
 else
 	# shellcheck disable=SC2086
-	set -- -max_total_time="$secs" -print_final_stats=1 $dict ${FUZZ_SEED:+-seed=$FUZZ_SEED} \
-		-artifact_prefix="$dir/crash/$n/" "$dir/work/$n" $corpora
+	# FUZZ_RUNS "NAME:N ...": at most N inputs for harness NAME
+	runs=$(printf '%s\n' ${FUZZ_RUNS:-} | sed -n "s/^$n://p")
+	set -- -max_total_time="$secs" -print_final_stats=1 $dict ${FUZZ_SEED:+-seed=$FUZZ_SEED} ${runs:+-runs=$runs} \
+		-artifact_prefix="$dir/crash/$n/" "$work" $corpora
 fi
 # shellcheck disable=SC2086
 if ! "$dir/fuzz_$n" "$@" ${FUZZ_FLAGS:-} >"$log" 2>&1; then
