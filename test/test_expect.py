@@ -395,3 +395,41 @@ def test_cuda_simulate(device, mlp, sim_lib, files, tmp_path):
     bad[0, 9] -= 1.0
     r = doccc_cmd("run", sim_lib, "-i", x, "--expect", save(tmp_path / "bad.npy", bad), *device)
     assert_exit(r, 1, "1 of 10 outside tolerance, worst [0, 9]", "FAIL")
+
+
+# ---- half-precision outputs -------------------------------------------------------
+
+def test_half_precision_outputs(tmp_path):
+    """float16 and bfloat16 outputs compare as floats: against float16 and
+    float32 references, and a bfloat16 one as its raw bits (uint16)."""
+    torch = require("torch")
+    np = require("numpy")
+
+    class Half(torch.nn.Module):
+        def forward(self, x):
+            return (x * 3).to(torch.float16), (x * 3).to(torch.bfloat16)
+
+    x = torch.randn(4, 5, generator=torch.Generator().manual_seed(3))
+    x[0, 0] = 1e-6  # a float16 subnormal
+    ep = torch.export.export(Half(), (x,))
+    torch.export.save(ep, str(tmp_path / "half.pt2"))
+    lib = compile_model(tmp_path / "half.pt2", "none", tmp_path, "-n", "exphalf")
+    with torch.no_grad():
+        h, b = Half()(x)
+    xp = save(tmp_path / "x.npy", x.numpy())
+    h16 = save(tmp_path / "h16.npy", h.numpy())
+    h32 = save(tmp_path / "h32.npy", h.float().numpy())
+    bbits = save(tmp_path / "bbits.npy", b.view(torch.int16).numpy().view(np.uint16))
+    b32 = save(tmp_path / "b32.npy", b.float().numpy())
+    for hr, br in ((h16, bbits), (h32, b32), (h16, b32)):
+        r = doccc_cmd("run", lib, "-i", xp, "--expect", hr, "--expect", br, "--rtol", "0", "--atol", "0")
+        assert_exit(r, 0, "PASS: 0 of 2 outputs")
+        assert " float16: max abs err 0," in report_line(r, 0) and " bfloat16: max abs err 0," in report_line(r, 1)
+    # the worst element shows decoded values, not bits
+    bad = b.float().numpy()
+    bad[2, 1] = 1000.0
+    r = doccc_cmd("run", lib, "-i", xp, "--expect", h16, "--expect", save(tmp_path / "bad.npy", bad), "--json")
+    assert_exit(r, 1)
+    o = json.loads(r.stdout)["outputs"][1]
+    assert o["dtype"] == "bfloat16" and o["worst"]["index"] == [2, 1] and o["worst"]["expected"] == 1000.0
+    assert np.float32(o["worst"]["got"]) == np.float32(b[2, 1].float()), o  # 9 digits: exact as a float32
