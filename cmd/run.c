@@ -605,61 +605,32 @@ static double half_to_double(uint16_t h)
 /* Element i of a float-family array (descr: <f4, <f8, <f2 or bfloat16's <u2). */
 static double get_float(const char *descr, const void *data, int64_t i)
 {
-	const char *p = (const char *)data;
+	union { float f; double d; uint16_t h; uint32_t u; } v;
+	size_t size = (size_t)(descr[2] - '0');
 
-	switch (descr[2]) {
-	case '4': {
-		float f;
-		memcpy(&f, p + 4 * i, sizeof f);
-		return f;
-	}
-	case '8': {
-		double v;
-		memcpy(&v, p + 8 * i, sizeof v);
-		return v;
-	}
-	default: {
-		uint16_t h;
-		memcpy(&h, p + 2 * i, sizeof h);
-		if (descr[1] == 'f')
-			return half_to_double(h);
-		uint32_t bits = (uint32_t)h << 16;
-		float f;
-		memcpy(&f, &bits, sizeof f);
-		return f;
-	}
-	}
+	memcpy(&v, (const char *)data + (size_t)i * size, size);
+	if (size == 4)
+		return v.f;
+	if (size == 8)
+		return v.d;
+	if (descr[1] == 'f')
+		return half_to_double(v.h);
+	v.u = (uint32_t)v.h << 16;   /* bfloat16: the top half of a float */
+	return v.f;
 }
 
 /* Element i of an integer or bool array (bool: 0 or 1). */
 static int64_t get_int(const char *descr, const void *data, int64_t i)
 {
-	const char *p = (const char *)data;
-	int size = descr[2] - '0';
+	union { int8_t b; uint8_t ub; int16_t h; int32_t w; int64_t l; } v;
+	size_t size = (size_t)(descr[2] - '0');
 
+	memcpy(&v, (const char *)data + (size_t)i * size, size);
 	if (descr[1] == 'b')
-		return p[i] != 0;
+		return v.ub != 0;
 	if (descr[1] == 'u')
-		return (unsigned char)p[i];
-	switch (size) {
-	case 1:
-		return (signed char)p[i];
-	case 2: {
-		int16_t v;
-		memcpy(&v, p + 2 * i, sizeof v);
-		return v;
-	}
-	case 4: {
-		int32_t v;
-		memcpy(&v, p + 4 * i, sizeof v);
-		return v;
-	}
-	default: {
-		int64_t v;
-		memcpy(&v, p + 8 * i, sizeof v);
-		return v;
-	}
-	}
+		return v.ub;
+	return size == 1 ? v.b : size == 2 ? v.h : size == 4 ? v.w : v.l;
 }
 
 /* Reads the reference of output k and checks it against the descriptor:
@@ -799,6 +770,42 @@ static void put_index(Buf *b, const doccc_tensor_desc *t, int64_t i)
 	put_shape(b, t->rank, idx);
 }
 
+/* The words around the numbers of an output's comparison, in the text
+ * report ([0]) and in JSON ([1]). */
+typedef struct {
+	const char *abs, *rel, *bad, *of, *worst, *got, *expected, *end, *none;
+} CmpWords;
+static const CmpWords cmp_words[2] = {
+	{": max abs err ", ", max rel err ", ", ", " of ", " outside tolerance, worst ", " got ", " expected ", "",
+	 " outside tolerance"},
+	{",\n     \"max_abs_err\": ", ", \"max_rel_err\": ", ", \"mismatches\": ", ", \"elements\": ",
+	 ",\n     \"worst\": {\"index\": ", ", \"got\": ", ", \"expected\": ", "}", ",\n     \"worst\": null"},
+};
+
+/* The comparison of output k (largest errors, mismatches, worst element)
+ * as text or JSON. */
+static void put_cmp(Buf *b, const doccc_tensor_desc *t, const Cmp *c, const void *got, const Npy *ref, int json)
+{
+	const CmpWords *w = &cmp_words[json];
+
+	buf_puts(b, w->abs);
+	put_num(b, c->max_abs, json ? 9 : 4, json);
+	buf_puts(b, w->rel);
+	put_num(b, c->max_rel, json ? 9 : 4, json);
+	buf_printf(b, "%s%lld%s%lld", w->bad, (long long)c->nbad, w->of, (long long)t->numel);
+	if (c->worst < 0) {
+		buf_puts(b, w->none);
+		return;
+	}
+	buf_puts(b, w->worst);
+	put_index(b, t, c->worst);
+	buf_puts(b, w->got);
+	put_value(b, dtypes[t->dtype].descr, got, c->worst, json);
+	buf_puts(b, w->expected);
+	put_value(b, ref->descr, ref->data, c->worst, json);
+	buf_puts(b, w->end);
+}
+
 /* The --expect report as one JSON object. */
 static void report_json(Buf *b, const doccc_model_desc *d, const RunArgs *a, void **out, const Npy *ref,
                         const Cmp *c, int nfail, const Latency *lat)
@@ -819,7 +826,6 @@ static void report_json(Buf *b, const doccc_model_desc *d, const RunArgs *a, voi
 	buf_puts(b, ",\n  \"outputs\": [");
 	for (int k = 0; k < d->noutputs; k++) {
 		const doccc_tensor_desc *t = &d->outputs[k];
-		const char *gd = dtypes[t->dtype].descr;
 
 		buf_puts(b, k ? ",\n    {\"name\": " : "\n    {\"name\": ");
 		buf_quote(b, t->name ? t->name : "?");
@@ -827,23 +833,8 @@ static void report_json(Buf *b, const doccc_model_desc *d, const RunArgs *a, voi
 		buf_quote(b, a->expect[k]);
 		buf_puts(b, ", \"shape\": ");
 		put_shape(b, t->rank, t->shape);
-		buf_printf(b, ", \"dtype\": \"%s\",\n     \"max_abs_err\": ", dtypes[t->dtype].name);
-		put_num(b, c[k].max_abs, 9, 1);
-		buf_puts(b, ", \"max_rel_err\": ");
-		put_num(b, c[k].max_rel, 9, 1);
-		buf_printf(b, ", \"mismatches\": %lld, \"elements\": %lld,\n     \"worst\": ",
-		           (long long)c[k].nbad, (long long)t->numel);
-		if (c[k].worst < 0) {
-			buf_puts(b, "null");
-		} else {
-			buf_puts(b, "{\"index\": ");
-			put_index(b, t, c[k].worst);
-			buf_puts(b, ", \"got\": ");
-			put_value(b, gd, out[k], c[k].worst, 1);
-			buf_puts(b, ", \"expected\": ");
-			put_value(b, ref[k].descr, ref[k].data, c[k].worst, 1);
-			buf_putc(b, '}');
-		}
+		buf_printf(b, ", \"dtype\": \"%s\"", dtypes[t->dtype].name);
+		put_cmp(b, t, &c[k], out[k], &ref[k], 1);
 		buf_printf(b, ", \"pass\": %s}", c[k].nbad ? "false" : "true");
 	}
 	buf_printf(b, "\n  ],\n  \"pass\": %s\n}\n", nfail ? "false" : "true");
@@ -861,19 +852,8 @@ static void report_text(Buf *b, const doccc_model_desc *d, const RunArgs *a, voi
 		buf_escape(b, ESC_TERM, name, strlen(name));
 		buf_puts(b, "' ");
 		put_shape(b, t->rank, t->shape);
-		buf_printf(b, " %s: max abs err ", dtypes[t->dtype].name);
-		put_num(b, c[k].max_abs, 4, 0);
-		buf_puts(b, ", max rel err ");
-		put_num(b, c[k].max_rel, 4, 0);
-		buf_printf(b, ", %lld of %lld outside tolerance", (long long)c[k].nbad, (long long)t->numel);
-		if (c[k].worst >= 0) {
-			buf_puts(b, ", worst ");
-			put_index(b, t, c[k].worst);
-			buf_puts(b, " got ");
-			put_value(b, dtypes[t->dtype].descr, out[k], c[k].worst, 0);
-			buf_puts(b, " expected ");
-			put_value(b, ref[k].descr, ref[k].data, c[k].worst, 0);
-		}
+		buf_printf(b, " %s", dtypes[t->dtype].name);
+		put_cmp(b, t, &c[k], out[k], &ref[k], 0);
 		buf_puts(b, c[k].nbad ? ": FAIL\n" : ": PASS\n");
 	}
 	buf_printf(b, "%s: %d of %d output%s outside rtol %g, atol %g\n", nfail ? "FAIL" : "PASS", nfail,
