@@ -700,6 +700,8 @@ static void compare(const char *gd, const void *got, const char *rd, const void 
 			score = ok ? 0 : INFINITY;
 		} else {
 			d = g == r ? 0 : fabs(g - r);  /* inf == inf: 0, not NaN */
+			if (fam != FAM_FLOAT && !ok && d < 1)
+				d = 1;  /* int64s a double cannot tell apart */
 			if (d > c->max_abs)
 				c->max_abs = d;
 			if (r != 0 && d > 0) {
