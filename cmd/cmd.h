@@ -17,8 +17,10 @@ enum {
 };
 
 /* doccc run LIB -i IN.npy... -o OUT.npy... [--repeat N] [--threads N]
- *               [--weights FILE] [--warmup N] [-q]
- * argv[0] is "run". Returns an exit code. */
+ *               [--weights FILE] [--warmup N] [--device] [-q]
+ *               [--expect REF.npy... [--rtol R] [--atol A] [--json]]
+ * argv[0] is "run". Returns an exit code: with --expect, 1 also when an
+ * output is outside the tolerance of its reference. */
 int cmd_run(int argc, char **argv);
 
 /* doccc check MODEL [--json] (check.c): the op census, dtypes, dynamic

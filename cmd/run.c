@@ -1,31 +1,43 @@
 /*
  * run.c - `doccc run`: load any doccc library, feed it .npy files, write .npy
- * files, optionally time it.
+ * files, optionally time it, optionally check its outputs against references.
  *
- *   doccc run LIB.so -i IN.npy... -o OUT.npy... [--repeat N] [--warmup N]
- *                    [--threads N] [--weights FILE] [-q]
+ *   doccc run LIB.so -i IN.npy... [-o OUT.npy...] [--expect REF.npy...]
+ *                    [--rtol R] [--atol A] [--json] [--repeat N] [--warmup N]
+ *                    [--threads N] [--weights FILE] [--device] [-q]
  *
  * The library is opened with dlopen and found through the fixed symbol
  * `doccc_model` (backends/doccc_model.h), so this command needs no header and
  * no knowledge of the model's name: the descriptor gives the inputs' and
  * outputs' names, dtypes and shapes, and the create/run/destroy entry points.
  * Everything the user supplies is checked against the descriptor before the
- * model is created: the number of -i and -o files against the library's
- * inputs and outputs, then each input's dtype and shape (exit 1, every
- * mismatch reported before stopping; a wrong count is a fault of what was
- * given for this library, not of the command's syntax, so it is not a usage
- * error). Inputs are copied into 64-byte aligned buffers, as are the
- * outputs, so the generated code sees the same alignment as from C callers
- * that use aligned_alloc. With --repeat N the model runs --warmup times
- * (default 1) and then N timed times; the median and minimum latency go to
- * stdout. Outputs are written only after every run succeeded, and if writing
- * one of them fails the ones already written are removed, so a failure
- * leaves no partial set of outputs behind. The model is destroyed and the
- * library closed on every path.
+ * model is created: the number of -i, -o and --expect files against the
+ * library's inputs and outputs, then each input's dtype and shape and each
+ * reference's dtype family and shape (exit 1, every mismatch reported before
+ * stopping; a wrong count is a fault of what was given for this library, not
+ * of the command's syntax, so it is not a usage error). Inputs are copied
+ * into 64-byte aligned buffers, as are the outputs, so the generated code
+ * sees the same alignment as from C callers that use aligned_alloc. With
+ * --repeat N the model runs --warmup times (default 1) and then N timed
+ * times; the median and minimum latency go to stdout. Outputs are written
+ * only after every run succeeded, and if writing one of them fails the ones
+ * already written are removed, so a failure leaves no partial set of outputs
+ * behind. The model is destroyed and the library closed on every path.
+ *
+ * --expect (the CI gate) compares each output, on the host (a device
+ * library's outputs are copied back first), with its reference as numpy's
+ * allclose does: |got - ref| <= atol + rtol * |ref| for every element, in
+ * double precision, with NaN equal only to a NaN of the reference at the
+ * same place and an infinity only to the same infinity. Integer and bool
+ * outputs compare exactly. The report (text, or one JSON object with
+ * --json) gives each output's largest absolute and relative error, the
+ * count of elements outside the tolerance and the worst of them; the exit
+ * status is 1 when any output fails.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,8 +50,16 @@
 static const char usage_text[] =
 	"usage: doccc run LIB.so -i IN.npy... -o OUT.npy... [--repeat N] [--warmup N]\n"
 	"                 [--threads N] [--weights FILE] [--device] [-q]\n"
+	"       doccc run LIB.so -i IN.npy... [-o OUT.npy...] --expect REF.npy...\n"
+	"                 [--rtol R] [--atol A] [--json] [options above]\n"
 	"  -i IN.npy        an input, once per model input, in graph order\n"
 	"  -o OUT.npy       an output, once per model output, in graph order\n"
+	"  --expect REF.npy the reference of an output, once per model output, in graph\n"
+	"                   order: compare, print the errors, exit 1 if any is outside\n"
+	"                   |got - ref| <= atol + rtol*|ref| (integers, bool: exactly)\n"
+	"  --rtol R         relative tolerance of --expect (default 1e-4)\n"
+	"  --atol A         absolute tolerance of --expect (default 1e-5)\n"
+	"  --json           print the --expect report as one JSON object\n"
 	"  --repeat N       time N runs and print median and minimum latency\n"
 	"  --warmup N       untimed runs before the timed ones (default 1 with --repeat)\n"
 	"  --threads N      number of threads (openmp builds)\n"
@@ -84,7 +104,22 @@ typedef struct {
 	const char *weights;
 	int quiet;
 	int device;        /* --device: run on device pointers */
+	const char **expect;  /* --expect: a reference per output */
+	int nexpect;
+	double rtol, atol;
+	int rtol_given, atol_given;
+	int json;          /* --json: the --expect report as JSON */
 } RunArgs;
+
+/* The defaults of --rtol and --atol: the test suite's tolerance against
+ * eager PyTorch (RTOL and ATOL in test/conftest.py). */
+#define RUN_RTOL 1e-4
+#define RUN_ATOL 1e-5
+
+/* The options that take a value. */
+static const char *const value_flags[] = {
+	"-i", "-o", "--expect", "--repeat", "--warmup", "--threads", "--weights", "--rtol", "--atol",
+};
 
 static int usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 static int usage_error(const char *fmt, ...)
@@ -113,6 +148,21 @@ static int parse_count(const char *s)
 	return (int)v;
 }
 
+/* A finite number >= 0 written as a decimal ("1e-3", "0.5") that fills the
+ * whole argument; -1 if it is not one. */
+static double parse_tol(const char *s)
+{
+	char *end;
+	double v;
+
+	if (!((*s >= '0' && *s <= '9') || *s == '.'))
+		return -1;
+	v = strtod(s, &end);
+	if (*end || !isfinite(v))
+		return -1;
+	return v;
+}
+
 /* Parses argv (argv[0] == "run") into a. Long options also take the
  * --name=value form. Returns EXIT_OK, EXIT_USAGE after a message, or -1 for
  * --help (printed). The -i/-o arrays are malloc'd; the caller frees them. */
@@ -120,9 +170,12 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 {
 	memset(a, 0, sizeof *a);
 	a->warmup = -1;
+	a->rtol = RUN_RTOL;
+	a->atol = RUN_ATOL;
 	a->in = malloc((size_t)argc * sizeof *a->in);
 	a->out = malloc((size_t)argc * sizeof *a->out);
-	if (!a->in || !a->out) {
+	a->expect = malloc((size_t)argc * sizeof *a->expect);
+	if (!a->in || !a->out || !a->expect) {
 		diag_error("doccc run", "out of memory");
 		return EXIT_INPUT;
 	}
@@ -144,6 +197,10 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 			a->device = 1;
 			continue;
 		}
+		if (!strcmp(arg, "--json")) {
+			a->json = 1;
+			continue;
+		}
 		if (arg[0] != '-' || !arg[1]) {
 			if (a->lib)
 				return usage_error("unexpected argument '%s' (one library only)", arg);
@@ -156,9 +213,10 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 			return usage_error("unknown option '%s'", arg);
 		memcpy(flag, arg, n);
 		flag[n] = '\0';
-		if (strcmp(flag, "-i") && strcmp(flag, "-o") && strcmp(flag, "--repeat") &&
-		    strcmp(flag, "--warmup") && strcmp(flag, "--threads") &&
-		    strcmp(flag, "--weights"))
+		size_t f = 0;
+		while (f < COUNTOF(value_flags) && strcmp(flag, value_flags[f]))
+			f++;
+		if (f == COUNTOF(value_flags))
 			return usage_error("unknown option '%s'", arg);
 		if (arg[n] == '=')
 			val = arg + n + 1;
@@ -171,8 +229,18 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 			a->in[a->nin++] = val;
 		} else if (!strcmp(flag, "-o")) {
 			a->out[a->nout++] = val;
+		} else if (!strcmp(flag, "--expect")) {
+			a->expect[a->nexpect++] = val;
 		} else if (!strcmp(flag, "--weights")) {
 			a->weights = val;
+		} else if (!strcmp(flag, "--rtol") || !strcmp(flag, "--atol")) {
+			double v = parse_tol(val);
+			if (v < 0)
+				return usage_error("%s needs a non-negative finite number, not '%s'", flag, val);
+			if (flag[2] == 'r')
+				a->rtol = v, a->rtol_given = 1;
+			else
+				a->atol = v, a->atol_given = 1;
 		} else {
 			int v = parse_count(val);
 			if (v < 0 || (!strcmp(flag, "--threads") && v == 0))
@@ -189,6 +257,9 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 	}
 	if (!a->lib)
 		return usage_error("no library given");
+	if (!a->nexpect && (a->json || a->rtol_given || a->atol_given))
+		return usage_error("%s is for comparing the outputs with references: give --expect REF.npy",
+		                   a->json ? "--json" : a->rtol_given ? "--rtol" : "--atol");
 	if (a->warmup < 0)
 		a->warmup = a->repeat > 0 ? 1 : 0;
 	return EXIT_OK;
@@ -241,7 +312,7 @@ static int check_desc(const char *lib, const doccc_model_desc *d)
 	return 0;
 }
 
-/* "2 inputs (x, mask)" for the count message. */
+/* "2 inputs (x, mask)" for the count messages. */
 static void put_names(Buf *b, int n, const doccc_tensor_desc *t, const char *what)
 {
 	buf_printf(b, "%d %s%s", n, what, n == 1 ? "" : "s");
@@ -253,6 +324,21 @@ static void put_names(Buf *b, int n, const doccc_tensor_desc *t, const char *wha
 	buf_putc(b, ')');
 }
 
+/* A count of files against the library's: "LIB: error: the library
+ * expects 2 outputs (a, b), got 1 (--expect)". 0 when they agree, else -1. */
+static int check_count(const char *lib, int want, const doccc_tensor_desc *t, const char *what,
+                       int got, const char *flag)
+{
+	Buf b = {0};
+
+	if (got == want)
+		return 0;
+	put_names(&b, want, t, what);
+	diag_error(lib, "the library expects %s, got %d (%s)", b.s, got, flag);
+	buf_free(&b);
+	return -1;
+}
+
 /* 64-byte aligned, zeroed, never NULL for a size of 0. */
 static void *alloc64(size_t n)
 {
@@ -261,6 +347,19 @@ static void *alloc64(size_t n)
 	if (p)
 		memset(p, 0, r ? r : 64);
 	return p;
+}
+
+/* Whether a has the shape of t; if not, "[2, 64] but the model expects
+ * [1, 64]" (whose is said by the caller's words) is appended to b. */
+static int same_shape(const Npy *a, const doccc_tensor_desc *t, const char *words, Buf *b)
+{
+	if (a->rank == t->rank &&
+	    (!t->rank || !memcmp(a->shape, t->shape, (size_t)t->rank * sizeof *a->shape)))
+		return 1;
+	put_shape(b, a->rank, a->shape);
+	buf_puts(b, words);
+	put_shape(b, t->rank, t->shape);
+	return 0;
 }
 
 /* Reads input k and checks it against the descriptor; on success *buf is
@@ -278,16 +377,12 @@ static int load_input(const char *path, int k, const doccc_tensor_desc *t, void 
 		           k, t->name, descr_name(a.descr), a.descr, dtypes[t->dtype].name, want);
 		ok = 0;
 	}
-	if (a.rank != t->rank ||
-	    (t->rank && memcmp(a.shape, t->shape, (size_t)t->rank * sizeof *a.shape))) {
-		Buf b = {0};
-		put_shape(&b, a.rank, a.shape);
-		buf_puts(&b, " but the model expects ");
-		put_shape(&b, t->rank, t->shape);
+	Buf b = {0};
+	if (!same_shape(&a, t, " but the model expects ", &b)) {
 		diag_error(path, "input %d ('%s') has shape %s", k, t->name, b.s);
-		buf_free(&b);
 		ok = 0;
 	}
+	buf_free(&b);
 	if (ok && a.nbytes != (size_t)t->numel * dtypes[t->dtype].size) {
 		diag_error(path, "input %d ('%s') holds %zu bytes, expected %zu",
 		           k, t->name, a.nbytes, (size_t)t->numel * dtypes[t->dtype].size);
@@ -386,9 +481,15 @@ static int to_device(const doccc_model_desc *d, void **in, void **dev)
 	return 0;
 }
 
-/* Runs the model warmup + max(repeat, 1) times; prints latency when timed. */
+/* Latency of the timed runs (--repeat). */
+typedef struct {
+	double median, min;
+} Latency;
+
+/* Runs the model warmup + max(repeat, 1) times; with --repeat, *lat gets
+ * the latency of the timed runs. */
 static int run_model(const char *lib, const doccc_model_desc *d, void *model,
-                     const RunArgs *a, void **in, void **out)
+                     const RunArgs *a, void **in, void **out, Latency *lat)
 {
 	int nrun = a->repeat > 0 ? a->repeat : 1;
 	double *ms = malloc((size_t)nrun * sizeof *ms);
@@ -430,10 +531,9 @@ static int run_model(const char *lib, const doccc_model_desc *d, void *model,
 		return -1;
 	}
 	if (a->repeat > 0) {
-		double med;
 		qsort(ms, (size_t)nrun, sizeof *ms, cmp_double);
-		med = nrun % 2 ? ms[nrun / 2] : (ms[nrun / 2 - 1] + ms[nrun / 2]) / 2;
-		printf("latency: median %.3f ms, min %.3f ms over %d runs\n", med, ms[0], nrun);
+		lat->median = nrun % 2 ? ms[nrun / 2] : (ms[nrun / 2 - 1] + ms[nrun / 2]) / 2;
+		lat->min = ms[0];
 	}
 	free(ms);
 	return 0;
@@ -450,7 +550,7 @@ static int write_outputs(const doccc_model_desc *d, const RunArgs *a, void **out
 			return -1;
 		}
 	}
-	if (!a->quiet) {
+	if (!a->quiet && !a->json) {
 		for (int k = 0; k < d->noutputs; k++) {
 			const doccc_tensor_desc *t = &d->outputs[k];
 			Buf b = {0}, nm = {0}; /* the name comes from the model: shown, not sent to the terminal */
@@ -468,6 +568,340 @@ static int write_outputs(const doccc_model_desc *d, const RunArgs *a, void **out
 	return 0;
 }
 
+/* ---- --expect: the outputs against references ---- */
+
+/* What an output is compared as. bfloat16's "<u2" is a float: doccc has no
+ * uint16 dtype, and a bfloat16 reference may come as its raw bits or as
+ * any float array. */
+typedef enum { FAM_FLOAT, FAM_INT, FAM_BOOL } Family;
+static const char *const family_names[] = {"a floating-point", "an integer", "a bool"};
+
+static Family descr_family(const char *descr)
+{
+	if (descr[1] == 'f' || !strcmp(descr, "<u2"))
+		return FAM_FLOAT;
+	return descr[1] == 'b' ? FAM_BOOL : FAM_INT;
+}
+
+/* IEEE half-precision bits as a double (exact). */
+static double half_to_double(uint16_t h)
+{
+	unsigned e = h >> 10 & 31, m = h & 1023;
+	double v;
+
+	if (e == 31)
+		v = m ? NAN : INFINITY;
+	else if (e == 0)
+		v = m * 0x1p-24;               /* subnormal: m * 2^-24 */
+	else {
+		uint32_t bits = (uint32_t)(e + 112) << 23 | (uint32_t)m << 13;  /* rebias 15 -> 127 */
+		float f;
+		memcpy(&f, &bits, sizeof f);
+		v = f;
+	}
+	return h & 0x8000 ? -v : v;
+}
+
+/* Element i of a float-family array (descr: <f4, <f8, <f2 or bfloat16's <u2). */
+static double get_float(const char *descr, const void *data, int64_t i)
+{
+	union { float f; double d; uint16_t h; uint32_t u; } v;
+	size_t size = (size_t)(descr[2] - '0');
+
+	memcpy(&v, (const char *)data + (size_t)i * size, size);
+	if (size == 4)
+		return v.f;
+	if (size == 8)
+		return v.d;
+	if (descr[1] == 'f')
+		return half_to_double(v.h);
+	v.u = (uint32_t)v.h << 16;   /* bfloat16: the top half of a float */
+	return v.f;
+}
+
+/* Element i of an integer or bool array (bool: 0 or 1). */
+static int64_t get_int(const char *descr, const void *data, int64_t i)
+{
+	union { int8_t b; uint8_t ub; int16_t h; int32_t w; int64_t l; } v;
+	size_t size = (size_t)(descr[2] - '0');
+
+	memcpy(&v, (const char *)data + (size_t)i * size, size);
+	if (descr[1] == 'b')
+		return v.ub != 0;
+	if (descr[1] == 'u')
+		return v.ub;
+	return size == 1 ? v.b : size == 2 ? v.h : size == 4 ? v.w : v.l;
+}
+
+/* Reads the reference of output k and checks it against the descriptor:
+ * the output's dtype family and its exact shape. Reports every mismatch
+ * and returns -1, leaving r empty; 0 with r read. */
+static int load_reference(const char *path, int k, const doccc_tensor_desc *t, Npy *r)
+{
+	const char *have = dtypes[t->dtype].descr;
+	Buf b = {0};
+	int ok = 1;
+
+	if (npy_read(path, r) != 0)
+		return -1;
+	if (descr_family(r->descr) != descr_family(have)) {
+		diag_error(path, "the reference of output %d ('%s') has dtype %s ('%s'), %s type, but the "
+		           "output is %s, %s type", k, t->name, descr_name(r->descr), r->descr,
+		           family_names[descr_family(r->descr)], dtypes[t->dtype].name,
+		           family_names[descr_family(have)]);
+		ok = 0;
+	}
+	if (!same_shape(r, t, " but the output has shape ", &b)) {
+		diag_error(path, "the reference of output %d ('%s') has shape %s", k, t->name, b.s);
+		ok = 0;
+	}
+	buf_free(&b);
+	if (!ok)
+		npy_free(r);
+	return ok ? 0 : -1;
+}
+
+/* One output against its reference. */
+typedef struct {
+	double max_abs;   /* over the elements where neither value is NaN */
+	double max_rel;   /* |got - ref| / |ref| over those where ref != 0 too */
+	int64_t nbad;     /* elements outside the tolerance */
+	int64_t worst;    /* flat index of the worst element; -1 when empty */
+} Cmp;
+
+/* Compares n elements of got (descr gd) with ref (descr rd, the same
+ * family) into c. The worst element is the one furthest outside its
+ * tolerance, |got - ref| / (atol + rtol*|ref|) (for integers and bool the
+ * difference itself); a NaN against a number and a wrong infinity count as
+ * infinitely far; ties go to the first in C order. */
+static void compare(const char *gd, const void *got, const char *rd, const void *ref, int64_t n,
+                    double rtol, double atol, Cmp *c)
+{
+	Family fam = descr_family(gd);
+	double worst_score = -1;
+
+	memset(c, 0, sizeof *c);
+	c->worst = -1;
+	for (int64_t i = 0; i < n; i++) {
+		double g, r, d, score;
+		int ok = 0;
+
+		if (fam == FAM_FLOAT) {
+			g = get_float(gd, got, i);
+			r = get_float(rd, ref, i);
+		} else {
+			int64_t gi = get_int(gd, got, i), ri = get_int(rd, ref, i);
+			g = (double)gi;
+			r = (double)ri;
+			ok = gi == ri;  /* exact even where a double would round */
+		}
+		if (isnan(g) || isnan(r)) {
+			ok = isnan(g) && isnan(r);
+			score = ok ? 0 : INFINITY;
+		} else {
+			d = g == r ? 0 : fabs(g - r);  /* inf == inf: 0, not NaN */
+			if (fam != FAM_FLOAT && !ok && d < 1)
+				d = 1;  /* int64s a double cannot tell apart */
+			if (d > c->max_abs)
+				c->max_abs = d;
+			if (r != 0 && d > 0) {
+				double rel = isinf(d) ? INFINITY : d / fabs(r);
+				if (rel > c->max_rel)
+					c->max_rel = rel;
+			}
+			if (fam != FAM_FLOAT) {
+				score = d;
+			} else if (isinf(g) || isinf(r)) {
+				ok = g == r;
+				score = ok ? 0 : INFINITY;
+			} else {
+				double tol = atol + rtol * fabs(r);
+				ok = d <= tol;
+				score = d == 0 ? 0 : tol > 0 ? d / tol : INFINITY;
+			}
+		}
+		if (!ok)
+			c->nbad++;
+		if (score > worst_score) {
+			worst_score = score;
+			c->worst = i;
+		}
+	}
+}
+
+/* A number of the report: %.*g, or nan/inf/-inf (quoted in JSON, which
+ * has no such numbers). */
+static void put_num(Buf *b, double v, int digits, int json)
+{
+	const char *q = json ? "\"" : "";
+
+	if (isnan(v))
+		buf_printf(b, "%snan%s", q, q);
+	else if (isinf(v))
+		buf_printf(b, "%s%sinf%s", q, v < 0 ? "-" : "", q);
+	else
+		buf_printf(b, "%.*g", digits, v);
+}
+
+/* Element i of an array as the report shows it: a float with the digits
+ * that round-trip its type, an integer, true/false. */
+static void put_value(Buf *b, const char *descr, const void *data, int64_t i, int json)
+{
+	switch (descr_family(descr)) {
+	case FAM_FLOAT:
+		put_num(b, get_float(descr, data, i), !strcmp(descr, "<f8") ? 17 : 9, json);
+		break;
+	case FAM_INT:
+		buf_printf(b, "%lld", (long long)get_int(descr, data, i));
+		break;
+	case FAM_BOOL:
+		buf_puts(b, get_int(descr, data, i) ? "true" : "false");
+		break;
+	}
+}
+
+/* The multi-index of flat index i in C order: "[0, 3]". */
+static void put_index(Buf *b, const doccc_tensor_desc *t, int64_t i)
+{
+	int64_t idx[MAX_RANK];
+
+	for (int d = t->rank - 1; d >= 0; d--) {
+		idx[d] = t->shape[d] ? i % t->shape[d] : 0;
+		i = t->shape[d] ? i / t->shape[d] : 0;
+	}
+	put_shape(b, t->rank, idx);
+}
+
+/* The words around the numbers of an output's comparison, in the text
+ * report ([0]) and in JSON ([1]). */
+typedef struct {
+	const char *abs, *rel, *bad, *of, *worst, *got, *expected, *end, *none;
+} CmpWords;
+static const CmpWords cmp_words[2] = {
+	{": max abs err ", ", max rel err ", ", ", " of ", " outside tolerance, worst ", " got ", " expected ", "",
+	 " outside tolerance"},
+	{",\n     \"max_abs_err\": ", ", \"max_rel_err\": ", ", \"mismatches\": ", ", \"elements\": ",
+	 ",\n     \"worst\": {\"index\": ", ", \"got\": ", ", \"expected\": ", "}", ",\n     \"worst\": null"},
+};
+
+/* The comparison of output k (largest errors, mismatches, worst element)
+ * as text or JSON. */
+static void put_cmp(Buf *b, const doccc_tensor_desc *t, const Cmp *c, const void *got, const Npy *ref, int json)
+{
+	const CmpWords *w = &cmp_words[json];
+
+	buf_puts(b, w->abs);
+	put_num(b, c->max_abs, json ? 9 : 4, json);
+	buf_puts(b, w->rel);
+	put_num(b, c->max_rel, json ? 9 : 4, json);
+	buf_printf(b, "%s%lld%s%lld", w->bad, (long long)c->nbad, w->of, (long long)t->numel);
+	if (c->worst < 0) {
+		buf_puts(b, w->none);
+		return;
+	}
+	buf_puts(b, w->worst);
+	put_index(b, t, c->worst);
+	buf_puts(b, w->got);
+	put_value(b, dtypes[t->dtype].descr, got, c->worst, json);
+	buf_puts(b, w->expected);
+	put_value(b, ref->descr, ref->data, c->worst, json);
+	buf_puts(b, w->end);
+}
+
+/* The --expect report as one JSON object. */
+static void report_json(Buf *b, const doccc_model_desc *d, const RunArgs *a, void **out, const Npy *ref,
+                        const Cmp *c, int nfail, const Latency *lat)
+{
+	buf_puts(b, "{\n  \"library\": ");
+	buf_quote(b, a->lib);
+	buf_puts(b, ",\n  \"rtol\": ");
+	put_num(b, a->rtol, 15, 1);
+	buf_puts(b, ",\n  \"atol\": ");
+	put_num(b, a->atol, 15, 1);
+	if (a->repeat > 0) {
+		buf_puts(b, ",\n  \"latency_ms\": {\"median\": ");
+		put_num(b, lat->median, 6, 1);
+		buf_puts(b, ", \"min\": ");
+		put_num(b, lat->min, 6, 1);
+		buf_printf(b, ", \"runs\": %d}", a->repeat);
+	}
+	buf_puts(b, ",\n  \"outputs\": [");
+	for (int k = 0; k < d->noutputs; k++) {
+		const doccc_tensor_desc *t = &d->outputs[k];
+
+		buf_puts(b, k ? ",\n    {\"name\": " : "\n    {\"name\": ");
+		buf_quote(b, t->name ? t->name : "?");
+		buf_puts(b, ", \"reference\": ");
+		buf_quote(b, a->expect[k]);
+		buf_puts(b, ", \"shape\": ");
+		put_shape(b, t->rank, t->shape);
+		buf_printf(b, ", \"dtype\": \"%s\"", dtypes[t->dtype].name);
+		put_cmp(b, t, &c[k], out[k], &ref[k], 1);
+		buf_printf(b, ", \"pass\": %s}", c[k].nbad ? "false" : "true");
+	}
+	buf_printf(b, "\n  ],\n  \"pass\": %s\n}\n", nfail ? "false" : "true");
+}
+
+/* The --expect report as text: a line per output, then the verdict. */
+static void report_text(Buf *b, const doccc_model_desc *d, const RunArgs *a, void **out, const Npy *ref,
+                        const Cmp *c, int nfail)
+{
+	for (int k = 0; k < d->noutputs; k++) {
+		const doccc_tensor_desc *t = &d->outputs[k];
+		const char *name = t->name ? t->name : "?";
+
+		buf_printf(b, "out%d '", k);
+		buf_escape(b, ESC_TERM, name, strlen(name));
+		buf_puts(b, "' ");
+		put_shape(b, t->rank, t->shape);
+		buf_printf(b, " %s", dtypes[t->dtype].name);
+		put_cmp(b, t, &c[k], out[k], &ref[k], 0);
+		buf_puts(b, c[k].nbad ? ": FAIL\n" : ": PASS\n");
+	}
+	buf_printf(b, "%s: %d of %d output%s outside rtol %g, atol %g\n", nfail ? "FAIL" : "PASS", nfail,
+	           d->noutputs, d->noutputs == 1 ? "" : "s", a->rtol, a->atol);
+}
+
+/* Compares every output with its reference and prints the report (text or
+ * JSON) on stdout; each failing output is also an error on stderr naming
+ * its reference. Returns the number of outputs that failed, -1 if the
+ * report could not be written. */
+static int check_outputs(const doccc_model_desc *d, const RunArgs *a, void **out, const Npy *ref,
+                         const Latency *lat)
+{
+	Cmp *c = calloc((size_t)d->noutputs + 1, sizeof *c);
+	Buf b = {0};
+	int nfail = 0;
+
+	if (!c) {
+		diag_error(a->lib, "out of memory");
+		return -1;
+	}
+	for (int k = 0; k < d->noutputs; k++) {
+		compare(dtypes[d->outputs[k].dtype].descr, out[k], ref[k].descr, ref[k].data,
+		        d->outputs[k].numel, a->rtol, a->atol, &c[k]);
+		nfail += c[k].nbad > 0;
+	}
+	if (a->json)
+		report_json(&b, d, a, out, ref, c, nfail, lat);
+	else
+		report_text(&b, d, a, out, ref, c, nfail);
+	fputs(b.s, stdout);
+	buf_free(&b);
+	if (fflush(stdout) != 0) {
+		diag_error("doccc run", "cannot write to standard output");
+		free(c);
+		return -1;
+	}
+	for (int k = 0; k < d->noutputs; k++)
+		if (c[k].nbad)
+			diag_error(a->expect[k], "output %d ('%s') of %s differs from this reference: %lld of %lld "
+			           "elements outside rtol %g, atol %g", k, d->outputs[k].name ? d->outputs[k].name : "?",
+			           a->lib, (long long)c[k].nbad, (long long)d->outputs[k].numel, a->rtol, a->atol);
+	free(c);
+	return nfail;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	RunArgs a;
@@ -476,7 +910,9 @@ int cmd_run(int argc, char **argv)
 	void *dl = NULL, *model = NULL;
 	const doccc_model_desc *d = NULL;
 	void **in = NULL, **out = NULL;
-	int nin = 0, nout = 0;      /* entries of in and out to free */
+	Npy *ref = NULL;            /* --expect */
+	int nin = 0, nout = 0;      /* entries of in, out and ref to free */
+	Latency lat = {0, 0};
 	char *weights = NULL;
 	int status;
 
@@ -511,24 +947,19 @@ int cmd_run(int argc, char **argv)
 	}
 
 	/* The command line against the descriptor: counts first, then
-	 * every input file (all mismatches reported); exit 1. */
-	if (a.nin != d->ninputs || a.nout != d->noutputs) {
-		Buf b = {0};
-		if (a.nin != d->ninputs) {
-			put_names(&b, d->ninputs, d->inputs, "input");
-			diag_error(a.lib, "the library expects %s, got %d (-i)", b.s, a.nin);
-			b.len = 0;
-		}
-		if (a.nout != d->noutputs) {
-			put_names(&b, d->noutputs, d->outputs, "output");
-			diag_error(a.lib, "the library expects %s, got %d (-o)", b.s, a.nout);
-		}
-		buf_free(&b);
+	 * every input and reference file (all mismatches reported); exit 1.
+	 * With --expect, -o is optional. */
+	status = check_count(a.lib, d->ninputs, d->inputs, "input", a.nin, "-i");
+	if (a.nout || !a.nexpect)
+		status |= check_count(a.lib, d->noutputs, d->outputs, "output", a.nout, "-o");
+	if (a.nexpect)
+		status |= check_count(a.lib, d->noutputs, d->outputs, "output", a.nexpect, "--expect");
+	if (status)
 		goto done;
-	}
 	in = calloc((size_t)d->ninputs + 1, sizeof *in);
 	out = calloc((size_t)d->noutputs + 1, sizeof *out);
-	if (!in || !out) {
+	ref = calloc((size_t)d->noutputs + 1, sizeof *ref);
+	if (!in || !out || !ref) {
 		diag_error(a.lib, "out of memory");
 		goto done;
 	}
@@ -537,6 +968,9 @@ int cmd_run(int argc, char **argv)
 	status = 0;
 	for (int k = 0; k < d->ninputs; k++)
 		if (load_input(a.in[k], k, &d->inputs[k], &in[k]) != 0)
+			status = -1;
+	for (int k = 0; k < a.nexpect; k++)
+		if (load_reference(a.expect[k], k, &d->outputs[k], &ref[k]) != 0)
 			status = -1;
 	if (status)
 		goto done;
@@ -576,9 +1010,15 @@ int cmd_run(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (run_model(a.lib, d, model, &a, in, out) != 0)
+	if (run_model(a.lib, d, model, &a, in, out, &lat) != 0)
 		goto done;
-	if (write_outputs(d, &a, out) != 0)
+	if (a.repeat > 0 && !a.json)
+		printf("latency: median %.3f ms, min %.3f ms over %d runs\n", lat.median, lat.min, a.repeat);
+	/* The outputs are written whether or not they match: they are what
+	 * was compared, and a failing CI job wants to keep them. */
+	if (a.nout && write_outputs(d, &a, out) != 0)
+		goto done;
+	if (a.nexpect && check_outputs(d, &a, out, ref, &lat) != 0)
 		goto done;
 	rc = EXIT_OK;
 
@@ -587,15 +1027,19 @@ done:
 		d->destroy(model);
 	for (int k = 0; k < nin; k++)
 		free(in[k]);
-	for (int k = 0; k < nout; k++)
+	for (int k = 0; k < nout; k++) {
 		free(out[k]);
+		npy_free(&ref[k]);
+	}
 	free(in);
 	free(out);
+	free(ref);
 	free(weights);
 	if (dl)
 		dlclose(dl);
 	buf_free(&libpath);
 	free(a.in);
 	free(a.out);
+	free(a.expect);
 	return rc;
 }
