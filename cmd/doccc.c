@@ -483,13 +483,13 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	Cache cache;
 	if ((rc = cache_lookup(a, &cache, &ba, c.input, c.weights, cache_key(a, &c, &o, &tg, &ba))) < 0)
 		return EXIT_INPUT;
-	if (rc == 0)
-		rc = build(a, &c, &o, &tg, &ba, &cache);
-	else
-		rc = 0; /* installed from the cache */
+	int built = rc == 0; /* else installed from the cache */
+	rc = built ? build(a, &c, &o, &tg, &ba, &cache) : 0;
 	/* the depfile and packaging files, after a build or the cache alike */
 	if (rc == 0 && buildsys_write(a, &c.bs, argv[0], c.nm, &tg, &ba)) {
 		outputs_remove(&ba);
+		if (built && c.report)
+			unlink(c.report); /* this build's */
 		rc = 1;
 	}
 	return rc == 0 ? EXIT_OK : rc == 3 ? EXIT_CC : EXIT_INPUT;

@@ -152,6 +152,13 @@ def test_depfile_mf_and_mt(tmp_path, exports):
     assert not (tmp_path / "out" / "libx.d").exists()
 
 
+def test_help_lists_the_options(doccc):
+    r = doccc_cmd("--help")
+    assert r.returncode == 0, fmt_result(r)
+    for flag in ("-MD", "-MF FILE", "-MT TARGET", "-MP", "--emit-pkgconfig", "--emit-cmake"):
+        assert flag in r.stdout, f"--help does not mention {flag}\n" + fmt_result(r)
+
+
 @pytest.mark.parametrize("args, needle", [
     (["-MF"], "option '-MF' needs a value"),
     (["-MD", "-MT"], "option '-MT' needs a value"),
@@ -170,12 +177,13 @@ def test_usage_errors(tmp_path, args, needle):
 @pytest.mark.parametrize("where", ["missing-dir", "under-a-file"])
 def test_mf_unwritable_leaves_nothing(tmp_path, mlp, where):
     """A depfile that cannot be written: exit 1 naming it, and no library,
-    header or packaging file stays."""
+    header, source, weights, report or packaging file stays."""
     (tmp_path / "afile").write_text("")
     mf = tmp_path / ("missing" if where == "missing-dir" else "afile") / "x.d"
     out = tmp_path / "out"
     out.mkdir()
-    r = doccc_cmd(mlp.path, "-o", f"{out}/", "-MF", mf, "--emit-pkgconfig", "--emit-cmake", "--emit-source")
+    r = doccc_cmd(mlp.path, "-o", f"{out}/", "-MF", mf, "--emit-pkgconfig", "--emit-cmake", "--emit-source",
+                  "--external-weights", "--report", out / "report.json")
     assert r.returncode == 1, fmt_result(r)
     assert f"{mf}: error: cannot write" in r.stderr, fmt_result(r)
     left = sorted(p.name for p in out.iterdir())
