@@ -128,12 +128,16 @@ static int is_static(const char *lib)
 	return n > 2 && !strcmp(lib + n - 2, ".a");
 }
 
-/* s in a .pc value: a space, a backslash, a quote or '#' after a backslash
- * (pkg-config splits values as a shell does; '#' starts a comment). */
-static void pc_escape(Buf *b, const char *s)
+/* s with a backslash before each character of special: a .pc value's
+ * (PC_SPECIAL: pkg-config splits values as a shell does, '#' starts a
+ * comment) or a CMake quoted argument's (CMAKE_SPECIAL, ';' too: a
+ * property's value is a list). */
+#define PC_SPECIAL " \t\\\"'#$"
+#define CMAKE_SPECIAL "\\\"$;"
+static void backslash_escape(Buf *b, const char *s, const char *special)
 {
 	for (; *s; s++) {
-		if (strchr(" \t\\\"'#$", *s))
+		if (strchr(special, *s))
 			buf_putc(b, '\\');
 		buf_putc(b, *s);
 	}
@@ -150,7 +154,7 @@ static void pc_text(const char *name, const Target *t, const char *lib, Buf *b)
 	           name, DOCCC_VERSION, name, t->name, t->category, name, name, t->name, DOCCC_VERSION);
 	if (is_static(lib)) {
 		buf_puts(b, " ${libdir}/");
-		pc_escape(b, file);
+		backslash_escape(b, file, PC_SPECIAL);
 		const char *uses = backend_link_flags(t, 1);
 		buf_printf(b, "%s%s\n", *uses ? " " : "", uses);
 		return;
@@ -163,19 +167,8 @@ static void pc_text(const char *name, const Target *t, const char *lib, Buf *b)
 		buf_printf(b, "%.*s\n", (int)(n - 6), file + 3);
 	else {
 		buf_putc(b, ':');
-		pc_escape(b, file);
+		backslash_escape(b, file, PC_SPECIAL);
 		buf_putc(b, '\n');
-	}
-}
-
-/* s inside a CMake quoted argument; ';' escaped too, since a property's
- * value is a list. */
-static void cmake_escape(Buf *b, const char *s)
-{
-	for (; *s; s++) {
-		if (strchr("\\\"$;", *s))
-			buf_putc(b, '\\');
-		buf_putc(b, *s);
 	}
 }
 
@@ -190,7 +183,7 @@ static void cmake_text(const char *name, const Target *t, const char *lib, Buf *
 	              "  set_target_properties(doccc::%s PROPERTIES\n"
 	              "    IMPORTED_LOCATION \"${CMAKE_CURRENT_LIST_DIR}/",
 	           name, DOCCC_VERSION, name, t->name, t->category, name, name, name, st ? "STATIC" : "SHARED", name);
-	cmake_escape(b, path_base(lib));
+	backslash_escape(b, path_base(lib), CMAKE_SPECIAL);
 	buf_puts(b, "\"\n    INTERFACE_INCLUDE_DIRECTORIES \"${CMAKE_CURRENT_LIST_DIR}\"");
 	if (!st) {
 		/* no soname: link by -l, so the program records the file name */

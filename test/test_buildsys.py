@@ -293,6 +293,26 @@ def test_pkgconfig_consumer(consumer, check_close):
     check(tmp_path / "app2", check_close, "pkg-config consumer, directory moved")
 
 
+def test_pkgconfig_library_named_by_o(tmp_path, mlp, check_close):
+    """-o DIR/FILE.so: Libs links it by -l:FILE.so, and -MD writes DIR/FILE.d."""
+    need_tool("pkg-config")
+    np = require("numpy")
+    out = tmp_path / "out"
+    out.mkdir()
+    r = doccc_cmd(mlp.path, "-o", out / "model.so", "-n", NAME, "--emit-pkgconfig", "-MD")
+    assert r.returncode == 0, fmt_result(r)
+    assert sorted(p.name for p in out.iterdir()) == sorted(["model.d", "model.so", f"{NAME}.h", f"{NAME}.pc"])
+    assert "-l:model.so" in (out / f"{NAME}.pc").read_text()
+    (tmp_path / "app.c").write_text(APP_C)
+    pkg_build(tmp_path, out, tmp_path / "app")
+    x = tmp_path / "x.bin"
+    x.write_bytes(np.ascontiguousarray(mlp.x, dtype=np.float32).tobytes())
+    r = subprocess.run([str(tmp_path / "app"), str(x)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, fmt_result(r)
+    got = np.array([float(v) for v in r.stdout.split()], dtype=np.float32).reshape(mlp.ref[0].shape)
+    check_close(got, mlp.ref[0], "pkg-config consumer of model.so")
+
+
 CMAKELISTS = f"""\
 cmake_minimum_required(VERSION 3.13)
 project(consumer C)
