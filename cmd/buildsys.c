@@ -10,17 +10,19 @@
  * wrote are removed and the caller removes the library and the rest: no
  * output stays without the files that describe it.
  *
- * The depfile is gcc's: one rule "TARGETS: PREREQUISITES" (the input, the
- * --weights and --options files, doccc's own executable), then an empty rule
+ * The depfile is gcc's: one rule "TARGETS: PREREQUISITES" (the files the
+ * compile read, doccc's own executable), then an empty rule
  * for each prerequisite, as gcc -MP writes them, so that make does not stop
  * when one of them is deleted or moved. Paths are escaped as make reads them.
  * The packaging files name the library and the header relative to their own
  * directory (${pcfiledir}, ${CMAKE_CURRENT_LIST_DIR}), which is the
  * library's, so the whole directory can move.
  */
+#include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -90,14 +92,63 @@ static const char *depfile_path(Arena *a, const BuildSys *s, const char *lib)
 	return arena_printf(a, "%.*s.d", (int)n, lib);
 }
 
-static int depfile_text(Arena *a, const BuildSys *s, const char *argv0, const char *lib, Buf *b)
+typedef struct {
+	const char **v;
+	int n, cap;
+} Paths;
+
+/* The regular files under dir, recursively, in name order (so the depfile
+ * is the same every time), into ps. */
+static void files_under(Arena *a, const char *dir, Paths *ps)
 {
-	const char *pre[COUNTOF(s->prereqs) + 1];
-	int npre = 0;
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		const char *nm = ents[i]->d_name;
+		if (strcmp(nm, ".") && strcmp(nm, "..")) {
+			const char *p = arena_printf(a, "%s/%s", dir, nm);
+			struct stat st;
+			if (file_exists(p))
+				VEC_PUSH(a, ps->v, ps->n, ps->cap, p);
+			else if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+				files_under(a, p, ps); /* not through a link: no cycles */
+		}
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
+}
+
+/* What the compile read: the input, the --weights and --options files,
+ * for an extracted archive (ROOT/models/model.json with
+ * ROOT/data/weights/model_weights_config.json, which the importer reads
+ * its weights beside) the files under ROOT/data/weights and
+ * ROOT/data/constants, and doccc's own executable. */
+static int prerequisites(Arena *a, const BuildSys *s, const char *argv0, Paths *ps)
+{
 	for (size_t i = 0; i < COUNTOF(s->prereqs); i++)
 		if (s->prereqs[i])
-			pre[npre++] = s->prereqs[i];
-	if (!(pre[npre++] = self_exe(a, argv0)))
+			VEC_PUSH(a, ps->v, ps->n, ps->cap, s->prereqs[i]);
+	const char *in = s->prereqs[0], *base = path_base(in);
+	size_t dl = (size_t)(base - in);
+	if (!s->prereqs[1] && dl >= 7 && !strncmp(in + dl - 7, "models/", 7)) {
+		const char *root = arena_strndup(a, in, dl - 7);
+		if (file_exists(arena_printf(a, "%sdata/weights/model_weights_config.json", root))) {
+			files_under(a, arena_printf(a, "%sdata/weights", root), ps);
+			files_under(a, arena_printf(a, "%sdata/constants", root), ps);
+		}
+	}
+	const char *exe = self_exe(a, argv0);
+	if (!exe)
+		return -1;
+	VEC_PUSH(a, ps->v, ps->n, ps->cap, exe);
+	return 0;
+}
+
+static int depfile_text(Arena *a, const BuildSys *s, const char *argv0, const char *lib, Buf *b)
+{
+	Paths pre = {0};
+	if (prerequisites(a, s, argv0, &pre))
 		return -1;
 	/* -MT targets go in as given (gcc's -MT); the default one is escaped. */
 	for (int i = 0; i < s->nmt; i++)
@@ -105,15 +156,15 @@ static int depfile_text(Arena *a, const BuildSys *s, const char *argv0, const ch
 	if (!s->nmt && make_escape(b, lib, "library"))
 		return -1;
 	buf_putc(b, ':');
-	for (int i = 0; i < npre; i++) {
+	for (int i = 0; i < pre.n; i++) {
 		buf_puts(b, " \\\n  ");
-		if (make_escape(b, pre[i], "prerequisite"))
+		if (make_escape(b, pre.v[i], "prerequisite"))
 			return -1;
 	}
 	buf_putc(b, '\n');
-	for (int i = 0; i < npre; i++) {
+	for (int i = 0; i < pre.n; i++) {
 		buf_putc(b, '\n');
-		make_escape(b, pre[i], "prerequisite");
+		make_escape(b, pre.v[i], "prerequisite");
 		buf_puts(b, ":\n");
 	}
 	return 0;

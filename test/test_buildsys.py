@@ -136,6 +136,26 @@ def test_depfile_escapes_paths_for_make(tmp_path, mlp):
     assert run(["make", "-q"], cwd=tmp_path, check=False).returncode == 1
 
 
+def test_depfile_lists_an_extracted_archives_weights(tmp_path, exports):
+    """models/model.json of an unzipped .pt2 reads its weights beside it: they
+    are prerequisites, and a changed one makes the library out of date."""
+    need_tool("make")
+    ex = exports.get("mlp", "training", 1, "pt2")
+    model_json = exports.export_mod.extract_pt2(ex.path, tmp_path / "x").relative_to(tmp_path)
+    root = model_json.parent.parent
+    r = doccc_cmd(model_json, "-o", "out/", "-n", "m", "-MD", cwd=tmp_path)
+    assert r.returncode == 0, fmt_result(r)
+    text = (tmp_path / "out" / "libm.d").read_text()
+    weights = sorted(p.relative_to(tmp_path) for p in (tmp_path / root / "data" / "weights").iterdir())
+    want = [model_json] + weights + [root / "data" / "constants" / "model_constants_config.json"]
+    listed = [line.strip(" \\") for line in text.split("\n\n")[0].splitlines()[1:-1]]
+    assert listed == [str(p) for p in want], text
+    (tmp_path / "Makefile").write_text("out/libm.so:\n\t@echo rebuild\n-include out/libm.d\n")
+    assert run(["make", "-q"], cwd=tmp_path, check=False).returncode == 0
+    touch_after(tmp_path / weights[0], tmp_path / "out" / "libm.so")
+    assert run(["make", "-q"], cwd=tmp_path, check=False).returncode == 1
+
+
 def test_depfile_mf_and_mt(tmp_path, exports):
     """-MF names the depfile (no -MD needed), -MTFILE and -MT FILE add targets
     written as given, in order; a JSON program's --weights file is a
