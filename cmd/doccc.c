@@ -50,7 +50,7 @@ static const char usage_text[] =
 	"  -MD                   write a make depfile beside the library (libNAME.so: libNAME.d)\n"
 	"  -MF FILE              write the depfile to FILE (implies -MD)\n"
 	"  -MT TARGET            the depfile rule's target, as given (repeatable; default: the library)\n"
-	"  -MP                   accepted for gcc's sake: empty rules for the prerequisites are always written\n"
+	"  -MP                   accepted, as gcc's: every prerequisite always gets an empty rule\n"
 	"      --emit-pkgconfig  also write NAME.pc beside the library (pkg-config)\n"
 	"      --emit-cmake      also write NAMEConfig.cmake: the imported target doccc::NAME\n"
 	"      --keep-temps      keep the working directory\n"
