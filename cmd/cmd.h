@@ -40,6 +40,21 @@ typedef struct {
 int cache_lookup(Arena *a, Cache *c, const BuildArgs *ba, const char *input, const char *weights, const char *key);
 void cache_store(Arena *a, const Cache *c, const BuildArgs *ba);
 
+/* -MD, -MF FILE, -MT TARGET, --emit-pkgconfig, --emit-cmake (buildsys.c). */
+typedef struct {
+	int depfile;             /* -MD or -MF */
+	const char *mf;          /* -MF FILE; NULL: the library's path with .d for .so or .a */
+	const char *mt[64];      /* -MT targets, written as given; none: the library's path */
+	int nmt;
+	const char *prereqs[3];  /* the input, --weights, --options (NULL where absent) */
+	int pkgconfig, cmake;    /* NAME.pc, NAMEConfig.cmake beside the library */
+} BuildSys;
+/* Write the files s asks for, about the installed outputs of ba (argv0:
+ * doccc's argv[0], where /proc/self/exe is missing). 0 ok; -1 reported, and
+ * none of the files this call wrote is left. */
+int buildsys_write(Arena *a, const BuildSys *s, const char *argv0, const char *name, const Target *t,
+                   const BuildArgs *ba);
+
 /* Milliseconds of the monotonic clock (report.c). */
 double now_ms(void);
 

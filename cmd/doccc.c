@@ -47,6 +47,12 @@ static const char usage_text[] =
 	"      --external-weights  write NAME.weights; create() maps it\n"
 	"      --dump-sdfg DIR   write the SDFG after every stage (JSON and DOT)\n"
 	"      --report FILE     write a JSON report: ops, fused nodes, sizes, times\n"
+	"  -MD                   write a make depfile beside the library (libNAME.so: libNAME.d)\n"
+	"  -MF FILE              write the depfile to FILE (implies -MD)\n"
+	"  -MT TARGET            the depfile rule's target, as given (repeatable; default: the library)\n"
+	"  -MP                   accepted, as gcc's: every prerequisite always gets an empty rule\n"
+	"      --emit-pkgconfig  also write NAME.pc beside the library (pkg-config)\n"
+	"      --emit-cmake      also write NAMEConfig.cmake: the imported target doccc::NAME\n"
 	"      --keep-temps      keep the working directory\n"
 	"      --check           compile nothing: print the op census (count, supported or\n"
 	"                        not and why), dtypes, dynamic dims and whether the model\n"
@@ -151,6 +157,7 @@ typedef struct {
 	int nshapes, ndims;
 	const char *dimkey;  /* --shape and --dim, for the cache key */
 	Buf *cmdline;        /* the settings, for the generated comment */
+	BuildSys bs;         /* -MD -MF -MT, --emit-pkgconfig, --emit-cmake */
 	/* planned by plan_outputs */
 	const char *nm, *dir;
 } Cli;
@@ -194,6 +201,26 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 			c->check = 1;
 		} else if (!strcmp(s, "--json")) {
 			c->json = 1;
+		} else if (!strcmp(s, "-MD")) {
+			c->bs.depfile = 1;
+		} else if (!strcmp(s, "-MP")) {
+			/* always on: the depfile has an empty rule for every prerequisite */
+		} else if (!strncmp(s, "-MF", 3) || !strncmp(s, "-MT", 3)) {
+			/* gcc's spellings: -MF FILE or -MFFILE */
+			v = s[3] ? s + 3 : i + 1 < argc ? argv[++i] : NULL;
+			if (!v || !*v)
+				return usage_error("option '%s' needs a value", s);
+			if (s[2] == 'F') {
+				c->bs.mf = v;
+				c->bs.depfile = 1;
+			} else if (c->bs.nmt == (int)COUNTOF(c->bs.mt))
+				return usage_error("%s", "too many -MT options");
+			else
+				c->bs.mt[c->bs.nmt++] = v;
+		} else if (!strcmp(s, "--emit-pkgconfig")) {
+			c->bs.pkgconfig = 1;
+		} else if (!strcmp(s, "--emit-cmake")) {
+			c->bs.cmake = 1;
 		} else if (TAKE("-t") || TAKE("--target") || TAKE("-c") || TAKE("--category") || TAKE("--march") ||
 		           TAKE("--offload-arch")) {
 			if (!v)
@@ -291,6 +318,13 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 		c->dumpdir = "doccc-dump";
 	if (c->json && !c->check)
 		return usage_error("%s", "--json goes with --check (doccc check MODEL --json)");
+	if (c->bs.nmt && !c->bs.depfile)
+		return usage_error("%s", "-MT goes with -MD or -MF");
+	if (c->check && (c->bs.depfile || c->bs.pkgconfig || c->bs.cmake))
+		return usage_error("%s", "--check builds nothing: -MD, -MF, --emit-pkgconfig and --emit-cmake go with a compile");
+	c->bs.prereqs[0] = c->input;
+	c->bs.prereqs[1] = c->weights;
+	c->bs.prereqs[2] = c->optfile;
 	return -1;
 }
 
@@ -402,6 +436,30 @@ static void outputs_remove(const BuildArgs *ba)
 			unlink(o[i]);
 }
 
+/* Compile, build and install the outputs of ba, write the --report and
+ * keep the build in the cache: 0, 1 (reported, nothing left) or 3. */
+static int build(Arena *a, const Cli *c, Options *o, Target *tg, BuildArgs *ba, const Cache *cache)
+{
+	Times tm;
+	Sdfg *g = compile_graph(a, c, o, tg, ba, &tm);
+	if (!g)
+		return 1;
+	double t2 = now_ms();
+	if (!(ba->workdir = tmp_dir(a)))
+		return 1;
+	int rc = backend_build(g, tg, ba);
+	tm.build_ms = now_ms() - t2;
+	if (rc == 0 && c->report && report_write(c->report, g, tg, c->input, ba, &tm)) {
+		outputs_remove(ba);
+		rc = 1;
+	}
+	if (rc == 0)
+		cache_store(a, cache, ba);
+	if (tmp_keep)
+		fprintf(stderr, "doccc: kept working directory %s\n", ba->workdir);
+	return rc;
+}
+
 /* The compile command; every allocation hangs off arena a, which main
  * frees on every path (sanitizer builds then show any other leak). */
 static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
@@ -423,25 +481,17 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	if (plan_outputs(a, &c, &o, &tg, &ba))
 		return EXIT_INPUT;
 	Cache cache;
-	if ((rc = cache_lookup(a, &cache, &ba, c.input, c.weights, cache_key(a, &c, &o, &tg, &ba))))
-		return rc > 0 ? EXIT_OK : EXIT_INPUT;
-	Times tm;
-	Sdfg *g = compile_graph(a, &c, &o, &tg, &ba, &tm);
-	if (!g)
+	if ((rc = cache_lookup(a, &cache, &ba, c.input, c.weights, cache_key(a, &c, &o, &tg, &ba))) < 0)
 		return EXIT_INPUT;
-	double t2 = now_ms();
-	if (!(ba.workdir = tmp_dir(a)))
-		return EXIT_INPUT;
-	rc = backend_build(g, &tg, &ba);
-	tm.build_ms = now_ms() - t2;
-	if (rc == 0 && c.report && report_write(c.report, g, &tg, c.input, &ba, &tm)) {
+	int built = rc == 0; /* else installed from the cache */
+	rc = built ? build(a, &c, &o, &tg, &ba, &cache) : 0;
+	/* the depfile and packaging files, after a build or the cache alike */
+	if (rc == 0 && buildsys_write(a, &c.bs, argv[0], c.nm, &tg, &ba)) {
 		outputs_remove(&ba);
+		if (built && c.report)
+			unlink(c.report); /* this build's */
 		rc = 1;
 	}
-	if (rc == 0)
-		cache_store(a, &cache, &ba);
-	if (tmp_keep)
-		fprintf(stderr, "doccc: kept working directory %s\n", ba.workdir);
 	return rc == 0 ? EXIT_OK : rc == 3 ? EXIT_CC : EXIT_INPUT;
 }
 

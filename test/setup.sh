@@ -4,6 +4,7 @@
 #   sh test/setup.sh [--sanitizers] [--no-python] [--check]
 #
 #   Debian packages: clang libomp-dev libyaml-dev libcjson-dev libzip-dev pkg-config
+#                    cmake (test/test_buildsys.py builds a consumer of NAMEConfig.cmake)
 #                    hipcc libamdhip64-dev rocm-device-libs (-t rocm; about 70 MB)
 #                    python3 python3-venv (when there is no python3, or it is
 #                    externally managed and cannot make a venv)
@@ -81,6 +82,8 @@ fi
 case " $missing " in *" clang "*) ;; *) have clang || need clang ;; esac
 # HIP: hipcc and the device libraries it links for --offload-arch=gfx90a.
 have hipcc || { need hipcc; need libamdhip64-dev; need rocm-device-libs; }
+# CMake: the suite builds a program with the NAMEConfig.cmake of --emit-cmake.
+have cmake || need cmake
 # OpenMP: clang must find omp.h (the openmp target's generated code includes it).
 if ! have clang || ! printf '#include <omp.h>\n' | clang -fopenmp -x c -E - >/dev/null 2>&1; then
 	need libomp-dev
@@ -137,7 +140,7 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt_install $missing
 else
-	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config, hipcc)"
+	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config, cmake, hipcc)"
 fi
 
 # nvcc is not a Debian package here (it comes with the machine, from NVIDIA's
