@@ -92,11 +92,6 @@ static const char *depfile_path(Arena *a, const BuildSys *s, const char *lib)
 	return arena_printf(a, "%.*s.d", (int)n, lib);
 }
 
-typedef struct {
-	const char **v;
-	int n, cap;
-} Paths;
-
 /* The regular files under dir, recursively, in name order (so the depfile
  * is the same every time), into ps. */
 static void files_under(Arena *a, const char *dir, Paths *ps)
@@ -119,25 +114,26 @@ static void files_under(Arena *a, const char *dir, Paths *ps)
 		free(ents);
 }
 
-/* What the compile read: the input, the --weights and --options files,
- * for an extracted archive (ROOT/models/model.json with
- * ROOT/data/weights/model_weights_config.json, which the importer reads
- * its weights beside) the files under ROOT/data/weights and
- * ROOT/data/constants, and doccc's own executable. */
-static int prerequisites(Arena *a, const BuildSys *s, const char *argv0, Paths *ps)
+void compile_reads(Arena *a, const char *const files[3], Paths *ps)
 {
-	for (size_t i = 0; i < COUNTOF(s->prereqs); i++)
-		if (s->prereqs[i])
-			VEC_PUSH(a, ps->v, ps->n, ps->cap, s->prereqs[i]);
-	const char *in = s->prereqs[0], *base = path_base(in);
+	for (int i = 0; i < 3; i++)
+		if (files[i])
+			VEC_PUSH(a, ps->v, ps->n, ps->cap, files[i]);
+	const char *in = files[0], *base = path_base(in);
 	size_t dl = (size_t)(base - in);
-	if (!s->prereqs[1] && dl >= 7 && !strncmp(in + dl - 7, "models/", 7)) {
+	if (!files[1] && dl >= 7 && !strncmp(in + dl - 7, "models/", 7)) {
 		const char *root = arena_strndup(a, in, dl - 7);
 		if (file_exists(arena_printf(a, "%sdata/weights/model_weights_config.json", root))) {
 			files_under(a, arena_printf(a, "%sdata/weights", root), ps);
 			files_under(a, arena_printf(a, "%sdata/constants", root), ps);
 		}
 	}
+}
+
+/* What the compile read (compile_reads) and doccc's own executable. */
+static int prerequisites(Arena *a, const BuildSys *s, const char *argv0, Paths *ps)
+{
+	compile_reads(a, s->prereqs, ps);
 	const char *exe = self_exe(a, argv0);
 	if (!exe)
 		return -1;

@@ -1,9 +1,12 @@
 /*
  * cache.c - DOCC_REUSE_BINARIES: a finished build kept for the next one.
  *
- * Builds are cached under $DOCC_TMP/doccc-cache/KEY/,
- * KEY a hash of the doccc version, the input file's bytes, the weights
- * file, the resolved target and every option that changes the output.
+ * Builds are cached under $DOCC_TMP/doccc-cache/KEY/, KEY a hash of the
+ * doccc version, the bytes of every file the compile reads (the input, the
+ * weights, the options YAML, an extracted archive's data files), the
+ * resolved target and every option of the command line that changes the
+ * output. A compile with --report is not served from the cache (the
+ * report describes a compilation) but stores its build.
  *
  * An entry holds the outputs and MANIFEST, one line "SHA256 NAME" per
  * output. It is built in a fresh KEY.tmp.XXXXXX beside it and renamed into
@@ -39,7 +42,7 @@ static int hash_file(Sha256 *h, const char *path)
 	return 0;
 }
 
-static char *cache_dir(Arena *a, const char *input, const char *weights, const char *key)
+static char *cache_dir(Arena *a, const Paths *reads, const char *key)
 {
 	Sha256 h;
 	unsigned char d[32];
@@ -47,8 +50,15 @@ static char *cache_dir(Arena *a, const char *input, const char *weights, const c
 	sha256_init(&h);
 	sha256_update(&h, DOCCC_VERSION, strlen(DOCCC_VERSION) + 1);
 	sha256_update(&h, key, strlen(key) + 1);
-	if (hash_file(&h, input) || (weights && hash_file(&h, weights)))
-		return NULL;
+	for (int i = 0; i < reads->n; i++) { /* their bytes, not their paths */
+		Sha256 f;
+		unsigned char fd[32];
+		sha256_init(&f);
+		if (hash_file(&f, reads->v[i]))
+			return NULL;
+		sha256_final(&f, fd);
+		sha256_update(&h, fd, sizeof fd);
+	}
 	sha256_final(&h, d);
 	sha256_hex(d, hex);
 	const char *base = getenv("DOCC_TMP");
@@ -180,14 +190,17 @@ static void entry_store(Arena *a, const BuildArgs *ba, const char *dir, int repl
 }
 
 
-int cache_lookup(Arena *a, Cache *c, const BuildArgs *ba, const char *input, const char *weights, const char *key)
+int cache_lookup(Arena *a, Cache *c, const BuildArgs *ba, const Paths *reads, const char *key, int reuse)
 {
 	c->dir = NULL;
 	c->stale = 0;
 	if (!env_true("DOCC_REUSE_BINARIES"))
 		return 0;
-	c->dir = cache_dir(a, input, weights, key);
+	c->dir = cache_dir(a, reads, key);
 	if (!c->dir || !dir_exists(c->dir))
+		return 0;
+	c->stale = 1; /* replaced when stored */
+	if (!reuse)
 		return 0;
 	const char *why;
 	int rc = entry_reuse(a, ba, c->dir, &why);
@@ -198,7 +211,6 @@ int cache_lookup(Arena *a, Cache *c, const BuildArgs *ba, const char *input, con
 			fprintf(stderr, "doccc: reused the build in %s\n", c->dir);
 		return 1;
 	}
-	c->stale = 1;
 	if (spawn_verbose)
 		diag_note(c->dir, "stale cache entry (%s); compiling again", why);
 	return 0;

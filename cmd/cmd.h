@@ -28,16 +28,29 @@ int cmd_run(int argc, char **argv);
  * model is supported, 1 when not. */
 int cmd_check(Arena *a, const char *name, const ImportArgs *ia, Options *o, const Target *tg, int json);
 
+/* The files a compile reads (buildsys.c), given files = {the input, the
+ * --weights file, the --options file} (NULL where absent): those, and for
+ * an extracted archive (ROOT/models/model.json beside
+ * ROOT/data/weights/model_weights_config.json, where the importer reads its
+ * weights) the files under ROOT/data/weights and ROOT/data/constants, in
+ * name order. The depfile lists them; the cache key hashes them. */
+typedef struct {
+	const char **v;
+	int n, cap;
+} Paths;
+void compile_reads(Arena *a, const char *const files[3], Paths *ps);
+
 /* DOCC_REUSE_BINARIES (cache.c). cache_lookup: 1 when the outputs of ba
  * were installed from the cache entry of key (the options that change the
- * output) and the input's and weights' bytes; 0 when they were not (c->dir:
- * where cache_store keeps the build, NULL when the cache is off); -1 when
+ * output) and the bytes of the files reads; 0 when they were not (c->dir:
+ * where cache_store keeps the build, NULL when the cache is off; reuse 0:
+ * never installs, only says where to store); -1 when
  * installing them failed (reported, nothing left). */
 typedef struct {
 	char *dir;
 	int stale;
 } Cache;
-int cache_lookup(Arena *a, Cache *c, const BuildArgs *ba, const char *input, const char *weights, const char *key);
+int cache_lookup(Arena *a, Cache *c, const BuildArgs *ba, const Paths *reads, const char *key, int reuse);
 void cache_store(Arena *a, const Cache *c, const BuildArgs *ba);
 
 /* -MD, -MF FILE, -MT TARGET, --emit-pkgconfig, --emit-cmake (buildsys.c). */

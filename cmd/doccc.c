@@ -480,8 +480,11 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	BuildArgs ba = {0};
 	if (plan_outputs(a, &c, &o, &tg, &ba))
 		return EXIT_INPUT;
-	Cache cache;
-	if ((rc = cache_lookup(a, &cache, &ba, c.input, c.weights, cache_key(a, &c, &o, &tg, &ba))) < 0)
+	Cache cache = {0};
+	Paths reads = {0};
+	compile_reads(a, c.bs.prereqs, &reads);
+	/* a --report describes a compilation: with one, compile (and store) */
+	if ((rc = cache_lookup(a, &cache, &ba, &reads, cache_key(a, &c, &o, &tg, &ba), !c.report)) < 0)
 		return EXIT_INPUT;
 	int built = rc == 0; /* else installed from the cache */
 	rc = built ? build(a, &c, &o, &tg, &ba, &cache) : 0;

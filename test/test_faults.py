@@ -430,3 +430,36 @@ def test_run_wrong_number_of_files(mlp_lib, tmp_path, nin, nout):
     what = f"expects 1 input (x), got {nin} (-i)" if nin != 1 else f"expects 1 output (linear_2), got {nout} (-o)"
     assert_exit(r, 1, f"{mlp_lib}: error: the library {what}")
     assert not (tmp_path / "y.npy").exists()
+
+
+def test_cache_key_covers_every_file_read(tmp_path, exports):
+    """The cache key hashes every file the compile reads: an options YAML
+    whose pass options change, or a changed weight file of an extracted
+    archive, is a new build, not the old one reused; and a compile with
+    --report is not served from the cache (the report describes a
+    compilation) but is stored for the next."""
+    np = require("numpy")
+    ex = exports.get("mlp", "training", 1, "pt2")
+    model_json = exports.export_mod.extract_pt2(ex.path, tmp_path / "x")
+    env = {"DOCC_REUSE_BINARIES": "1", "DOCC_TMP": str(tmp_path / "cache")}
+    opts = tmp_path / "o.yaml"
+    opts.write_text("passes:\n  expand:\n    tile_m: 8\n")
+    args = (model_json, "-n", "m", "-o", f"{tmp_path}/out/", "--options", opts, "-v")
+    assert_exit(doccc_cmd(*args, env=env), 0)
+    assert_exit(doccc_cmd(*args, env=env), 0, "reused the build")
+    opts.write_text("passes:\n  expand:\n    tile_m: 4\n")
+    r = doccc_cmd(*args, env=env)
+    assert_exit(r, 0)
+    assert "reused the build" not in r.stderr, fmt_result(r)
+    assert_exit(doccc_cmd(*args, env=env), 0, "reused the build")
+    # the first weight, negated: a different model, compiled again
+    w = sorted((model_json.parent.parent / "data" / "weights").glob("weight_*"))[0]
+    a = np.frombuffer(w.read_bytes(), dtype=np.float32)
+    w.write_bytes((-a).tobytes())
+    r = doccc_cmd(*args, env=env)
+    assert_exit(r, 0)
+    assert "reused the build" not in r.stderr, fmt_result(r)
+    report = tmp_path / "r.json"
+    r = doccc_cmd(*args, "--report", report, env=env)
+    assert_exit(r, 0)
+    assert "reused the build" not in r.stderr and report.exists(), fmt_result(r)
