@@ -20,6 +20,7 @@ typedef struct {
 	const char *outweights;  /* NAME.weights for --external-weights, or NULL */
 	const char *cmdline;     /* options summary for the generated comment */
 	int profile;             /* DOCC_DEBUG=profile: time each top-level node, report at destroy */
+	int static_lib;          /* outlib is a static archive (-o libNAME.a): no doccc_model alias */
 } BuildArgs;
 
 /* Weight blob: every live constant at a 64-byte aligned offset (sets wofs). */
@@ -47,6 +48,11 @@ void emit_message(Buf *b, const char *s);
  * "" for a shared library (it names its own dependencies); for a static
  * archive the backend's run-time libraries (-fopenmp, -lcudart, -lm...). */
 const char *backend_link_flags(const Target *t, int static_lib);
+
+/* The compiler variables a build for t uses (DOCC_CC, DOCC_NVCC, DOCC_HIPCC,
+ * DOCC_CXX; DOCC_AR for a static archive) are usable: 0, or -1 when one is
+ * set and empty or blank (reported; a usage error). */
+int backend_check_tools(Arena *ar, const Target *t, int static_lib);
 
 /* 0 ok; 1 failure reported; 3 the external compiler failed (its stderr shown). */
 int backend_build(Sdfg *g, const Target *t, const BuildArgs *a);

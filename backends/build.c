@@ -75,13 +75,12 @@ static void arg(Argv *a, const char *s)
 	a->v[a->n++] = s;
 }
 
+/* The compile's flags, after the compiler's words (NAME.c to NAME.o). */
 static void clang_flags(Argv *a, const Target *t)
 {
-	arg(a, "clang");
 	arg(a, "-std=c11");
 	arg(a, t->opt);
 	arg(a, "-fPIC");
-	arg(a, "-shared");
 	arg(a, "-fno-math-errno");
 	arg(a, "-fwrapv"); /* integer overflow wraps, as in PyTorch's kernels in practice */
 	if (t->kind != TG_NONE) {
@@ -96,10 +95,8 @@ static void clang_flags(Argv *a, const Target *t)
 static void nvcc_flags(Argv *a, const Target *t)
 {
 	const char *cc = t->march + 3; /* "sm_90" -> "90" */
-	arg(a, "nvcc");
 	arg(a, "-O3");
 	arg(a, "-std=c++17");
-	arg(a, "-shared");
 	arg(a, "-Xcompiler");
 	arg(a, "-fPIC,-fno-math-errno,-fwrapv");
 	arg(a, arena_printf(a->ar, "-gencode=arch=compute_%s,code=[sm_%s,compute_%s]", cc, cc, cc));
@@ -110,12 +107,10 @@ static void nvcc_flags(Argv *a, const Target *t)
 
 static void hipcc_flags(Argv *a, const Target *t)
 {
-	arg(a, "hipcc");
 	arg(a, arena_printf(a->ar, "--offload-arch=%s", t->march)); /* always: without it hipcc probes for a GPU */
 	arg(a, "-O3");
 	arg(a, "-std=c++17");
 	arg(a, "-fPIC");
-	arg(a, "-shared");
 	arg(a, "-fno-math-errno");
 	arg(a, "-fwrapv");
 	if (t->approx) {
@@ -126,14 +121,24 @@ static void hipcc_flags(Argv *a, const Target *t)
 	arg(a, "hip");
 }
 
+/* The link's flags besides -shared, where it needs more. */
+static void clang_ldflags(Argv *a, const Target *t)
+{
+	if (t->kind == TG_OPENMP)
+		arg(a, "-fopenmp");
+}
+
+static void hipcc_ldflags(Argv *a, const Target *t)
+{
+	arg(a, arena_printf(a->ar, "--offload-arch=%s", t->march)); /* else hipcc probes for a GPU */
+}
+
 static void sim_flags(Argv *a, const Target *t)
 {
 	(void)t;
-	arg(a, "clang++");
 	arg(a, "-std=c++17");
 	arg(a, "-O2");
 	arg(a, "-fPIC");
-	arg(a, "-shared");
 	arg(a, "-fno-math-errno");
 	arg(a, "-fwrapv");
 	arg(a, "-DDOCCC_SIM");
@@ -141,25 +146,32 @@ static void sim_flags(Argv *a, const Target *t)
 	arg(a, "c++");
 }
 
+/* A command the build runs: the variable that names it (a launcher
+ * included, DOCC_CC="ccache clang") and its default. */
 typedef struct {
-	const char *name;
+	const char *env, *dflt;
+} Tool;
+
+static const Tool tool_cc = {"DOCC_CC", "clang"}, tool_ar = {"DOCC_AR", "ar"};
+
+typedef struct {
 	int gpu_kind, simulate;      /* the GPU target it builds (0: every CPU target) */
 	const Printer *printer;
 	const char *ext;             /* of the generated source */
 	int gpu;                     /* write doccc_gpu.h and gpu_sim.h beside it */
-	int asm_weights;             /* the compiler assembles weights.S itself */
-	int xlang;                   /* flags end in -x LANG: the weights need -x none */
+	Tool cc;                     /* compiles the source and links */
 	void (*flags)(Argv *a, const Target *t);
-	const char *libs[3];         /* after the inputs */
+	void (*ldflags)(Argv *a, const Target *t); /* or NULL */
+	const char *libs[3];         /* after the link's inputs */
 	const char *uses;            /* what a program linking the library statically needs */
 } Backend;
 
 static const Backend backends[] = {
-	{"clang", 0, 0, &printer_cpu, ".c", 0, 1, 0, clang_flags, {"-lm"}, "-lm"},
-	{"nvcc", TG_CUDA, 0, &printer_gpu, ".cu", 1, 0, 0, nvcc_flags, {"-lm"}, "-lcudart -lstdc++ -lm"},
-	{"hipcc", TG_ROCM, 0, &printer_gpu, ".cu", 1, 0, 1, hipcc_flags, {"-lm"}, "-lamdhip64 -lstdc++ -lm"},
-	{"clang++", TG_CUDA, 1, &printer_gpu, ".cu", 1, 1, 1, sim_flags, {"-lm", "-lpthread"}, "-lstdc++ -lm -lpthread"},
-	{"clang++", TG_ROCM, 1, &printer_gpu, ".cu", 1, 1, 1, sim_flags, {"-lm", "-lpthread"}, "-lstdc++ -lm -lpthread"},
+	{0, 0, &printer_cpu, ".c", 0, {"DOCC_CC", "clang"}, clang_flags, clang_ldflags, {"-lm"}, "-lm"},
+	{TG_CUDA, 0, &printer_gpu, ".cu", 1, {"DOCC_NVCC", "nvcc"}, nvcc_flags, NULL, {"-lm"}, "-lcudart -lstdc++ -lm"},
+	{TG_ROCM, 0, &printer_gpu, ".cu", 1, {"DOCC_HIPCC", "hipcc"}, hipcc_flags, hipcc_ldflags, {"-lm"}, "-lamdhip64 -lstdc++ -lm"},
+	{TG_CUDA, 1, &printer_gpu, ".cu", 1, {"DOCC_CXX", "clang++"}, sim_flags, NULL, {"-lm", "-lpthread"}, "-lstdc++ -lm -lpthread"},
+	{TG_ROCM, 1, &printer_gpu, ".cu", 1, {"DOCC_CXX", "clang++"}, sim_flags, NULL, {"-lm", "-lpthread"}, "-lstdc++ -lm -lpthread"},
 };
 
 static const Backend *backend_of(const Target *t)
@@ -171,26 +183,107 @@ static const Backend *backend_of(const Target *t)
 	DOCC_UNREACHABLE();
 }
 
+/* The words of tool's command into av (its variable's, else the default);
+ * the number of words, or 0 when the variable is set and empty or blank
+ * (reported). A relative path among them (a word with a '/' that is not an
+ * option) is made absolute: the compilers run in the working directory. */
+static int tool_words(Arena *ar, const Tool *tl, Argv *av)
+{
+	const char *v = getenv(tl->env);
+	int n;
+	char **w = spawn_words(ar, v ? v : tl->dflt, &n);
+	if (!n) {
+		diag_error(NULL, "%s is empty or blank: set it to the command that runs %s, a launcher included "
+		           "(%s=\"ccache %s\"), or unset it", tl->env, tl->dflt, tl->env, tl->dflt);
+		return 0;
+	}
+	char cwd[4096];
+	for (int i = 0; i < n; i++) {
+		if (w[i][0] != '/' && w[i][0] != '-' && strchr(w[i], '/') && getcwd(cwd, sizeof cwd))
+			w[i] = arena_printf(ar, "%s/%s", cwd, w[i]);
+		arg(av, w[i]);
+	}
+	return n;
+}
+
+int backend_check_tools(Arena *ar, const Target *t, int static_lib)
+{
+	const char *argv[64];
+	Argv av = {argv, 0, ar};
+	const Tool *used[] = {&tool_cc, &backend_of(t)->cc, static_lib ? &tool_ar : NULL};
+	int bad = 0;
+	for (size_t i = 0; i < COUNTOF(used); i++) {
+		av.n = 0;
+		if (used[i] && (i == 0 || strcmp(used[i]->env, used[0]->env)))
+			bad |= !tool_words(ar, used[i], &av);
+	}
+	return bad ? -1 : 0;
+}
+
+/* The directory of the runtime library lib that compiler cc links on its
+ * own (clang -fopenmp: libomp in DIR/../lib, DIR where the clang binary
+ * really is), or NULL when it is not there. */
+static const char *runtime_dir(Arena *ar, const Tool *cc, const char *lib)
+{
+	const char *argv[64];
+	Argv av = {argv, 0, ar};
+	int n = tool_words(ar, cc, &av);
+	for (int i = 0; i < n; i++) {
+		char *real = argv[i][0] == '-' ? NULL : spawn_which(ar, argv[i]);
+		char *slash = real ? strrchr(real, '/') : NULL;
+		if (!slash || strncmp(slash + 1, "clang", 5))
+			continue; /* a launcher (ccache), an option */
+		*slash = 0;
+		slash = strrchr(real, '/');
+		if (!slash)
+			return NULL;
+		*slash = 0;
+		const char *dir = arena_printf(ar, "%s/lib", real);
+		return file_exists(arena_printf(ar, "%s/%s", dir, lib)) ? dir : NULL;
+	}
+	return NULL;
+}
+
 const char *backend_link_flags(const Target *t, int static_lib)
 {
 	if (!static_lib)
 		return ""; /* the shared library names its own dependencies */
-	if (t->kind == TG_OPENMP)
-		return "-fopenmp -lm";
-	return backend_of(t)->uses;
+	if (t->kind != TG_OPENMP)
+		return backend_of(t)->uses;
+	/* clang's OpenMP runtime (libomp), which gcc's -fopenmp would not
+	 * link: by its directory when it is not on the linker's default path */
+	static char flags[4200];
+	if (!*flags) {
+		Arena *ar = arena_new();
+		const char *dir = runtime_dir(ar, &tool_cc, "libomp.so");
+		if (dir && strlen(dir) < 2000)
+			snprintf(flags, sizeof flags, "-L%s -Wl,-rpath,%s -lomp -lm", dir, dir);
+		else
+			snprintf(flags, sizeof flags, "-lomp -lm");
+		arena_free(ar);
+	}
+	return flags;
 }
 
-static int run_compiler(const char **argv, const char *what, const char *nm)
+/* Run argv in the working directory dir; words: how many of its first
+ * words are the tool's command (named in messages), tl where it came from. */
+static int run_tool(const char *dir, const char **argv, int words, const Tool *tl, const char *what, const char *nm)
 {
 	char *err = NULL;
-	int st = spawn_run((char *const *)argv, &err);
+	int st = spawn_run_in(dir, (char *const *)argv, &err);
 	if (st != 0) {
+		Buf cmd = {0};
+		for (int i = 0; i < words; i++)
+			buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
 		if (st > 0) {
-			diag_error(NULL, "%s failed (exit status %d) compiling %s", argv[0], st, what);
+			diag_error(NULL, "%s failed (exit status %d) %s", cmd.s, st, what);
 			if (err && *err)
 				fputs(err, stderr);
 			diag_note(NULL, "rerun with -v to see the command and --keep-temps to keep the generated source of %s", nm);
+		} else if (getenv(tl->env)) {
+			diag_note(NULL, "the command comes from %s ('%s')", tl->env, cmd.s);
 		}
+		buf_free(&cmd);
 		free(err);
 		return st > 0 ? 3 : 1;
 	}
@@ -203,7 +296,7 @@ static int run_compiler(const char **argv, const char *what, const char *nm)
 int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 {
 	Arena *ar = g->arena;
-	const char *nm = g->name;
+	const char *nm = g->name, *wd = a->workdir;
 	const Backend *be = backend_of(t);
 	if (a->profile && be->gpu)
 		diag_warn(NULL, "DOCC_DEBUG=profile times the steps of CPU builds only; ignored for -t %s", t->name);
@@ -212,16 +305,17 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	Buf src = {0}, hdr = {0};
 	emit_source(g, t, be->printer, a, &w, &src);
 	emit_h(g, t, a, &hdr);
-	char *csrc = arena_printf(ar, "%s/%s%s", a->workdir, nm, be->ext);
-	char *chdr = arena_printf(ar, "%s/%s.h", a->workdir, nm);
-	char *wbin = arena_printf(ar, "%s/weights.bin", a->workdir);
-	char *wasm = arena_printf(ar, "%s/weights.S", a->workdir);
-	char *lib = arena_printf(ar, "%s/lib%s.so", a->workdir, nm);
-	char *wext = arena_printf(ar, "%s/%s.weights", a->workdir, nm);
-	int rc = file_write(csrc, src.s, src.len) || file_write(chdr, hdr.s, hdr.len);
+	/* Names in the working directory, where the commands run: relative,
+	 * so that no command line depends on where it is. */
+	const char *csrc = arena_printf(ar, "%s%s", nm, be->ext), *cobj = arena_printf(ar, "%s.o", nm);
+	const char *wbin = arena_printf(ar, "weights-%s.bin", w.sha); /* its name changes with its bytes */
+	const char *lib = arena_printf(ar, "lib%s.%s", nm, a->static_lib ? "a" : "so");
+#define WD(f) arena_printf(ar, "%s/%s", wd, f)
+	const char *chdr = WD(arena_printf(ar, "%s.h", nm)), *wext = WD(arena_printf(ar, "%s.weights", nm));
+	int rc = file_write(WD(csrc), src.s, src.len) || file_write(chdr, hdr.s, hdr.len);
 	if (be->gpu)
-		rc = rc || file_write(arena_printf(ar, "%s/doccc_gpu.h", a->workdir), gpu_rt_h, strlen(gpu_rt_h)) ||
-		     file_write(arena_printf(ar, "%s/gpu_sim.h", a->workdir), gpu_sim_h, strlen(gpu_sim_h));
+		rc = rc || file_write(WD("doccc_gpu.h"), gpu_rt_h, strlen(gpu_rt_h)) ||
+		     file_write(WD("gpu_sim.h"), gpu_sim_h, strlen(gpu_sim_h));
 	buf_free(&src);
 	buf_free(&hdr);
 	if (rc)
@@ -237,7 +331,7 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 		                "%s_weights_blob:\n\t.incbin \"%s\"\n\t.size %s_weights_blob, .-%s_weights_blob\n"
 		                "\t.section .note.GNU-stack,\"\",@progbits\n",
 		           nm, w.size, w.sha, nm, nm, nm, nm, wbin, nm, nm);
-		rc = file_write(wbin, w.data, w.size) || file_write(wasm, as.s, as.len);
+		rc = file_write(WD(wbin), w.data, w.size) || file_write(WD("weights.S"), as.s, as.len);
 		buf_free(&as);
 		if (rc)
 			return 1;
@@ -259,38 +353,60 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 		if (rc)
 			return 1;
 	}
-	/* the weights as an object, for compilers that take no assembler input */
-	const char *wobj = wasm;
-	if (embed && !be->asm_weights) {
-		wobj = arena_printf(ar, "%s/weights.o", a->workdir);
-		const char *av[] = {"clang", "-c", "-fPIC", "-o", wobj, wasm, NULL};
-		if ((rc = run_compiler(av, "the weights", nm)))
-			return rc;
-	}
+	/* Three steps: the weights object (assembled by the C compiler, every
+	 * backend), the compile of the source (what a compiler cache keeps),
+	 * then the link (or ar for a static archive). */
 	const char *argv[64];
 	Argv av = {argv, 0, ar};
-	be->flags(&av, t);
-	arg(&av, "-I");
-	arg(&av, a->workdir);
-	arg(&av, "-o");
-	arg(&av, lib);
-	arg(&av, csrc);
+	int words;
 	if (embed) {
-		if (be->xlang) {
-			arg(&av, "-x");
-			arg(&av, "none");
-		}
-		arg(&av, wobj);
+		if (!(words = tool_words(ar, &tool_cc, &av)))
+			return 1;
+		const char *wa[] = {"-c", "-fPIC", "-o", "weights.o", "weights.S", NULL};
+		for (int i = 0; wa[i]; i++)
+			arg(&av, wa[i]);
+		argv[av.n] = NULL;
+		if ((rc = run_tool(wd, argv, words, &tool_cc, "assembling the weights", nm)))
+			return rc;
 	}
-	for (int i = 0; i < (int)COUNTOF(be->libs) && be->libs[i]; i++)
+	const char *what = arena_printf(ar, "compiling the generated %s", csrc);
+	av.n = 0;
+	if (!(words = tool_words(ar, &be->cc, &av)))
+		return 1;
+	be->flags(&av, t);
+	const char *ca[] = {"-I", ".", "-c", "-o", cobj, csrc, NULL};
+	for (int i = 0; ca[i]; i++)
+		arg(&av, ca[i]);
+	argv[av.n] = NULL;
+	if ((rc = run_tool(wd, argv, words, &be->cc, what, nm)))
+		return rc;
+	const Tool *lt = a->static_lib ? &tool_ar : &be->cc;
+	av.n = 0;
+	if (!(words = tool_words(ar, lt, &av)))
+		return 1;
+	if (a->static_lib) {
+		arg(&av, "rcsD"); /* D: no dates or owners, the archive is reproducible */
+		arg(&av, lib);
+	} else {
+		arg(&av, "-shared");
+		if (be->ldflags)
+			be->ldflags(&av, t);
+		arg(&av, "-o");
+		arg(&av, lib);
+	}
+	arg(&av, cobj);
+	if (embed)
+		arg(&av, "weights.o");
+	for (int i = 0; !a->static_lib && i < (int)COUNTOF(be->libs) && be->libs[i]; i++)
 		arg(&av, be->libs[i]);
 	argv[av.n] = NULL;
-	if ((rc = run_compiler(argv, arena_printf(ar, "the generated %s%s", nm, be->ext), nm)))
+	if ((rc = run_tool(wd, argv, words, lt, a->static_lib ? "making the archive" : "linking", nm)))
 		return rc;
 	/* Install: header, source, weights, library; undo on failure. */
-	const char *from[4] = {chdr, a->outsrc ? csrc : NULL, a->outweights ? wext : NULL, lib};
+	const char *from[4] = {chdr, a->outsrc ? WD(csrc) : NULL, a->outweights ? wext : NULL, WD(lib)};
+#undef WD
 	const char *to[4] = {a->outhdr, a->outsrc, a->outweights, a->outlib};
-	int modes[4] = {0644, 0644, 0644, 0755};
+	int modes[4] = {0644, 0644, 0644, a->static_lib ? 0644 : 0755};
 	for (int i = 0; i < 4; i++) {
 		if (!from[i])
 			continue;

@@ -875,7 +875,8 @@ void emit_desc_tables(Em *e)
 	}
 }
 
-/* The descriptor NAME_desc and its fixed-name alias doccc_model: run is
+/* The descriptor NAME_desc and its fixed-name alias doccc_model (not in a
+ * static archive, where every symbol carries the model's prefix): run is
  * the generic run's name, device the ABI 2 fields from device_resident on,
  * lang "" for C or "\"C\" " for C++. */
 void emit_descriptor(Em *e, const BuildArgs *a, const char *run, const char *device, const char *lang)
@@ -888,7 +889,8 @@ void emit_descriptor(Em *e, const BuildArgs *a, const char *run, const char *dev
 	buf_printf(b, "\t%d, %d, dc_ins, dc_outs, DC_WORKSPACE_SIZE, %d,\n", g->ninputs, g->noutputs, a->outweights ? 0 : 1);
 	buf_printf(b, "\tdc_create, %s, dc_destroy, %s_strerror, dc_threads,\n", run, nm);
 	buf_printf(b, "\t%s\n};\n", device);
-	buf_printf(b, "extern %sconst doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", lang, nm);
+	if (!a->static_lib) /* for dlopen; two models link into one static program */
+		buf_printf(b, "extern %sconst doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", lang, nm);
 }
 
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out)

@@ -31,7 +31,8 @@ static const char usage_text[] =
 	"  -t, --target T        none, sequential, openmp, cuda, rocm (default none)\n"
 	"  -c, --category C      edge, desktop, server (default server)\n"
 	"  -o, --output OUT      DIR/ or an existing directory: DIR/libNAME.so and DIR/NAME.h;\n"
-	"                        PATH.so: that library, NAME.h beside it (default: .)\n"
+	"                        PATH.so: that library, NAME.h beside it; PATH.a: a static\n"
+	"                        archive, weights embedded (default: .)\n"
 	"  -n, --name NAME       model name and symbol prefix (default: from the input file)\n"
 	"      --options FILE    YAML options file (flags win over it)\n"
 	"      --weights FILE    safetensors weights for a bare ExportedProgram JSON\n"
@@ -355,8 +356,9 @@ static int configure(Arena *a, const Cli *c, Options *o, Target *tg)
 	return -1;
 }
 
-/* The output paths of -o (DIR/, an existing directory, or PATH.so) into
- * ba, the output directory made. 0 ok; -1 reported. */
+/* The output paths of -o (DIR/, an existing directory, PATH.so, or PATH.a
+ * for a static archive) into ba, the output directory made, the compiler
+ * variables checked: -1 to go on, or the exit code (reported). */
 static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, BuildArgs *ba)
 {
 	c->nm = c->name ? arena_strdup(a, c->name) : path_to_ident(a, c->input);
@@ -364,7 +366,8 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, Bu
 	const char *lib = NULL, *out = c->out;
 	if (out) {
 		size_t n = strlen(out);
-		if (n > 3 && !strcmp(out + n - 3, ".so")) {
+		ba->static_lib = n > 2 && !strcmp(out + n - 2, ".a");
+		if ((n > 3 && !strcmp(out + n - 3, ".so")) || ba->static_lib) {
 			lib = out;
 			const char *base = path_base(out);
 			c->dir = base == out ? "." : arena_strndup(a, out, (size_t)(base - out));
@@ -376,8 +379,10 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, Bu
 	}
 	if (!lib)
 		lib = arena_printf(a, "%s/lib%s.so", c->dir, c->nm);
+	if (backend_check_tools(a, tg, ba->static_lib))
+		return EXIT_USAGE;
 	if (!dir_exists(c->dir) && mkdir_p(c->dir))
-		return -1;
+		return EXIT_INPUT;
 	ba->outlib = lib;
 	ba->profile = debug_has("profile");
 	ba->outhdr = arena_printf(a, "%s/%s.h", c->dir, c->nm);
@@ -386,7 +391,7 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, Bu
 	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg->name, tg->category, o->march ? " march=" : "",
 	                           o->march ? o->march : "", c->simulate ? " simulate" : "", c->npopts ? " " : "",
 	                           c->npopts ? c->cmdline->s : "");
-	return 0;
+	return -1;
 }
 
 /* What changes the output besides the input's and weights' bytes. */
@@ -478,8 +483,8 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 		return cmd_check(a, c.name ? c.name : path_to_ident(a, c.input), &ia, &o, &tg, c.json);
 	}
 	BuildArgs ba = {0};
-	if (plan_outputs(a, &c, &o, &tg, &ba))
-		return EXIT_INPUT;
+	if ((rc = plan_outputs(a, &c, &o, &tg, &ba)) >= 0)
+		return rc;
 	Cache cache = {0};
 	Paths reads = {0};
 	compile_reads(a, c.bs.prereqs, &reads);

@@ -270,6 +270,19 @@ extern int spawn_verbose;
 /* Returns the exit status (0 = ok), or -1 if the program could not be started
  * (reported). *err receives the child's stderr (caller frees); may be NULL. */
 int spawn_run(char *const argv[], char **err);
+/* The same with the child's working directory dir (NULL: ours). A relative
+ * program name that holds a '/' is found from dir, as the child sees it;
+ * -v echoes "cd DIR && COMMAND", which reruns it from any directory. */
+int spawn_run_in(const char *dir, char *const argv[], char **err);
+/* The words of s split on blanks (space, tab, newline) without a shell: no
+ * quoting, no escapes, no expansion (quote characters stay in the words).
+ * A NULL-terminated vector in arena a; *n is the count, 0 when s is empty
+ * or all blank (what a command variable such as DOCC_CC must not be). */
+char **spawn_words(Arena *a, const char *s, int *n);
+/* Where spawn_run finds prog (PATH lookup as posix_spawnp's; a name with
+ * a '/' as it is), its real path (symbolic links resolved) in arena a; NULL
+ * when it is not found. Nothing is reported. */
+char *spawn_which(Arena *a, const char *prog);
 /* Temporary files and directories registered here are removed by
  * tmp_cleanup() (called at exit and on fatal signals) unless keep is set. */
 void tmp_register(const char *path);

@@ -9,7 +9,12 @@
  * a full pipe. The captured text is handed to the caller (a failing
  * compiler's messages are passed on with context) or dropped when the
  * caller passed NULL. With spawn_verbose the command is first echoed to
- * stderr, quoted so that it can be pasted into a POSIX shell.
+ * stderr, quoted so that it can be pasted into a POSIX shell. spawn_run_in
+ * runs the child in another directory (the compilers run in the working
+ * directory, on relative paths, so that their command lines do not depend
+ * on where it is and a compiler cache can hit); the echo then starts with
+ * "cd DIR && ". spawn_words splits a command variable (DOCC_CC="ccache
+ * clang") into argv words on blanks, without a shell.
  *
  * The child runs in a process group of its own, so that a signal meant
  * for doccc reaches it only through us: SIGINT or SIGTERM (a ^C goes to
@@ -95,10 +100,13 @@ static void spawn_quote(Buf *b, const char *arg)
  * else an errno value. posix_spawnp reports a missing program itself on
  * current glibc, but not everywhere (older C libraries, valgrind): there
  * the child exits with 127 and the cause is lost, so look first. */
-static int spawn_find(const char *prog)
+static int spawn_find(const char *prog, Buf *found)
 {
-	if (strchr(prog, '/'))
+	if (strchr(prog, '/')) {
+		if (found)
+			buf_puts(found, prog);
 		return access(prog, X_OK) == 0 ? 0 : errno;
+	}
 	const char *path = getenv("PATH");
 	if (!path)
 		path = "/bin:/usr/bin"; /* what execvp assumes */
@@ -114,6 +122,8 @@ static int spawn_find(const char *prog)
 		if (stat(f.s, &st) == 0 && S_ISREG(st.st_mode)) {
 			if (access(f.s, X_OK) == 0) {
 				err = 0;
+				if (found)
+					buf_puts(found, f.s);
 				break;
 			}
 			err = EACCES;
@@ -126,13 +136,54 @@ static int spawn_find(const char *prog)
 	return err;
 }
 
+char **spawn_words(Arena *a, const char *s, int *n)
+{
+	static const char blanks[] = " \t\n";
+	int k = 0;
+	for (const char *p = s + strspn(s, blanks); *p; p += strspn(p, blanks)) {
+		k++;
+		p += strcspn(p, blanks);
+	}
+	char **v = arena_alloc(a, (size_t)(k + 1) * sizeof *v);
+	k = 0;
+	for (const char *p = s + strspn(s, blanks); *p; p += strspn(p, blanks)) {
+		size_t len = strcspn(p, blanks);
+		v[k++] = arena_strndup(a, p, len);
+		p += len;
+	}
+	v[k] = NULL;
+	*n = k;
+	return v;
+}
+
+char *spawn_which(Arena *a, const char *prog)
+{
+	Buf f = {0};
+	char *real = NULL, *r = NULL;
+	if (spawn_find(prog, &f) == 0 && (real = realpath(f.s, NULL)))
+		r = arena_strdup(a, real);
+	free(real);
+	buf_free(&f);
+	return r;
+}
+
 int spawn_run(char *const argv[], char **err)
+{
+	return spawn_run_in(NULL, argv, err);
+}
+
+int spawn_run_in(const char *dir, char *const argv[], char **err)
 {
 	if (err)
 		*err = NULL;
 	DOCC_ASSERT(argv && argv[0]);
 	if (spawn_verbose) {
 		Buf cmd = {0};
+		if (dir) {
+			buf_puts(&cmd, "cd ");
+			spawn_quote(&cmd, dir);
+			buf_puts(&cmd, " && ");
+		}
 		for (int i = 0; argv[i]; i++) {
 			if (i)
 				buf_putc(&cmd, ' ');
@@ -144,7 +195,12 @@ int spawn_run(char *const argv[], char **err)
 		buf_free(&cmd);
 	}
 
-	int rc = spawn_find(argv[0]);
+	Buf prog = {0};
+	if (dir && argv[0][0] != '/' && strchr(argv[0], '/'))
+		buf_printf(&prog, "%s/", dir);
+	buf_puts(&prog, argv[0]);
+	int rc = spawn_find(prog.s, NULL);
+	buf_free(&prog);
 	if (rc) {
 		diag_error(NULL, "cannot run '%s': %s", argv[0], strerror(rc));
 		return -1;
@@ -164,6 +220,8 @@ int spawn_run(char *const argv[], char **err)
 		rc = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+	if (!rc && dir)
+		rc = posix_spawn_file_actions_addchdir_np(&fa, dir); /* glibc 2.29+ */
 	int attr = !rc && !(rc = posix_spawnattr_init(&at));
 	/* Its own process group; our signal mask from before the block. */
 	spawn_block(&mask);

@@ -715,6 +715,43 @@ static void test_spawn(void)
 	char *text = file_read(ef, &len);
 	CHECK_STR(text, "sh -c 'echo out; echo err >&2' 'a b' 'it'\\''s' '' x=1,y:2/z+.-\nout\n");
 	free(text);
+
+	/* spawn_run_in: the child's directory; a relative program with a '/'
+	 * is found from there (./x is the dir's x, not ours). */
+	char *d = strdup(tpath("spawn dir")); /* tpath's buffer is reused */
+	CHECK_INT(mkdir_p(d), 0);
+	CHECK_INT(file_write(tpath("spawn dir/x.sh"), "#!/bin/sh\npwd >&2\n", strlen("#!/bin/sh\npwd >&2\n")), 0);
+	CHECK_INT(chmod(tpath("spawn dir/x.sh"), 0755), 0);
+	char *const a6[] = {"./x.sh", NULL};
+	CHECK_INT(spawn_run_in(d, a6, &err), 0);
+	char *real = realpath(d, NULL);
+	CHECK(real && err && !strncmp(err, real, strlen(real)) && err[strlen(real)] == '\n');
+	free(real);
+	free(d);
+	free(err);
+	capture();
+	CHECK_INT(spawn_run(a6, NULL), -1); /* not in our directory */
+	CHECK(contains(captured(), "cannot run './x.sh'"));
+}
+
+static void test_spawn_words(void)
+{
+	Arena *a = arena_new();
+	int n = -1;
+	char **v = spawn_words(a, "  ccache\tclang  -O2 'a b'\n", &n);
+	CHECK_INT(n, 5);
+	CHECK_STR(v[0], "ccache");
+	CHECK_STR(v[1], "clang");
+	CHECK_STR(v[2], "-O2");
+	CHECK_STR(v[3], "'a"); /* no shell: quotes are characters */
+	CHECK_STR(v[4], "b'");
+	CHECK(v[5] == NULL);
+	v = spawn_words(a, " \t \n", &n);
+	CHECK_INT(n, 0);
+	CHECK(v[0] == NULL);
+	spawn_words(a, "", &n);
+	CHECK_INT(n, 0);
+	arena_free(a);
 }
 
 static void test_tmp(void)
@@ -939,6 +976,7 @@ int main(void)
 	test_safetensors();
 	test_zip();
 	test_spawn();
+	test_spawn_words();
 	test_tmp();
 	test_options();
 	diag_capture(NULL);
