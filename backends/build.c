@@ -402,6 +402,8 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	argv[av.n] = NULL;
 	if ((rc = run_tool(wd, argv, words, lt, a->static_lib ? "making the archive" : "linking", nm)))
 		return rc;
+	if (a->static_lib && spawn_verbose)
+		diag_note(a->outlib, "a program that links this archive also needs: %s", backend_link_flags(t, 1));
 	/* Install: header, source, weights, library; undo on failure. */
 	const char *from[4] = {chdr, a->outsrc ? WD(csrc) : NULL, a->outweights ? wext : NULL, WD(lib)};
 #undef WD

@@ -1,0 +1,290 @@
+"""doccc inside build pipelines: compiler launchers and static archives.
+
+Launchers: DOCC_CC (clang), DOCC_CXX (clang++ of --simulate), DOCC_NVCC and
+DOCC_HIPCC name the compiler command, a launcher included, split on blanks
+without a shell. The compilers run in the working directory on relative
+paths, so that
+
+  - ccache hits on a second build of the same model from another DOCC_TMP
+    and into another output directory (CCACHE_DIR in the test's folder;
+    `ccache --print-stats` counts the hit), and the library built through it
+    gives eager PyTorch's results;
+  - a fake launcher (logs its argv, then execs the rest) sees every command of
+    the backend: the weights object (DOCC_CC), the compile and the link
+    (DOCC_NVCC for cuda, DOCC_HIPCC for rocm, DOCC_CXX for --simulate);
+  - an empty or blank variable is a usage error (exit 2, the variable named),
+    a launcher that is not there exit 1 with the variable named, and neither
+    leaves anything behind.
+
+Static archives: -o DIR/libNAME.a. Two models go into two archives; one C
+program includes both headers, links both archives (with gcc and with
+clang, and the flags a program needs besides the archive, which doccc -v
+prints) and writes both outputs, which are compared with eager PyTorch. Every
+global symbol the archive defines starts with the model's prefix (no
+doccc_model alias). Failures: an output directory that cannot be made, and a
+failing ar (exit 3), leave nothing.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import IN_CI, doccc_cmd, fmt_result, require, run_lib, target_args
+
+
+def require_cmd(cmd):
+    """Path of a command the test needs; fail in CI, skip elsewhere, when it is missing."""
+    path = shutil.which(cmd)
+    if path is None:
+        msg = f"{cmd} is not on PATH; this test needs it (`make setup` installs ccache)"
+        if IN_CI:
+            pytest.fail(f"CI: {msg}", pytrace=False)
+        pytest.skip(msg)
+    return path
+
+
+def assert_exit(r, code, *needles):
+    assert r.returncode == code, fmt_result(r)
+    for n in needles:
+        assert n in r.stderr, f"{n!r} not in stderr\n" + fmt_result(r)
+
+
+def listing(d):
+    return sorted(str(p.relative_to(d)) for p in Path(d).rglob("*")) if Path(d).exists() else []
+
+
+@pytest.fixture(scope="module")
+def mlp(exports):
+    return exports.get("mlp", "training", 1, "pt2")
+
+
+@pytest.fixture(scope="module")
+def cnn(exports):
+    return exports.get("small_cnn", "training", 1, "pt2")
+
+
+def logging_launcher(d):
+    """A launcher that appends its arguments (one line per call) to d/calls.log and execs them."""
+    d.mkdir(parents=True, exist_ok=True)
+    log = d / "calls.log"
+    p = d / "logcc"
+    p.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "$@"\n')
+    p.chmod(0o755)
+    return p, log
+
+
+# ---- launchers ----------------------------------------------------------------------
+
+def ccache_stats(env):
+    r = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return {k: int(v) for k, v in (line.split("\t") for line in r.stdout.splitlines() if "\t" in line)}
+
+
+def test_ccache_hits_from_another_working_directory(cnn, tmp_path, check_close):
+    require_cmd("ccache")
+    env = {"CCACHE_DIR": str(tmp_path / "ccache"), "CCACHE_CONFIGPATH": str(tmp_path / "ccache.conf"),
+           "DOCC_CC": "ccache clang"}
+    (tmp_path / "ccache.conf").write_text("")
+    full = dict(os.environ, **env)
+    full.pop("CCACHE_DISABLE", None)
+    subprocess.run(["ccache", "-z"], env=full, check=True, capture_output=True)
+    libs = []
+    for i in (1, 2):
+        out = tmp_path / f"out{i}"
+        r = doccc_cmd(cnn.path, "-t", "openmp", "-n", "small_cnn", "-o", f"{out}/", "-v",
+                      env=dict(env, DOCC_TMP=str(tmp_path / f"tmp{i}")))
+        assert_exit(r, 0)
+        # -v shows the launcher and where the command runs
+        assert re.search(r"^cd \S+/tmp%d/doccc-\S+ && ccache clang .* -c -o small_cnn\.o small_cnn\.c$" % i,
+                         r.stderr, re.M), r.stderr
+        stats = ccache_stats(full)
+        hits = stats["direct_cache_hit"] + stats["preprocessed_cache_hit"]
+        assert hits == (i - 1), f"build {i}: {hits} ccache hits\n{stats}\n{r.stderr}"
+        libs.append(out / "libsmall_cnn.so")
+    assert stats["cache_miss"] == 1, stats
+    assert libs[0].read_bytes() == libs[1].read_bytes(), "the cached object made another library"
+    check_close(run_lib(libs[1], [cnn.x])[0], cnn.ref[0], "small_cnn openmp through ccache")
+
+
+@pytest.mark.parametrize("target,var,compiler", [("none", "DOCC_CC", "clang"),
+                                                 ("cuda-sim", "DOCC_CXX", "clang++"),
+                                                 ("cuda", "DOCC_NVCC", "nvcc"),
+                                                 ("rocm", "DOCC_HIPCC", "hipcc")])
+def test_launcher_runs_every_command(mlp, tmp_path, target, var, compiler):
+    require_cmd(compiler)
+    launcher, log = logging_launcher(tmp_path / "bin")
+    env = {"DOCC_CC": f"{launcher} clang", var: f"{launcher} {compiler}"}
+    out = tmp_path / "out"
+    r = doccc_cmd(mlp.path, *target_args(target), "-n", "m", "-o", f"{out}/", "-v", env=env)
+    assert_exit(r, 0)
+    assert listing(out) == ["libm.so", "m.h"], listing(out)
+    calls = log.read_text().splitlines()
+    ext = ".c" if target == "none" else ".cu"
+    assert len(calls) == 3, calls
+    assert calls[0].startswith("clang -c") and calls[0].endswith("weights.S"), calls
+    assert calls[1].startswith(compiler + " ") and calls[1].endswith(f"-c -o m.o m{ext}"), calls
+    assert calls[2].startswith(compiler + " ") and " -shared " in calls[2] and "-o libm.so m.o weights.o" in calls[2]
+    assert f"{launcher} {compiler} " in r.stderr, r.stderr
+
+
+def test_relative_launcher_path(mlp, tmp_path):
+    """A relative path in DOCC_CC is taken from doccc's directory, not the working directory's."""
+    launcher, log = logging_launcher(tmp_path / "bin")
+    r = doccc_cmd(mlp.path, "-n", "m", "-o", f"{tmp_path}/out/", env={"DOCC_CC": "./bin/logcc clang"},
+                  cwd=tmp_path)
+    assert_exit(r, 0)
+    assert len(log.read_text().splitlines()) == 3
+
+
+@pytest.mark.parametrize("var,value,target", [("DOCC_CC", "", "none"), ("DOCC_CC", " \t ", "openmp"),
+                                              ("DOCC_CXX", "", "cuda-sim"), ("DOCC_NVCC", " ", "cuda"),
+                                              ("DOCC_HIPCC", "", "rocm")])
+def test_empty_compiler_variable(mlp, tmp_path, var, value, target):
+    out = tmp_path / "out"
+    r = doccc_cmd(mlp.path, *target_args(target), "-o", f"{out}/", env={var: value})
+    assert_exit(r, 2, f"{var} is empty or blank")
+    assert listing(out) == []
+
+
+def test_empty_ar_variable(mlp, tmp_path):
+    r = doccc_cmd(mlp.path, "-o", tmp_path / "out" / "libm.a", env={"DOCC_AR": ""})
+    assert_exit(r, 2, "DOCC_AR is empty or blank")
+    assert listing(tmp_path / "out") == []
+
+
+def test_missing_launcher(mlp, tmp_path):
+    out = tmp_path / "out"
+    work = tmp_path / "work"
+    r = doccc_cmd(mlp.path, "-o", f"{out}/", env={"DOCC_CC": "doccc-no-such-launcher clang", "DOCC_TMP": str(work)})
+    assert_exit(r, 1, "cannot run 'doccc-no-such-launcher'", "DOCC_CC ('doccc-no-such-launcher clang')")
+    assert listing(out) == [] and listing(work) == []
+
+
+def test_quotes_are_not_interpreted(mlp, tmp_path):
+    """No shell: a quote is part of the word, so "'clang'" is a program of that name."""
+    r = doccc_cmd(mlp.path, "-o", f"{tmp_path}/out/", env={"DOCC_CC": "'clang'"})
+    assert_exit(r, 1, "cannot run ''clang''")
+
+
+# ---- static archives ----------------------------------------------------------------
+
+PROGRAM = r"""
+#include <stdio.h>
+#include "first.h"
+#include "second.h"
+
+/* a device-resident build (--simulate) takes host pointers in run_host */
+#if FIRST_DEVICE_RESIDENT
+#define RUN_FIRST first_run_host
+#define RUN_SECOND second_run_host
+#else
+#define RUN_FIRST first_run
+#define RUN_SECOND second_run
+#endif
+
+/* argv: xa.bin xb.bin ya.bin yb.bin [first.weights] */
+static int io(const char *path, void *p, size_t n, int out)
+{
+	FILE *f = fopen(path, out ? "wb" : "rb");
+	size_t k = f ? (out ? fwrite(p, 1, n, f) : fread(p, 1, n, f)) : 0;
+	if (f)
+		fclose(f);
+	return k != n;
+}
+
+int main(int argc, char **argv)
+{
+	static float xa[FIRST_INPUT0_NUMEL], ya[FIRST_OUTPUT0_NUMEL];
+	static float xb[SECOND_INPUT0_NUMEL], yb[SECOND_OUTPUT0_NUMEL];
+	first_t *a = NULL;
+	second_t *b = NULL;
+	if (argc < 5 || io(argv[1], xa, sizeof xa, 0) || io(argv[2], xb, sizeof xb, 0))
+		return 2;
+	int rc = argc > 5 ? first_create_from(&a, argv[5]) : first_create(&a);
+	if (rc || second_create(&b))
+		return 3;
+	if (RUN_FIRST(a, xa, ya) || RUN_SECOND(b, xb, yb))
+		return 4;
+	if (io(argv[3], ya, sizeof ya, 1) || io(argv[4], yb, sizeof yb, 1))
+		return 5;
+	printf("%s %s\n", first_desc.name, second_desc.name);
+	first_destroy(a);
+	second_destroy(b);
+	return 0;
+}
+"""
+
+
+def defined_globals(archive, demangle=False):
+    r = subprocess.run(["nm", "-g", "--defined-only"] + (["-C"] if demangle else []) + [str(archive)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return [line[19:] for line in r.stdout.splitlines() if re.match(r"^[0-9a-f]{16} ", line)]
+
+
+def link_flags(r):
+    m = re.search(r"a program that links this archive also needs: (.*)$", r.stderr, re.M)
+    assert m, "doccc -v named no link flags for the archive\n" + fmt_result(r)
+    return m.group(1).split()
+
+
+@pytest.mark.parametrize("target", ["sequential", "openmp", "cuda-sim", "external-weights"])
+def test_two_static_archives_in_one_program(mlp, cnn, tmp_path, check_close, target):
+    np = require("numpy")
+    external = target == "external-weights"
+    tflags = target_args("sequential" if external else target)
+    out = tmp_path / "out"
+    flags = []
+    for name, m in (("first", mlp), ("second", cnn)):
+        extra = ["--external-weights"] if external and name == "first" else []
+        r = doccc_cmd(m.path, *tflags, "-n", name, "-o", out / f"lib{name}.a", "-v", *extra)
+        assert_exit(r, 0)
+        flags += [f for f in link_flags(r) if f not in flags]
+        syms = defined_globals(out / f"lib{name}.a", demangle=target == "cuda-sim")
+        assert syms and all(s.startswith(name + "_") for s in syms), syms
+        assert (f"{name}_weights_blob" in syms) == (not extra), syms
+    assert listing(out) == ["first.h", "first.weights", "libfirst.a", "libsecond.a", "second.h"] if external \
+        else ["first.h", "libfirst.a", "libsecond.a", "second.h"], listing(out)
+    src = tmp_path / "two.c"
+    src.write_text(PROGRAM)
+    xa, xb = tmp_path / "xa.bin", tmp_path / "xb.bin"
+    mlp.x.astype("<f4").tofile(xa)
+    cnn.x.astype("<f4").tofile(xb)
+    for cc in ("gcc", "clang"):
+        require_cmd(cc)
+        exe = tmp_path / f"two_{cc}"
+        # the archives by path: nothing else named doccc or the models is linked
+        cmd = [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{out}", str(src), "-o", str(exe),
+               str(out / "libfirst.a"), str(out / "libsecond.a"), *flags]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"
+        ya, yb = tmp_path / f"ya_{cc}.bin", tmp_path / f"yb_{cc}.bin"
+        run = [str(exe), str(xa), str(xb), str(ya), str(yb)] + ([str(out / "first.weights")] if external else [])
+        r = subprocess.run(run, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0 and r.stdout.strip() == "first second", f"exit {r.returncode}\n{r.stdout}{r.stderr}"
+        check_close(np.fromfile(ya, "<f4").reshape(mlp.ref[0].shape), mlp.ref[0], f"static mlp {target} {cc}")
+        check_close(np.fromfile(yb, "<f4").reshape(cnn.ref[0].shape), cnn.ref[0], f"static small_cnn {target} {cc}")
+
+
+def test_static_archive_output_dir_cannot_be_made(mlp, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory\n")
+    r = doccc_cmd(mlp.path, "-o", blocker / "sub" / "libm.a")
+    assert_exit(r, 1, str(blocker))
+    assert listing(tmp_path) == ["file"]
+
+
+def test_static_archive_ar_failure(mlp, tmp_path):
+    fake = tmp_path / "bin" / "fake-ar"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'fake-ar: cannot write archive' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    out, work = tmp_path / "out", tmp_path / "work"
+    r = doccc_cmd(mlp.path, "-n", "m", "-o", out / "libm.a", env={"DOCC_AR": str(fake), "DOCC_TMP": str(work)})
+    assert_exit(r, 3, "fake-ar: cannot write archive", f"{fake} failed (exit status 1) making the archive")
+    assert listing(out) == [] and listing(work) == []
