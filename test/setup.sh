@@ -6,6 +6,7 @@
 #   Debian packages: clang libomp-dev libyaml-dev libcjson-dev libzip-dev pkg-config
 #                    cmake (test/test_buildsys.py builds a consumer of NAMEConfig.cmake)
 #                    hipcc libamdhip64-dev rocm-device-libs (-t rocm; about 70 MB)
+#                    ccache (test_toolchain.py builds through DOCC_CC="ccache clang")
 #                    python3 python3-venv (when there is no python3, or it is
 #                    externally managed and cannot make a venv)
 #   --sanitizers:    libclang-rt-N-dev, N the major version of the installed clang
@@ -84,6 +85,8 @@ case " $missing " in *" clang "*) ;; *) have clang || need clang ;; esac
 have hipcc || { need hipcc; need libamdhip64-dev; need rocm-device-libs; }
 # CMake: the suite builds a program with the NAMEConfig.cmake of --emit-cmake.
 have cmake || need cmake
+# ccache: the compiler-launcher tests (DOCC_CC="ccache clang") need a real cache.
+have ccache || need ccache
 # OpenMP: clang must find omp.h (the openmp target's generated code includes it).
 if ! have clang || ! printf '#include <omp.h>\n' | clang -fopenmp -x c -E - >/dev/null 2>&1; then
 	need libomp-dev

@@ -347,15 +347,21 @@ def tsan_build(mlp, tmp_path, target):
     r = doccc_cmd(mlp.path, "-t", target, "-n", "ts", "-v", "-o", f"{tmp_path}/out/",
                   env={"DOCC_DEBUG": "build", "DOCC_TMP": str(work)})
     assert_exit(r, 0)
-    cmd = [shlex.split(line) for line in r.stderr.splitlines() if line.startswith("clang ")][-1]
+    # "cd DIR && clang ...": the weights object, the compile, the link
+    steps = [shlex.split(line) for line in r.stderr.splitlines() if line.startswith("cd ")]
+    assert len(steps) == 3 and all(s[2] == "&&" and s[3] == "clang" for s in steps), r.stderr
     lib = tmp_path / "libts_tsan.so"
-    cmd[cmd.index("-o") + 1] = str(lib)
-    cmd = [c for c in cmd if not c.startswith("-O")] + ["-O1", "-g", "-fsanitize=thread", "-Wno-psabi"]
+    compile_, link = steps[1][3:], steps[2][3:]
+    compile_[compile_.index("-o") + 1] = "ts_tsan.o"
+    compile_ = [c for c in compile_ if not c.startswith("-O")] + ["-O1", "-g", "-fsanitize=thread", "-Wno-psabi"]
+    link[link.index("-o") + 1] = str(lib)
+    link = [("ts_tsan.o" if c == "ts.o" else c) for c in link] + ["-fsanitize=thread"]
 
     def limit():  # a runaway compile must not take the machine
         resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, preexec_fn=limit)
-    assert r.returncode == 0, f"{shlex.join(cmd)}\n{r.stderr[-4000:]}"
+    for cmd in (compile_, link):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, preexec_fn=limit, cwd=steps[1][1])
+        assert r.returncode == 0, f"{shlex.join(cmd)}\n{r.stderr[-4000:]}"
     return lib
 
 
