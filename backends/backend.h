@@ -4,7 +4,7 @@
  * emit_c.c writes the C source (C11, GCC/clang vector extensions for
  * SCHED_VECTOR maps, OpenMP pragmas for SCHED_PARALLEL maps), emit_h.c the
  * public header, build.c lays out the weights, writes the files into the
- * working directory and runs clang. The GPU targets have their own emitter
+ * working directory and runs the compilers there (DOCC_CC and the like). The GPU targets have their own emitter
  * once they land.
  */
 #ifndef DOCCC_BACKEND_H
@@ -46,7 +46,9 @@ void emit_message(Buf *b, const char *s);
 
 /* The flags a program linking the library needs besides the library itself:
  * "" for a shared library (it names its own dependencies); for a static
- * archive the backend's run-time libraries (-fopenmp, -lcudart, -lm...). */
+ * archive the backend's run-time libraries (-lm, -lcudart...), for openmp
+ * clang's libomp by its directory (-L DIR -Wl,-rpath,DIR -lomp), so that a
+ * program linked by gcc or clang links and runs. A static string. */
 const char *backend_link_flags(const Target *t, int static_lib);
 
 /* The compiler variables a build for t uses (DOCC_CC, DOCC_NVCC, DOCC_HIPCC,

@@ -1,22 +1,30 @@
 /*
- * build.c - weights layout, files, and the C compiler.
+ * build.c - weights layout, files, and the compilers.
  *
  * Every live constant is placed at a 64-byte aligned offset of one blob.
  * The blob reaches the library without passing through the C compiler: an
- * assembler file holds `.incbin "weights.bin"`, so compile time does not grow
- * with the model. With --external-weights it is written instead to
+ * assembler file holds `.incbin "weights-SHA256.bin"`, so compile time does
+ * not grow with the model. With --external-weights it is written instead to
  * NAME.weights (a 128-byte header: magic "DOCCCW01", size, the blob's
  * sha256 in hex, then the blob), which create() maps and checks.
  *
  * The compiler comes from the backend table below: one row per way of
  * building (the C printer with clang; the GPU printer with nvcc, hipcc, or
  * clang++ for the simulation), each with its printer, the generated
- * source's suffix and the compiler's command line. GPU builds also write
- * doccc_gpu.h and gpu_sim.h (embedded in doccc at its build) beside the
- * source, and nvcc and hipcc get the weights as an object that clang
- * assembles first. Compilers run through lib/spawn (argv vector, -v
- * echoes it). Everything is produced in the working directory first; only
- * when all of it succeeded are the outputs copied to their final paths,
+ * source's suffix, the variable that names its compiler (DOCC_CC,
+ * DOCC_NVCC, DOCC_HIPCC, DOCC_CXX: a command, a launcher included, split
+ * into words without a shell) and the compile's and link's flags. GPU
+ * builds also write doccc_gpu.h and gpu_sim.h (embedded in doccc at its
+ * build) beside the source. A build is three commands: the C compiler
+ * (DOCC_CC) assembles weights.S into weights.o, the row's compiler compiles
+ * the source to NAME.o and links the library (or ar makes a static
+ * archive). They run in the working directory on relative paths, and the
+ * blob's file name is its sha256, so no command line depends on where the
+ * directory is and a compiler cache (ccache) can hit on the compile, and
+ * none can mistake one blob for another. Compilers run through lib/spawn
+ * (argv vector, -v echoes it with the cd). Everything is produced in the
+ * working directory first; only when all of it succeeded are the outputs
+ * copied to their final paths,
  * each through a temporary name and a rename, and a failure part-way
  * removes what was written.
  */
