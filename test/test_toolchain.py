@@ -27,24 +27,13 @@ failing ar (exit 3), leave nothing.
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import IN_CI, doccc_cmd, fmt_result, require, run_lib, target_args
-
-
-def require_cmd(cmd):
-    """Path of a command the test needs; fail in CI, skip elsewhere, when it is missing."""
-    path = shutil.which(cmd)
-    if path is None:
-        msg = f"{cmd} is not on PATH; this test needs it (`make setup` installs ccache)"
-        if IN_CI:
-            pytest.fail(f"CI: {msg}", pytrace=False)
-        pytest.skip(msg)
-    return path
+from conftest import doccc_cmd, fmt_result, require, run_lib, target_args
+from test_gpu import require_cmd  # fails in CI, skips elsewhere, when a command is missing
 
 
 def assert_exit(r, code, *needles):
@@ -60,11 +49,6 @@ def listing(d):
 @pytest.fixture(scope="module")
 def mlp(exports):
     return exports.get("mlp", "training", 1, "pt2")
-
-
-@pytest.fixture(scope="module")
-def cnn(exports):
-    return exports.get("small_cnn", "training", 1, "pt2")
 
 
 def logging_launcher(d):
@@ -85,8 +69,9 @@ def ccache_stats(env):
     return {k: int(v) for k, v in (line.split("\t") for line in r.stdout.splitlines() if "\t" in line)}
 
 
-def test_ccache_hits_from_another_working_directory(cnn, tmp_path, check_close):
+def test_ccache_hits_from_another_working_directory(exports, tmp_path, check_close):
     require_cmd("ccache")
+    cnn = exports.get("small_cnn", "training", 1, "pt2")
     env = {"CCACHE_DIR": str(tmp_path / "ccache"), "CCACHE_CONFIGPATH": str(tmp_path / "ccache.conf"),
            "DOCC_CC": "ccache clang"}
     (tmp_path / "ccache.conf").write_text("")
@@ -234,8 +219,9 @@ def link_flags(r):
 
 
 @pytest.mark.parametrize("target", ["sequential", "openmp", "cuda-sim", "external-weights"])
-def test_two_static_archives_in_one_program(mlp, cnn, tmp_path, check_close, target):
+def test_two_static_archives_in_one_program(exports, mlp, tmp_path, check_close, target):
     np = require("numpy")
+    cnn = exports.get("small_cnn", "training", 1, "pt2")
     external = target == "external-weights"
     tflags = target_args("sequential" if external else target)
     out = tmp_path / "out"
