@@ -71,6 +71,9 @@ static int install(const char *from, const char *to, int mode)
 }
 
 /* ---- the backend table ------------------------------------------------------- */
+/* A command's words: a tool's (at most TOOL_WORDS) and doccc's (fewer than 40). */
+enum { TOOL_WORDS = 64, ARGV_MAX = TOOL_WORDS + 48 };
+
 typedef struct {
 	const char **v;
 	int n;
@@ -79,7 +82,7 @@ typedef struct {
 
 static void arg(Argv *a, const char *s)
 {
-	DOCC_ASSERT(a->n < 62);
+	DOCC_ASSERT(a->n < ARGV_MAX - 1);
 	a->v[a->n++] = s;
 }
 
@@ -205,6 +208,10 @@ static int tool_words(Arena *ar, const Tool *tl, Argv *av)
 		           "(%s=\"ccache %s\"), or unset it", tl->env, tl->dflt, tl->env, tl->dflt);
 		return 0;
 	}
+	if (n > TOOL_WORDS) {
+		diag_error(NULL, "%s has %d words, more than %d", tl->env, n, TOOL_WORDS);
+		return 0;
+	}
 	char cwd[4096];
 	for (int i = 0; i < n; i++) {
 		if (w[i][0] != '/' && w[i][0] != '-' && strchr(w[i], '/') && getcwd(cwd, sizeof cwd))
@@ -216,7 +223,7 @@ static int tool_words(Arena *ar, const Tool *tl, Argv *av)
 
 int backend_check_tools(Arena *ar, const Target *t, int static_lib)
 {
-	const char *argv[64];
+	const char *argv[ARGV_MAX];
 	Argv av = {argv, 0, ar};
 	const Tool *used[] = {&tool_cc, &backend_of(t)->cc, static_lib ? &tool_ar : NULL};
 	int bad = 0;
@@ -233,7 +240,7 @@ int backend_check_tools(Arena *ar, const Target *t, int static_lib)
  * really is), or NULL when it is not there. */
 static const char *runtime_dir(Arena *ar, const Tool *cc, const char *lib)
 {
-	const char *argv[64];
+	const char *argv[ARGV_MAX];
 	Argv av = {argv, 0, ar};
 	int n = tool_words(ar, cc, &av);
 	for (int i = 0; i < n; i++) {
@@ -364,7 +371,7 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	/* Three steps: the weights object (assembled by the C compiler, every
 	 * backend), the compile of the source (what a compiler cache keeps),
 	 * then the link (or ar for a static archive). */
-	const char *argv[64];
+	const char *argv[ARGV_MAX];
 	Argv av = {argv, 0, ar};
 	int words;
 	if (embed) {

@@ -143,7 +143,7 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt_install $missing
 else
-	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config, cmake, hipcc)"
+	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config, cmake, ccache, hipcc)"
 fi
 
 # nvcc is not a Debian package here (it comes with the machine, from NVIDIA's

@@ -12,7 +12,8 @@ paths, so that
   - a fake launcher (logs its argv, then execs the rest) sees every command of
     the backend: the weights object (DOCC_CC), the compile and the link
     (DOCC_NVCC for cuda, DOCC_HIPCC for rocm, DOCC_CXX for --simulate);
-  - an empty or blank variable is a usage error (exit 2, the variable named),
+  - an empty or blank variable, or one of more than 64 words, is a usage
+    error (exit 2, the variable named),
     a launcher that is not there exit 1 with the variable named, and neither
     leaves anything behind.
 
@@ -134,6 +135,12 @@ def test_empty_compiler_variable(mlp, tmp_path, var, value, target):
     r = doccc_cmd(mlp.path, *target_args(target), "-o", f"{out}/", env={var: value})
     assert_exit(r, 2, f"{var} is empty or blank")
     assert listing(out) == []
+
+
+def test_too_many_words(mlp, tmp_path):
+    r = doccc_cmd(mlp.path, "-o", f"{tmp_path}/out/", env={"DOCC_CC": " ".join(["clang"] + ["-O2"] * 64)})
+    assert_exit(r, 2, "DOCC_CC has 65 words, more than 64")
+    assert listing(tmp_path / "out") == []
 
 
 def test_empty_ar_variable(mlp, tmp_path):

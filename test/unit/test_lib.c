@@ -751,6 +751,11 @@ static void test_spawn_words(void)
 	CHECK(v[0] == NULL);
 	spawn_words(a, "", &n);
 	CHECK_INT(n, 0);
+	/* spawn_which: PATH lookup, links resolved */
+	const char *sh = spawn_which(a, "sh");
+	CHECK(sh && sh[0] == '/' && access(sh, X_OK) == 0);
+	CHECK(spawn_which(a, "doccc-no-such-program-xyz") == NULL);
+	CHECK(spawn_which(a, "./doccc-no-such-program-xyz") == NULL);
 	arena_free(a);
 }
 
