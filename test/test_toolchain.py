@@ -22,7 +22,8 @@ program includes both headers, links both archives (with gcc and with
 clang, and the flags a program needs besides the archive, which doccc -v
 prints) and writes both outputs, which are compared with eager PyTorch. Every
 global symbol the archive defines starts with the model's prefix (no
-doccc_model alias). Failures: an output directory that cannot be made, and a
+doccc_model alias). The archive's pkg-config file (--emit-pkgconfig) links
+a gcc program on its own. Failures: an output directory that cannot be made, and a
 failing ar (exit 3), leave nothing.
 """
 
@@ -262,6 +263,37 @@ def test_two_static_archives_in_one_program(exports, mlp, tmp_path, check_close,
         assert r.returncode == 0 and r.stdout.strip() == "first second", f"exit {r.returncode}\n{r.stdout}{r.stderr}"
         check_close(np.fromfile(ya, "<f4").reshape(mlp.ref[0].shape), mlp.ref[0], f"static mlp {target} {cc}")
         check_close(np.fromfile(yb, "<f4").reshape(cnn.ref[0].shape), cnn.ref[0], f"static small_cnn {target} {cc}")
+
+
+def test_static_archive_through_pkg_config(mlp, tmp_path, check_close):
+    """--emit-pkgconfig beside an openmp archive: gcc links a program with
+    `pkg-config --cflags --libs` alone, and it computes eager PyTorch's output."""
+    np = require("numpy")
+    require_cmd("pkg-config")
+    out = tmp_path / "out"
+    r = doccc_cmd(mlp.path, "-t", "openmp", "-n", "first", "-o", out / "libfirst.a", "--emit-pkgconfig")
+    assert_exit(r, 0)
+    env = dict(os.environ, PKG_CONFIG_PATH=str(out))
+    pc = subprocess.run(["pkg-config", "--cflags", "--libs", "first"], capture_output=True, text=True, env=env)
+    assert pc.returncode == 0, pc.stderr
+    src = tmp_path / "one.c"
+    src.write_text('#include <stdio.h>\n#include "first.h"\n'
+                   "int main(int argc, char **argv) {\n"
+                   "  static float x[FIRST_INPUT0_NUMEL], y[FIRST_OUTPUT0_NUMEL];\n"
+                   "  first_t *m = NULL;\n  FILE *f = fopen(argv[1], \"rb\");\n"
+                   "  if (argc < 3 || !f || fread(x, sizeof x, 1, f) != 1) return 2;\n  fclose(f);\n"
+                   "  if (first_create(&m) || first_run(m, x, y)) return 3;\n"
+                   "  f = fopen(argv[2], \"wb\");\n  if (!f || fwrite(y, sizeof y, 1, f) != 1) return 4;\n"
+                   "  fclose(f);\n  first_destroy(m);\n  return 0;\n}\n")
+    exe = tmp_path / "one"
+    cmd = ["gcc", "-std=c11", "-Wall", "-Werror", str(src), "-o", str(exe), *pc.stdout.split()]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stderr}"
+    x, y = tmp_path / "x.bin", tmp_path / "y.bin"
+    mlp.x.astype("<f4").tofile(x)
+    r = subprocess.run([str(exe), str(x), str(y)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stderr}"
+    check_close(np.fromfile(y, "<f4").reshape(mlp.ref[0].shape), mlp.ref[0], "static mlp openmp via pkg-config")
 
 
 def test_static_archive_output_dir_cannot_be_made(mlp, tmp_path):
