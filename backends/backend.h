@@ -53,8 +53,10 @@ const char *backend_link_flags(const Target *t, int static_lib);
 
 /* The compiler variables a build for t uses (DOCC_CC, DOCC_NVCC, DOCC_HIPCC,
  * DOCC_CXX; DOCC_AR for a static archive) are usable: 0, or -1 when one is
- * set and empty or blank (reported; a usage error). */
-int backend_check_tools(Arena *ar, const Target *t, int static_lib);
+ * set and empty or blank (reported; a usage error). *key: the commands, as
+ * " VAR=COMMAND" each, for the DOCC_REUSE_BINARIES key (another compiler is
+ * another build). */
+int backend_check_tools(Arena *ar, const Target *t, int static_lib, const char **key);
 
 /* 0 ok; 1 failure reported; 3 the external compiler failed (its stderr shown). */
 int backend_build(Sdfg *g, const Target *t, const BuildArgs *a);

@@ -221,16 +221,29 @@ static int tool_words(Arena *ar, const Tool *tl, Argv *av)
 	return n;
 }
 
-int backend_check_tools(Arena *ar, const Target *t, int static_lib)
+/* The tools a build for t runs, each once, NULL where none. */
+static void tools_used(const Target *t, int static_lib, const Tool *used[3])
+{
+	used[0] = &tool_cc;
+	used[1] = strcmp(backend_of(t)->cc.env, tool_cc.env) ? &backend_of(t)->cc : NULL;
+	used[2] = static_lib ? &tool_ar : NULL;
+}
+
+int backend_check_tools(Arena *ar, const Target *t, int static_lib, const char **key)
 {
 	const char *argv[ARGV_MAX];
 	Argv av = {argv, 0, ar};
-	const Tool *used[] = {&tool_cc, &backend_of(t)->cc, static_lib ? &tool_ar : NULL};
+	const Tool *used[3];
+	tools_used(t, static_lib, used);
 	int bad = 0;
+	*key = "";
 	for (size_t i = 0; i < COUNTOF(used); i++) {
 		av.n = 0;
-		if (used[i] && (i == 0 || strcmp(used[i]->env, used[0]->env)))
-			bad |= !tool_words(ar, used[i], &av);
+		if (!used[i])
+			continue;
+		bad |= !tool_words(ar, used[i], &av);
+		const char *v = getenv(used[i]->env);
+		*key = arena_printf(ar, "%s %s=%s", *key, used[i]->env, v ? v : used[i]->dflt);
 	}
 	return bad ? -1 : 0;
 }

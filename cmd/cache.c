@@ -80,6 +80,8 @@ static void cache_outputs(const BuildArgs *ba, const char *outs[NOUTS], int mode
 		outs[i] = o[i];
 		modes[i] = m[i];
 	}
+	if (ba->static_lib)
+		modes[0] = 0644; /* an archive is not executable */
 }
 
 /* The hash MANIFEST man gives file name (its lines are "HEX  NAME\n",

@@ -112,7 +112,9 @@ static void list_options(void)
 		       *o->values ? "]" : "");
 	}
 	printf("\nEnvironment: DOCC_TMP (working directories), DOCC_DEBUG (dump;build), DOCC_REUSE_BINARIES,\n"
-	       "DOCC_CUDA_ARCH (cuda architecture, e.g. sm_86 or cuda:sm_86). Pass options: see --list-passes.\n");
+	       "DOCC_CUDA_ARCH (cuda architecture, e.g. sm_86 or cuda:sm_86), DOCC_CC, DOCC_CXX, DOCC_NVCC,\n"
+	       "DOCC_HIPCC, DOCC_AR (the commands the build runs, a launcher included: DOCC_CC=\"ccache clang\").\n"
+	       "Pass options: see --list-passes.\n");
 }
 
 static void list_ops(void)
@@ -161,6 +163,7 @@ typedef struct {
 	BuildSys bs;         /* -MD -MF -MT, --emit-pkgconfig, --emit-cmake */
 	/* planned by plan_outputs */
 	const char *nm, *dir;
+	const char *tools;   /* the compiler commands, for the cache key */
 } Cli;
 
 /* Parse argv into c: -1 to go on, or the exit code to return now. */
@@ -379,7 +382,7 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, Bu
 	}
 	if (!lib)
 		lib = arena_printf(a, "%s/lib%s.so", c->dir, c->nm);
-	if (backend_check_tools(a, tg, ba->static_lib))
+	if (backend_check_tools(a, tg, ba->static_lib, &c->tools))
 		return EXIT_USAGE;
 	if (!dir_exists(c->dir) && mkdir_p(c->dir))
 		return EXIT_INPUT;
@@ -397,9 +400,9 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, Bu
 /* What changes the output besides the input's and weights' bytes. */
 static const char *cache_key(Arena *a, const Cli *c, const Options *o, const Target *tg, const BuildArgs *ba)
 {
-	return arena_printf(a, "%s|%s|%s|%s|%s|%d|%d|%d|%s|%s|%s", c->nm, tg->name, tg->category, tg->march,
+	return arena_printf(a, "%s|%s|%s|%s|%s|%d|%d|%d|%s|%s|%s|%s", c->nm, tg->name, tg->category, tg->march,
 	                    o->contraction_precision, o->approximate_math, c->emit_source, c->external, ba->cmdline,
-	                    path_base(ba->outlib), c->dimkey);
+	                    path_base(ba->outlib), c->dimkey, c->tools);
 }
 
 /* Import and run the passes; a model that cannot run entirely on the GPU

@@ -469,3 +469,22 @@ def test_cache_key_covers_every_file_read(tmp_path, exports):
     r = doccc_cmd(*args, "--report", report, env=env)
     assert_exit(r, 0)
     assert "reused the build" not in r.stderr and report.exists(), fmt_result(r)
+
+
+def test_cache_key_covers_the_compiler(mlp, tmp_path):
+    """Another compiler command (DOCC_CC) is another cache entry; the same
+    one is reused. A static archive installed from the cache is not
+    executable (0644, as a build writes it)."""
+    env = {"DOCC_REUSE_BINARIES": "1", "DOCC_TMP": str(tmp_path / "cache")}
+    args = (mlp.path, "-n", "m", "-o", f"{tmp_path}/out/", "-v")
+    assert_exit(doccc_cmd(*args, env=env), 0)
+    assert_exit(doccc_cmd(*args, env=env), 0, "reused the build")
+    r = doccc_cmd(*args, env=dict(env, DOCC_CC="clang -O1"))
+    assert_exit(r, 0)
+    assert "reused the build" not in r.stderr, fmt_result(r)
+    assert_exit(doccc_cmd(*args, env=dict(env, DOCC_CC="clang -O1")), 0, "reused the build")
+    a = (mlp.path, "-n", "m", "-o", f"{tmp_path}/st/libm.a", "-v")
+    assert_exit(doccc_cmd(*a, env=env), 0)
+    (tmp_path / "st" / "libm.a").unlink()
+    assert_exit(doccc_cmd(*a, env=env), 0, "reused the build")
+    assert stat.S_IMODE((tmp_path / "st" / "libm.a").stat().st_mode) == 0o644
