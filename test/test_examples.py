@@ -1,0 +1,96 @@
+"""examples/pipeline, as a build pipeline runs it.
+
+The README's "In a build pipeline" section points at examples/pipeline/
+Makefile; this runs that Makefile (copied into a temporary folder, so two
+checkouts of it can be told apart) as a make-based build and a CI job would:
+  - `make` exports, compiles with -MD and --emit-pkgconfig through ccache,
+    links the program through the .pc file, and passes the CI gate
+    (doccc inspect, doccc run --expect);
+  - `make -q` says the library is up to date; a changed options.yaml or a
+    new doccc makes it out of date, and `make` rebuilds it;
+  - a second checkout, with another DOCC_TMP, gets its C compile from ccache;
+  - a reference that the library does not match fails `make check`.
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import doccc_path, fmt_result, require
+from test_gpu import require_cmd
+from test_toolchain import ccache_stats
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pipeline"
+
+
+def make(args, cwd, env, check=True):
+    r = subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, env=env, capture_output=True,
+                       text=True, timeout=600)
+    if check:
+        assert r.returncode == 0, fmt_result(r)
+    return r
+
+
+def checkout(tmp_path, name):
+    d = tmp_path / name
+    shutil.copytree(EXAMPLE, d, ignore=shutil.ignore_patterns("build"))
+    return d
+
+
+def test_pipeline_example(tmp_path):
+    require("torch")
+    np = require("numpy")
+    require_cmd("make")
+    require_cmd("ccache")
+    require_cmd("pkg-config")
+    doccc = tmp_path / "bin" / "doccc"  # a copy, so a "new doccc" can be installed
+    doccc.parent.mkdir()
+    shutil.copy2(doccc_path(), doccc)
+    env = dict(os.environ, CCACHE_DIR=str(tmp_path / "ccache"), CCACHE_CONFIGPATH=str(tmp_path / "ccache.conf"),
+               DOCCC=str(doccc), PYTHON=sys.executable)
+    env.pop("CCACHE_DISABLE", None)
+    env.pop("DOCC_CC", None)
+    (tmp_path / "ccache.conf").write_text("")
+    subprocess.run(["ccache", "-z"], env=env, check=True, capture_output=True)
+
+    one = checkout(tmp_path, "one")
+    env1 = dict(env, DOCC_TMP=str(tmp_path / "t1"))
+    r = make([], one, env1)
+    assert "class " in r.stdout and "PASS: 0 of 1 output outside" in r.stdout, fmt_result(r)
+    assert "name: tinynet" in r.stdout or "tinynet" in r.stdout, fmt_result(r)
+    lib = "build/libtinynet.so"
+    assert make(["-q", lib], one, env1, check=False).returncode == 0
+    st = ccache_stats(env)
+    assert st["cache_miss"] == 1 and st["direct_cache_hit"] + st["preprocessed_cache_hit"] == 0, st
+
+    # options.yaml changes: out of date, rebuilt, then up to date again
+    t0 = (one / lib).stat().st_mtime_ns
+    opts = one / "options.yaml"
+    opts.write_text(opts.read_text() + "approximate_math: false\n")
+    os.utime(opts, ns=(t0 + 10**9, t0 + 10**9))
+    assert make(["-q", lib], one, env1, check=False).returncode == 1
+    r = make([lib], one, env1)
+    assert "doccc" in r.stdout and (one / lib).stat().st_mtime_ns > t0, fmt_result(r)
+    assert make(["-q", lib], one, env1, check=False).returncode == 0
+
+    # a new doccc: out of date
+    t1 = (one / lib).stat().st_mtime_ns
+    os.utime(doccc, ns=(t1 + 10**9, t1 + 10**9))
+    assert make(["-q", lib], one, env1, check=False).returncode == 1
+
+    # a second checkout, another DOCC_TMP: the C compile comes from ccache
+    two = checkout(tmp_path, "two")
+    before = ccache_stats(env)
+    r = make([], two, dict(env, DOCC_TMP=str(tmp_path / "t2")))
+    after = ccache_stats(env)
+    hits = lambda s: s["direct_cache_hit"] + s["preprocessed_cache_hit"]  # noqa: E731
+    assert hits(after) == hits(before) + 1 and after["cache_miss"] == before["cache_miss"], (before, after)
+
+    # the gate fails on a reference the library does not match
+    ref = two / "build" / "y_ref.npy"
+    y = np.load(ref)
+    y[0, 0] += 0.01
+    np.save(ref, y)
+    r = make(["check"], two, env, check=False)
+    assert r.returncode != 0 and "FAIL" in r.stdout + r.stderr, fmt_result(r)
