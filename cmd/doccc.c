@@ -510,6 +510,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "inspect"))
+		return cmd_inspect(argc - 1, argv + 1);
 	Arena *a = arena_new();
 	Buf cmdline = {0};
 	int rc;
