@@ -74,7 +74,8 @@ def header_facts(hdr):
 
 
 def check_report(lib, target, device, simulated, external=False):
-    """inspect LIB --json and its text against the header; returns the JSON."""
+    """inspect LIB --json and its text against the header; returns the JSON.
+    device: False, or the device backend ("cuda", "rocm")."""
     info = inspect_json(lib)
     hdr = lib.parent / "tiny.h"
     tg, cat, opts, sha, ws = header_facts(hdr)
@@ -84,7 +85,7 @@ def check_report(lib, target, device, simulated, external=False):
     assert info["name"] == "tiny" and info["target"] == tg == target and info["category"] == cat
     assert info["options"] == opts and info["input_sha256"] == sha and info["workspace_size"] == ws
     assert info["march"], info
-    assert info["device_resident"] is device and info["device_backend"] == ("cuda" if device else None)
+    assert info["device_resident"] is bool(device) and info["device_backend"] == (device or None)
     assert info["simulated"] is simulated and info["host_build_of"] is None
     assert info["weights_external"] is external and info["weights_size"] > 0
     assert re.fullmatch(r"[0-9a-f]{64}", info["weights_sha256"])
@@ -92,7 +93,7 @@ def check_report(lib, target, device, simulated, external=False):
     assert info["doccc_version"] == ver
     assert info["inputs"] == [{"name": "x", "dtype": "float32", "shape": [2, 8], "numel": 16, "nbytes": 64}]
     assert info["outputs"] == [{"name": "relu", "dtype": "float32", "shape": [2, 4], "numel": 8, "nbytes": 32}]
-    assert macros["TINY_INPUT0_SHAPE"] == "{2, 8}" and macros["TINY_DEVICE_RESIDENT"] == str(int(device))
+    assert macros["TINY_INPUT0_SHAPE"] == "{2, 8}" and macros["TINY_DEVICE_RESIDENT"] == str(int(bool(device)))
     r = inspect(lib)
     assert r.returncode == 0 and r.stderr == "", fmt_result(r)
     want = [f"{lib}: doccc shared library", "  name              tiny", f"  target            {target}",
@@ -152,18 +153,19 @@ def test_cpu_library(tiny, tmp_path, target):
 
 def test_cuda_simulated(tiny, tmp_path):
     lib = compile_model(tiny, "cuda-sim", tmp_path / "sim")
-    info = check_report(lib, "cuda", True, True)
+    info = check_report(lib, "cuda", "cuda", True)
     assert info["march"].startswith("sm_") and "simulate" in info["options"]
     check_descriptor(lib, info)
 
 
-def test_cuda_nvcc(tiny, tmp_path):
-    """A real nvcc build: inspect reads it on a machine without a GPU (it
-    never loads the library)."""
-    require_cmd("nvcc")
-    lib = compile_model(tiny, "cuda", tmp_path / "cu", "-c", "server")
-    info = check_report(lib, "cuda", True, False)
-    assert info["march"] == "sm_90" and info["category"] == "server"
+@pytest.mark.parametrize("target,compiler,arch", [("cuda", "nvcc", "sm_90"), ("rocm", "hipcc", "gfx90a")])
+def test_gpu_toolchain(tiny, tmp_path, target, compiler, arch):
+    """A real nvcc or hipcc build: inspect reads it on a machine without a
+    GPU or its runtime (it never loads the library)."""
+    require_cmd(compiler)
+    lib = compile_model(tiny, target, tmp_path / target, "-c", "server")
+    info = check_report(lib, target, target, False)
+    assert info["march"] == arch and info["category"] == "server"
 
 
 def test_external_weights(tiny, tmp_path):
