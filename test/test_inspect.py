@@ -158,6 +158,27 @@ def test_cuda_simulated(tiny, tmp_path):
     check_descriptor(lib, info)
 
 
+def test_host_fallback(tmp_path):
+    """-t cuda of a model with a step that has no GPU expansion builds for
+    the host: inspect says which GPU target it is the host build of."""
+    torch = require("torch")
+
+    class LongAttention(torch.nn.Module):
+        def forward(self, q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+    ep = torch.export.export(LongAttention(), (torch.randn(1, 1, 2, 8), torch.randn(1, 1, 20000, 8),
+                                               torch.randn(1, 1, 20000, 8)))
+    pt2 = tmp_path / "attn.pt2"
+    torch.export.save(ep, str(pt2))
+    lib = compile_model(pt2, "cuda-sim", tmp_path / "fb")
+    info = inspect_json(lib)
+    assert info["host_build_of"] == "cuda" and info["device_resident"] is False, info
+    assert info["device_backend"] is None and info["target"] == "cuda", info
+    assert "  host build of     cuda" in inspect(lib).stdout.splitlines()
+    check_descriptor(lib, info)
+
+
 @pytest.mark.parametrize("target,compiler,arch", [("cuda", "nvcc", "sm_90"), ("rocm", "hipcc", "gfx90a")])
 def test_gpu_toolchain(tiny, tmp_path, target, compiler, arch):
     """A real nvcc or hipcc build: inspect reads it on a machine without a
