@@ -1,7 +1,7 @@
-/* fuzz_inspect.c - `doccc inspect` (cmd/inspect.c, included here: the
- * harnesses link libdoccc, which has no cmd/; so cmd_inspect and
- * inspect_bytes are defined here too, with external linkage) on any file, read as an ELF
- * library or object, an ar archive or a weights file. Whatever the bytes:
+/* fuzz_inspect.c - `doccc inspect` on any file, read as an ELF library or
+ * object, an ar archive or a weights file. cmd/inspect.c is included here
+ * (the harnesses link libdoccc, which has no cmd/), so cmd_inspect and
+ * inspect_bytes are defined here too, with external linkage. Whatever the bytes:
  * it returns 0 with a report and no error, or 1 after an error; the text
  * report carries no control character but newlines, and the --json report
  * is one valid JSON object. */
