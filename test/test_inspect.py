@@ -272,6 +272,22 @@ def test_static_archive(tiny, tmp_path):
     assert r.returncode == 1 and "two members hold a doccc model" in r.stderr, fmt_result(r)
 
 
+@pytest.mark.parametrize("target", ["openmp", "cuda-sim"])
+def test_doccc_static_archive(tiny, tmp_path, target):
+    """doccc -o libNAME.a: the archive's model object holds the same
+    description as the shared library of the same build."""
+    from conftest import target_args
+    so = compile_model(tiny, target, tmp_path / "so")
+    ar = tmp_path / "a" / "libtiny.a"
+    ar.parent.mkdir()
+    r = doccc_cmd(tiny, *target_args(target), "-o", ar)
+    assert r.returncode == 0, fmt_result(r)
+    info, so_info = inspect_json(ar), inspect_json(so)
+    assert info["format"] == "static archive" and info["member"] == "tiny.o", info
+    strip = ("file", "format", "member")
+    assert {k: v for k, v in info.items() if k not in strip} == {k: v for k, v in so_info.items() if k not in strip}
+
+
 # ---- what is not a doccc library ------------------------------------------------
 
 def build_so(tmp_path, name, source):
