@@ -20,19 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IN_CI, compile_model, doccc_cmd, fmt_result, parse_header, require
+from conftest import compile_model, doccc_cmd, doccc_path, fmt_result, parse_header, require, target_args
+from test_gpu import require_cmd
 
 HERE = Path(__file__).resolve().parent
-
-
-def require_cmd(cmd):
-    path = shutil.which(cmd)
-    if path is None:
-        msg = f"{cmd} is not on PATH; this test needs it"
-        if IN_CI:
-            pytest.fail(f"CI: {msg}", pytrace=False)
-        pytest.skip(msg)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -276,7 +267,6 @@ def test_static_archive(tiny, tmp_path):
 def test_doccc_static_archive(tiny, tmp_path, target):
     """doccc -o libNAME.a: the archive's model object holds the same
     description as the shared library of the same build."""
-    from conftest import target_args
     so = compile_model(tiny, target, tmp_path / "so")
     ar = tmp_path / "a" / "libtiny.a"
     ar.parent.mkdir()
@@ -405,7 +395,7 @@ def test_odd_names(tiny, tmp_path):
     lib = compile_model(odd, "sequential", tmp_path / "odd", "-n", "tiny")
     info = inspect_json(lib)
     assert info["inputs"][0]["name"] == "x " + ODD and info["outputs"][0]["name"] == "y " + ODD
-    r = subprocess.run([str(Path(doccc_cmd.__globals__["doccc_path"]())), "inspect", str(lib)], capture_output=True)
+    r = subprocess.run([str(doccc_path()), "inspect", str(lib)], capture_output=True)
     assert r.returncode == 0, r
     _assert_clean_text(r.stdout, "inspect's text report")
     text = r.stdout.decode()
