@@ -11,7 +11,17 @@
  * so a loader can dlopen any doccc library and dlsym("doccc_model") without
  * knowing its name; `doccc run` and the tests do exactly that. The struct
  * only grows at its end; abi_version says which fields exist (2: the
- * device fields after set_num_threads).
+ * device fields after set_num_threads; 3: march, options, the weights'
+ * size and sha256, and the info text). A loader reads a field only when
+ * abi_version says it is there, so libraries of abi 2 still load.
+ *
+ * The info text (abi 3) is the same description as one JSON object,
+ * {"doccc_info": 1, "name": ..., "inputs": [...], ...}, and the library
+ * also carries it in an ELF section of its own, .doccc_info, so that
+ * `doccc inspect` reads it from the file without loading the library
+ * (loading would run its constructors, and a cuda library needs
+ * libcudart to load at all). "doccc_info" numbers the text's version:
+ * later versions only add keys.
  *
  * Device-resident libraries (cuda, rocm): run takes device pointers and
  * leaves the outputs on the device; run_host takes host pointers and copies
@@ -27,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DOCCC_ABI_VERSION 2
+#define DOCCC_ABI_VERSION 3
 
 #ifdef __cplusplus
 typedef bool doccc_bool;
@@ -104,6 +114,12 @@ typedef struct {
 	int (*device_alloc)(void **ptr, size_t nbytes); /* NULL on host libraries */
 	int (*device_free)(void *ptr);
 	int (*device_copy)(void *dst, const void *src, size_t nbytes, int direction);
+	/* abi_version >= 3 */
+	const char *march;        /* clang -march value, or the GPU architecture (sm_90, gfx90a) */
+	const char *options;      /* the settings that built it ("target=openmp category=desktop ...") */
+	size_t weights_size;      /* bytes of weights, embedded or in NAME.weights */
+	const char *weights_sha256; /* sha256 of the weights (hex): what create() checks in NAME.weights */
+	const char *info;         /* this description as JSON text (the .doccc_info section) */
 } doccc_model_desc;
 
 #endif

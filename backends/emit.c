@@ -45,6 +45,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "doccc_model.h"
 #include "emit.h"
 
 const char *const emit_storage_type[NDTYPES] = {
@@ -875,20 +876,91 @@ void emit_desc_tables(Em *e)
 	}
 }
 
+/* The info text: the descriptor as one JSON object, a key per line. Every
+ * string from the model or the command line goes through buf_quote; a dim
+ * that is no constant is its expression, as a string. */
+static void info_json(Em *e, const BuildArgs *a, const Blob *w, Buf *j)
+{
+	Sdfg *g = e->g;
+	const Target *t = e->t;
+	int dev = TARGET_IS_GPU(t);
+	buf_puts(j, "{\n\"doccc_info\": 1,\n\"name\": ");
+	buf_quote(j, e->nm);
+	buf_printf(j, ",\n\"doccc_version\": \"%s\",\n\"abi_version\": %d,\n\"target\": ", DOCCC_VERSION, DOCCC_ABI_VERSION);
+	buf_quote(j, t->name);
+	buf_puts(j, ",\n\"category\": ");
+	buf_quote(j, t->category);
+	buf_puts(j, ",\n\"march\": ");
+	buf_quote(j, t->march);
+	buf_printf(j, ",\n\"host_build_of\": %s,\n\"device_resident\": %s,\n\"device_backend\": %s,\n\"simulated\": %s,\n",
+	           t->fallback ? (t->fallback == TG_CUDA ? "\"cuda\"" : "\"rocm\"") : "null", dev ? "true" : "false",
+	           dev ? (t->kind == TG_CUDA ? "\"cuda\"" : "\"rocm\"") : "null", t->simulate ? "true" : "false");
+	buf_printf(j, "\"input_sha256\": \"%s\",\n\"options\": ", g->hash);
+	buf_quote(j, a->cmdline);
+	buf_printf(j, ",\n\"weights_size\": %zu,\n\"weights_external\": %s,\n\"weights_sha256\": \"%s\",\n"
+	              "\"workspace_size\": %lld,\n", w->size, a->outweights ? "true" : "false", w->sha, (long long)g->arena_size);
+	for (int io = 0; io < 2; io++) {
+		int n = io ? g->noutputs : g->ninputs;
+		int *ids = io ? g->outputs : g->inputs;
+		buf_printf(j, "\"%s\": [", io ? "outputs" : "inputs");
+		for (int i = 0; i < n; i++) {
+			Container *c = sdfg_c(g, ids[i]);
+			int64_t numel = sdfg_numel(g, ids[i]);
+			buf_puts(j, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+			buf_quote(j, c->origin && *c->origin ? c->origin : c->name);
+			buf_printf(j, ", \"dtype\": \"%s\", \"shape\": [", dtype_info[c->dt].name);
+			for (int d = 0; d < c->rank; d++) {
+				int64_t v = 0;
+				if (d)
+					buf_puts(j, ", ");
+				if (ex_isint(c->shape[d], &v))
+					buf_printf(j, "%lld", (long long)v);
+				else {
+					Buf x = {0};
+					ex_print(&x, g, c->shape[d]);
+					buf_quote(j, x.s);
+					buf_free(&x);
+				}
+			}
+			buf_printf(j, "], \"numel\": %lld, \"nbytes\": %lld}", (long long)numel,
+			           (long long)(numel * dtype_info[c->dt].size));
+		}
+		buf_puts(j, n ? "\n]" : "]");
+		buf_puts(j, io ? "\n}\n" : ",\n");
+	}
+}
+
 /* The descriptor NAME_desc and its fixed-name alias doccc_model (not in a
  * static archive, where every symbol carries the model's prefix): run is
  * the generic run's name, device the ABI 2 fields from device_resident on,
- * lang "" for C or "\"C\" " for C++. */
-void emit_descriptor(Em *e, const BuildArgs *a, const char *run, const char *device, const char *lang)
+ * lang "" for C or "\"C\" " for C++. Before it, the info text dc_info, a
+ * C literal per line of its JSON, in the section .doccc_info that `doccc
+ * inspect` reads from the file (used: no compiler drops it). */
+void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, const char *device, const char *lang)
 {
 	Sdfg *g = e->g;
 	const char *nm = e->nm;
 	Buf *b = e->b;
+	Buf j = {0};
+	info_json(e, a, w, &j);
+	buf_puts(b, "static const char dc_info[] __attribute__((section(\".doccc_info\"), used)) =");
+	for (const char *p = j.s; *p;) {
+		const char *q = strchr(p, '\n') + 1;
+		buf_puts(b, "\n\t");
+		buf_escape(b, ESC_CSTR, p, (size_t)(q - p));
+		p = q;
+	}
+	buf_puts(b, ";\n\n");
+	buf_free(&j);
 	buf_printf(b, "const doccc_model_desc %s_desc = {\n\tDOCCC_ABI_VERSION, \"%s\", \"%s\", \"%s\", \"%s\", \"%s\",\n", nm, nm,
 	           e->t->name, e->t->category, DOCCC_VERSION, g->hash);
 	buf_printf(b, "\t%d, %d, dc_ins, dc_outs, DC_WORKSPACE_SIZE, %d,\n", g->ninputs, g->noutputs, a->outweights ? 0 : 1);
 	buf_printf(b, "\tdc_create, %s, dc_destroy, %s_strerror, dc_threads,\n", run, nm);
-	buf_printf(b, "\t%s\n};\n", device);
+	buf_printf(b, "\t%s\n\t", device);
+	buf_cstr(b, e->t->march);
+	buf_puts(b, ", ");
+	buf_cstr(b, a->cmdline);
+	buf_puts(b, ", DC_WEIGHTS_SIZE, dc_weights_sha, dc_info,\n};\n");
 	if (!a->static_lib) /* for dlopen; two models link into one static program */
 		buf_printf(b, "extern %sconst doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", lang, nm);
 }

@@ -89,7 +89,7 @@ void emit_replace_all(Buf *out, const char *s, const char *from, const char *to)
 void emit_desc_tables(Em *e);
 void emit_strerror(Em *e);
 void emit_status_decode(Em *e);
-void emit_descriptor(Em *e, const BuildArgs *a, const char *run, const char *device, const char *lang);
+void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, const char *device, const char *lang);
 /* --external-weights: dc_sha256_hex and dc_weights_map (see emit.c). */
 void emit_weights_loader(Buf *b, const char *nm);
 /* The scalar helpers (dc_maxf, dc_b2f, ...) as "static inline" C. */

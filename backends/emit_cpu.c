@@ -516,7 +516,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "static void dc_destroy(void *m) { %s_destroy(m); }\n", nm);
 	buf_printf(b, "static int dc_threads(void *m, int n) { return %s_set_num_threads(m, n); }\n", nm);
 	buf_printf(b, "static const char *dc_last_error(const void *m) { return %s_last_error((const %s_t *)m); }\n\n", nm, nm);
-	emit_descriptor(&e, a, arena_printf(g->arena, "%s_run_generic", nm),
+	emit_descriptor(&e, a, w, arena_printf(g->arena, "%s_run_generic", nm),
 	                arena_printf(g->arena, "0, NULL, %d, %s_run_generic, NULL, NULL, dc_last_error, NULL, NULL, NULL, NULL,",
 	                             t->simulate, nm), "");
 }

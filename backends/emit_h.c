@@ -33,7 +33,7 @@ static const char *const ctypes[NDTYPES] = {
 static const char desc_block[] =
 	"#ifndef DOCCC_MODEL_DESC_H\n"
 	"#define DOCCC_MODEL_DESC_H\n"
-	"#define DOCCC_ABI_VERSION 2\n"
+	"#define DOCCC_ABI_VERSION 3\n"
 	"#ifdef __cplusplus\ntypedef bool doccc_bool;\n#else\ntypedef _Bool doccc_bool;\n#endif\n"
 	"enum {\n\tDOCCC_F32 = 0, DOCCC_F64 = 1, DOCCC_F16 = 2, DOCCC_BF16 = 3,\n"
 	"\tDOCCC_I64 = 4, DOCCC_I32 = 5, DOCCC_I16 = 6, DOCCC_I8 = 7,\n\tDOCCC_U8 = 8, DOCCC_BOOL = 9\n};\n"
@@ -53,7 +53,9 @@ static const char desc_block[] =
 	"\tint (*set_stream)(void *model, void *stream);\n\tint (*sync)(void *model);\n"
 	"\tconst char *(*last_error)(const void *model);\n\tvoid (*set_log)(void *model, doccc_log_fn fn, void *user);\n"
 	"\tint (*device_alloc)(void **ptr, size_t nbytes);\n\tint (*device_free)(void *ptr);\n"
-	"\tint (*device_copy)(void *dst, const void *src, size_t nbytes, int direction);\n} doccc_model_desc;\n"
+	"\tint (*device_copy)(void *dst, const void *src, size_t nbytes, int direction);\n"
+	"\tconst char *march;\n\tconst char *options;\n\tsize_t weights_size;\n\tconst char *weights_sha256;\n\tconst char *info;\n"
+	"} doccc_model_desc;\n"
 	"#endif\n";
 
 void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)

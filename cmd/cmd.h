@@ -1,7 +1,7 @@
 /*
  * cmd.h - the driver's pieces: argv parsing and orchestration live in
- * doccc.c; `doccc run` lives in run.c, `doccc check` in check.c. Exit codes
- * are the CLI's contract.
+ * doccc.c; `doccc run` lives in run.c, `doccc check` in check.c,
+ * `doccc inspect` in inspect.c. Exit codes are the CLI's contract.
  */
 #ifndef DOCCC_CMD_H
 #define DOCCC_CMD_H
@@ -22,6 +22,14 @@ enum {
  * argv[0] is "run". Returns an exit code: with --expect, 1 also when an
  * output is outside the tolerance of its reference. */
 int cmd_run(int argc, char **argv);
+
+/* doccc inspect FILE [--json] (inspect.c): what a doccc library, static
+ * archive or weights file is, read from the file without loading it. argv[0]
+ * is "inspect". Exit 0, 1 for a file that is not one (or damaged weights),
+ * 2 for usage. inspect_bytes is the same on the bytes p[0..n) of path, the
+ * report appended to out (test/fuzz/fuzz_inspect.c). */
+int cmd_inspect(int argc, char **argv);
+int inspect_bytes(Arena *a, const char *path, const unsigned char *p, size_t n, int json, Buf *out);
 
 /* doccc check MODEL [--json] (check.c): the op census, dtypes, dynamic
  * dims and GPU verdict of a program, without compiling. Exit 0 when the

@@ -25,6 +25,7 @@ static const char usage_text[] =
 	"usage: doccc MODEL.pt2|MODEL.json [options]\n"
 	"       doccc run LIB.so -i IN.npy... -o OUT.npy... [--repeat N] [--threads N]\n"
 	"       doccc check MODEL.pt2|MODEL.json [-t T] [-c C] [--json]\n"
+	"       doccc inspect LIB.so|libNAME.a|NAME.weights [--json]\n"
 	"\n"
 	"Compile a torch.export program into a shared library and a C header.\n"
 	"\n"
@@ -510,6 +511,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "inspect"))
+		return cmd_inspect(argc - 1, argv + 1);
 	Arena *a = arena_new();
 	Buf cmdline = {0};
 	int rc;

@@ -552,12 +552,40 @@ const char *mlp_strerror(int status)
 	}
 }
 
+static const char dc_info[] __attribute__((section(".doccc_info"), used)) =
+	"{\n"
+	"\"doccc_info\": 1,\n"
+	"\"name\": \"mlp\",\n"
+	"\"doccc_version\": \"0.1.0\",\n"
+	"\"abi_version\": 3,\n"
+	"\"target\": \"cuda\",\n"
+	"\"category\": \"desktop\",\n"
+	"\"march\": \"sm_89\",\n"
+	"\"host_build_of\": null,\n"
+	"\"device_resident\": true,\n"
+	"\"device_backend\": \"cuda\",\n"
+	"\"simulated\": true,\n"
+	"\"input_sha256\": \"<sha256>\",\n"
+	"\"options\": \"target=cuda category=desktop simulate\",\n"
+	"\"weights_size\": 68928,\n"
+	"\"weights_external\": false,\n"
+	"\"weights_sha256\": \"<sha256>\",\n"
+	"\"workspace_size\": 768,\n"
+	"\"inputs\": [\n"
+	"  {\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [1, 64], \"numel\": 64, \"nbytes\": 256}\n"
+	"],\n"
+	"\"outputs\": [\n"
+	"  {\"name\": \"addmm_2\", \"dtype\": \"float32\", \"shape\": [1, 10], \"numel\": 10, \"nbytes\": 40}\n"
+	"]\n"
+	"}\n";
+
 const doccc_model_desc mlp_desc = {
 	DOCCC_ABI_VERSION, "mlp", "cuda", "desktop", "0.1.0", "<sha256>",
 	1, 1, dc_ins, dc_outs, DC_WORKSPACE_SIZE, 1,
 	dc_create, dc_run_generic, dc_destroy, mlp_strerror, dc_threads,
 	1, "cuda", 1, dc_run_host_generic, dc_set_stream, dc_sync, dc_last_error, dc_set_log,
 	dc_dev_alloc, dc_dev_free, dc_dev_copy,
+	"sm_89", "target=cuda category=desktop simulate", DC_WEIGHTS_SIZE, dc_weights_sha, dc_info,
 };
 extern "C" const doccc_model_desc doccc_model __attribute__((weak, alias("mlp_desc")));
 #endif

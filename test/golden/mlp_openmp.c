@@ -350,10 +350,38 @@ static void dc_destroy(void *m) { mlp_destroy(m); }
 static int dc_threads(void *m, int n) { return mlp_set_num_threads(m, n); }
 static const char *dc_last_error(const void *m) { return mlp_last_error((const mlp_t *)m); }
 
+static const char dc_info[] __attribute__((section(".doccc_info"), used)) =
+	"{\n"
+	"\"doccc_info\": 1,\n"
+	"\"name\": \"mlp\",\n"
+	"\"doccc_version\": \"0.1.0\",\n"
+	"\"abi_version\": 3,\n"
+	"\"target\": \"openmp\",\n"
+	"\"category\": \"desktop\",\n"
+	"\"march\": \"x86-64-v3\",\n"
+	"\"host_build_of\": null,\n"
+	"\"device_resident\": false,\n"
+	"\"device_backend\": null,\n"
+	"\"simulated\": false,\n"
+	"\"input_sha256\": \"<sha256>\",\n"
+	"\"options\": \"target=openmp category=desktop\",\n"
+	"\"weights_size\": 70464,\n"
+	"\"weights_external\": false,\n"
+	"\"weights_sha256\": \"<sha256>\",\n"
+	"\"workspace_size\": 768,\n"
+	"\"inputs\": [\n"
+	"  {\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [1, 64], \"numel\": 64, \"nbytes\": 256}\n"
+	"],\n"
+	"\"outputs\": [\n"
+	"  {\"name\": \"addmm_2\", \"dtype\": \"float32\", \"shape\": [1, 10], \"numel\": 10, \"nbytes\": 40}\n"
+	"]\n"
+	"}\n";
+
 const doccc_model_desc mlp_desc = {
 	DOCCC_ABI_VERSION, "mlp", "openmp", "desktop", "0.1.0", "<sha256>",
 	1, 1, dc_ins, dc_outs, DC_WORKSPACE_SIZE, 1,
 	dc_create, mlp_run_generic, dc_destroy, mlp_strerror, dc_threads,
 	0, NULL, 0, mlp_run_generic, NULL, NULL, dc_last_error, NULL, NULL, NULL, NULL,
+	"x86-64-v3", "target=openmp category=desktop", DC_WEIGHTS_SIZE, dc_weights_sha, dc_info,
 };
 extern const doccc_model_desc doccc_model __attribute__((weak, alias("mlp_desc")));

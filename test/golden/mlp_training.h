@@ -21,7 +21,7 @@ extern "C" {
 
 #ifndef DOCCC_MODEL_DESC_H
 #define DOCCC_MODEL_DESC_H
-#define DOCCC_ABI_VERSION 2
+#define DOCCC_ABI_VERSION 3
 #ifdef __cplusplus
 typedef bool doccc_bool;
 #else
@@ -82,6 +82,11 @@ typedef struct {
 	int (*device_alloc)(void **ptr, size_t nbytes);
 	int (*device_free)(void *ptr);
 	int (*device_copy)(void *dst, const void *src, size_t nbytes, int direction);
+	const char *march;
+	const char *options;
+	size_t weights_size;
+	const char *weights_sha256;
+	const char *info;
 } doccc_model_desc;
 #endif
 
