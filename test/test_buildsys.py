@@ -268,12 +268,20 @@ int main(int argc, char **argv)
 """
 
 
-@pytest.fixture
-def consumer(tmp_path, mlp):
+@pytest.fixture(params=["so", "a"])
+def consumer(request, tmp_path, mlp):
     """The library with both packaging files in tmp_path/out, the C program
-    app.c, its input as raw float32, and a check of a run's output."""
+    app.c, its input as raw float32, and a check of a run's output: a
+    shared library (sequential) and a static archive (openmp, whose
+    consumer needs clang's OpenMP runtime from the packaging files)."""
     np = require("numpy")
-    compile_model(mlp.path, "sequential", tmp_path / "out", "-n", NAME, "--emit-pkgconfig", "--emit-cmake")
+    if request.param == "so":
+        compile_model(mlp.path, "sequential", tmp_path / "out", "-n", NAME, "--emit-pkgconfig", "--emit-cmake")
+    else:
+        r = doccc_cmd(mlp.path, "-t", "openmp", "-o", tmp_path / "out" / f"lib{NAME}.a", "-n", NAME,
+                      "--emit-pkgconfig", "--emit-cmake")
+        assert r.returncode == 0, fmt_result(r)
+        assert "STATIC IMPORTED" in (tmp_path / "out" / f"{NAME}Config.cmake").read_text()
     (tmp_path / "app.c").write_text(APP_C)
     x = tmp_path / "x.bin"
     x.write_bytes(np.ascontiguousarray(mlp.x, dtype=np.float32).tobytes())
