@@ -104,7 +104,7 @@ test: SETUP_FLAGS = --sanitizers
 # corpora, then a short bounded run of each (test/fuzz/fuzz.mk, fuzz-ci).
 CI_ON = $(filter true 1 yes,$(shell echo '$(CI)' | tr A-Z a-z))
 test-only: all unit fuzz-replay
-	$(PYTHON) -m pytest -q test
+	$(PYTHON) -m pytest -q --durations=15 test
 	$(if $(CI_ON),@$(MAKE) --no-print-directory fuzz-ci)
 
 demo-only: all
