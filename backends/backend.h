@@ -23,6 +23,13 @@ typedef struct {
 	int static_lib;          /* outlib is a static archive (-o libNAME.a): no doccc_model alias */
 } BuildArgs;
 
+/* NAME.weights (--external-weights): WEIGHTS_MAGIC, the blob's size (u64,
+ * little-endian), its sha256 in hex, zeros up to WEIGHTS_HEADER bytes, then
+ * the blob. build.c writes it; the generated loader (emit.c) and `doccc
+ * inspect` read it. */
+#define WEIGHTS_MAGIC "DOCCCW01"
+enum { WEIGHTS_HEADER = 128 };
+
 /* Weight blob: every live constant at a 64-byte aligned offset (sets wofs). */
 typedef struct {
 	unsigned char *data;

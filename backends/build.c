@@ -365,17 +365,17 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 			return 1;
 	}
 	if (a->outweights) {
-		size_t n = 128 + w.size;
+		size_t n = WEIGHTS_HEADER + w.size;
 		unsigned char *f = calloc(1, n);
 		if (!f) {
 			diag_error(NULL, "out of memory");
 			return 1;
 		}
-		memcpy(f, "DOCCCW01", 8);
+		memcpy(f, WEIGHTS_MAGIC, 8);
 		uint64_t sz = w.size;
 		memcpy(f + 8, &sz, 8);
 		memcpy(f + 16, w.sha, 64);
-		memcpy(f + 128, w.data, w.size);
+		memcpy(f + WEIGHTS_HEADER, w.data, w.size);
 		rc = file_write(wext, f, n);
 		free(f);
 		if (rc)

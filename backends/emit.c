@@ -893,8 +893,8 @@ static void info_json(Em *e, const BuildArgs *a, const Blob *w, Buf *j)
 	buf_puts(j, ",\n\"march\": ");
 	buf_quote(j, t->march);
 	buf_printf(j, ",\n\"host_build_of\": %s,\n\"device_resident\": %s,\n\"device_backend\": %s,\n\"simulated\": %s,\n",
-	           t->fallback ? (t->fallback == TG_CUDA ? "\"cuda\"" : "\"rocm\"") : "null", dev ? "true" : "false",
-	           dev ? (t->kind == TG_CUDA ? "\"cuda\"" : "\"rocm\"") : "null", t->simulate ? "true" : "false");
+	           t->fallback ? arena_printf(g->arena, "\"%s\"", t->name) : "null", dev ? "true" : "false",
+	           dev ? arena_printf(g->arena, "\"%s\"", t->name) : "null", t->simulate ? "true" : "false");
 	buf_printf(j, "\"input_sha256\": \"%s\",\n\"options\": ", g->hash);
 	buf_quote(j, a->cmdline);
 	buf_printf(j, ",\n\"weights_size\": %zu,\n\"weights_external\": %s,\n\"weights_sha256\": \"%s\",\n"

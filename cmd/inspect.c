@@ -45,7 +45,7 @@ static const char usage_text[] =
 	"           weights file (NAME.weights)\n"
 	"  --json   one JSON object instead of text\n";
 
-enum { SHT_NOBITS_ = 8, SHN_XINDEX_ = 0xffff, WHDR = 128 };
+enum { SHT_NOBITS_ = 8, SHN_XINDEX_ = 0xffff };
 
 static uint64_t rd(const unsigned char *p, int n)
 {
@@ -412,7 +412,7 @@ static void put_info(Buf *b, const cJSON *j, int json)
 /* NAME.weights: the header, and whether the data is the header's. */
 static int inspect_weights(const char *path, const unsigned char *p, size_t n, int json, Buf *out)
 {
-	if (n < WHDR) {
+	if (n < WEIGHTS_HEADER) {
 		diag_error(path, "truncated doccc weights file (%zu bytes, shorter than the 128-byte header)", n);
 		return EXIT_INPUT;
 	}
@@ -426,9 +426,9 @@ static int inspect_weights(const char *path, const unsigned char *p, size_t n, i
 			return EXIT_INPUT;
 		}
 	const char *why = NULL;
-	if (size != n - WHDR)
+	if (size != n - WEIGHTS_HEADER)
 		why = "holds a size of data other than its header says (truncated or extended)";
-	sha256_hex_of(p + WHDR, n - WHDR, hex);
+	sha256_hex_of(p + WEIGHTS_HEADER, n - WEIGHTS_HEADER, hex);
 	if (!why && strcmp(hex, sha))
 		why = "is damaged or was altered: its data's sha256 is not its header's";
 	if (json) {
@@ -436,12 +436,12 @@ static int inspect_weights(const char *path, const unsigned char *p, size_t n, i
 		buf_quote(out, path);
 		buf_printf(out, ",\n  \"format\": \"weights\",\n  \"weights_size\": %llu,\n  \"data_size\": %zu,\n"
 		                "  \"weights_sha256\": \"%s\",\n  \"data_sha256\": \"%s\",\n  \"intact\": %s\n}\n",
-		           (unsigned long long)size, n - WHDR, sha, hex, why ? "false" : "true");
+		           (unsigned long long)size, n - WEIGHTS_HEADER, sha, hex, why ? "false" : "true");
 	} else {
 		put_term(out, path);
 		buf_printf(out, ": doccc weights file\n  %-17s %llu bytes (header)\n  %-17s %zu bytes\n  %-17s %s\n"
 		                "  %-17s %s\n  %-17s %s\n",
-		           "weights size", (unsigned long long)size, "data size", n - WHDR, "weights sha256", sha,
+		           "weights size", (unsigned long long)size, "data size", n - WEIGHTS_HEADER, "weights sha256", sha,
 		           "data sha256", hex, "intact", why ? "NO" : "yes");
 	}
 	if (why) {
@@ -457,7 +457,7 @@ int inspect_bytes(Arena *a, const char *path, const unsigned char *p, size_t n, 
 {
 	Found f = {0};
 	const char *member = NULL, *format = "static archive";
-	if (n >= 8 && !memcmp(p, "DOCCCW01", 8))
+	if (n >= 8 && !memcmp(p, WEIGHTS_MAGIC, 8))
 		return inspect_weights(path, p, n, json, out);
 	if (n >= 4 && !memcmp(p, "\177ELF", 4)) {
 		if (elf_find(path, p, n, &f))

@@ -34,7 +34,7 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 	int dev = TARGET_IS_GPU(t);
 	buf_printf(&b, ",\n  \"device_resident\": %s,\n  \"device_backend\": %s,\n  \"simulated\": %s,\n"
 	              "  \"host_fallback\": %s", dev ? "true" : "false",
-	           dev ? (t->kind == TG_CUDA ? "\"cuda\"" : "\"rocm\"") : "null", t->simulate ? "true" : "false",
+	           dev ? arena_printf(g->arena, "\"%s\"", t->name) : "null", t->simulate ? "true" : "false",
 	           t->fallback ? "true" : "false");
 	buf_printf(&b, ",\n  \"vector_bits\": %d,\n  \"dims\": ", t->vec_bits);
 	buf_quote(&b, g->specialized ? g->specialized : "");
