@@ -4,7 +4,7 @@
  * inspect_bytes are defined here too, with external linkage. Whatever the bytes:
  * it returns 0 with a report and no error, or 1 after an error; the text
  * report carries no control character but newlines, and the --json report
- * is one valid JSON object. */
+ * is one valid JSON object (as any JSON reader sees it). */
 #include <string.h>
 
 #include "fuzz.h"
@@ -27,7 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if ((unsigned char)out.s[k] < 32 && out.s[k] != '\n')
 				fuzz_fail("control byte %d in the text report", out.s[k]);
 		if (json && out.len) {
-			cJSON *j = json_parse(out.s, out.len, "report");
+			/* cJSON itself, not json_parse, which refuses the valid
+			 * escape \u0001 (its int64 tag) that a member name can need */
+			cJSON *j = cJSON_ParseWithLength(out.s, out.len);
 			if (!j || !json_get(j, "format"))
 				fuzz_fail("the JSON report does not parse: %s", out.s);
 			json_free(j);
