@@ -103,8 +103,21 @@ test: SETUP_FLAGS = --sanitizers
 # In CI (CI=true) the suite is followed by the sanitized fuzz harnesses: their
 # corpora, then a short bounded run of each (test/fuzz/fuzz.mk, fuzz-ci).
 CI_ON = $(filter true 1 yes,$(shell echo '$(CI)' | tr A-Z a-z))
+# pytest runs the suite in TEST_JOBS processes at once with pytest-xdist
+# (default: the machine's cores, at most 8: each worker holds its own torch
+# and exports its own models; TEST_JOBS=1 is one serial process).
+# --dist loadgroup hands out one test at a time, in file order, the tests of
+# one xdist_group mark to one worker (test/conftest.py: what a test must do
+# to run beside the others). --max-worker-restart=0: a test that kills its
+# worker fails the run at once (a restarted worker hangs loadgroup in
+# pytest-xdist 3.8). test/setup.sh installs pytest-xdist, and make test runs
+# it first; without it test-only runs serially and says so, except in CI
+# (CI=true), where a missing pytest-xdist is an error, never a slow pass.
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 8 ] && n=8; echo $$n)
+XDIST_OK   = $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo yes)
+PYTEST_PAR = $(if $(filter-out 0 1,$(TEST_JOBS)),$(if $(XDIST_OK),-n $(TEST_JOBS) --dist loadgroup --max-worker-restart=0,$(if $(CI_ON),$(error CI: pytest-xdist is not installed in $(PYTHON); make test (test/setup.sh) installs it),$(info note: pytest-xdist is not installed in $(PYTHON): the suite runs serially; `make setup` installs it))))
 test-only: all unit fuzz-replay
-	$(PYTHON) -m pytest -q --durations=15 test
+	$(PYTHON) -m pytest -q --durations=15 $(PYTEST_PAR) test
 	$(if $(CI_ON),@$(MAKE) --no-print-directory fuzz-ci)
 
 demo-only: all

@@ -22,14 +22,38 @@ that need it are skipped with the reason.
 
 --doccc-full (or DOCCC_FULL=1) runs the full differential cross product,
 ResNet-18 included; the default set keeps `make test` within minutes.
+
+Parallel runs. `make test` runs the suite on every core with pytest-xdist
+(pytest -n N --dist loadgroup): N worker processes, each its own pytest
+session, handed one test at a time. What that asks of a test:
+
+  - session and module fixtures run once per worker (each worker exports
+    its own models); tmp_path, tmp_path_factory and session_tmp are per
+    worker already (xdist gives each worker its own basetemp, .../popen-gwN).
+    Write only there: never to a fixed path (under the repository, /tmp/NAME).
+  - no test may read what another test wrote: the other one may have run
+    in another worker. Tests that must run in one process, in file order,
+    share a marker: @pytest.mark.xdist_group("NAME").
+  - work worth doing once for the whole run, for every worker: the
+    run_tmp fixture (one folder for all workers of the run) and
+    locked(path) (an exclusive flock) around it; worker() says which
+    worker this is ("gw0", ...; None in a serial run).
+  - a record kept across tests in a module global (EXPORTED_OVERLOADS,
+    DIFF_RECORDS) sees only its worker's tests: the census of
+    test_coverage.py reads every worker's record (worker_records), and the
+    tolerance table travels to the controller (pytest_testnodedown).
 """
 
+import contextlib
+import fcntl
 import importlib
+import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -109,18 +133,121 @@ def full_run():
     return os.environ.get("DOCCC_FULL", "") not in ("", "0")
 
 
+# ---- parallel runs (pytest-xdist) -------------------------------------------------
+
+def worker():
+    """This process's xdist worker ("gw0", "gw1", ...), or None in a serial run."""
+    return os.environ.get("PYTEST_XDIST_WORKER") or None
+
+
+@contextlib.contextmanager
+def locked(path):
+    """An exclusive flock on path (created if missing) while the block runs:
+    one worker at a time, the others wait."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _worker_run_dir(config):
+    """A worker's run_tmp: xdist makes each worker's basetemp RUN/popen-gwN."""
+    return Path(config.option.basetemp).resolve().parent
+
+
+def _record_file(run_dir, name, wid):
+    return Path(run_dir) / f"record-{name}-{wid}.json"
+
+
+def write_worker_record(run_dir, name, value):
+    """This worker's end-of-session record NAME (JSON), for worker_records."""
+    final = _record_file(run_dir, name, worker())
+    part = final.with_suffix(".part")
+    part.write_text(json.dumps(value))
+    os.replace(part, final)  # whole or absent: a reader never sees half of it
+
+
+def worker_records(run_dir, name, poll=0.5):
+    """Every other worker's record NAME (written at its session's end), once
+    all of them have ended: {worker: value}. Meant for a test that runs
+    last (after it, no test is left to hand out, so the other workers are
+    finishing theirs). Fails at once if a worker died without its record."""
+    me, count = worker(), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if me is None:
+        return {}
+    others = [f"gw{i}" for i in range(count) if f"gw{i}" != me]
+    got = {}
+    while len(got) < len(others):
+        for wid in (w for w in others if w not in got):
+            f = _record_file(run_dir, name, wid)
+            dead = not _alive(Path(run_dir) / f"pid-{wid}")  # first: a worker writes its record, then exits
+            if f.is_file():
+                got[wid] = json.loads(f.read_text())
+            elif dead:
+                pytest.fail(f"xdist worker {wid} ended without its record {f.name} (did it crash?)",
+                            pytrace=False)
+        if len(got) < len(others):
+            time.sleep(poll)
+    return got
+
+
+def _alive(pidfile):
+    """The worker whose pid pidfile holds is running (or has not written it
+    yet). A worker that died is a zombie until xdist reaps it: dead too."""
+    try:
+        pid = int(pidfile.read_text())
+    except (OSError, ValueError):
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def pytest_sessionstart(session):
+    if worker():
+        (_worker_run_dir(session.config) / f"pid-{worker()}").write_text(str(os.getpid()))
+
+
+def pytest_sessionfinish(session):
+    if worker():
+        write_worker_record(_worker_run_dir(session.config), "overloads", sorted(EXPORTED_OVERLOADS))
+        session.config.workeroutput["doccc_diff_records"] = DIFF_RECORDS
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The controller of a parallel run: a worker's rows of the tolerance table."""
+    DIFF_RECORDS.extend(tuple(r) for r in getattr(node, "workeroutput", {}).get("doccc_diff_records", []))
+
+
+@pytest.fixture(scope="session")
+def run_tmp(tmp_path_factory):
+    """The folder every worker of this run shares (the parent of the workers'
+    basetemps under xdist; the basetemp in a serial run), fresh for each run."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if worker() else base
+
+
 # ---- the compiler ---------------------------------------------------------------
 
 _built = {"tried": False, "error": None}
 
 
 def doccc_path():
-    """build/doccc, running `make` once in the repository when it is missing."""
+    """build/doccc, running `make` once in the repository when it is missing
+    (one make at a time: the workers of a parallel run share the build folder)."""
     if not DOCCC.exists() and not _built["tried"]:
         _built["tried"] = True
-        r = subprocess.run(["make", "-C", str(ROOT), "all"], capture_output=True, text=True)
-        if r.returncode != 0:
-            _built["error"] = r.stdout[-4000:] + r.stderr[-4000:]
+        DOCCC.parent.mkdir(parents=True, exist_ok=True)
+        with locked(DOCCC.parent / ".doccc-make.lock"):
+            if not DOCCC.exists():
+                r = subprocess.run(["make", "-C", str(ROOT), "all"], capture_output=True, text=True)
+                if r.returncode != 0:
+                    _built["error"] = r.stdout[-4000:] + r.stderr[-4000:]
     if not DOCCC.exists():
         pytest.fail(f"{DOCCC} does not exist and `make` did not build it:\n{_built['error'] or ''}",
                     pytrace=False)

@@ -12,8 +12,9 @@
 #   --sanitizers:    libclang-rt-N-dev, N the major version of the installed clang
 #                    (the ASan/UBSan/TSan/libFuzzer runtimes of make test, make asan
 #                    and make fuzz)
-#   Python packages: torch==2.13.0 numpy pytest transformers==5.24.0
-#                    (test and example dependencies only; transformers for the
+#   Python packages: torch==2.13.0 numpy pytest pytest-xdist transformers==5.24.0
+#                    (test and example dependencies only; pytest-xdist runs
+#                    the suite on every core (make test); transformers for the
 #                    real-model suite test/test_hf.py, which builds its models
 #                    from configs: nothing is downloaded); --no-python skips them
 #   --check:         install nothing; name the Debian packages the build (plain
@@ -102,7 +103,7 @@ sys.exit(sys.prefix != sys.base_prefix or
 }
 has_packages() {
 	"$PYTHON" -c "
-import sys, torch, numpy, pytest, transformers
+import sys, torch, numpy, pytest, xdist, transformers
 sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') and transformers.__version__ == '$TRANSFORMERS_VERSION' else 1)
 " >/dev/null 2>&1
 }
@@ -182,12 +183,12 @@ fi
 [ "$python" = 1 ] || exit 0
 have "$PYTHON" || die "$PYTHON not found"
 if [ "$py_ok" = 1 ] || has_packages; then
-	say "python packages present in $PYTHON (torch $TORCH_VERSION, numpy, pytest, transformers $TRANSFORMERS_VERSION)"
+	say "python packages present in $PYTHON (torch $TORCH_VERSION, numpy, pytest, pytest-xdist, transformers $TRANSFORMERS_VERSION)"
 	exit 0
 fi
 if managed; then
 	[ -n "$VENV" ] || die "$PYTHON is externally managed (PEP 668) and lacks torch $TORCH_VERSION, numpy," \
-		"pytest or transformers $TRANSFORMERS_VERSION; install them into it yourself, or leave PYTHON" \
+		"pytest, pytest-xdist or transformers $TRANSFORMERS_VERSION; install them into it yourself, or leave PYTHON" \
 		"unset so that make installs them into a venv ($ROOT/build/venv)"
 	say "$PYTHON is externally managed (PEP 668): making a venv, $VENV"
 	rm -rf "$VENV"
@@ -195,10 +196,10 @@ if managed; then
 	PYTHON=$VENV/bin/python
 fi
 # torch first and pinned, so that nothing later pulls another build of it
-say "$PYTHON -m pip install torch==$TORCH_VERSION numpy pytest transformers==$TRANSFORMERS_VERSION"
-"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" numpy pytest ||
+say "$PYTHON -m pip install torch==$TORCH_VERSION numpy pytest pytest-xdist transformers==$TRANSFORMERS_VERSION"
+"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" numpy pytest pytest-xdist ||
 	die "pip install failed"
 "$PYTHON" -m pip install -q "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" ||
 	die "pip install transformers failed"
-"$PYTHON" -c "import torch, numpy, pytest, transformers" ||
-	die "torch, numpy, pytest or transformers still cannot be imported after pip install"
+"$PYTHON" -c "import torch, numpy, pytest, xdist, transformers" ||
+	die "torch, numpy, pytest, pytest-xdist or transformers still cannot be imported after pip install"

@@ -71,14 +71,19 @@ def test_unsupported_rows_are_real_and_disjoint(table):
     assert not empty, f"ir/ops_unsupported.h rows without a reason: {empty}"
 
 
-def test_every_supported_overload_is_exported(table, request):
+def test_every_supported_overload_is_exported(table, request, run_tmp):
     """Every overload that --list-ops calls supported is in some test's
     exported program. Runs last (conftest orders it), over the programs
-    every earlier test handed to doccc; it needs the whole suite."""
+    every earlier test handed to doccc, in this process and, in a parallel
+    run, in every other worker (their records, once they have ended); it
+    needs the whole suite."""
     import conftest
     if not request.config.doccc_whole_suite:
         pytest.skip("needs the whole suite (make test): it checks what every other test exported")
     supported, _ = table
-    missing = sorted(o for o, _, _ in supported if o not in conftest.EXPORTED_OVERLOADS)
+    exported = set(conftest.EXPORTED_OVERLOADS)
+    for ops in conftest.worker_records(run_tmp, "overloads").values():
+        exported.update(ops)
+    missing = sorted(o for o, _, _ in supported if o not in exported)
     assert not missing, (f"{len(missing)} supported overloads appear in no test's exported program "
                          f"(add a case that exports each, or drop the row):\n  " + "\n  ".join(missing))
