@@ -23,25 +23,33 @@ that need it are skipped with the reason.
 --doccc-full (or DOCCC_FULL=1) runs the full differential cross product,
 ResNet-18 included; the default set keeps `make test` within minutes.
 
-Parallel runs. `make test` runs the suite on every core with pytest-xdist
-(pytest -n N --dist loadgroup): N worker processes, each its own pytest
-session, handed one test at a time. What that asks of a test:
+Parallel runs. `make test` runs the suite in one process per core with
+pytest-xdist (pytest -n N --dist loadgroup; TEST_JOBS=1 in make's command
+line runs it serially): N worker processes, each its own pytest session,
+handed one test at a time in file order. What that asks of a test file
+(any new one too):
 
   - session and module fixtures run once per worker (each worker exports
     its own models); tmp_path, tmp_path_factory and session_tmp are per
     worker already (xdist gives each worker its own basetemp, .../popen-gwN).
-    Write only there: never to a fixed path (under the repository, /tmp/NAME).
-  - no test may read what another test wrote: the other one may have run
-    in another worker. Tests that must run in one process, in file order,
-    share a marker: @pytest.mark.xdist_group("NAME").
-  - work worth doing once for the whole run, for every worker: the
-    run_tmp fixture (one folder for all workers of the run) and
-    locked(path) (an exclusive flock) around it; worker() says which
-    worker this is ("gw0", ...; None in a serial run).
-  - a record kept across tests in a module global (EXPORTED_OVERLOADS,
-    DIFF_RECORDS) sees only its worker's tests: the census of
-    test_coverage.py reads every worker's record (worker_records), and the
-    tolerance table travels to the controller (pytest_testnodedown).
+    Write only there, never to a fixed path (under the repository, /tmp/NAME).
+  - a test must not read what another test wrote: that one may have run in
+    the other worker. Tests that must share one process, run in file order,
+    carry the same @pytest.mark.xdist_group("NAME").
+  - another worker runs beside every test: a test that times itself or
+    counts cores allows for a busy machine, as it would under any load.
+  - work worth doing once for the whole run (a slow build every worker
+    uses) goes to the run_tmp fixture, one folder shared by all workers,
+    under locked(path), an exclusive flock: the first worker builds, the
+    others wait for it and reuse the result:
+        with locked(run_tmp / "big.lock"):
+            if not (run_tmp / "big" / "libbig.so").exists():
+                compile_model(src, "none", run_tmp / "big", "-n", "big")
+    worker() names this worker ("gw0", ...; None in a serial run).
+  - a record that a module global keeps across tests (EXPORTED_OVERLOADS,
+    DIFF_RECORDS) holds only its own worker's tests: test_coverage.py's
+    census, run last, reads every other worker's record (worker_records),
+    and the tolerance table goes to the controller (pytest_testnodedown).
 """
 
 import contextlib
@@ -116,6 +124,9 @@ def pytest_configure(config):
         os.environ["DOCCC_FULL"] = "1"
     # torch 2.13's own pytree deprecation noise when exporting; not ours to fix.
     config.addinivalue_line("filterwarnings", "ignore:.*LeafSpec.*:FutureWarning")
+    if not config.pluginmanager.hasplugin("xdist"):
+        # known without pytest-xdist too (a serial run), which then ignores it
+        config.addinivalue_line("markers", "xdist_group(name): run in one xdist worker, in file order")
 
 
 def pytest_collection_modifyitems(session, config, items):
