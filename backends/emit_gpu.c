@@ -476,25 +476,60 @@ static void coop_kids(Em *e, Coop *co)
 	}
 }
 
-/* ---- shared-memory tiled contractions ----------------------------------------------
+/* ---- tiled contractions -------------------------------------------------------------
  *
  * A grid nest whose row body is some initializing blocks, one loop nest
- * whose only work is acc += X[fx] * Y[fy] (float32, wcr +=, acc a local
- * of the row), and an epilogue is a contraction: a GEMM, a convolution
- * over its padded input, a batched matmul. The grid variables split by
- * which operand indexes with them: the x space (only X), the y space (only
- * Y), the batch (both, or neither). With x and y at least a tile wide
- * and k at least one step long, the nest runs as tiles of GT_M x GT_N outputs
- * per block of GT_M * GT_N threads: k goes in steps of GT_K, each step's
- * GT_M x GT_K slice of X and GT_K x GT_N slice of Y loaded by the whole
- * block into shared memory (every operand read once per block instead of
- * once per output), a barrier, the partial products from shared memory,
- * a barrier. Each thread then runs the row's init, adds its sum to acc
- * and runs the epilogue for its output. The operands are printed by the
- * walker itself inside scopes that declare the loop variables they use,
- * so guards, views and strides need nothing new.
+ * whose only work is acc += X[fx] * Y[fy] (float32 sums of float32,
+ * float16 or bfloat16 operands, acc a local of the row), and an epilogue
+ * is a contraction: a GEMM, a convolution over its padded input, a batched
+ * matmul. The grid variables split by which operand indexes with them: the
+ * x space (only X), the y space (only Y), the batch (both, or neither).
+ * With x and y at least GT_MIN wide and k at least GT_K long, the nest runs
+ * as tiles of GT_M x GT_N outputs per block of GT_THREADS threads: k goes
+ * in steps of GT_K, each step's GT_M x GT_K slice of X and GT_K x GT_N
+ * slice of Y loaded by the whole block into shared memory (every operand
+ * read once per block instead of once per output), a barrier, the partial
+ * products, a barrier. The operands are printed by the walker itself inside
+ * scopes that declare the loop variables they use, so guards, views and
+ * strides need nothing new. Then each thread takes its GT_R x GT_R outputs
+ * (x = tile + lx + 16 i, y = tile + ly + 16 j: a warp's stores are
+ * consecutive in y), runs the row's init, adds its sum to acc and runs the
+ * epilogue (bias, activation, residual: what fusion left in the row).
+ *
+ * The partial products take one of gemm_kinds:
+ *
+ *   fp32   each thread keeps its GT_R x GT_R sums in registers: per k, GT_R
+ *          values of X and of Y from shared memory, GT_R^2 fused
+ *          multiply-adds (contraction_precision highest)
+ *   tf32   tensor cores (CUDA wmma, sm_80+): the slices are stored rounded
+ *          to tf32 (dc_tf32, round to nearest, ties away, as cvt.rna);
+ *          each of the 8 warps keeps two 16x16 accumulator fragments
+ *          (rows 16 (w / 2), columns 32 (w % 2)), fp32 sums; at the end
+ *          the fragments go through shared memory to the threads' outputs
+ *          (contraction_precision high)
+ *   bf16   the same with the slices rounded to bfloat16 (dc_f2b, to
+ *          nearest even): contraction_precision medium, and bfloat16 models
+ *   fp16   float16 operands, exact in fp16 fragments: float16 models at
+ *          every precision
+ *
+ * rocm, and cuda before sm_80, have no tensor-core kind: fp32 there.
  */
-enum { GT_M = 16, GT_N = 16, GT_K = 32 };
+enum { GT_M = 64, GT_N = 64, GT_K = 32, GT_THREADS = 256, GT_R = 4, GT_MIN = 16 };
+
+typedef enum { GK_FP32, GK_TF32, GK_BF16, GK_FP16 } GemmKind;
+
+static const struct {
+	const char *name;          /* in --report's kernel list */
+	const char *elem;          /* shared-memory element type */
+	const char *wmma;          /* the fragments' input type, NULL for fp32 */
+	const char *pre, *post;    /* rounding of a float into elem */
+	int k, pad;                /* the fragment's k; padding of a shared row (16 bytes for wmma) */
+} gemm_kinds[] = {
+	[GK_FP32] = {"tiled-fp32", "float", NULL, "", "", 0, 1},
+	[GK_TF32] = {"tiled-tf32", "float", "nvcuda::wmma::precision::tf32", "dc_tf32(", ")", 8, 4},
+	[GK_BF16] = {"tiled-bf16", "__nv_bfloat16", "__nv_bfloat16", "__ushort_as_bfloat16(dc_f2b(", "))", 16, 8},
+	[GK_FP16] = {"tiled-fp16", "__half", "__half", "__ushort_as_half(dc_f2h(", "))", 16, 8},
+};
 
 typedef struct {
 	Node *maps[MAXDIM];
@@ -506,6 +541,7 @@ typedef struct {
 	const Tasklet *t;         /* acc += X * Y */
 	int grp[MAXDIM];          /* per grid map: 0 batch, 1 x, 2 y */
 	int64_t nx, ny, nb, nk;
+	GemmKind kind;
 } Gemm;
 
 static int64_t const_extent(Node *m)
@@ -523,6 +559,25 @@ static int opd_uses(const Sdfg *g, const Operand *o, int var)
 		if (ex_uses(o->m.idx[d], var))
 			return 1;
 	return 0;
+}
+
+static int float_operand(Sdfg *g, const Operand *o)
+{
+	Dtype d = o->kind == OPD_MEM ? sdfg_c(g, o->m.data)->dt : DT_BOOL;
+	return d == DT_F32 || d == DT_F16 || d == DT_BF16;
+}
+
+/* The kind of a contraction of operands x and y on target t. */
+static GemmKind gemm_kind(Sdfg *g, const Target *t, const Operand *x, const Operand *y)
+{
+	Dtype dx = sdfg_c(g, x->m.data)->dt, dy = sdfg_c(g, y->m.data)->dt;
+	if (!t->gpu_tc)
+		return GK_FP32;
+	if (dx == DT_F16 && dy == DT_F16)
+		return GK_FP16;
+	if ((dx == DT_BF16 && dy == DT_BF16) || t->precision == CP_MEDIUM)
+		return GK_BF16;
+	return t->precision == CP_HIGH ? GK_TF32 : GK_FP32;
 }
 
 static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
@@ -561,8 +616,7 @@ static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
 			continue;
 		const Tasklet *c = &k->ts[0];
 		if (!c->store || c->wcr != W_SUM || c->code != T_MUL || c->dt != DT_F32 || c->bind >= 0 || c->nin != 2 ||
-		    c->in[0].kind != OPD_MEM || c->in[1].kind != OPD_MEM || sdfg_c(g, c->in[0].m.data)->dt != DT_F32 ||
-		    sdfg_c(g, c->in[1].m.data)->dt != DT_F32)
+		    !float_operand(g, &c->in[0]) || !float_operand(g, &c->in[1]))
 			continue;
 		t = c;
 		gm->red = i;
@@ -582,6 +636,7 @@ static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
 		if (count_reads(g, gm->kids[i], t->out.data))
 			return 0;
 	gm->t = t;
+	gm->kind = gemm_kind(g, e->t, &t->in[0], &t->in[1]);
 	gm->nx = gm->ny = gm->nb = 1;
 	for (int i = 0; i < depth; i++) {
 		int64_t n = const_extent(maps[i]);
@@ -591,7 +646,7 @@ static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
 		gm->grp[i] = ux && !uy ? 1 : uy && !ux ? 2 : 0;
 		*(gm->grp[i] == 1 ? &gm->nx : gm->grp[i] == 2 ? &gm->ny : &gm->nb) *= n;
 	}
-	return gm->nx >= GT_M && gm->ny >= GT_N && gm->nk >= GT_K;
+	return gm->nx >= GT_MIN && gm->ny >= GT_MIN && gm->nk >= GT_K;
 }
 
 /* const int64_t declarations of the variables of maps m[0..n) (of group
@@ -610,7 +665,8 @@ static void decompose(Em *e, Node *const *m, const int *grps, int n, int grp, co
 	}
 }
 
-/* One operand's tile: rows (r) of the operand's own space by GT_K. */
+/* One operand's slice: rows (r) of the operand's own space by GT_K,
+ * rounded to the kind's element type as it is stored. */
 static void gemm_load(Em *e, const Gemm *gm, int which)
 {
 	int rows = which ? GT_N : GT_M;
@@ -631,39 +687,64 @@ static void gemm_load(Em *e, const Gemm *gm, int which)
 	buf_free(&v);
 	e->ind--;
 	emit_line(e, "}");
-	emit_line(e, "%s[dc_kk][dc_r] = dc_v;", tile);
+	emit_line(e, "%s[dc_kk][dc_r] = %sdc_v%s;", tile, gemm_kinds[gm->kind].pre, gemm_kinds[gm->kind].post);
 	e->ind--;
 	emit_line(e, "}");
 }
 
-static void gemm_body(Em *e, const Gemm *gm)
+/* The partial products of one k step from the slices in shared memory. */
+static void gemm_products(Em *e, const Gemm *gm)
 {
-	Sdfg *g = e->g;
-	int64_t tx = (gm->nx + GT_M - 1) / GT_M, ty = (gm->ny + GT_N - 1) / GT_N;
-	emit_line(e, "__shared__ float dc_xs[%d][%d];", GT_K, GT_M + 1);
-	emit_line(e, "__shared__ float dc_ys[%d][%d];", GT_K, GT_N + 1);
-	emit_line(e, "const int64_t dc_nx = %lld, dc_ny = %lld, dc_nk = %lld;", (long long)gm->nx, (long long)gm->ny,
-	          (long long)gm->nk);
-	emit_line(e, "for (int64_t dc_b = blockIdx.x; dc_b < %lld; dc_b += gridDim.x) {", (long long)(gm->nb * tx * ty));
+	if (gm->kind == GK_FP32) {
+		emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk++) {", GT_K);
+		emit_line(e, "\tfloat dc_a[%d], dc_c[%d];", GT_R, GT_R);
+		emit_line(e, "\t#pragma unroll");
+		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++) {", GT_R);
+		emit_line(e, "\t\tdc_a[dc_i] = dc_xs[dc_kk][dc_lx + %d * dc_i];", GT_M / GT_R);
+		emit_line(e, "\t\tdc_c[dc_i] = dc_ys[dc_kk][dc_ly + %d * dc_i];", GT_N / GT_R);
+		emit_line(e, "\t}");
+		emit_line(e, "\t#pragma unroll");
+		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++)", GT_R);
+		emit_line(e, "\t\t#pragma unroll");
+		emit_line(e, "\t\tfor (int dc_j = 0; dc_j < %d; dc_j++)", GT_R);
+		emit_line(e, "\t\t\tdc_acc[dc_i][dc_j] += dc_a[dc_i] * dc_c[dc_j];");
+		emit_line(e, "}");
+		return;
+	}
+	const char *T = gemm_kinds[gm->kind].wmma;
+	int k = gemm_kinds[gm->kind].k, pad = gemm_kinds[gm->kind].pad;
+	emit_line(e, "#pragma unroll");
+	emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk += %d) {", GT_K, k);
 	e->ind++;
-	emit_line(e, "const int64_t dc_tb = dc_b / %lld, dc_tx = dc_b / %lld %% %lld, dc_ty = dc_b %% %lld;", (long long)(tx * ty),
-	          (long long)ty, (long long)tx, (long long)ty);
-	emit_line(e, "const int dc_lx = threadIdx.x / %d, dc_ly = threadIdx.x %% %d;", GT_N, GT_N);
-	emit_line(e, "float dc_sum = 0.0f;");
-	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GT_K);
-	e->ind++;
-	gemm_load(e, gm, 0);
-	gemm_load(e, gm, 1);
-	emit_line(e, "__syncthreads();");
-	emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk++)", GT_K);
-	emit_line(e, "\tdc_sum += dc_xs[dc_kk][dc_lx] * dc_ys[dc_kk][dc_ly];");
-	emit_line(e, "__syncthreads();");
+	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, %d, %s, nvcuda::wmma::col_major> dc_fa;", k, T);
+	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, %d, %s, nvcuda::wmma::row_major> dc_fb0, dc_fb1;", k, T);
+	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fa, &dc_xs[dc_kk][dc_fm * 16], %d);", GT_M + pad);
+	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fb0, &dc_ys[dc_kk][dc_fn * 16], %d);", GT_N + pad);
+	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fb1, &dc_ys[dc_kk][dc_fn * 16 + 16], %d);", GT_N + pad);
+	emit_line(e, "nvcuda::wmma::mma_sync(dc_c0, dc_fa, dc_fb0, dc_c0);");
+	emit_line(e, "nvcuda::wmma::mma_sync(dc_c1, dc_fa, dc_fb1, dc_c1);");
 	e->ind--;
 	emit_line(e, "}");
-	emit_line(e, "const int64_t dc_x = dc_tx * %d + dc_lx, dc_y = dc_ty * %d + dc_ly;", GT_M, GT_N);
+}
+
+/* One output of the thread (dc_e of GT_R * GT_R): its row's variables, in
+ * the row's order, then the row's own code with acc += the sum. */
+static void gemm_epilogue(Em *e, const Gemm *gm)
+{
+	Sdfg *g = e->g;
+	int tc = gm->kind != GK_FP32;
+	emit_line(e, "#pragma unroll");
+	emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++) {", GT_R * GT_R);
+	e->ind++;
+	emit_line(e, "const int dc_i = dc_e / %d, dc_j = dc_e %% %d;", GT_R, GT_R);
+	emit_line(e, "const int64_t dc_x = dc_tx * %d + dc_lx + %d * dc_i, dc_y = dc_ty * %d + dc_ly + %d * dc_j;", GT_M,
+	          GT_M / GT_R, GT_N, GT_N / GT_R);
 	emit_line(e, "if (dc_x < dc_nx && dc_y < dc_ny) {");
 	e->ind++;
-	/* the row's variables, in the row's order, then its own code */
+	if (tc)
+		emit_line(e, "const float dc_sum = dc_cs[dc_lx + %d * dc_i][dc_ly + %d * dc_j];", GT_M / GT_R, GT_N / GT_R);
+	else
+		emit_line(e, "const float dc_sum = dc_acc[dc_i][dc_j];");
 	for (int i = 0; i < gm->depth; i++) {
 		const char *ix = gm->grp[i] == 1 ? "dc_x" : gm->grp[i] == 2 ? "dc_y" : "dc_tb";
 		int64_t inner = 1;
@@ -695,6 +776,103 @@ static void gemm_body(Em *e, const Gemm *gm)
 	emit_line(e, "}");
 	e->ind--;
 	emit_line(e, "}");
+}
+
+static void gemm_body(Em *e, const Gemm *gm)
+{
+	int64_t tx = (gm->nx + GT_M - 1) / GT_M, ty = (gm->ny + GT_N - 1) / GT_N;
+	int tc = gm->kind != GK_FP32, pad = gemm_kinds[gm->kind].pad;
+	const char *T = gemm_kinds[gm->kind].elem, *al = tc ? "__align__(32) " : "";
+	if (tc)
+		e->wmma = 1;
+	emit_line(e, "__shared__ %s%s dc_xs[%d][%d];", al, T, GT_K, GT_M + pad);
+	emit_line(e, "__shared__ %s%s dc_ys[%d][%d];", al, T, GT_K, GT_N + pad);
+	if (tc)
+		emit_line(e, "__shared__ __align__(32) float dc_cs[%d][%d];", GT_M, GT_N + 4);
+	emit_line(e, "const int64_t dc_nx = %lld, dc_ny = %lld, dc_nk = %lld;", (long long)gm->nx, (long long)gm->ny,
+	          (long long)gm->nk);
+	emit_line(e, "const int dc_lx = threadIdx.x / %d, dc_ly = threadIdx.x %% %d;", GT_N / GT_R, GT_N / GT_R);
+	if (tc)
+		emit_line(e, "const int dc_fm = threadIdx.x / 32 / 2, dc_fn = threadIdx.x / 32 %% 2 * 2;");
+	emit_line(e, "for (int64_t dc_b = blockIdx.x; dc_b < %lld; dc_b += gridDim.x) {", (long long)(gm->nb * tx * ty));
+	e->ind++;
+	emit_line(e, "const int64_t dc_tb = dc_b / %lld, dc_tx = dc_b / %lld %% %lld, dc_ty = dc_b %% %lld;", (long long)(tx * ty),
+	          (long long)ty, (long long)tx, (long long)ty);
+	if (tc) {
+		emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, %d, float> dc_c0, dc_c1;", gemm_kinds[gm->kind].k);
+		emit_line(e, "nvcuda::wmma::fill_fragment(dc_c0, 0.0f);");
+		emit_line(e, "nvcuda::wmma::fill_fragment(dc_c1, 0.0f);");
+	} else {
+		emit_line(e, "float dc_acc[%d][%d];", GT_R, GT_R);
+		emit_line(e, "#pragma unroll");
+		emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++)", GT_R * GT_R);
+		emit_line(e, "\tdc_acc[dc_e / %d][dc_e %% %d] = 0.0f;", GT_R, GT_R);
+	}
+	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GT_K);
+	e->ind++;
+	gemm_load(e, gm, 0);
+	gemm_load(e, gm, 1);
+	emit_line(e, "__syncthreads();");
+	gemm_products(e, gm);
+	emit_line(e, "__syncthreads();");
+	e->ind--;
+	emit_line(e, "}");
+	if (tc) {
+		emit_line(e, "nvcuda::wmma::store_matrix_sync(&dc_cs[dc_fm * 16][dc_fn * 16], dc_c0, %d, nvcuda::wmma::mem_row_major);",
+		          GT_N + 4);
+		emit_line(e, "nvcuda::wmma::store_matrix_sync(&dc_cs[dc_fm * 16][dc_fn * 16 + 16], dc_c1, %d, nvcuda::wmma::mem_row_major);",
+		          GT_N + 4);
+		emit_line(e, "__syncthreads();");
+	}
+	gemm_epilogue(e, gm);
+	if (tc)
+		emit_line(e, "__syncthreads(); /* dc_cs is read before the next tile's fragments land */");
+	e->ind--;
+	emit_line(e, "}");
+}
+
+/* float to tf32 as cvt.rna.tf32.f32 does it: to nearest, ties away from
+ * zero, in the 13 low bits; inf and NaN as they are. */
+static const char tf32_helper[] =
+	"static __device__ inline float dc_tf32(float f) { uint32_t u; memcpy(&u, &f, 4); "
+	"if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; memcpy(&f, &u, 4); return f; }\n";
+
+/* ---- launches --------------------------------------------------------------------------- */
+
+/* The launch of kernel id at e's position: DC_LAUNCH, or DC_LAUNCH_SYNC
+ * for kernels with barriers; grid is a C expression. With --report the
+ * launch is also listed (e->launches: one JSON object a line; emit_step
+ * puts the step's function for "@F@" and the node's label for "@L@"), with
+ * its repeats per run (the host loops around it). */
+static void launch(Em *e, Node *n, int id, const char *kind, int sync, const char *grid, int64_t block, int64_t shared,
+                   const char *args)
+{
+	emit_line(e, "%s(%s_k%d, dim3(%s), dim3(%lld), dc_stream%s);", sync ? "DC_LAUNCH_SYNC" : "DC_LAUNCH", e->nm, id, grid,
+	          (long long)block, args);
+	if (!e->launches)
+		return;
+	int64_t times = 1;
+	for (Node *p = n->parent; p; p = p->parent)
+		if (p->kind == N_FOR)
+			times *= const_extent(p) > 0 ? const_extent(p) : 1;
+	buf_printf(e->launches, "{\"kernel\": \"%s_k%d\", \"node\": \"@L@\", \"kind\": \"%s\", \"grid\": ", e->nm, id, kind);
+	if (strspn(grid, "0123456789") == strlen(grid))
+		buf_puts(e->launches, grid);
+	else
+		buf_quote(e->launches, grid);
+	buf_printf(e->launches, ", \"block\": %lld, \"shared_bytes\": %lld, \"per_run\": %lld}\n", (long long)block,
+	           (long long)shared, (long long)times);
+}
+
+static const char *grid_of(Em *e, int64_t blocks)
+{
+	return arena_printf(e->g->arena, "%lld", (long long)(blocks < e->t->gpu_max_blocks ? blocks : e->t->gpu_max_blocks));
+}
+
+static int64_t gemm_shared(const Gemm *gm)
+{
+	int64_t es = gm->kind == GK_BF16 || gm->kind == GK_FP16 ? 2 : 4, pad = gemm_kinds[gm->kind].pad;
+	return es * GT_K * (GT_M + GT_N + 2 * pad) + (gm->kind != GK_FP32 ? 4 * GT_M * (GT_N + 4) : 0);
 }
 
 /* A kernel for subtree n: over the collapsed space of its first depth
@@ -760,28 +938,27 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	const char *a = args.len ? args.s : "";
 	if (gemm) {
 		int64_t tiles = gm.nb * ((gm.nx + GT_M - 1) / GT_M) * ((gm.ny + GT_N - 1) / GT_N);
-		emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(%lld), dim3(%d), dc_stream%s);", e->nm, id,
-		          (long long)(tiles < e->t->gpu_max_blocks ? tiles : e->t->gpu_max_blocks), GT_M * GT_N, a);
+		launch(e, n, id, gemm_kinds[gm.kind].name, 1, grid_of(e, tiles), GT_THREADS, gemm_shared(&gm), a);
 	} else if (coop)
-		emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(%lld), dim3(%d), dc_stream%s);", e->nm, id,
-		          (long long)(nt < e->t->gpu_max_blocks ? nt : e->t->gpu_max_blocks), e->t->gpu_block, a);
+		launch(e, n, id, "block-cooperative", 1, grid_of(e, nt), e->t->gpu_block, 0, a);
 	else if (!depth)
-		emit_line(e, "DC_LAUNCH(%s_k%d, dim3(1), dim3(1), dc_stream%s);", e->nm, id, a);
+		launch(e, n, id, "single-thread", 0, "1", 1, 0, a);
 	else if (ex_isint(total, &nt)) {
-		int64_t bs = e->t->gpu_block, nb = (nt + bs - 1) / bs;
-		if (nb > e->t->gpu_max_blocks)
-			nb = e->t->gpu_max_blocks;
+		int64_t bs = e->t->gpu_block;
 		if (nt <= 0)
 			emit_line(e, "/* %s_k%d: empty grid */", e->nm, id);
 		else
-			emit_line(e, "DC_LAUNCH(%s_k%d, dim3(%lld), dim3(%lld), dc_stream%s);", e->nm, id, (long long)nb,
-			          (long long)(nt < bs ? nt : bs), a);
+			launch(e, n, id, "grid-stride", 0, grid_of(e, (nt + bs - 1) / bs), nt < bs ? nt : bs, 0, a);
 	} else {
 		const char *tn = expr_str(g, total);
+		int bs = e->t->gpu_block, cap = e->t->gpu_max_blocks;
 		emit_line(e, "if ((%s) > 0)", tn);
-		emit_line(e, "\tDC_LAUNCH(%s_k%d, dim3((unsigned)((%s) + %d - 1) / %d < %d ? (unsigned)(((%s) + %d - 1) / %d) : %d), "
-		             "dim3(%d), dc_stream%s);", e->nm, id, tn, e->t->gpu_block, e->t->gpu_block, e->t->gpu_max_blocks, tn,
-		          e->t->gpu_block, e->t->gpu_block, e->t->gpu_max_blocks, e->t->gpu_block, a);
+		e->ind++;
+		launch(e, n, id, "grid-stride", 0,
+		       arena_printf(g->arena, "(unsigned)((%s) + %d - 1) / %d < %d ? (unsigned)(((%s) + %d - 1) / %d) : %d", tn, bs, bs,
+		                    cap, tn, bs, bs, cap),
+		       bs, 0, a);
+		e->ind--;
 	}
 	buf_free(&params);
 	buf_free(&args);
@@ -896,7 +1073,7 @@ static void greduce_kernel(Em *e, Node *n, const GReduce *r)
 		emit_tree(e, r->op, acc->dt, mine, out, out, 1);
 	}
 	kernel_close(e, kf);
-	emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(1), dim3(%d), dc_stream%s);", e->nm, id, e->t->gpu_block, args.len ? args.s : "");
+	launch(e, n, id, "block-reduce", 1, "1", e->t->gpu_block, 0, args.len ? args.s : "");
 	buf_free(&params);
 	buf_free(&args);
 }
@@ -1143,6 +1320,13 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	              " * options: %s\n * input sha256 %s\n */\n",
 	           nm, DOCCC_VERSION, t->name, t->category, emit_comment(g->arena, t->march), t->simulate ? ", simulated on the host" : "",
 	           t->approx ? ", approximate math" : "", emit_comment(g->arena, a->cmdline), g->hash);
+	Buf kern = {0}, fwd = {0};
+	e.kern = &kern;
+	e.b = &fwd;
+	gpu_forward(&e);
+	e.b = b;
+	if (e.wmma)
+		buf_puts(b, "#define DC_WMMA 1\n");
 	buf_puts(b, "#include \"doccc_gpu.h\"\n#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n");
 	buf_printf(b, "#include \"%s.h\"\n\n", nm);
 	/* the CPU's helpers as device functions; copysign(0, x) would be C++'s
@@ -1151,12 +1335,9 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	emit_replace_all(&hl, emit_scalar_helpers, "static inline ", "static __device__ inline ");
 	emit_replace_all(b, hl.s, "copysign(0, ", "copysign(0.0, ");
 	buf_free(&hl);
+	if (e.wmma)
+		buf_puts(b, tf32_helper);
 	buf_puts(b, "\n");
-	Buf kern = {0}, fwd = {0};
-	e.kern = &kern;
-	e.b = &fwd;
-	gpu_forward(&e);
-	e.b = b;
 	if (kern.len)
 		buf_puts(b, kern.s);
 	buf_puts(b, fwd.s);

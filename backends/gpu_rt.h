@@ -15,6 +15,10 @@
  *                   block's threads run by a launch loop, "device" memory
  *                   inaccessible to host code outside copies
  *
+ * A source with tensor-core contractions defines DC_WMMA first: nvcc then
+ * gets <mma.h> and the 16-bit float types (the simulation has its own
+ * wmma; HIP has none, and doccc emits none for rocm).
+ *
  * It also gives the device code C's spelling of what it shares with the
  * CPU printer (restrict, _Bool) and dc_is_device(p), the pointer query
  * NAME_run uses to reject host memory (cudaPointerGetAttributes;
@@ -70,6 +74,11 @@ static inline int dc_is_device(const void *p)
 }
 #else
 #include <cuda_runtime.h>
+#ifdef DC_WMMA /* the source has tensor-core contractions */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <mma.h>
+#endif
 #define DC_RUNTIME "CUDA"
 #define DC_LAUNCH(k, g, b, s, ...) k<<<(g), (b), 0, (s)>>>(__VA_ARGS__)
 #define DC_LAUNCH_SYNC DC_LAUNCH

@@ -75,6 +75,7 @@ void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #define __forceinline__
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
+#define __align__(n) __attribute__((aligned(n)))
 
 struct uint3 {
 	unsigned x, y, z;
@@ -897,5 +898,131 @@ static inline float __saturatef(float x)
 	if (!(x > 0.0f)) return 0.0f; /* NaN too */
 	return x < 1.0f ? x : 1.0f;
 }
+
+/* ---- tensor cores: the subset of CUDA's wmma (<mma.h>) doccc emits ----
+ * __half and __nv_bfloat16 are their 16 bits, made from bits with
+ * __ushort_as_half / __ushort_as_bfloat16 (the generated code rounds with
+ * its own dc_f2h, dc_f2b and dc_tf32, so the device and the simulation round
+ * alike). A fragment holds its whole tile, row by row, not a lane's share:
+ * load_matrix_sync, mma_sync and store_matrix_sync are warp-collective, so
+ * lane 0 of each warp does the warp's work and the other lanes' fragments
+ * stay unused (every lane of a warp calls them, as CUDA requires). mma_sync
+ * multiplies the inputs exactly (a tf32, bf16 or fp16 product fits a
+ * float) and adds in fp32, in k order, from the accumulator: the hardware's
+ * order and rounding of that sum within one mma may differ in the last
+ * bits. */
+
+struct __half {
+	uint16_t bits;
+};
+struct __nv_bfloat16 {
+	uint16_t bits;
+};
+static inline __half __ushort_as_half(unsigned short b) { return __half{b}; }
+static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short b) { return __nv_bfloat16{b}; }
+
+static inline float dc_sim_to_float(float x) { return x; }
+static inline float dc_sim_to_float(__nv_bfloat16 x)
+{
+	uint32_t u = (uint32_t)x.bits << 16;
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+static inline float dc_sim_to_float(__half x)
+{
+	uint32_t s = (uint32_t)(x.bits & 0x8000u) << 16, e = (x.bits >> 10) & 31u, m = x.bits & 0x3ffu, u;
+	if (e == 31)
+		u = s | 0x7f800000u | (m << 13);
+	else if (e)
+		u = s | ((e + 112u) << 23) | (m << 13);
+	else {
+		float f = ldexpf((float)m, -24); /* subnormal or zero: exact */
+		return s ? -f : f;
+	}
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+namespace nvcuda {
+namespace wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+namespace precision {
+struct tf32 {};
+}
+enum layout_t { mem_row_major, mem_col_major };
+
+template <class L> struct dc_sim_col { enum { yes = 0 }; };
+template <> struct dc_sim_col<col_major> { enum { yes = 1 }; };
+template <class T> struct dc_sim_elem { typedef T type; };
+template <> struct dc_sim_elem<precision::tf32> { typedef float type; };
+template <class Use, int M, int N, int K> struct dc_sim_shape;
+template <int M, int N, int K> struct dc_sim_shape<matrix_a, M, N, K> { enum { rows = M, cols = K }; };
+template <int M, int N, int K> struct dc_sim_shape<matrix_b, M, N, K> { enum { rows = K, cols = N }; };
+template <int M, int N, int K> struct dc_sim_shape<accumulator, M, N, K> { enum { rows = M, cols = N }; };
+
+template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
+	typedef typename dc_sim_elem<T>::type element_type;
+	enum { rows = dc_sim_shape<Use, M, N, K>::rows, cols = dc_sim_shape<Use, M, N, K>::cols };
+	element_type x[rows * cols];
+};
+
+static inline int dc_sim_lane0(void)
+{
+	return ((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x) % 32 == 0;
+}
+
+template <class Use, int M, int N, int K, class T, class L, class P>
+static inline void load_matrix_sync(fragment<Use, M, N, K, T, L> &f, const P *p, unsigned ldm)
+{
+	typedef fragment<Use, M, N, K, T, L> F;
+	if (!dc_sim_lane0())
+		return;
+	int col = dc_sim_col<L>::yes;
+	for (int r = 0; r < F::rows; r++)
+		for (int c = 0; c < F::cols; c++)
+			f.x[r * F::cols + c] = col ? p[(size_t)c * ldm + r] : p[(size_t)r * ldm + c];
+}
+
+template <int M, int N, int K, class T>
+static inline void fill_fragment(fragment<accumulator, M, N, K, T> &f, T v)
+{
+	for (int i = 0; i < M * N; i++)
+		f.x[i] = v;
+}
+
+template <int M, int N, int K, class T, class LA, class LB>
+static inline void mma_sync(fragment<accumulator, M, N, K, float> &d, const fragment<matrix_a, M, N, K, T, LA> &a,
+                            const fragment<matrix_b, M, N, K, T, LB> &b, const fragment<accumulator, M, N, K, float> &c)
+{
+	if (!dc_sim_lane0())
+		return;
+	float out[M * N];
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			float acc = c.x[i * N + j];
+			for (int k = 0; k < K; k++)
+				acc += dc_sim_to_float(a.x[i * K + k]) * dc_sim_to_float(b.x[k * N + j]);
+			out[i * N + j] = acc;
+		}
+	memcpy(d.x, out, sizeof out);
+}
+
+template <int M, int N, int K>
+static inline void store_matrix_sync(float *p, const fragment<accumulator, M, N, K, float> &f, unsigned ldm, layout_t l)
+{
+	if (!dc_sim_lane0())
+		return;
+	for (int r = 0; r < M; r++)
+		for (int c = 0; c < N; c++)
+			p[l == mem_col_major ? (size_t)c * ldm + r : (size_t)r * ldm + c] = f.x[r * N + c];
+}
+} /* namespace wmma */
+} /* namespace nvcuda */
 
 #endif
