@@ -485,28 +485,32 @@ static void coop_kids(Em *e, Coop *co)
  * matmul. The grid variables split by which operand indexes with them: the
  * x space (only X), the y space (only Y), the batch (both, or neither).
  * With x and y at least GT_MIN wide and k at least GT_K long, the nest runs
- * as tiles of GT_M x GT_N outputs per block of GT_THREADS threads: k goes
- * in steps of GT_K, each step's GT_M x GT_K slice of X and GT_K x GT_N
- * slice of Y loaded by the whole block into shared memory (every operand
- * read once per block instead of once per output), a barrier, the partial
- * products, a barrier. The operands are printed by the walker itself inside
- * scopes that declare the loop variables they use, so guards, views and
- * strides need nothing new. Then each thread takes its GT_R x GT_R outputs
- * (x = tile + lx + 16 i, y = tile + ly + 16 j: a warp's stores are
- * consecutive in y), runs the row's init, adds its sum to acc and runs the
- * epilogue (bias, activation, residual: what fusion left in the row).
+ * as square tiles of S x S outputs per block: k goes in steps of GT_K,
+ * each step's S x GT_K slice of X and GT_K x S slice of Y loaded by the
+ * whole block into shared memory (every operand read once per block
+ * instead of once per output), a barrier, the partial products, a barrier.
+ * The operands are printed by the walker itself inside scopes that declare
+ * the loop variables they use, so guards, views and strides need nothing
+ * new. Then each thread takes its outputs, runs the row's init, adds its
+ * sum to acc and runs the epilogue (bias, activation, residual: what fusion
+ * left in the row); a warp's outputs are consecutive in y. S is the largest
+ * of the kind's sizes whose tiles still give every SM a block (a batch-1
+ * GEMM of 128 x 768 makes 24 tiles of 64 but 96 of 32: an H200 has 132
+ * SMs), else the smallest.
  *
  * The partial products take one of gemm_kinds:
  *
- *   fp32   each thread keeps its GT_R x GT_R sums in registers: per k, GT_R
- *          values of X and of Y from shared memory, GT_R^2 fused
- *          multiply-adds (contraction_precision highest)
- *   tf32   tensor cores (CUDA wmma, sm_80+): the slices are stored rounded
- *          to tf32 (dc_tf32, round to nearest, ties away, as cvt.rna);
- *          each of the 8 warps keeps two 16x16 accumulator fragments
- *          (rows 16 (w / 2), columns 32 (w % 2)), fp32 sums; at the end
- *          the fragments go through shared memory to the threads' outputs
- *          (contraction_precision high)
+ *   fp32   S = 64, 32 or 16 for 256 threads (16 x 16): each keeps its R x R
+ *          sums (R = S / 16) in registers, outputs x = lx + 16 i,
+ *          y = ly + 16 j; per k, R values of X and of Y from shared memory,
+ *          R^2 fused multiply-adds (contraction_precision highest)
+ *   tf32   tensor cores (CUDA wmma, sm_80+), S = 64 (8 warps, two 16x16
+ *          accumulator fragments each) or 32 (4 warps, one each): the
+ *          slices are stored rounded to tf32 (dc_tf32, to nearest, ties
+ *          away, as cvt.rna), fp32 sums; at the end the fragments go
+ *          through shared memory to the threads' outputs, thread t taking
+ *          elements t, t + threads, ... of the tile (contraction_precision
+ *          high)
  *   bf16   the same with the slices rounded to bfloat16 (dc_f2b, to
  *          nearest even): contraction_precision medium, and bfloat16 models
  *   fp16   float16 operands, exact in fp16 fragments: float16 models at
@@ -514,7 +518,7 @@ static void coop_kids(Em *e, Coop *co)
  *
  * rocm, and cuda before sm_80, have no tensor-core kind: fp32 there.
  */
-enum { GT_M = 64, GT_N = 64, GT_K = 32, GT_THREADS = 256, GT_R = 4, GT_MIN = 16 };
+enum { GT_K = 32, GT_MIN = 16 };
 
 typedef enum { GK_FP32, GK_TF32, GK_BF16, GK_FP16 } GemmKind;
 
@@ -542,6 +546,8 @@ typedef struct {
 	int grp[MAXDIM];          /* per grid map: 0 batch, 1 x, 2 y */
 	int64_t nx, ny, nb, nk;
 	GemmKind kind;
+	int s, threads;           /* the tile's side, the block's threads */
+	int r;                    /* fp32: sums per thread and dim; wmma: fragments per warp */
 } Gemm;
 
 static int64_t const_extent(Node *m)
@@ -578,6 +584,22 @@ static GemmKind gemm_kind(Sdfg *g, const Target *t, const Operand *x, const Oper
 	if ((dx == DT_BF16 && dy == DT_BF16) || t->precision == CP_MEDIUM)
 		return GK_BF16;
 	return t->precision == CP_HIGH ? GK_TF32 : GK_FP32;
+}
+
+static int64_t gemm_tiles(const Gemm *gm, int64_t s)
+{
+	return gm->nb * ((gm->nx + s - 1) / s) * ((gm->ny + s - 1) / s);
+}
+
+/* The tile: the largest side whose tiles fill sms, else the smallest. */
+static void gemm_tile(Gemm *gm, int sms)
+{
+	int tc = gm->kind != GK_FP32, s = 64, min = tc ? 32 : 16;
+	while (s > min && gemm_tiles(gm, s) < sms)
+		s /= 2;
+	gm->s = s;
+	gm->threads = tc ? (s == 64 ? 256 : 128) : 256;
+	gm->r = tc ? (s == 64 ? 2 : 1) : s / 16;
 }
 
 static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
@@ -646,7 +668,10 @@ static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
 		gm->grp[i] = ux && !uy ? 1 : uy && !ux ? 2 : 0;
 		*(gm->grp[i] == 1 ? &gm->nx : gm->grp[i] == 2 ? &gm->ny : &gm->nb) *= n;
 	}
-	return gm->nx >= GT_MIN && gm->ny >= GT_MIN && gm->nk >= GT_K;
+	if (gm->nx < GT_MIN || gm->ny < GT_MIN || gm->nk < GT_K)
+		return 0;
+	gemm_tile(gm, e->t->gpu_sms);
+	return 1;
 }
 
 /* const int64_t declarations of the variables of maps m[0..n) (of group
@@ -669,7 +694,7 @@ static void decompose(Em *e, Node *const *m, const int *grps, int n, int grp, co
  * rounded to the kind's element type as it is stored. */
 static void gemm_load(Em *e, const Gemm *gm, int which)
 {
-	int rows = which ? GT_N : GT_M;
+	int rows = gm->s;
 	const char *tile = which ? "dc_ys" : "dc_xs", *n = which ? "dc_ny" : "dc_nx", *t0 = which ? "dc_ty" : "dc_tx";
 	emit_line(e, "for (int dc_i = threadIdx.x; dc_i < %d; dc_i += blockDim.x) {", rows * GT_K);
 	e->ind++;
@@ -697,16 +722,16 @@ static void gemm_products(Em *e, const Gemm *gm)
 {
 	if (gm->kind == GK_FP32) {
 		emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk++) {", GT_K);
-		emit_line(e, "\tfloat dc_a[%d], dc_c[%d];", GT_R, GT_R);
+		emit_line(e, "\tfloat dc_a[%d], dc_c[%d];", gm->r, gm->r);
 		emit_line(e, "\t#pragma unroll");
-		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++) {", GT_R);
-		emit_line(e, "\t\tdc_a[dc_i] = dc_xs[dc_kk][dc_lx + %d * dc_i];", GT_M / GT_R);
-		emit_line(e, "\t\tdc_c[dc_i] = dc_ys[dc_kk][dc_ly + %d * dc_i];", GT_N / GT_R);
+		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++) {", gm->r);
+		emit_line(e, "\t\tdc_a[dc_i] = dc_xs[dc_kk][dc_lx + 16 * dc_i];");
+		emit_line(e, "\t\tdc_c[dc_i] = dc_ys[dc_kk][dc_ly + 16 * dc_i];");
 		emit_line(e, "\t}");
 		emit_line(e, "\t#pragma unroll");
-		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++)", GT_R);
+		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++)", gm->r);
 		emit_line(e, "\t\t#pragma unroll");
-		emit_line(e, "\t\tfor (int dc_j = 0; dc_j < %d; dc_j++)", GT_R);
+		emit_line(e, "\t\tfor (int dc_j = 0; dc_j < %d; dc_j++)", gm->r);
 		emit_line(e, "\t\t\tdc_acc[dc_i][dc_j] += dc_a[dc_i] * dc_c[dc_j];");
 		emit_line(e, "}");
 		return;
@@ -717,34 +742,39 @@ static void gemm_products(Em *e, const Gemm *gm)
 	emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk += %d) {", GT_K, k);
 	e->ind++;
 	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, %d, %s, nvcuda::wmma::col_major> dc_fa;", k, T);
-	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, %d, %s, nvcuda::wmma::row_major> dc_fb0, dc_fb1;", k, T);
-	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fa, &dc_xs[dc_kk][dc_fm * 16], %d);", GT_M + pad);
-	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fb0, &dc_ys[dc_kk][dc_fn * 16], %d);", GT_N + pad);
-	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fb1, &dc_ys[dc_kk][dc_fn * 16 + 16], %d);", GT_N + pad);
-	emit_line(e, "nvcuda::wmma::mma_sync(dc_c0, dc_fa, dc_fb0, dc_c0);");
-	emit_line(e, "nvcuda::wmma::mma_sync(dc_c1, dc_fa, dc_fb1, dc_c1);");
+	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, %d, %s, nvcuda::wmma::row_major> dc_fb;", k, T);
+	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fa, &dc_xs[dc_kk][dc_fm * 16], %d);", gm->s + pad);
+	emit_line(e, "#pragma unroll");
+	emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++) {", gm->r);
+	emit_line(e, "\tnvcuda::wmma::load_matrix_sync(dc_fb, &dc_ys[dc_kk][(dc_fn + dc_f) * 16], %d);", gm->s + pad);
+	emit_line(e, "\tnvcuda::wmma::mma_sync(dc_c[dc_f], dc_fa, dc_fb, dc_c[dc_f]);");
+	emit_line(e, "}");
 	e->ind--;
 	emit_line(e, "}");
 }
 
-/* One output of the thread (dc_e of GT_R * GT_R): its row's variables, in
- * the row's order, then the row's own code with acc += the sum. */
+/* The thread's outputs (dc_e of s * s / threads): each one's row
+ * variables, in the row's order, then the row's own code with acc += the
+ * sum. */
 static void gemm_epilogue(Em *e, const Gemm *gm)
 {
 	Sdfg *g = e->g;
 	int tc = gm->kind != GK_FP32;
 	emit_line(e, "#pragma unroll");
-	emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++) {", GT_R * GT_R);
+	emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++) {", gm->s * gm->s / gm->threads);
 	e->ind++;
-	emit_line(e, "const int dc_i = dc_e / %d, dc_j = dc_e %% %d;", GT_R, GT_R);
-	emit_line(e, "const int64_t dc_x = dc_tx * %d + dc_lx + %d * dc_i, dc_y = dc_ty * %d + dc_ly + %d * dc_j;", GT_M,
-	          GT_M / GT_R, GT_N, GT_N / GT_R);
+	if (tc)
+		emit_line(e, "const int dc_i = (dc_e * %d + threadIdx.x) / %d, dc_j = (dc_e * %d + threadIdx.x) %% %d;", gm->threads,
+		          gm->s, gm->threads, gm->s);
+	else
+		emit_line(e, "const int dc_i = dc_lx + 16 * (dc_e / %d), dc_j = dc_ly + 16 * (dc_e %% %d);", gm->r, gm->r);
+	emit_line(e, "const int64_t dc_x = dc_tx * %d + dc_i, dc_y = dc_ty * %d + dc_j;", gm->s, gm->s);
 	emit_line(e, "if (dc_x < dc_nx && dc_y < dc_ny) {");
 	e->ind++;
 	if (tc)
-		emit_line(e, "const float dc_sum = dc_cs[dc_lx + %d * dc_i][dc_ly + %d * dc_j];", GT_M / GT_R, GT_N / GT_R);
+		emit_line(e, "const float dc_sum = dc_cs[dc_i][dc_j];");
 	else
-		emit_line(e, "const float dc_sum = dc_acc[dc_i][dc_j];");
+		emit_line(e, "const float dc_sum = dc_acc[dc_e / %d][dc_e %% %d];", gm->r, gm->r);
 	for (int i = 0; i < gm->depth; i++) {
 		const char *ix = gm->grp[i] == 1 ? "dc_x" : gm->grp[i] == 2 ? "dc_y" : "dc_tb";
 		int64_t inner = 1;
@@ -780,33 +810,37 @@ static void gemm_epilogue(Em *e, const Gemm *gm)
 
 static void gemm_body(Em *e, const Gemm *gm)
 {
-	int64_t tx = (gm->nx + GT_M - 1) / GT_M, ty = (gm->ny + GT_N - 1) / GT_N;
+	int64_t tx = (gm->nx + gm->s - 1) / gm->s, ty = (gm->ny + gm->s - 1) / gm->s;
 	int tc = gm->kind != GK_FP32, pad = gemm_kinds[gm->kind].pad;
 	const char *T = gemm_kinds[gm->kind].elem, *al = tc ? "__align__(32) " : "";
 	if (tc)
 		e->wmma = 1;
-	emit_line(e, "__shared__ %s%s dc_xs[%d][%d];", al, T, GT_K, GT_M + pad);
-	emit_line(e, "__shared__ %s%s dc_ys[%d][%d];", al, T, GT_K, GT_N + pad);
+	emit_line(e, "__shared__ %s%s dc_xs[%d][%d];", al, T, GT_K, gm->s + pad);
+	emit_line(e, "__shared__ %s%s dc_ys[%d][%d];", al, T, GT_K, gm->s + pad);
 	if (tc)
-		emit_line(e, "__shared__ __align__(32) float dc_cs[%d][%d];", GT_M, GT_N + 4);
+		emit_line(e, "__shared__ __align__(32) float dc_cs[%d][%d];", gm->s, gm->s + 4);
 	emit_line(e, "const int64_t dc_nx = %lld, dc_ny = %lld, dc_nk = %lld;", (long long)gm->nx, (long long)gm->ny,
 	          (long long)gm->nk);
-	emit_line(e, "const int dc_lx = threadIdx.x / %d, dc_ly = threadIdx.x %% %d;", GT_N / GT_R, GT_N / GT_R);
-	if (tc)
-		emit_line(e, "const int dc_fm = threadIdx.x / 32 / 2, dc_fn = threadIdx.x / 32 %% 2 * 2;");
+	if (tc) /* warp w: fragment row w / (s / 16 / r), columns r (w % (s / 16 / r)) + [0, r) */
+		emit_line(e, "const int dc_fm = threadIdx.x / 32 / %d, dc_fn = threadIdx.x / 32 %% %d * %d;", gm->s / 16 / gm->r,
+		          gm->s / 16 / gm->r, gm->r);
+	else
+		emit_line(e, "const int dc_lx = threadIdx.x / 16, dc_ly = threadIdx.x %% 16;");
 	emit_line(e, "for (int64_t dc_b = blockIdx.x; dc_b < %lld; dc_b += gridDim.x) {", (long long)(gm->nb * tx * ty));
 	e->ind++;
 	emit_line(e, "const int64_t dc_tb = dc_b / %lld, dc_tx = dc_b / %lld %% %lld, dc_ty = dc_b %% %lld;", (long long)(tx * ty),
 	          (long long)ty, (long long)tx, (long long)ty);
 	if (tc) {
-		emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, %d, float> dc_c0, dc_c1;", gemm_kinds[gm->kind].k);
-		emit_line(e, "nvcuda::wmma::fill_fragment(dc_c0, 0.0f);");
-		emit_line(e, "nvcuda::wmma::fill_fragment(dc_c1, 0.0f);");
-	} else {
-		emit_line(e, "float dc_acc[%d][%d];", GT_R, GT_R);
+		emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, %d, float> dc_c[%d];", gemm_kinds[gm->kind].k,
+		          gm->r);
 		emit_line(e, "#pragma unroll");
-		emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++)", GT_R * GT_R);
-		emit_line(e, "\tdc_acc[dc_e / %d][dc_e %% %d] = 0.0f;", GT_R, GT_R);
+		emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++)", gm->r);
+		emit_line(e, "\tnvcuda::wmma::fill_fragment(dc_c[dc_f], 0.0f);");
+	} else {
+		emit_line(e, "float dc_acc[%d][%d];", gm->r, gm->r);
+		emit_line(e, "#pragma unroll");
+		emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++)", gm->r * gm->r);
+		emit_line(e, "\tdc_acc[dc_e / %d][dc_e %% %d] = 0.0f;", gm->r, gm->r);
 	}
 	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GT_K);
 	e->ind++;
@@ -818,10 +852,10 @@ static void gemm_body(Em *e, const Gemm *gm)
 	e->ind--;
 	emit_line(e, "}");
 	if (tc) {
-		emit_line(e, "nvcuda::wmma::store_matrix_sync(&dc_cs[dc_fm * 16][dc_fn * 16], dc_c0, %d, nvcuda::wmma::mem_row_major);",
-		          GT_N + 4);
-		emit_line(e, "nvcuda::wmma::store_matrix_sync(&dc_cs[dc_fm * 16][dc_fn * 16 + 16], dc_c1, %d, nvcuda::wmma::mem_row_major);",
-		          GT_N + 4);
+		emit_line(e, "#pragma unroll");
+		emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++)", gm->r);
+		emit_line(e, "\tnvcuda::wmma::store_matrix_sync(&dc_cs[dc_fm * 16][(dc_fn + dc_f) * 16], dc_c[dc_f], %d, "
+		             "nvcuda::wmma::mem_row_major);", gm->s + 4);
 		emit_line(e, "__syncthreads();");
 	}
 	gemm_epilogue(e, gm);
@@ -872,7 +906,7 @@ static const char *grid_of(Em *e, int64_t blocks)
 static int64_t gemm_shared(const Gemm *gm)
 {
 	int64_t es = gm->kind == GK_BF16 || gm->kind == GK_FP16 ? 2 : 4, pad = gemm_kinds[gm->kind].pad;
-	return es * GT_K * (GT_M + GT_N + 2 * pad) + (gm->kind != GK_FP32 ? 4 * GT_M * (GT_N + 4) : 0);
+	return es * GT_K * 2 * (gm->s + pad) + (gm->kind != GK_FP32 ? 4 * gm->s * (gm->s + 4) : 0);
 }
 
 /* A kernel for subtree n: over the collapsed space of its first depth
@@ -937,8 +971,7 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	kernel_close(e, kf);
 	const char *a = args.len ? args.s : "";
 	if (gemm) {
-		int64_t tiles = gm.nb * ((gm.nx + GT_M - 1) / GT_M) * ((gm.ny + GT_N - 1) / GT_N);
-		launch(e, n, id, gemm_kinds[gm.kind].name, 1, grid_of(e, tiles), GT_THREADS, gemm_shared(&gm), a);
+		launch(e, n, id, gemm_kinds[gm.kind].name, 1, grid_of(e, gemm_tiles(&gm, gm.s)), gm.threads, gemm_shared(&gm), a);
 	} else if (coop)
 		launch(e, n, id, "block-cooperative", 1, grid_of(e, nt), e->t->gpu_block, 0, a);
 	else if (!depth)

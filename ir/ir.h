@@ -592,6 +592,7 @@ struct Target {
 	int gpu_block;            /* threads per block */
 	int gpu_max_blocks;       /* grid cap; grid-stride loops beyond */
 	int64_t gpu_locals;       /* bytes of locals one GPU thread may declare */
+	int gpu_sms;              /* streaming multiprocessors (compute units) of the architecture */
 	int gpu_tc;               /* the architecture has tensor cores with tf32/bf16/fp16 wmma (sm_80+) */
 	ContractionPrecision precision; /* contraction_precision (the GPU contractions follow it) */
 	int simulate;             /* --simulate: device source compiled for the host */

@@ -152,6 +152,7 @@ static int gpu_resolve(Target *t, const Options *o, const Category *cat)
 	t->gpu_block = cat->gpu_block;
 	t->gpu_max_blocks = cat->gpu_blocks_per_sm * sms;
 	t->gpu_locals = cat->gpu_locals;
+	t->gpu_sms = sms;
 	t->gpu_tc = tc;
 	t->approx = o->approximate_math != 0; /* default on, like Inductor */
 	return 0;

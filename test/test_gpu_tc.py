@@ -40,7 +40,9 @@ def bf16(a):
 
 class Contractions:
     """A GEMM with a GELU epilogue, a padded convolution with bias and ReLU,
-    and a batched matmul; sizes that are no multiple of the 64x64 tiles."""
+    a batched matmul (sizes that are no multiple of any tile) and a 512 x
+    512 GEMM (64 tiles of 64: the 64 tile on an edge GPU's 16 SMs, the 32 one
+    on the server's 132)."""
 
     @staticmethod
     def module():
@@ -51,9 +53,10 @@ class Contractions:
                 super().__init__()
                 self.fc = torch.nn.Linear(150, 90)
                 self.conv = torch.nn.Conv2d(6, 40, 3, padding=1)
+                self.big = torch.nn.Linear(64, 512)
 
-            def forward(self, x, img, a, b):
-                return (torch.nn.functional.gelu(self.fc(x)), torch.relu(self.conv(img)), torch.bmm(a, b))
+            def forward(self, x, img, a, b, z):
+                return (torch.nn.functional.gelu(self.fc(x)), torch.relu(self.conv(img)), torch.bmm(a, b), self.big(z))
 
         torch.manual_seed(0)
         return M().eval()
@@ -62,7 +65,8 @@ class Contractions:
     def inputs():
         torch = require("torch")
         torch.manual_seed(1)
-        return (torch.randn(70, 150), torch.randn(2, 6, 12, 10), torch.randn(3, 40, 96), torch.randn(3, 96, 50))
+        return (torch.randn(70, 150), torch.randn(2, 6, 12, 10), torch.randn(3, 40, 96), torch.randn(3, 96, 50),
+                torch.randn(512, 64))
 
     @staticmethod
     def reference(m, xs, rnd):
@@ -70,11 +74,12 @@ class Contractions:
         torch = require("torch")
         F = torch.nn.functional
         r = lambda t: torch.from_numpy(rnd(t.detach().numpy())).double()  # noqa: E731
-        x, img, a, b = xs
+        x, img, a, b, z = xs
         with torch.no_grad():
             fc = F.gelu(r(x) @ r(m.fc.weight).T + m.fc.bias.double())
             conv = torch.relu(F.conv2d(r(img), r(m.conv.weight), m.conv.bias.double(), padding=1))
-            return [fc.numpy(), conv.numpy(), torch.bmm(r(a), r(b)).numpy()]
+            big = r(z) @ r(m.big.weight).T + m.big.bias.double()
+            return [fc.numpy(), conv.numpy(), torch.bmm(r(a), r(b)).numpy(), big.numpy()]
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +108,35 @@ def build(pt2, outdir, precision, *extra):
 
 
 KINDS = {"highest": "tiled-fp32", "high": "tiled-tf32", "medium": "tiled-bf16"}
+NCONTRACT = 4
+# the tile sides the report's kernels must show, per kind and architecture
+# (shared bytes follow from them): server sm_90 (132 SMs), edge sm_87 (16)
+ARCHS = {"server": [], "edge": ["-c", "edge"]}
+SMS = {"server": 132, "edge": 16}
+# (batch, x, y) of the four contractions: rows (or pixels) by output columns
+SIZES = [(1, 70, 90), (1, 2 * 12 * 10, 40), (3, 40, 50), (1, 512, 512)]
+
+
+def expected_side(size, sms, tc):
+    """The tile the documented rule picks: the largest side whose tiles
+    give every SM a block, else the smallest (16 fp32, 32 wmma)."""
+    nb, nx, ny = size
+    sides = (64, 32) if tc else (64, 32, 16)
+    for s in sides:
+        if nb * -(-nx // s) * -(-ny // s) >= sms:
+            return s
+    return sides[-1]
+
+
+def tile_side(k):
+    """The tile side of a tiled kernel of the report, from its shared bytes."""
+    elem = 2 if k["kind"] in ("tiled-bf16", "tiled-fp16") else 4
+    for s in (64, 32, 16):
+        pad = 1 if k["kind"] == "tiled-fp32" else 4 if elem == 4 else 8
+        cs = 0 if k["kind"] == "tiled-fp32" else 4 * s * (s + 4)
+        if k["shared_bytes"] == elem * 32 * 2 * (s + pad) + cs:
+            return s
+    raise AssertionError(f"no tile side gives {k}")
 
 
 def test_highest_is_fp32_and_matches_eager(contraction_pt2, tmp_path):
@@ -111,11 +145,39 @@ def test_highest_is_fp32_and_matches_eager(contraction_pt2, tmp_path):
     pt2, m, xs, want = contraction_pt2
     lib, rep = build(pt2, tmp_path, "highest")
     kinds = [k["kind"] for k in rep["gpu_kernels"]]
-    assert kinds.count("tiled-fp32") == 3, kinds
+    assert kinds.count("tiled-fp32") == NCONTRACT, kinds
     for extra in ([], ["--device"]):
         got = run_lib(lib, [x.numpy() for x in xs], *extra)
         for j, (g, w) in enumerate(zip(got, want)):
             compare(g, w, f"highest out{j} {extra}")
+
+
+@pytest.mark.parametrize("category", ARCHS)
+@pytest.mark.parametrize("precision,rnd", [("highest", None), ("high", tf32), ("medium", bf16)])
+def test_tiles_by_size(precision, rnd, category, contraction_pt2, tmp_path):
+    """The tile follows the SM count: the 512 x 512 GEMM takes the 64 tile on
+    the edge GPU (16 SMs) and the 32 one on the server's 132, the small
+    contractions smaller ones, with 256 threads, or 128 for a 32 wmma tile;
+    the edge build has 64, 32 and 16 tiles. Every size computes right:
+    fp32 within the suite's tolerance of eager, tf32 / bf16 close to the
+    rounded-operand reference (test_tensor_core_precision)."""
+    np = require("numpy")
+    pt2, m, xs, want = contraction_pt2
+    lib, rep = build(pt2, tmp_path, precision, *ARCHS[category])
+    ks = [k for k in rep["gpu_kernels"] if k["kind"] == KINDS[precision]]
+    assert len(ks) == NCONTRACT, rep["gpu_kernels"]
+    sides = [tile_side(k) for k in ks]
+    assert sides == [expected_side(z, SMS[category], precision != "highest") for z in SIZES], sides
+    assert sides[3] == (64 if category == "edge" else 32), sides
+    for k, s in zip(ks, sides):
+        assert k["block"] == (128 if precision != "highest" and s == 32 else 256), k
+    got = run_lib(lib, [x.numpy() for x in xs], "--device")
+    if rnd is None:
+        for j, (g, w) in enumerate(zip(got, want)):
+            compare(g, w, f"{category} {precision} out{j}")
+        return
+    for j, (g, r) in enumerate(zip(got, Contractions.reference(m, xs, rnd))):
+        assert np.abs(g - r).max() / np.abs(r).max() < 2e-6, f"{category} {precision} out{j}"
 
 
 @pytest.mark.parametrize("precision,rnd", [("high", tf32), ("medium", bf16)])
@@ -128,9 +190,7 @@ def test_tensor_core_precision(precision, rnd, contraction_pt2, tmp_path):
     pt2, m, xs, want = contraction_pt2
     lib, rep = build(pt2, tmp_path, precision)
     kinds = [k["kind"] for k in rep["gpu_kernels"]]
-    assert kinds.count(KINDS[precision]) == 3, kinds
-    src_kernels = [k for k in rep["gpu_kernels"] if k["kind"] == KINDS[precision]]
-    assert all(k["block"] == 256 and k["shared_bytes"] > 0 for k in src_kernels), src_kernels
+    assert kinds.count(KINDS[precision]) == NCONTRACT, kinds
     ref = Contractions.reference(m, xs, rnd)
     got = run_lib(lib, [x.numpy() for x in xs], "--device")
     for j, (g, r, w) in enumerate(zip(got, ref, want)):
@@ -240,7 +300,7 @@ def test_no_spills_in_tiled_kernels(precision, contraction_pt2, tmp_path):
     pt2, m, xs, want = contraction_pt2
     lib, rep = build(pt2, tmp_path / "sim", precision)
     tiled = {k["kernel"] for k in rep["gpu_kernels"] if k["kind"].startswith("tiled")}
-    assert len(tiled) == 3, rep["gpu_kernels"]
+    assert len(tiled) == NCONTRACT, rep["gpu_kernels"]
     log = nvcc_build(pt2, tmp_path / "nvcc", precision)
     entries = re.findall(r"Compiling entry function '(\w+)' for 'sm_90'\n"
                          r"ptxas info\s*: Function properties for \S+\n"
