@@ -1,8 +1,9 @@
 """make bench-gpu: latency of doccc's CUDA libraries on a GPU, next to PyTorch eager and torch.compile.
 
-    python3 test/bench_gpu.py build [--models M,...] [--batches 1,32] [--no-check]
-    python3 test/bench_gpu.py run   [--repeat N] [--warmup N] [--deadline S] [--json PATH]
-    python3 test/bench_gpu.py --simulate [--models gpt2] [--batches 1] [--json PATH]
+    python3 test/bench_gpu.py build [--models M,...] [--batches 1,32] [--no-gemm] [--no-check] [--dir D]
+    python3 test/bench_gpu.py run   [--repeat N] [--warmup N] [--row-budget S] [--deadline S]
+                                    [--json PATH] [--rtol R] [--atol A] [--dir D]
+    python3 test/bench_gpu.py --simulate [--models gpt2] [--batches 1] [--compile] [--json PATH] [--dir D]
 
 Models (fixed-seed random weights, full size):
   resnet18   torchvision's ResNet-18, 224x224 (examples/resnet18)
@@ -13,9 +14,9 @@ Models (fixed-seed random weights, full size):
   gpt2       a GPT-2-small-style decoder (12 pre-norm blocks, width 768, 12 heads,
              causal SDPA, tanh GELU, vocabulary 50257, LM head tied to the token
              embedding) on 128 tokens: the logits (B, 128, 50257)
-each at batch 1 and 32, and one GEMM: an fp16 matmul module a @ b with
-M = N = K = 8192, whose doccc rate is set against torch's fp16 and bf16 matmul
-rates (the goal is at least 70% of torch's fp16 rate).
+each at batch 1 and 32, and first, one GEMM (gemm_f16): an fp16 matmul module
+a @ b with M = N = K = 8192, whose doccc rate is set against torch's fp16 and
+bf16 matmul rates (the goal is at least 70% of torch's fp16 rate).
 
 Why two stages. The H200 test machine is reached through the `run` device tool, which
 carries the working tree and at most 64 MiB of ignored files; BERT-base (440 MB)
@@ -24,9 +25,13 @@ NAME.weights (--external-weights) come out of doccc's passes (folded, repacked),
 so Python could not recreate that file there. What does travel is small: each
 model's program (the serialized ExportedProgram JSON, without weights) and doccc
 itself with the shared libraries it loads (libzip, libyaml, libcjson and theirs;
-glibc is the machine's own). The weights are regenerated there by this script's
-own model code (the same seeds; they are bit-identical to the ones exported here,
-which the report checks by sha256 per tensor) and written as safetensors, and
+glibc is the machine's own; doccc runs through the dynamic loader with
+--library-path, so the nvcc and cc it starts keep the machine's libraries).
+The weights are regenerated there by this script's own model code (the same
+seeds and CPU generator, so they should be bit-identical to the ones exported
+here: the report's weights_differ_from_build names every tensor whose sha256
+differs; the comparisons use the regenerated ones either way) and written as
+safetensors, and
 doccc compiles there (`-t cuda -c server`: sm_90, nvcc 13 on that machine, the
 weights' assembler file through DOCC_CC, which falls back to gcc or cc where
 there is no clang). A compile takes seconds: nvcc's share is small next to
@@ -38,33 +43,42 @@ torch.compile's. The programs are exported here with torch 2.13, so the torch
          nvcc is needed then), copies build/doccc and its libraries to
          build/bench-gpu/{bin,lib}/, writes build/bench-gpu/manifest.json, and
          prints the device command (test/bench_gpu.sh with carry build/bench-gpu).
-  run    (on the GPU machine) for each model and batch: regenerate the weights,
-         compile with the carried doccc, load the library with ctypes through its
-         `doccc_model` descriptor, and time on one CUDA stream (torch's, handed to
-         the library's set_stream, so its runs are asynchronous): doccc's run on
-         the data pointers of torch CUDA tensors; torch eager; torch.compile
-         (mode "default" and "reduce-overhead", which replays CUDA graphs), each in
-         a try/except that records the reason when it fails. Every number is the
-         median (and minimum) over --repeat runs (fewer, at least 3, when they
-         would take more than --row-budget seconds) after --warmup runs, each run
-         timed by a pair of CUDA events. Every run's outputs are compared with
-         eager float32 (TF32 off) and the largest absolute difference is reported.
-         The JSON report ($OUT/bench_gpu.json on the device machine, else
-         build/bench-gpu.json, or --json) is rewritten after each case, so a run
-         stopped at its time limit keeps what it measured; --deadline S (default
-         480) skips the cases (then the torch.compile modes) that would start
-         after S seconds, saying so in the report.
+  run    (on the GPU machine) in two passes over the cases. Pass 1, case by case:
+         regenerate the weights, compile with the carried doccc, load the library
+         with ctypes through its `doccc_model` descriptor, time doccc's run on the
+         data pointers of torch CUDA tensors, then torch eager (for the GEMM:
+         torch's fp16 and bf16 matmul). Pass 2, over the same cases: torch.compile,
+         mode "default" and "reduce-overhead" (which replays CUDA graphs), each
+         in a try/except that records the reason when it fails. torch.compile's
+         compiles are the slow part (tens of seconds each), so doccc and eager come
+         first for every case, and nothing starts after --deadline S seconds
+         (default 450, inside the device tool's 10 minutes): a skipped case or
+         mode says so in the report. Everything runs on one CUDA stream, a
+         torch.cuda.Stream made current and handed to the library's set_stream,
+         so that its runs are asynchronous as torch's are (the default stream's
+         handle is NULL, which set_stream takes for synchronous runs). Every
+         number is the median (and minimum) over --repeat runs (fewer, at least
+         3, when they would take more than --row-budget seconds) after --warmup
+         runs, each run between a pair of CUDA events. Every run's outputs are
+         compared with eager float32 (TF32 off): the largest absolute difference,
+         and allclose at --rtol/--atol (the suite's 1e-4/1e-5 by default).
+         --models, --batches and --no-gemm choose among the built cases. The JSON
+         report ($OUT/bench_gpu.json on the device machine, else
+         build/bench-gpu.json, or --json) is rewritten after each step, so a run
+         stopped at its time limit keeps what it measured.
   --simulate  the whole pipeline on this machine: build (small model sizes, no check
          compile), then run with `-t cuda --simulate` libraries (device memory
          through the library's device_alloc and device_copy), torch eager on the
-         CPU and CPU timers; torch.compile is not run. test/test_bench_gpu.py runs
-         it on one model. Its times say nothing about a GPU.
+         CPU and CPU timers; torch.compile (on the CPU) only with --compile.
+         test/test_bench_gpu.py runs it on one model. Its times say nothing about
+         a GPU. --dir D puts the pack in D (scratch in D-work, D-check).
 
 Ratios are doccc's median over each torch median (> 1: doccc is slower).
 Exit status 1 if a doccc compile, create or run failed (the report still holds the rest).
 """
 
 import argparse
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -175,7 +189,7 @@ def make_case(name, batch, small=False):
                dict(vocab=30522, hidden=768, layers=12, heads=12, inter=3072, max_pos=512))
         model = models_zoo.BertEncoder(**cfg).eval()
         seq = 16 if small else 128
-        return model, _token_inputs(batch, seq, cfg["vocab"], seq // 4 - 4 if small else 28)
+        return model, _token_inputs(batch, seq, cfg["vocab"], 4 if small else 28)
     if name == "gpt2":
         torch.manual_seed(0)
         cfg = (dict(vocab=1000, ctx=64, dim=64, layers=2, heads=2) if small else
@@ -432,8 +446,8 @@ class SimBuffers:
 def measure(fn, args, gpu):
     """(median ms, min ms, runs) of fn(): each run between two CUDA events on the
     current stream (gpu), else by the CPU clock. The first warm-up run is timed
-    alone, and a slow fn gets fewer runs (at least 3) so that one row takes about
-    --row-budget seconds."""
+    alone, and a slow fn gets fewer runs (at least 3) and no more warm-ups, so
+    that one row takes about --row-budget seconds."""
     import torch
     sync = torch.cuda.synchronize if gpu else (lambda: None)
     sync()
@@ -442,7 +456,7 @@ def measure(fn, args, gpu):
     sync()
     once = time.perf_counter() - t0
     n = max(3, min(args.repeat, int(args.row_budget / max(once, 1e-9))))
-    for _ in range(args.warmup - 1):
+    for _ in range(args.warmup - 1 if once * args.warmup < args.row_budget else 0):
         fn()
     if gpu:
         ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
@@ -482,117 +496,133 @@ def write_safetensors_from(model, case, path):
 
 # ---- run --------------------------------------------------------------------------------------
 
-def bench_case(args, pack, work, case, small, sim, deadline):
-    """One case's entry of the report; (entry, failed)."""
-    import torch
-    name = case["name"]
-    dev = "cpu" if sim else "cuda"
-    entry = dict(name=name, model=case["model"], batch=case["batch"], results={})
-    res = entry["results"]
-    print(f"\n{name}: up to {args.repeat} runs after {args.warmup} warm-up", flush=True)
+class Case:
+    """One model at one batch on the run stage: its module and inputs where the
+    run is, the eager float32 reference, and its entry of the report."""
 
-    model, inputs = make_case(case["model"], case["batch"], small)
-    weights = work / f"{name}.safetensors"
-    entry["weights_differ_from_build"] = write_safetensors_from(model, case, weights)
-    if entry["weights_differ_from_build"]:
-        print(f"  note: regenerated weights differ from the build's: {entry['weights_differ_from_build'][:5]}"
-              " (the program is the same; every comparison below uses these weights)")
-    flags = ["-t", "cuda", "--simulate"] if sim else ["-t", "cuda", "-c", "server"]
-    lib_path, entry["compile_s"], err = compile_case(pack, name, pack / "programs" / f"{name}.json", weights,
-                                                     work / name, flags)
-    weights.unlink()
-    model = model.to(dev)
-    inputs = tuple(t.to(dev).contiguous() for t in inputs)
-    gemm = case["model"] == GEMM
-    with torch.no_grad():
-        # The reference: eager float32 (for the fp16 GEMM: the product of the same fp16 inputs in float32).
-        ref = as_list(model(*[t.float() for t in inputs]) if gemm else model(*inputs))
-        ref = [r.clone() for r in ref]
-    entry["ref_max_abs"] = max(float(r.double().abs().max()) for r in ref)
+    def __init__(self, args, case, small, sim):
+        self.args, self.sim, self.gemm = args, sim, case["model"] == GEMM
+        self.name = case["name"]
+        self.entry = dict(name=self.name, model=case["model"], batch=case["batch"], results={}, ratios={})
+        self.model, self.inputs = make_case(case["model"], case["batch"], small)
 
-    def add(label, fn, outputs=None, extra=None):
-        median, best, n = measure(fn, args, gpu=not sim)
+    def to_device(self):
+        import torch
+        dev = "cpu" if self.sim else "cuda"
+        self.model = self.model.to(dev)
+        self.inputs = tuple(t.to(dev).contiguous() for t in self.inputs)
+        with torch.no_grad():
+            # eager float32 (for the fp16 GEMM: the product of the same fp16 inputs in float32)
+            ref = as_list(self.model(*[t.float() for t in self.inputs]) if self.gemm else self.model(*self.inputs))
+            self.ref = [r.clone() for r in ref]
+        self.entry["ref_max_abs"] = max(float(r.double().abs().max()) for r in self.ref)
+
+    def add(self, label, fn, outputs=None, extra=None):
+        """Time fn and record its row; outputs() (default: fn()) gives what is compared with eager."""
+        import torch
+        a = self.args
+        median, best, n = measure(fn, a, gpu=not self.sim)
         row = dict(median_ms=median, min_ms=best, runs=n, **(extra or {}))
         got = outputs() if outputs else as_list(fn())
-        row["max_abs_diff"] = max_abs_diff(got, ref)
-        row["allclose"] = all(torch.allclose(g.detach().double(), r.double(), rtol=args.rtol, atol=args.atol)
-                              for g, r in zip(got, ref))
-        if gemm:
-            n = inputs[0].shape[0]
-            row["tflops"] = 2.0 * n ** 3 / (median * 1e-3) / 1e12
-        res[label] = row
+        row["max_abs_diff"] = max_abs_diff(got, self.ref)
+        row["allclose"] = all(torch.allclose(g.detach().double(), r.double(), rtol=a.rtol, atol=a.atol)
+                              for g, r in zip(got, self.ref))
+        if self.gemm:
+            row["tflops"] = 2.0 * self.inputs[0].shape[0] ** 3 / (median * 1e-3) / 1e12
+        self.entry["results"][label] = row
         print(f"  {label:<30} median {median:9.3f} ms   min {best:9.3f} ms ({n:2} runs)   "
               f"max diff {row['max_abs_diff']:9.2e}"
-              + (f"   {row['tflops']:7.1f} TFLOP/s" if gemm else ""), flush=True)
+              + (f"   {row['tflops']:7.1f} TFLOP/s" if self.gemm else ""), flush=True)
 
-    failed = False
-    # doccc first: its library is created before torch fills the device with its caches.
+    def fail(self, label, msg):
+        self.entry["results"][label] = dict(error=msg)
+        print(f"  {label}: {msg}", flush=True)
+
+
+def bench_doccc(c, pack, work, case):
+    """Pass 1 of a case: regenerate its weights, compile, time doccc and torch eager. True if doccc failed."""
+    import torch
+    sim = c.sim
+    weights = work / f"{c.name}.safetensors"
+    differ = c.entry["weights_differ_from_build"] = write_safetensors_from(c.model, case, weights)
+    if differ:
+        print(f"  note: regenerated weights differ from the build's: {differ[:5]}"
+              " (the program is the same; every comparison below uses these weights)")
+    flags = ["-t", "cuda", "--simulate"] if sim else ["-t", "cuda", "-c", "server"]
+    lib_path, c.entry["compile_s"], err = compile_case(pack, c.name, pack / "programs" / f"{c.name}.json",
+                                                       weights, work / c.name, flags)
+    weights.unlink()
+    c.to_device()
+    failed = err is not None
     if err:
-        res["doccc"], failed = dict(error=err), True
-        print(f"  doccc: {err}", flush=True)
+        c.fail("doccc", err)
     else:
-        lib = None
+        lib, buf = None, None
         try:
             lib = Library(lib_path)
-            outs = [torch.empty(s, dtype=getattr(torch, dt), device=dev) for s, dt in lib.outputs()]
+            outs = [torch.empty(s, dtype=getattr(torch, dt), device=c.inputs[0].device) for s, dt in lib.outputs()]
             if sim:
-                buf = SimBuffers(lib, inputs, outs)
+                buf = SimBuffers(lib, c.inputs, outs)
                 ins_p, outs_p = buf.ins, buf.outs
             else:
                 lib.set_stream(torch.cuda.current_stream().cuda_stream)
-                ins_p, outs_p = [t.data_ptr() for t in inputs], [t.data_ptr() for t in outs]
+                ins_p, outs_p = [t.data_ptr() for t in c.inputs], [t.data_ptr() for t in outs]
 
             def fetch():
                 lib.sync()
-                if sim:
+                if buf:
                     buf.fetch(outs)
                 return outs
-            with torch.no_grad():
-                add("doccc", lambda: lib.run(ins_p, outs_p), fetch, dict(compile_s=round(entry["compile_s"], 2)))
-            if sim:
-                buf.free()
-        except RuntimeError as e:
-            res["doccc"], failed = dict(error=str(e)[-1500:]), True
-            print(f"  doccc: {e}", flush=True)
+            c.add("doccc", lambda: lib.run(ins_p, outs_p), fetch, dict(compile_s=round(c.entry["compile_s"], 2)))
+        except (RuntimeError, OSError) as e:    # a status of the library, or a library that does not load
+            failed = True
+            c.fail("doccc", str(e)[-1500:])
         finally:
+            if buf:
+                buf.free()
             if lib:
                 lib.close()
-
     with torch.no_grad():
-        if not gemm:
-            add("torch eager", lambda: model(*inputs))
+        if not c.gemm:
+            c.add("torch eager", lambda: c.model(*c.inputs))
         else:
             for dt in (torch.float16, torch.bfloat16):
-                a, b = (t.to(dt) for t in inputs)
-                add(f"torch matmul {str(dt)[6:]}", lambda: a @ b)
-    if not sim and not gemm:
-        for label, mode in (("torch.compile default", "default"), ("torch.compile reduce-overhead", "reduce-overhead")):
-            if time.monotonic() > deadline:
-                res[label] = dict(error=f"skipped: past the --deadline of {args.deadline} s")
-                print(f"  {label}: {res[label]['error']}", flush=True)
-                continue
-            try:
-                torch._dynamo.reset()
-                compiled = torch.compile(model, mode=mode)
-                t0 = time.perf_counter()
-                with torch.no_grad():
-                    for _ in range(3):     # reduce-overhead records its CUDA graph on a later call
-                        compiled(*inputs)
-                    torch.cuda.synchronize()
-                    compile_s = time.perf_counter() - t0
+                x, y = (t.to(dt) for t in c.inputs)
+                c.add(f"torch matmul {str(dt)[6:]}", lambda: x @ y)
+    ratios(c.entry)
+    return failed
 
-                    def call():
-                        torch.compiler.cudagraph_mark_step_begin()
-                        return compiled(*inputs)
-                    add(label, call, lambda: [t.clone() for t in as_list(call())],
-                        dict(compile_s=round(compile_s, 2)))
-            except Exception as e:      # any failure of torch.compile is a result, not a crash
-                lines = [l for l in f"{type(e).__name__}: {e}".strip().splitlines() if l.strip()]
-                res[label] = dict(error=lines[0][:500] if lines else type(e).__name__)
-                print(f"  {label}: failed: {res[label]['error']}", flush=True)
-        torch._dynamo.reset()
-    ratios(entry)
-    return entry, failed
+
+COMPILE_MODES = (("torch.compile default", "default"), ("torch.compile reduce-overhead", "reduce-overhead"))
+
+
+def bench_compile(c, deadline):
+    """Pass 2 of a case: torch.compile in each mode, unless past the deadline."""
+    import torch
+    for label, mode in COMPILE_MODES:
+        if time.monotonic() > deadline:
+            c.fail(label, f"skipped: past the --deadline of {c.args.deadline:g} s")
+            continue
+        try:
+            torch._dynamo.reset()
+            compiled = torch.compile(c.model, mode=mode)
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                for _ in range(3):     # reduce-overhead records its CUDA graph on a later call
+                    compiled(*c.inputs)
+                if not c.sim:
+                    torch.cuda.synchronize()
+                compile_s = time.perf_counter() - t0
+
+                def call():
+                    torch.compiler.cudagraph_mark_step_begin()
+                    return compiled(*c.inputs)
+                c.add(label, call, lambda: [t.clone() for t in as_list(call())], dict(compile_s=round(compile_s, 2)))
+        except Exception as e:      # any failure of torch.compile is a result, not a crash
+            lines = [line for line in f"{type(e).__name__}: {e}".splitlines() if line.strip()]
+            c.fail(label, "failed: " + (lines[0][:500] if lines else type(e).__name__))
+    torch._dynamo.reset()
+    ratios(c.entry)
 
 
 def ratios(entry):
@@ -622,6 +652,51 @@ def print_table(report):
                   f"matmul rate (goal {100 * e['goal_fraction']:.0f}%)")
 
 
+def selected(args, manifest):
+    """The manifest's cases that --models, --batches and --no-gemm leave."""
+    models = args.models.split(",") if args.models else None
+    batches = [int(b) for b in args.batches.split(",")] if args.batches else None
+    return [c for c in manifest["cases"]
+            if (c["model"] == GEMM and args.gemm) or
+            (c["model"] != GEMM and (models is None or c["model"] in models) and
+             (batches is None or c["batch"] in batches))]
+
+
+def write_report(report, out):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def run_cases(args, pack, work, manifest, sim, deadline, report, out):
+    """Pass 1 (doccc and eager) over every case, then pass 2 (torch.compile)
+    over them while the deadline allows; the report is rewritten after each step."""
+    import torch
+    failed, cases = False, []
+    for case in selected(args, manifest):
+        if time.monotonic() > deadline:
+            report["cases"].append(dict(name=case["name"], model=case["model"], batch=case["batch"], results={},
+                                        ratios={}, skipped=f"past the --deadline of {args.deadline:g} s"))
+            print(f"\n{case['name']}: skipped, past the --deadline of {args.deadline:g} s", flush=True)
+            continue
+        print(f"\n{case['name']}: up to {args.repeat} runs after {args.warmup} warm-up", flush=True)
+        c = Case(args, case, manifest["small"], sim)
+        failed |= bench_doccc(c, pack, work, case)
+        report["cases"].append(c.entry)
+        write_report(report, out)
+        if not c.gemm and (not sim or args.compile):
+            cases.append(c)
+        else:
+            del c
+    for c in cases:
+        print(f"\n{c.name}: torch.compile", flush=True)
+        bench_compile(c, deadline)
+        write_report(report, out)
+        c.model = c.inputs = c.ref = None
+        if not sim:
+            torch.cuda.empty_cache()
+    return failed
+
+
 def run(args, pack, sim):
     import torch
     if not (pack / "manifest.json").exists():
@@ -645,28 +720,11 @@ def run(args, pack, sim):
                   cc=env.get("DOCC_CC", "clang"), machine=platform.machine(), cores=os.cpu_count(),
                   gpu=None if sim else torch.cuda.get_device_name(), timer="cpu" if sim else "cuda events",
                   tf32=False)
-    failed = False
-    stream = None if sim else torch.cuda.Stream()
-    for case in manifest["cases"]:
-        if time.monotonic() > deadline:
-            report["cases"].append(dict(name=case["name"], model=case["model"], batch=case["batch"], results={},
-                                        ratios={}, skipped=f"past the --deadline of {args.deadline} s"))
-            print(f"\n{case['name']}: skipped, past the --deadline of {args.deadline} s", flush=True)
-            continue
-        if stream is not None:
-            with torch.cuda.stream(stream):
-                entry, bad = bench_case(args, pack, work, case, manifest["small"], sim, deadline)
-        else:
-            entry, bad = bench_case(args, pack, work, case, manifest["small"], sim, deadline)
-        report["cases"].append(entry)
-        failed |= bad
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2) + "\n")
-        if not sim:
-            torch.cuda.empty_cache()
+    stream = torch.cuda.Stream() if not sim else None
+    with (torch.cuda.stream(stream) if stream else contextlib.nullcontext()):
+        failed = run_cases(args, pack, work, manifest, sim, deadline, report, out)
     print_table(report)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_report(report, out)
     print(f"\nwrote {out}")
     return failed
 
@@ -683,10 +741,12 @@ def main():
     ap.add_argument("--no-gemm", dest="gemm", action="store_false", help=f"leave out the {GEMM} case")
     ap.add_argument("--no-check", dest="check", action="store_false", help="build: no check compile here")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs (default 20; --simulate: 3)")
-    ap.add_argument("--warmup", type=int, default=None, help="warm-up runs (default 3; --simulate: 1)")
+    ap.add_argument("--warmup", type=int, default=None, help="warm-up runs (default 3; --simulate: 2)")
     ap.add_argument("--row-budget", type=float, default=15.0,
                     help="run: seconds one row's timed runs may take about (fewer runs, at least 3, if slow)")
-    ap.add_argument("--deadline", type=float, default=480.0, help="run: start nothing after S seconds")
+    ap.add_argument("--deadline", type=float, default=450.0, help="run: start nothing after S seconds")
+    ap.add_argument("--compile", action="store_true",
+                    help="--simulate: run torch.compile on the CPU too (slow; the GPU run always does)")
     ap.add_argument("--json", default=None, help="run: the report's path")
     ap.add_argument("--dir", default=None, help="the pack's folder (default build/bench-gpu; --simulate: "
                     "build/bench-gpu-sim); scratch goes to DIR-work and DIR-check beside it")
@@ -696,10 +756,11 @@ def main():
     sim = args.simulate
     if sim == (args.stage is not None):
         ap.error("give a stage (build or run) or --simulate (which does both here)")
-    args.models = args.models or ("gpt2" if sim else ",".join(MODELS))
-    args.batches = args.batches or ("1" if sim else "1,32")
+    if args.stage != "run":             # run: the manifest's cases, or those --models, --batches name
+        args.models = args.models or ("gpt2" if sim else ",".join(MODELS))
+        args.batches = args.batches or ("1" if sim else "1,32")
     args.repeat = args.repeat or (3 if sim else 20)
-    args.warmup = args.warmup if args.warmup is not None else (1 if sim else 3)
+    args.warmup = args.warmup if args.warmup is not None else (2 if sim else 3)
 
     pack = Path(args.dir).resolve() if args.dir else SIM_PACK if sim else PACK
     if sim:
