@@ -126,8 +126,7 @@ bench-gpu-build-only: all
 
 bench-gpu-only: bench-gpu-build-only
 	@if nvidia-smi -L >/dev/null 2>&1; then PYTHON='$(PYTHON)' sh test/bench_gpu.sh; else \
-	  echo 'no GPU here: run this on the GPU machine (device tool, from the repository root):'; \
-	  echo '    run(command="bash test/bench_gpu.sh", carry=["build/bench-gpu"], timeout_s=600)'; fi
+	  echo 'no GPU here (nvidia-smi finds none): run the device command above on the GPU machine'; fi
 
 asan:
 	@$(SETUP) --sanitizers

@@ -258,6 +258,8 @@ INTERP = "/lib64/ld-linux-x86-64.so.2"
 
 
 def doccc_argv(pack):
+    if not Path(INTERP).exists():
+        sys.exit(f"bench-gpu: {INTERP} does not exist: the carried doccc is an x86-64 Linux program")
     return [INTERP, "--library-path", str(pack / "lib"), str(pack / "bin" / "doccc")]
 
 
@@ -283,9 +285,25 @@ def compile_case(pack, name, program, weights, outdir, target_flags):
 
 
 def build(args, pack, small):
+    """Fill pack (through pack-new, renamed at the end: no half pack is left); True if a check failed."""
+    final, pack = pack, beside(pack, "new")
+    shutil.rmtree(pack, ignore_errors=True)
+    try:
+        failed = build_into(args, pack, beside(final, "check"), small)
+    except BaseException:
+        shutil.rmtree(pack, ignore_errors=True)
+        raise
+    shutil.rmtree(final, ignore_errors=True)
+    pack.rename(final)
+    size = sum(p.stat().st_size for p in final.rglob("*") if p.is_file())
+    print(f"\nwrote {final}/ ({size / 2**20:.1f} MiB, the carry limit is 64 MiB)")
+    return failed
+
+
+def build_into(args, pack, check_dir, small):
     import torch
     import export
-    shutil.rmtree(pack, ignore_errors=True)
+    from torch._export.serde.serialize import serialize
     (pack / "programs").mkdir(parents=True)
     bundle_doccc(pack)
     cases, failed = [], False
@@ -297,7 +315,6 @@ def build(args, pack, small):
             t0 = time.perf_counter()
             ep = export.export_program(model, inputs)
             program = pack / "programs" / f"{name}.json"
-            from torch._export.serde.serialize import serialize
             program.write_bytes(serialize(ep).exported_program)
             tensors = export.program_tensors(ep)
             have = module_tensors(model)
@@ -314,7 +331,7 @@ def build(args, pack, small):
                   f"program {program.stat().st_size / 1e6:6.2f} MB, weights {case['weight_bytes'] / 1e6:8.1f} MB",
                   flush=True)
             if args.check and not small:
-                tmp = beside(pack, "check")
+                tmp = check_dir
                 tmp.mkdir(parents=True, exist_ok=True)
                 w = export.write_safetensors(tensors, tmp / f"{name}.safetensors")
                 lib, sec, err = compile_case(pack, name, program, w, tmp / name, ["-t", "cuda", "-c", "server"])
@@ -324,13 +341,11 @@ def build(args, pack, small):
                     err = None if resident else "compiles for the host only (a step has no GPU expansion)"
                 print(f"  {name:<16} " + (err if err else f"compiles for cuda/server in {sec:.1f} s"), flush=True)
                 failed |= err is not None
-                shutil.rmtree(tmp / name, ignore_errors=True)
+                shutil.rmtree(tmp, ignore_errors=True)
             cases.append(case)
             del model, ep, tensors, have
     manifest = dict(small=small, cases=cases, torch_build=torch.__version__, doccc=doccc_version(pack))
     (pack / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    size = sum(p.stat().st_size for p in pack.rglob("*") if p.is_file())
-    print(f"\nwrote {pack}/ ({size / 2**20:.1f} MiB, the carry limit is 64 MiB)")
     return failed
 
 
@@ -538,6 +553,11 @@ class Case:
         self.entry["results"][label] = dict(error=msg)
         print(f"  {label}: {msg}", flush=True)
 
+    def failed(self, label, e):
+        """Record an exception of torch as the row's result (its first line), not a crash."""
+        lines = [line for line in f"{type(e).__name__}: {e}".splitlines() if line.strip()]
+        self.fail(label, "failed: " + (lines[0][:500] if lines else type(e).__name__))
+
 
 def bench_doccc(c, pack, work, case):
     """Pass 1 of a case: regenerate its weights, compile, time doccc and torch eager. True if doccc failed."""
@@ -582,13 +602,17 @@ def bench_doccc(c, pack, work, case):
                 buf.free()
             if lib:
                 lib.close()
-    with torch.no_grad():
-        if not c.gemm:
-            c.add("torch eager", lambda: c.model(*c.inputs))
-        else:
-            for dt in (torch.float16, torch.bfloat16):
-                x, y = (t.to(dt) for t in c.inputs)
-                c.add(f"torch matmul {str(dt)[6:]}", lambda: x @ y)
+    if not c.gemm:
+        rows = [("torch eager", lambda: c.model(*c.inputs))]
+    else:   # the operands converted once, outside the timed calls
+        ops = {dt: [t.to(dt) for t in c.inputs] for dt in (torch.float16, torch.bfloat16)}
+        rows = [(f"torch matmul {str(dt)[6:]}", lambda x=x, y=y: x @ y) for dt, (x, y) in ops.items()]
+    for label, fn in rows:
+        try:
+            with torch.no_grad():
+                c.add(label, fn)
+        except Exception as e:      # out of memory, say: a result too
+            c.failed(label, e)
     ratios(c.entry)
     return failed
 
@@ -618,9 +642,8 @@ def bench_compile(c, deadline):
                     torch.compiler.cudagraph_mark_step_begin()
                     return compiled(*c.inputs)
                 c.add(label, call, lambda: [t.clone() for t in as_list(call())], dict(compile_s=round(compile_s, 2)))
-        except Exception as e:      # any failure of torch.compile is a result, not a crash
-            lines = [line for line in f"{type(e).__name__}: {e}".splitlines() if line.strip()]
-            c.fail(label, "failed: " + (lines[0][:500] if lines else type(e).__name__))
+        except Exception as e:      # any failure of torch.compile is a result
+            c.failed(label, e)
     torch._dynamo.reset()
     ratios(c.entry)
 
