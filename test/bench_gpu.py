@@ -420,8 +420,15 @@ class Library:
     def set_stream(self, stream):
         self.check(self.d.set_stream(self.m, _P(stream)), "set_stream")
 
-    def run(self, ins, outs):
-        self.check(self.d.run(self.m, (_P * self.nin)(*ins), (_P * self.nout)(*outs)), "run")
+    def runner(self, ins, outs):
+        """A call of run on these pointers, its argument arrays made once (not in the timed calls)."""
+        run, m, i, o = self.d.run, self.m, (_P * self.nin)(*ins), (_P * self.nout)(*outs)
+
+        def call():
+            status = run(m, i, o)
+            if status:
+                self.check(status, "run")
+        return call
 
     def sync(self):
         self.check(self.d.sync(self.m), "sync")
@@ -481,13 +488,9 @@ def measure(fn, args, gpu):
             end.record()
         sync()
         ms = [start.elapsed_time(end) for start, end in ev]
-    else:
-        ms = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            fn()
-            ms.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ms), min(ms), n
+        return statistics.median(ms), min(ms), n
+    from bench import time_torch     # make bench's CPU timer
+    return (*time_torch(fn, (), n, 0), n)
 
 
 def max_abs_diff(got, ref):
@@ -593,7 +596,7 @@ def bench_doccc(c, pack, work, case):
                 if buf:
                     buf.fetch(outs)
                 return outs
-            c.add("doccc", lambda: lib.run(ins_p, outs_p), fetch, dict(compile_s=round(c.entry["compile_s"], 2)))
+            c.add("doccc", lib.runner(ins_p, outs_p), fetch, dict(compile_s=round(c.entry["compile_s"], 2)))
         except (RuntimeError, OSError) as e:    # a status of the library, or a library that does not load
             failed = True
             c.fail("doccc", str(e)[-1500:])
@@ -671,8 +674,12 @@ def print_table(report):
             print(f"{e['name']:<14}{k:<31}{r['median_ms']:11.3f}{r['min_ms']:11.3f}"
                   f"{ratio_text}{r['max_abs_diff']:10.2e}")
         if "doccc_fraction_of_torch_fp16" in e:
-            print(f"{e['name']:<14}doccc at {100 * e['doccc_fraction_of_torch_fp16']:.1f}% of torch's fp16 "
-                  f"matmul rate (goal {100 * e['goal_fraction']:.0f}%)")
+            r = e["results"]
+            bf16 = r.get("torch matmul bfloat16", {}).get("tflops")
+            print(f"{e['name']:<14}doccc {r['doccc']['tflops']:.1f} TFLOP/s: "
+                  f"{100 * e['doccc_fraction_of_torch_fp16']:.1f}% of torch's fp16 matmul, "
+                  f"{r['torch matmul float16']['tflops']:.1f} TFLOP/s (goal {100 * e['goal_fraction']:.0f}%)"
+                  + (f"; torch bf16 {bf16:.1f} TFLOP/s" if bf16 else ""))
 
 
 def selected(args, manifest):
