@@ -61,7 +61,8 @@ torch.compile's. The programs are exported here with torch 2.13, so the torch
          3, when they would take more than --row-budget seconds) after --warmup
          runs, each run between a pair of CUDA events. Every run's outputs are
          compared with eager float32 (TF32 off): the largest absolute difference,
-         and allclose at --rtol/--atol (the suite's 1e-4/1e-5 by default).
+         and allclose at --rtol/--atol (the suite's 1e-4/1e-5 by default). Each
+         case also records the kernels of one doccc run by kind (from --report).
          --models, --batches and --no-gemm choose among the built cases. The JSON
          report ($OUT/bench_gpu.json on the device machine, else
          build/bench-gpu.json, or --json) is rewritten after each step, so a run
@@ -89,6 +90,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -274,10 +276,12 @@ def doccc_env():
 
 
 def compile_case(pack, name, program, weights, outdir, target_flags):
-    """doccc PROGRAM --weights W -t cuda ... -o OUTDIR/; (library, seconds, error or None)."""
+    """doccc PROGRAM --weights W -t cuda ... -o OUTDIR/ --report OUTDIR.json;
+    (library, seconds, error or None)."""
     t0 = time.perf_counter()
     r = subprocess.run([*doccc_argv(pack), str(program), "--weights", str(weights), *target_flags,
-                        "-n", name, "-o", f"{outdir}/"], capture_output=True, text=True, env=doccc_env())
+                        "-n", name, "-o", f"{outdir}/", "--report", f"{outdir}.json"],
+                       capture_output=True, text=True, env=doccc_env())
     sec = time.perf_counter() - t0
     if r.returncode != 0:
         return None, sec, f"compile: exit {r.returncode}: {r.stderr.strip()[-1500:]}"
@@ -575,6 +579,11 @@ def bench_doccc(c, pack, work, case):
     lib_path, c.entry["compile_s"], err = compile_case(pack, c.name, pack / "programs" / f"{c.name}.json",
                                                        weights, work / c.name, flags)
     weights.unlink()
+    if lib_path:    # the kernels of one run, by kind (tiled-fp32, tiled-fp16, block-cooperative, ...)
+        rep = json.loads((work / f"{c.name}.json").read_text())
+        c.entry["gpu_kernels"] = dict(Counter(k["kind"] for k in rep.get("gpu_kernels", [])
+                                              for _ in range(k.get("per_run", 1))))
+        c.entry["gpu_launches_per_run"] = rep.get("gpu_launches_per_run")
     c.to_device()
     failed = err is not None
     if err:

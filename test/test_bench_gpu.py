@@ -38,6 +38,10 @@ def test_bench_gpu_simulate(doccc, tmp_path):
     # The same torch regenerated the same weights as the build exported.
     assert model["weights_differ_from_build"] == [] and gemm["weights_differ_from_build"] == []
     assert set(model["results"]) == {"doccc", "torch eager"}, model["results"]
+    # The compile report's kernels of one run, by kind: the GEMMs are tiled contractions.
+    assert model["gpu_kernels"].get("tiled-fp32", 0) > 0, model["gpu_kernels"]
+    assert sum(model["gpu_kernels"].values()) == model["gpu_launches_per_run"]
+    assert gemm["gpu_kernels"] == {"tiled-fp16": 1}, gemm["gpu_kernels"]
     for row in model["results"].values():
         assert row["median_ms"] > 0 and row["min_ms"] <= row["median_ms"] and row["runs"] >= 3, row
     doc = model["results"]["doccc"]
