@@ -47,7 +47,9 @@ torch.compile's. The programs are exported here with torch 2.13, so the torch
          regenerate the weights, compile with the carried doccc, load the library
          with ctypes through its `doccc_model` descriptor, time doccc's run on the
          data pointers of torch CUDA tensors, then torch eager (for the GEMM:
-         torch's fp16 and bf16 matmul). Pass 2, over the same cases: torch.compile,
+         torch's fp16 and bf16 matmul); all the compiles are started first, while
+         the next cases' weights are made (compile_s is their wall time, side by
+         side). Pass 2, over the same cases: torch.compile,
          mode "default" and "reduce-overhead" (which replays CUDA graphs), each
          in a try/except that records the reason when it fails. torch.compile's
          compiles are the slow part (tens of seconds each), so doccc and eager come
@@ -275,17 +277,31 @@ def doccc_env():
     return env
 
 
-def compile_case(pack, name, program, weights, outdir, target_flags):
-    """doccc PROGRAM --weights W -t cuda ... -o OUTDIR/ --report OUTDIR.json;
-    (library, seconds, error or None)."""
-    t0 = time.perf_counter()
-    r = subprocess.run([*doccc_argv(pack), str(program), "--weights", str(weights), *target_flags,
-                        "-n", name, "-o", f"{outdir}/", "--report", f"{outdir}.json"],
-                       capture_output=True, text=True, env=doccc_env())
-    sec = time.perf_counter() - t0
-    if r.returncode != 0:
-        return None, sec, f"compile: exit {r.returncode}: {r.stderr.strip()[-1500:]}"
-    return outdir / f"lib{name}.so", sec, None
+class Compile:
+    """doccc PROGRAM --weights W -t cuda ... -o OUTDIR/ --report OUTDIR.json,
+    started in the background (its output in OUTDIR.log, not a pipe that a
+    compiler's remarks could fill while another compile is waited for)."""
+
+    def __init__(self, pack, name, program, weights, outdir, target_flags):
+        self.lib, self.report, self.log = outdir / f"lib{name}.so", Path(f"{outdir}.json"), Path(f"{outdir}.log")
+        self.t0 = time.perf_counter()
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen([*doccc_argv(pack), str(program), "--weights", str(weights), *target_flags,
+                                          "-n", name, "-o", f"{outdir}/", "--report", str(self.report)],
+                                         stdout=log, stderr=subprocess.STDOUT, env=doccc_env())
+
+    def result(self):
+        """Wait: (library, seconds, error or None)."""
+        rc = self.proc.wait()
+        sec = time.perf_counter() - self.t0
+        if rc != 0:
+            return None, sec, f"compile: exit {rc}: {self.log.read_text().strip()[-1500:]}"
+        return self.lib, sec, None
+
+
+def compile_case(*args):
+    """A Compile waited for: (library, seconds, error or None)."""
+    return Compile(*args).result()
 
 
 def build(args, pack, small):
@@ -566,21 +582,25 @@ class Case:
         self.fail(label, "failed: " + (lines[0][:500] if lines else type(e).__name__))
 
 
-def bench_doccc(c, pack, work, case):
-    """Pass 1 of a case: regenerate its weights, compile, time doccc and torch eager. True if doccc failed."""
+def start_compile(c, pack, work, case):
+    """Pass 0 of a case: regenerate its weights and start its doccc compile."""
+    c.weights = work / f"{c.name}.safetensors"
+    differ = c.entry["weights_differ_from_build"] = write_safetensors_from(c.model, case, c.weights)
+    if differ:
+        print(f"  {c.name}: note: regenerated weights differ from the build's: {differ[:5]}"
+              " (the program is the same; every comparison uses these weights)")
+    flags = ["-t", "cuda", "--simulate"] if c.sim else ["-t", "cuda", "-c", "server"]
+    c.compile = Compile(pack, c.name, pack / "programs" / f"{c.name}.json", c.weights, work / c.name, flags)
+
+
+def bench_doccc(c):
+    """Pass 1 of a case: wait for its compile, time doccc and torch eager. True if doccc failed."""
     import torch
     sim = c.sim
-    weights = work / f"{c.name}.safetensors"
-    differ = c.entry["weights_differ_from_build"] = write_safetensors_from(c.model, case, weights)
-    if differ:
-        print(f"  note: regenerated weights differ from the build's: {differ[:5]}"
-              " (the program is the same; every comparison below uses these weights)")
-    flags = ["-t", "cuda", "--simulate"] if sim else ["-t", "cuda", "-c", "server"]
-    lib_path, c.entry["compile_s"], err = compile_case(pack, c.name, pack / "programs" / f"{c.name}.json",
-                                                       weights, work / c.name, flags)
-    weights.unlink()
+    lib_path, c.entry["compile_s"], err = c.compile.result()
+    c.weights.unlink()
     if lib_path:    # the kernels of one run, by kind (tiled-fp32, tiled-fp16, block-cooperative, ...)
-        rep = json.loads((work / f"{c.name}.json").read_text())
+        rep = json.loads(c.compile.report.read_text())
         c.entry["gpu_kernels"] = dict(Counter(k["kind"] for k in rep.get("gpu_kernels", [])
                                               for _ in range(k.get("per_run", 1))))
         c.entry["gpu_launches_per_run"] = rep.get("gpu_launches_per_run")
@@ -710,22 +730,29 @@ def run_cases(args, pack, work, manifest, sim, deadline, report, out):
     """Pass 1 (doccc and eager) over every case, then pass 2 (torch.compile)
     over them while the deadline allows; the report is rewritten after each step."""
     import torch
-    failed, cases = False, []
+    failed, todo, cases = False, [], []
+    print("regenerating the weights; the doccc compiles run meanwhile", flush=True)
     for case in selected(args, manifest):
-        if time.monotonic() > deadline:
-            report["cases"].append(dict(name=case["name"], model=case["model"], batch=case["batch"], results={},
-                                        ratios={}, skipped=f"past the --deadline of {args.deadline:g} s"))
-            print(f"\n{case['name']}: skipped, past the --deadline of {args.deadline:g} s", flush=True)
-            continue
-        print(f"\n{case['name']}: up to {args.repeat} runs after {args.warmup} warm-up", flush=True)
         c = Case(args, case, manifest["small"], sim)
-        failed |= bench_doccc(c, pack, work, case)
+        start_compile(c, pack, work, case)
+        todo.append(c)
+    for c in todo:
+        if time.monotonic() > deadline:
+            c.compile.proc.kill()
+            c.compile.proc.wait()
+            c.weights.unlink()
+            c.entry["skipped"] = f"past the --deadline of {args.deadline:g} s"
+            report["cases"].append(c.entry)
+            print(f"\n{c.name}: skipped, past the --deadline of {args.deadline:g} s", flush=True)
+            continue
+        print(f"\n{c.name}: up to {args.repeat} runs after {args.warmup} warm-up", flush=True)
+        failed |= bench_doccc(c)
         report["cases"].append(c.entry)
         write_report(report, out)
         if not c.gemm and (not sim or args.compile):
             cases.append(c)
         else:
-            del c
+            c.model = c.inputs = c.ref = None
     for c in cases:
         print(f"\n{c.name}: torch.compile", flush=True)
         bench_compile(c, deadline)
