@@ -16,7 +16,9 @@ Models (fixed-seed random weights, full size):
              embedding) on 128 tokens: the logits (B, 128, 50257)
 each at batch 1 and 32, and first, one GEMM (gemm_f16): an fp16 matmul module
 a @ b with M = N = K = 8192, whose doccc rate is set against torch's fp16 and
-bf16 matmul rates (the goal is at least 70% of torch's fp16 rate).
+bf16 matmul rates (the goal is at least 70% of torch's fp16 rate). --simulate's
+small sizes: ResNet-18 on 32x32 crops, models_zoo's ViT-Tiny (4 blocks, 64x64),
+BERT and GPT-2 of 2 layers, width 64, on 16 tokens, the GEMM at 64.
 
 Why two stages. The H200 test machine is reached through the `run` device tool, which
 carries the working tree and at most 64 MiB of ignored files; BERT-base (440 MB)
