@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RUN_TIMEOUT, compare, compile_model, device_resident, doccc_cmd, fmt_result, require
+from test_gpu import _modules as gpu_modules
 
 HERE = Path(__file__).resolve().parent
 TRACE = re.compile(r"^doccc simulation: ([a-z -]+?)(?::| \(|$)")
@@ -51,16 +52,8 @@ def events(text):
 
 
 def _modules():
+    """test_gpu's conv net and index_select model, and a GRU."""
     torch = require("torch")
-
-    class ConvNet(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 4, 3)
-            self.fc = torch.nn.Linear(4 * 6 * 6, 5)
-
-        def forward(self, x):
-            return self.fc(torch.relu(self.conv(x)).flatten(1))
 
     class Gru(torch.nn.Module):
         def __init__(self):
@@ -70,17 +63,9 @@ def _modules():
         def forward(self, x):
             return self.gru(x)[0]
 
-    class Gather(torch.nn.Module):
-        def forward(self, x, idx):
-            return torch.index_select(x, 0, idx) * 2.0
-
-    g = torch.Generator().manual_seed(0)
-    torch.manual_seed(0)
-    return {
-        "convnet": (ConvNet(), (torch.randn(2, 3, 8, 8, generator=g),)),
-        "gru": (Gru(), (torch.randn(1, 5, 4, generator=g),)),
-        "gather": (Gather(), (torch.randn(6, 3, generator=g), torch.tensor([0, 5, 2, 2]))),
-    }
+    mods = {k: v for k, v in gpu_modules().items() if k in ("convnet", "gather")}
+    mods["gru"] = (Gru(), (torch.randn(1, 5, 4, generator=torch.Generator().manual_seed(0)),))
+    return mods
 
 
 @pytest.fixture(scope="module")

@@ -534,6 +534,22 @@ static void test_threads(void)
 	CHECK_INT(bad, 0);
 }
 
+/* Capture on s: a = 0; a = a * 2 + 1 (fill: a[i] = 2 + i); a = a * k + 1; out = a. */
+static cudaGraph_t capture_chain(cudaStream_t s, float *a, float *out, unsigned n, int fill, float k)
+{
+	cudaGraph_t g = NULL;
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	CHECK_INT(cudaMemsetAsync(a, 0, n * sizeof(float), s), cudaSuccess);
+	if (fill)
+		DC_LAUNCH(k_fill, 1, 256, s, a, 2.0f, n);
+	else
+		DC_LAUNCH(k_axpy, 1, 256, s, a, 2.0f, n);
+	DC_LAUNCH(k_axpy, 1, 256, s, a, k, n);
+	CHECK_INT(cudaMemcpyAsync(out, a, n * sizeof(float), cudaMemcpyDeviceToDevice, s), cudaSuccess);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaSuccess);
+	return g;
+}
+
 /* Stream capture: recording in order, replay, exec update, and what CUDA
  * refuses during a capture (which also ends in an invalidated capture,
  * never a stream left capturing). */
@@ -584,12 +600,7 @@ static void test_capture(void)
 	CHECK(all_equal(a, 4.0f, N));
 
 	/* the same shape with other pointers updates x in place; another shape does not */
-	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-	CHECK_INT(cudaMemsetAsync(a, 0, N * sizeof(float), s), cudaSuccess);
-	DC_LAUNCH(k_axpy, 1, 256, s, a, 2.0f, N);
-	DC_LAUNCH(k_axpy, 1, 256, s, a, 5.0f, N);
-	CHECK_INT(cudaMemcpyAsync(b2, a, N * sizeof(float), cudaMemcpyDeviceToDevice, s), cudaSuccess);
-	CHECK_INT(cudaStreamEndCapture(s, &g2), cudaSuccess);
+	g2 = capture_chain(s, a, b2, N, 0, 5.0f);
 	cudaGraphExecUpdateResultInfo info;
 	CHECK_INT(cudaGraphExecUpdate(x, g2, &info), cudaSuccess);
 	CHECK_INT(info.result, cudaGraphExecUpdateSuccess);
@@ -603,12 +614,7 @@ static void test_capture(void)
 	CHECK_INT(cudaGraphExecUpdate(x, g2, &info), cudaErrorGraphExecUpdateFailure);
 	CHECK_INT(info.result, cudaGraphExecUpdateErrorTopologyChanged);
 	CHECK_INT(cudaGraphDestroy(g2), cudaSuccess);
-	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-	CHECK_INT(cudaMemsetAsync(a, 0, N * sizeof(float), s), cudaSuccess);
-	DC_LAUNCH(k_fill, 1, 256, s, a, 2.0f, N);
-	DC_LAUNCH(k_axpy, 1, 256, s, a, 5.0f, N);
-	CHECK_INT(cudaMemcpyAsync(b2, a, N * sizeof(float), cudaMemcpyDeviceToDevice, s), cudaSuccess);
-	CHECK_INT(cudaStreamEndCapture(s, &g2), cudaSuccess);
+	g2 = capture_chain(s, a, b2, N, 1, 5.0f);
 	CHECK_INT(cudaGraphExecUpdate(x, g2, &info), cudaErrorGraphExecUpdateFailure);
 	CHECK_INT(info.result, cudaGraphExecUpdateErrorFunctionChanged);
 	CHECK_INT(cudaGraphDestroy(g2), cudaSuccess);
