@@ -46,7 +46,8 @@
  * gets SIGSEGV. cudaFree waits until the allocation is unpinned. Errors are
  * recorded as the calling thread's last error. Test hooks, read at each
  * call: DOCCC_SIM_NO_DEVICE=1 (no device), DOCCC_SIM_DEVICE_MEMORY=N (cap on
- * the live bytes). Everything is static: each including library has its own
+ * the live bytes), DOCCC_SIM_CAPTURE_FAIL=1 (a launch issued into a capture
+ * fails with cudaErrorStreamCaptureUnsupported). Everything is static: each including library has its own
  * state. Linux x86-64 only.
  */
 #ifndef DOCCC_GPU_SIM_H
@@ -193,10 +194,15 @@ static inline cudaError_t dc_sim_err(cudaError_t e)
 	return e;
 }
 
+static inline int dc_sim_env_on(const char *name)
+{
+	const char *s = getenv(name);
+	return s && *s && strcmp(s, "0") != 0;
+}
+
 static inline int dc_sim_no_device(void)
 {
-	const char *s = getenv("DOCCC_SIM_NO_DEVICE");
-	return s && *s && strcmp(s, "0") != 0;
+	return dc_sim_env_on("DOCCC_SIM_NO_DEVICE");
 }
 
 static inline size_t dc_sim_memory_cap(void)
@@ -487,8 +493,7 @@ struct dc_sim_capture {
 
 __attribute__((format(printf, 1, 2))) static inline void dc_sim_trace(const char *fmt, ...)
 {
-	const char *s = getenv("DOCCC_SIM_TRACE");
-	if (!s || !*s || !strcmp(s, "0")) return;
+	if (!dc_sim_env_on("DOCCC_SIM_TRACE")) return;
 	char line[256];
 	va_list ap;
 	va_start(ap, fmt);
@@ -1427,6 +1432,7 @@ static inline void dc_sim_launch(dim3 g, dim3 b, cudaStream_t s, int sync, void 
 		return;
 	}
 	cudaError_t e = dc_sim_launch_check(g, b);
+	if (e == cudaSuccess && dc_sim_env_on("DOCCC_SIM_CAPTURE_FAIL")) e = cudaErrorStreamCaptureUnsupported;
 	if (e != cudaSuccess) {
 		dc_sim_capture_fail(s, e);
 		return;

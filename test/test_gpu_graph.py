@@ -17,7 +17,11 @@ that never replays fails them.
     updates graphs in place), an out-of-range index inside a replayed run
     still returns DOCCC_ERR_INDEX and the next good run DOCCC_OK, caller
     streams, run_host, and destroy destroys every executable graph, checked
-    by the trace and, in an AddressSanitizer build, by LeakSanitizer.
+    by the trace and, in an AddressSanitizer build, by LeakSanitizer;
+  - a capture that fails (the simulation's DOCCC_SIM_CAPTURE_FAIL=1 fails
+    the launches issued into it) returns DOCCC_ERR_DEVICE with the
+    runtime's message, leaves no stream capturing, and the runs after it
+    capture and replay again.
 """
 
 import os
@@ -30,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RUN_TIMEOUT, compare, compile_model, device_resident, doccc_cmd, fmt_result, require
-from test_gpu import _modules as gpu_modules
+from test_gpu import _modules as gpu_modules, run_script
 
 HERE = Path(__file__).resolve().parent
 TRACE = re.compile(r"^doccc simulation: ([a-z -]+?)(?::| \(|$)")
@@ -206,3 +210,46 @@ def test_c_program_leaks_nothing(sims, tmp_path):
     assert "ERROR: LeakSanitizer" not in stderr and "ERROR: AddressSanitizer" not in stderr, info
     launches = sum(e["graph launch"] for e in events(stderr).values())
     assert launches == sum(p.get("graph launch", 0) for p in PHASES.values()), info
+
+
+CAPTURE_FAIL = r'''
+import os
+lib, d = load(args["lib"])
+xs = [np.load(f) for f in args["inputs"]]
+m = create(d)
+dins = [to_device(d, x) for x in xs]
+outs = host_outputs(d)
+douts = [dev_alloc(d, o.nbytes) for o in outs]
+def run():
+    return d.run(m, ptrs(dins), ptrs(douts))
+result["eager"] = run()
+os.environ["DOCCC_SIM_CAPTURE_FAIL"] = "1"
+for k in range(2):
+    result[f"failed{k}"] = run()
+    result[f"error{k}"] = err(d, m)
+result["host_failed"] = run_host(d, m, xs)[0]
+del os.environ["DOCCC_SIM_CAPTURE_FAIL"]
+for k in range(2):
+    result[f"again{k}"] = run()
+save([from_device(d, p, o) for p, o in zip(douts, outs)], args["prefix"])
+d.destroy(m)
+'''
+
+
+def test_capture_failure(sims, tmp_path):
+    np = require("numpy")
+    lib, files, _, ref = sims["convnet"]
+    res, r, info = run_script(CAPTURE_FAIL, env={"DOCCC_SIM_TRACE": "1"}, lib=str(lib),
+                              inputs=[str(f) for f in files], prefix=str(tmp_path / "o_"))
+    assert res["eager"] == 0, info
+    assert (res["failed0"], res["failed1"], res["host_failed"]) == (7, 7, 7), info
+    for k in range(2):
+        # the second failure is the same error: its capture began (none was left open)
+        e = res[f"error{k}"] or ""
+        assert e.startswith("convnet: capturing the run as a simulated graph (DOCCC_GPU_GRAPHS=0 runs without) failed: "
+                            "operation not permitted when stream is capturing (cudaErrorStreamCaptureUnsupported"), info
+    assert (res["again0"], res["again1"]) == (0, 0), info
+    ev = events(r.stderr)[""]
+    assert ev["begin capture"] == 4 and ev["end capture"] == 4 and ev["capture invalidated"] == 3, (ev, info)
+    assert ev["instantiate"] == 1 and ev["graph launch"] == 2 and ev["exec destroy"] == 1, (ev, info)
+    compare(np.load(tmp_path / "o_0.npy"), ref, "convnet[cuda-sim,after a failed capture]")
