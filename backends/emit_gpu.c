@@ -38,6 +38,28 @@
  * The host API (create, run, run_host, set_stream, sync, last_error,
  * set_log, ...) is C++ with C linkage through NAME.h; every runtime call is
  * checked and turns into DOCCC_ERR_DEVICE with the runtime's message.
+ *
+ * Launch-free replay: a run is its kernels and, last, an async copy of the
+ * device status flag into a pinned host word, which the run's end reads
+ * after synchronizing (clearing the device flag only when it was set).
+ * From the second run on, that sequence is captured once per set of
+ * input/output pointers (the weights, workspace and flag never move) as a
+ * CUDA/HIP graph and replayed with one cudaGraphLaunch; up to DC_GRAPHS
+ * executable graphs are kept, the least recently used one re-captured and
+ * updated in place (cudaGraphExecUpdate) or re-instantiated when the
+ * pointers are new. The first run is eager so that a model run once pays
+ * no capture and instantiation, and the kernels' modules are loaded before
+ * any capture (lazy loading). Capture is illegal on the legacy stream and,
+ * on a blocking stream, would make other threads' legacy-stream work fail
+ * (cudaErrorStreamCaptureImplicit), so create makes a non-blocking stream
+ * of the model's own: every capture happens there, in ThreadLocal mode
+ * (other threads may allocate and copy meanwhile), and the graph is
+ * launched on the run's stream, the caller's or the model's. A run without
+ * a caller's stream is ordered after earlier legacy-stream work by an
+ * event, as it was on the legacy stream. A run on a caller's stream that
+ * is itself capturing launches eagerly into that capture.
+ * DOCCC_GPU_GRAPHS=0 at create turns all of it off: eager launches on the
+ * legacy stream.
  */
 #include <string.h>
 
@@ -1205,15 +1227,54 @@ static const char api_common[] =
 	"\t         what, cudaGetErrorString(e), cudaGetErrorName(e), (int)e);\n"
 	"\t(void)cudaGetLastError();\n\treturn e == cudaErrorMemoryAllocation ? DOCCC_ERR_NOMEM : DOCCC_ERR_DEVICE;\n}\n\n"
 	"#define DC_TRY(m, call, what) do { cudaError_t dc_e = (call); if (dc_e != cudaSuccess) return dc_rt_error((m), dc_e, (what)); } while (0)\n\n"
-	"/* the run's status: synchronize, read the device error flag, clear it */\n"
-	"static int dc_finish(@N@_t *m)\n{\n\tint f = 0;\n"
-	"\tDC_TRY(m, cudaMemcpyAsync(&f, m->err, sizeof f, cudaMemcpyDeviceToHost, m->stream), \"reading the run's status\");\n"
+	"/* the run's status: synchronize, read the flag the run copied to the host, clear it */\n"
+	"static int dc_finish(@N@_t *m)\n{\n"
 	"\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"the run\");\n"
+	"\tint f = *m->flag;\n\t*m->flag = 0;\n"
 	"\tif (f) {\n\t\tDC_TRY(m, cudaMemsetAsync(m->err, 0, sizeof(int), m->stream), \"clearing the run's status\");\n"
 	"\t\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"clearing the run's status\");\n\t}\n\treturn DC_STATUS(m, f);\n}\n\n"
+	"/* the run on stream s: its kernels, then the copy of its status flag to the host */\n"
+	"static cudaError_t dc_enqueue(@N@_t *m, cudaStream_t s, const void *const *ins, void *const *outs)\n{\n"
+	"\t@N@_forward(m->w, m->ws, s, m->err, ins, outs);\n\tcudaError_t e = cudaGetLastError();\n"
+	"\treturn e != cudaSuccess ? e : cudaMemcpyAsync(m->flag, m->err, sizeof(int), cudaMemcpyDeviceToHost, s);\n}\n\n"
+	"/* the graph slot of these pointers (*hit = 1), else an empty or the least recently used one */\n"
+	"static dc_graph *dc_graph_for(@N@_t *m, const void *const *ins, void *const *outs, int *hit)\n{\n"
+	"\tdc_graph *lru = &m->graphs[0];\n\tfor (int k = 0; k < DC_GRAPHS; k++) {\n\t\tdc_graph *x = &m->graphs[k];\n"
+	"\t\tint same = x->exec != NULL;\n\t\tfor (int i = 0; same && i < @NIN@; i++)\n\t\t\tsame = x->key[i] == ins[i];\n"
+	"\t\tfor (int i = 0; same && i < @NOUT@; i++)\n\t\t\tsame = x->key[@NIN@ + i] == outs[i];\n"
+	"\t\tif (same) {\n\t\t\t*hit = 1;\n\t\t\treturn x;\n\t\t}\n"
+	"\t\tif (lru->exec && (!x->exec || x->used < lru->used))\n\t\t\tlru = x;\n\t}\n\t*hit = 0;\n\treturn lru;\n}\n\n"
+	"/* Capture the run on the model's stream into slot x: x's executable graph updated in place,\n"
+	" * or a new one. The capture ends on every path; a failed capture leaves x as it was. */\n"
+	"static int dc_capture(@N@_t *m, dc_graph *x, const void *const *ins, void *const *outs)\n{\n"
+	"\tcudaGraph_t g = NULL;\n"
+	"\tDC_TRY(m, cudaStreamBeginCapture(m->own, cudaStreamCaptureModeThreadLocal), DC_GRAPH_WHAT);\n"
+	"\tcudaError_t e = dc_enqueue(m, m->own, ins, outs);\n\tcudaError_t end = cudaStreamEndCapture(m->own, &g);\n"
+	"\tif (e == cudaSuccess)\n\t\te = end;\n"
+	"\tif (e == cudaSuccess && x->exec && dc_graph_update(x->exec, g) != cudaSuccess) {\n"
+	"\t\t(void)cudaGetLastError(); /* another shape: instantiate anew */\n"
+	"\t\t(void)cudaGraphExecDestroy(x->exec);\n\t\tx->exec = NULL;\n\t}\n"
+	"\tif (e == cudaSuccess && !x->exec && (e = cudaGraphInstantiateWithFlags(&x->exec, g, 0)) != cudaSuccess)\n"
+	"\t\tx->exec = NULL;\n\tif (g)\n\t\t(void)cudaGraphDestroy(g);\n"
+	"\tif (e != cudaSuccess)\n\t\treturn dc_rt_error(m, e, DC_GRAPH_WHAT);\n"
+	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tx->key[i] = ins[i];\n"
+	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tx->key[@NIN@ + i] = outs[i];\n\treturn DOCCC_OK;\n}\n\n"
+	"/* Issue the run on m->stream: eagerly without graphs, at the first run (a warm-up) and into a\n"
+	" * capture of the caller's; else as the graph of these pointers, captured if there is none. */\n"
 	"static int dc_launch(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
-	"\t(void)cudaGetLastError();\n\t@N@_forward(m->w, m->ws, m->stream, m->err, ins, outs);\n"
-	"\tDC_TRY(m, cudaGetLastError(), \"a kernel launch\");\n\tm->runs++;\n\treturn DOCCC_OK;\n}\n\n"
+	"\t(void)cudaGetLastError();\n\tcudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;\n"
+	"\tif (m->own && m->async)\n\t\tDC_TRY(m, cudaStreamIsCapturing(m->stream, &cs), \"querying the stream's capture status\");\n"
+	"\tif (!m->own || !m->runs || cs != cudaStreamCaptureStatusNone) {\n"
+	"\t\tDC_TRY(m, dc_enqueue(m, m->stream, ins, outs), \"a kernel launch\");\n\t\tm->runs++;\n\t\treturn DOCCC_OK;\n\t}\n"
+	"\tint hit;\n\tdc_graph *x = dc_graph_for(m, ins, outs, &hit);\n"
+	"\tint rc = hit ? DOCCC_OK : dc_capture(m, x, ins, outs);\n\tif (rc)\n\t\treturn rc;\n"
+	"\tx->used = m->runs;\n"
+	"\tDC_TRY(m, cudaGraphLaunch(x->exec, m->stream), \"launching the run's \" DC_RUNTIME \" graph\");\n"
+	"\tm->runs++;\n\treturn DOCCC_OK;\n}\n\n"
+	"/* a run on the model's stream starts after earlier legacy-stream work, as on that stream */\n"
+	"static int dc_order(@N@_t *m)\n{\n\tif (!m->own || m->async)\n\t\treturn DOCCC_OK;\n"
+	"\tcudaError_t e = cudaEventRecord(m->legacy, 0);\n\tif (e == cudaSuccess)\n\t\te = cudaStreamWaitEvent(m->own, m->legacy, 0);\n"
+	"\treturn e == cudaSuccess ? DOCCC_OK : dc_rt_error(m, e, \"ordering the run after the default stream\");\n}\n\n"
 	"static int dc_check_pointers(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
 	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tif (!dc_is_device(ins[i])) {\n"
 	"\t\t\tsnprintf(m->msg, sizeof m->msg, \"@N@_run: input %d ('%s') is not GPU memory: @N@_run takes device pointers \"\n"
@@ -1224,7 +1285,8 @@ static const char api_common[] =
 	"\t\t\t         \"pointers; allocate it on the GPU, or call @N@_run_host\", i, dc_outs[i].name);\n"
 	"\t\t\treturn DOCCC_ERR_DEVICE;\n\t\t}\n\treturn DOCCC_OK;\n}\n\n"
 	"static int dc_run(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
-	"\tint rc = dc_check_pointers(m, ins, outs);\n\tif (rc == DOCCC_OK)\n\t\trc = dc_launch(m, ins, outs);\n"
+	"\tint rc = dc_check_pointers(m, ins, outs);\n\tif (rc == DOCCC_OK)\n\t\trc = dc_order(m);\n"
+	"\tif (rc == DOCCC_OK)\n\t\trc = dc_launch(m, ins, outs);\n"
 	"\tif (rc == DOCCC_OK && !m->async)\n\t\trc = dc_finish(m);\n\treturn rc;\n}\n\n"
 	"static int dc_run_host(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
 	"\tif (!m->warned) {\n\t\tm->warned = 1;\n\t\tm->log(m->log_user, DOCCC_LOG_WARNING, \"@N@: performance warning: @N@_run_host \"\n"
@@ -1233,9 +1295,10 @@ static const char api_common[] =
 	"\t\t\tDC_TRY(m, cudaMalloc(&m->hin[i], dc_ins[i].nbytes ? dc_ins[i].nbytes : 1), \"cudaMalloc of an input buffer\");\n"
 	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tif (!m->hout[i])\n"
 	"\t\t\tDC_TRY(m, cudaMalloc(&m->hout[i], dc_outs[i].nbytes ? dc_outs[i].nbytes : 1), \"cudaMalloc of an output buffer\");\n"
+	"\tint rc = dc_order(m);\n\tif (rc)\n\t\treturn rc;\n"
 	"\tfor (int i = 0; i < @NIN@; i++)\n"
 	"\t\tDC_TRY(m, cudaMemcpyAsync(m->hin[i], ins[i], dc_ins[i].nbytes, cudaMemcpyHostToDevice, m->stream), \"copying an input to the GPU\");\n"
-	"\tint rc = dc_launch(m, (const void *const *)m->hin, m->hout);\n\tif (rc)\n\t\treturn rc;\n"
+	"\trc = dc_launch(m, (const void *const *)m->hin, m->hout);\n\tif (rc)\n\t\treturn rc;\n"
 	"\tfor (int i = 0; i < @NOUT@; i++)\n"
 	"\t\tDC_TRY(m, cudaMemcpyAsync(outs[i], m->hout[i], dc_outs[i].nbytes, cudaMemcpyDeviceToHost, m->stream), \"copying an output to the host\");\n"
 	"\treturn dc_finish(m);\n}\n\n";
@@ -1245,6 +1308,14 @@ static const char api_create[] =
 	"\tif (DC_WORKSPACE_SIZE)\n\t\tDC_TRY(m, cudaMalloc((void **)&m->ws, DC_WORKSPACE_SIZE), \"cudaMalloc of the workspace\");\n"
 	"\tDC_TRY(m, cudaMalloc((void **)&m->err, sizeof(int)), \"cudaMalloc of the status flag\");\n"
 	"\tDC_TRY(m, cudaMemset(m->err, 0, sizeof(int)), \"cudaMemset of the status flag\");\n"
+	"\tint *flag = NULL;\n\tDC_TRY(m, cudaMallocHost((void **)&flag, sizeof(int)), \"cudaMallocHost of the status flag\");\n"
+	"\tm->flag = flag;\n\t*flag = 0;\n"
+	"\tconst char *graphs = getenv(\"DOCCC_GPU_GRAPHS\");\n\tif (!graphs || strcmp(graphs, \"0\") != 0) {\n"
+	"\t\tcudaStream_t own = NULL;\n\t\tcudaEvent_t legacy = NULL;\n"
+	"\t\tDC_TRY(m, cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), \"creating the model's stream\");\n"
+	"\t\tm->own = m->stream = own;\n"
+	"\t\tDC_TRY(m, cudaEventCreateWithFlags(&legacy, cudaEventDisableTiming), \"creating the model's event\");\n"
+	"\t\tm->legacy = legacy;\n\t}\n"
 	"\tif (!DC_WEIGHTS_SIZE)\n\t\treturn DOCCC_OK;\n"
 	"\tDC_TRY(m, cudaMalloc((void **)&m->w, DC_WEIGHTS_SIZE), \"cudaMalloc of the weights\");\n";
 
@@ -1260,9 +1331,13 @@ static const char api_weights_file[] =
 
 static const char api_rest[] =
 	"void @N@_destroy(@N@_t *model)\n{\n\tif (!model)\n\t\treturn;\n"
+	"\tfor (int k = 0; k < DC_GRAPHS; k++)\n\t\tif (model->graphs[k].exec)\n\t\t\t(void)cudaGraphExecDestroy(model->graphs[k].exec);\n"
 	"\t(void)cudaFree(model->ws);\n\t(void)cudaFree(model->w);\n\t(void)cudaFree(model->err);\n"
 	"\tfor (int i = 0; i < @NIN@; i++)\n\t\t(void)cudaFree(model->hin[i]);\n"
 	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\t(void)cudaFree(model->hout[i]);\n"
+	"\tif (model->flag)\n\t\t(void)cudaFreeHost(model->flag);\n"
+	"\tif (model->legacy)\n\t\t(void)cudaEventDestroy(model->legacy);\n"
+	"\tif (model->own)\n\t\t(void)cudaStreamDestroy(model->own);\n"
 	"\t(void)cudaGetLastError();\n\tfree(model);\n}\n\n"
 	"int @N@_create_from(@N@_t **model, const char *weights_path)\n{\n"
 	"\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n\tdc_create_msg[0] = 0;\n\tint n = 0;\n"
@@ -1275,7 +1350,7 @@ static const char api_rest[] =
 	"\t*model = m;\n\treturn DOCCC_OK;\n}\n\n"
 	"int @N@_create(@N@_t **model)\n{\n\treturn @N@_create_from(model, NULL);\n}\n\n"
 	"int @N@_set_stream(@N@_t *model, void *stream)\n{\n\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n"
-	"\tmodel->stream = (cudaStream_t)stream;\n\tmodel->async = stream != NULL;\n\treturn DOCCC_OK;\n}\n\n"
+	"\tmodel->stream = stream ? (cudaStream_t)stream : model->own;\n\tmodel->async = stream != NULL;\n\treturn DOCCC_OK;\n}\n\n"
 	"int @N@_sync(@N@_t *model)\n{\n\treturn model ? dc_finish(model) : DOCCC_ERR_ARG;\n}\n\n"
 	"const char *@N@_last_error(const @N@_t *model)\n{\n\treturn model ? model->msg : dc_create_msg;\n}\n\n"
 	"void @N@_set_log(@N@_t *model, doccc_log_fn fn, void *user)\n{\n\tif (!model)\n\t\treturn;\n"
@@ -1380,9 +1455,14 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	/* host code only from here: HIP's device pass must not see the
 	 * descriptor's references to host functions */
 	buf_puts(b, "#if !defined(__HIP_DEVICE_COMPILE__)\n");
-	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tunsigned char *w;\n\tint *err;\n\tcudaStream_t stream;\n\tint async;\n"
+	/* launch-free replay (the top comment): the executable graphs by pointers */
+	buf_printf(b, "#define DC_GRAPHS 4\n#define DC_GRAPH_WHAT \"capturing the run as a \" DC_RUNTIME \" graph (DOCCC_GPU_GRAPHS=0 runs without)\"\n"
+	              "typedef struct {\n\tcudaGraphExec_t exec;\n\tconst void *key[%d];\n\tlong used;\n} dc_graph;\n\n",
+	           g->ninputs + g->noutputs + 1);
+	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tunsigned char *w;\n\tint *err;\n\tint *flag;\n\tcudaStream_t stream;\n"
+	              "\tcudaStream_t own;\n\tcudaEvent_t legacy;\n\tint async;\n"
 	              "\tvoid *hin[%d];\n\tvoid *hout[%d];\n\tint warned;\n\tdoccc_log_fn log;\n\tvoid *log_user;\n\tlong runs;\n"
-	              "\tchar msg[512];\n};\n\n", nm, g->ninputs + 1, g->noutputs + 1);
+	              "\tdc_graph graphs[DC_GRAPHS];\n\tchar msg[512];\n};\n\n", nm, g->ninputs + 1, g->noutputs + 1);
 	if (w->size && !a->outweights)
 		buf_printf(b, "extern \"C\" const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
