@@ -7,7 +7,11 @@
 #   make asan       the suite under address and undefined-behaviour sanitizers
 #   make fuzz       every fuzz harness for FUZZ_SECONDS each (test/fuzz/fuzz.mk)
 #   make bench      latency of doccc libraries next to PyTorch
-#   make demo-only, test-only, bench-only: the same without the setup
+#   make bench-gpu-build  fill build/bench-gpu/ for the GPU benchmark (test/bench_gpu.py)
+#   make bench-gpu  the same, then the benchmark here if a GPU is visible, else the
+#                   device command that runs it on the GPU machine
+#   make demo-only, test-only, bench-only, bench-gpu-only, bench-gpu-build-only:
+#                   the same without the setup
 #   make install PREFIX=/usr/local DESTDIR=
 #   make golden     rewrite golden files (review the diff in git)
 
@@ -93,7 +97,7 @@ setup:
 # demo, test and bench run setup, then their work in a second make: that one
 # reads pkg-config and finds the venv afresh, after setup has installed them,
 # and nothing of it starts before setup has finished, under make -j too.
-demo test bench: setup
+demo test bench bench-gpu bench-gpu-build: setup
 	@$(MAKE) --no-print-directory $@-only
 
 # The suite runs ThreadSanitizer on generated libraries (test/test_faults.py)
@@ -126,6 +130,17 @@ demo-only: all
 bench-only: all
 	$(PYTHON) test/bench.py
 
+# The GPU benchmark's two stages: build here (exports, a check compile with
+# nvcc, doccc and its libraries, into build/bench-gpu/), then run where the GPU
+# is: here when nvidia-smi finds one, else through the device tool with the
+# command printed.
+bench-gpu-build-only: all
+	$(PYTHON) test/bench_gpu.py build
+
+bench-gpu-only: bench-gpu-build-only
+	@if nvidia-smi -L >/dev/null 2>&1; then PYTHON='$(PYTHON)' sh test/bench_gpu.sh; else \
+	  echo 'no GPU here (nvidia-smi finds none): run the device command above on the GPU machine'; fi
+
 asan:
 	@$(SETUP) --sanitizers
 	@$(MAKE) --no-print-directory BUILD=build/asan CC=clang \
@@ -154,4 +169,5 @@ clean:
 	rm -rf build
 
 .PHONY: all unit build-deps setup setup-sanitizers test demo bench test-only demo-only bench-only \
+	bench-gpu bench-gpu-build bench-gpu-only bench-gpu-build-only \
 	asan golden install clean

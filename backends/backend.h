@@ -21,6 +21,7 @@ typedef struct {
 	const char *cmdline;     /* options summary for the generated comment */
 	int profile;             /* DOCC_DEBUG=profile: time each top-level node, report at destroy */
 	int static_lib;          /* outlib is a static archive (-o libNAME.a): no doccc_model alias */
+	Buf *launches;           /* out, or NULL: a GPU run's kernel launches as JSON objects, one a line (--report) */
 } BuildArgs;
 
 /* NAME.weights (--external-weights): WEIGHTS_MAGIC, the blob's size (u64,

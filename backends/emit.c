@@ -766,16 +766,17 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 	}
 	/* the body, with kernels of its own named after a placeholder */
 	int check = emit_has_check(k);
-	Buf body = {0}, kern = {0};
-	Buf *sb = e->b, *sk = e->kern;
+	Buf body = {0}, kern = {0}, launches = {0};
+	Buf *sb = e->b, *sk = e->kern, *sl = e->launches;
 	int sind = e->ind, snk = e->nkern;
 	const char *snm = e->nm, *stop = e->top;
 	e->b = &body, e->kern = &kern, e->ind = 1, e->nkern = 0, e->nm = "@F@", e->top = "this step";
+	e->launches = sl ? &launches : NULL;
 	e->p->step_begin(e, check);
 	emit_node(e, k);
 	if (e->p->step_end)
 		e->p->step_end(e, &body, check);
-	e->b = sb, e->kern = sk, e->ind = sind, e->nkern = snk, e->nm = snm, e->top = stop;
+	e->b = sb, e->kern = sk, e->ind = sind, e->nkern = snk, e->nm = snm, e->top = stop, e->launches = sl;
 	for (int c = 0; c < g->ncs; c++)
 		g->cs[c].name = cname[c];
 	for (int i = 0; i < nsyms; i++)
@@ -795,6 +796,15 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 		emit_replace_all(e->kern, text, "@F@", arena_printf(g->arena, "%s_s%d", e->nm, fid));
 		buf_puts(e->kern, "\n");
 	}
+	if (launches.len) { /* the step's launches, under its function's name and the node's label */
+		Buf named = {0}, label = {0};
+		buf_quote(&label, stop ? stop : "");
+		emit_replace_all(&named, launches.s, "@F@", arena_printf(g->arena, "%s_s%d", e->nm, fid));
+		emit_replace_all(sl, named.s, "\"@L@\"", label.s);
+		buf_free(&named);
+		buf_free(&label);
+	}
+	buf_free(&launches);
 	if (check && e->p->step_status)
 		emit_line(e, "if ((dc_err = %s_s%d(%s%s)) != DOCCC_OK) goto dc_fail;", e->nm, fid, args.len ? args.s : "",
 		          e->p->step_args);
@@ -967,7 +977,8 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out)
 {
-	Em e = {.g = g, .t = t, .p = p, .b = out, .lanes = t->vec_bits / 32, .vecvar = -1, .nm = g->name, .profile = a->profile};
+	Em e = {.g = g, .t = t, .p = p, .b = out, .lanes = t->vec_bits / 32, .vecvar = -1, .nm = g->name, .profile = a->profile,
+	        .launches = a->launches};
 	if (e.lanes < 2)
 		e.lanes = 0;
 	p->emit_file(&e, a, w);

@@ -61,6 +61,8 @@ struct Em {
 	int profile;
 	Buf *kern;          /* kernel functions, emitted before forward */
 	int nkern;
+	int wmma;           /* GPU: a kernel uses tensor cores (CUDA wmma) */
+	Buf *launches;      /* GPU with --report: the launches, one JSON object a line (emit_gpu.c), or NULL */
 	char **funcs;       /* text of each step function so far (dedup) */
 	int nfuncs, capfuncs;
 };

@@ -38,6 +38,28 @@
  * The host API (create, run, run_host, set_stream, sync, last_error,
  * set_log, ...) is C++ with C linkage through NAME.h; every runtime call is
  * checked and turns into DOCCC_ERR_DEVICE with the runtime's message.
+ *
+ * Launch-free replay: a run is its kernels and, last, an async copy of the
+ * device status flag into a pinned host word, which the run's end reads
+ * after synchronizing (clearing the device flag only when it was set).
+ * From the second run on, that sequence is captured once per set of
+ * input/output pointers (the weights, workspace and flag never move) as a
+ * CUDA/HIP graph and replayed with one cudaGraphLaunch; up to DC_GRAPHS
+ * executable graphs are kept, the least recently used one re-captured and
+ * updated in place (cudaGraphExecUpdate) or re-instantiated when the
+ * pointers are new. The first run is eager so that a model run once pays
+ * no capture and instantiation, and the kernels' modules are loaded before
+ * any capture (lazy loading). Capture is illegal on the legacy stream and,
+ * on a blocking stream, would make other threads' legacy-stream work fail
+ * (cudaErrorStreamCaptureImplicit), so create makes a non-blocking stream
+ * of the model's own: every capture happens there, in ThreadLocal mode
+ * (other threads may allocate and copy meanwhile), and the graph is
+ * launched on the run's stream, the caller's or the model's. A run without
+ * a caller's stream is ordered after earlier legacy-stream work by an
+ * event, as it was on the legacy stream. A run on a caller's stream that
+ * is itself capturing launches eagerly into that capture.
+ * DOCCC_GPU_GRAPHS=0 at create turns all of it off: eager launches on the
+ * legacy stream.
  */
 #include <string.h>
 
@@ -476,25 +498,64 @@ static void coop_kids(Em *e, Coop *co)
 	}
 }
 
-/* ---- shared-memory tiled contractions ----------------------------------------------
+/* ---- tiled contractions -------------------------------------------------------------
  *
  * A grid nest whose row body is some initializing blocks, one loop nest
- * whose only work is acc += X[fx] * Y[fy] (float32, wcr +=, acc a local
- * of the row), and an epilogue is a contraction: a GEMM, a convolution
- * over its padded input, a batched matmul. The grid variables split by
- * which operand indexes with them: the x space (only X), the y space (only
- * Y), the batch (both, or neither). With x and y at least a tile wide
- * and k at least one step long, the nest runs as tiles of GT_M x GT_N outputs
- * per block of GT_M * GT_N threads: k goes in steps of GT_K, each step's
- * GT_M x GT_K slice of X and GT_K x GT_N slice of Y loaded by the whole
- * block into shared memory (every operand read once per block instead of
- * once per output), a barrier, the partial products from shared memory,
- * a barrier. Each thread then runs the row's init, adds its sum to acc
- * and runs the epilogue for its output. The operands are printed by the
- * walker itself inside scopes that declare the loop variables they use,
- * so guards, views and strides need nothing new.
+ * whose only work is acc += X[fx] * Y[fy] (float32 sums of float32,
+ * float16 or bfloat16 operands, acc a local of the row), and an epilogue
+ * is a contraction: a GEMM, a convolution over its padded input, a batched
+ * matmul. The grid variables split by which operand indexes with them: the
+ * x space (only X), the y space (only Y), the batch (both, or neither).
+ * With x and y at least GT_MIN wide and k at least GT_K long, the nest runs
+ * as square tiles of S x S outputs per block: k goes in steps of GT_K,
+ * each step's S x GT_K slice of X and GT_K x S slice of Y loaded by the
+ * whole block into shared memory (every operand read once per block
+ * instead of once per output), a barrier, the partial products, a barrier.
+ * The operands are printed by the walker itself inside scopes that declare
+ * the loop variables they use, so guards, views and strides need nothing
+ * new. Then each thread takes its outputs, runs the row's init, adds its
+ * sum to acc and runs the epilogue (bias, activation, residual: what fusion
+ * left in the row); a warp's outputs are consecutive in y. S is the largest
+ * of the kind's sizes whose tiles still give every SM a block (a batch-1
+ * GEMM of 128 x 768 makes 24 tiles of 64 but 96 of 32: an H200 has 132
+ * SMs), else the smallest.
+ *
+ * The partial products take one of gemm_kinds:
+ *
+ *   fp32   S = 64, 32 or 16 for 256 threads (16 x 16): each keeps its R x R
+ *          sums (R = S / 16) in registers, outputs x = lx + 16 i,
+ *          y = ly + 16 j; per k, R values of X and of Y from shared memory,
+ *          R^2 fused multiply-adds (contraction_precision highest)
+ *   tf32   tensor cores (CUDA wmma, sm_80+), S = 64 (8 warps, two 16x16
+ *          accumulator fragments each) or 32 (4 warps, one each): the
+ *          slices are stored rounded to tf32 (dc_tf32, to nearest, ties
+ *          away, as cvt.rna), fp32 sums; at the end the fragments go
+ *          through shared memory to the threads' outputs, thread t taking
+ *          elements t, t + threads, ... of the tile (contraction_precision
+ *          high)
+ *   bf16   the same with the slices rounded to bfloat16 (dc_f2b, to
+ *          nearest even): contraction_precision medium, and bfloat16 models
+ *   fp16   float16 operands, exact in fp16 fragments: float16 models at
+ *          every precision
+ *
+ * rocm, and cuda before sm_80, have no tensor-core kind: fp32 there.
  */
-enum { GT_M = 16, GT_N = 16, GT_K = 32 };
+enum { GT_K = 32, GT_MIN = 16 };
+
+typedef enum { GK_FP32, GK_TF32, GK_BF16, GK_FP16 } GemmKind;
+
+static const struct {
+	const char *name;          /* in --report's kernel list */
+	const char *elem;          /* shared-memory element type */
+	const char *wmma;          /* the fragments' input type, NULL for fp32 */
+	const char *pre, *post;    /* rounding of a float into elem */
+	int k, pad;                /* the fragment's k; padding of a shared row (16 bytes for wmma) */
+} gemm_kinds[] = {
+	[GK_FP32] = {"tiled-fp32", "float", NULL, "", "", 0, 1},
+	[GK_TF32] = {"tiled-tf32", "float", "nvcuda::wmma::precision::tf32", "dc_tf32(", ")", 8, 4},
+	[GK_BF16] = {"tiled-bf16", "__nv_bfloat16", "__nv_bfloat16", "__ushort_as_bfloat16(dc_f2b(", "))", 16, 8},
+	[GK_FP16] = {"tiled-fp16", "__half", "__half", "__ushort_as_half(dc_f2h(", "))", 16, 8},
+};
 
 typedef struct {
 	Node *maps[MAXDIM];
@@ -506,6 +567,9 @@ typedef struct {
 	const Tasklet *t;         /* acc += X * Y */
 	int grp[MAXDIM];          /* per grid map: 0 batch, 1 x, 2 y */
 	int64_t nx, ny, nb, nk;
+	GemmKind kind;
+	int s, threads;           /* the tile's side, the block's threads */
+	int r;                    /* fp32: sums per thread and dim; wmma: fragments per warp */
 } Gemm;
 
 static int64_t const_extent(Node *m)
@@ -523,6 +587,41 @@ static int opd_uses(const Sdfg *g, const Operand *o, int var)
 		if (ex_uses(o->m.idx[d], var))
 			return 1;
 	return 0;
+}
+
+static int float_operand(Sdfg *g, const Operand *o)
+{
+	Dtype d = o->kind == OPD_MEM ? sdfg_c(g, o->m.data)->dt : DT_BOOL;
+	return d == DT_F32 || d == DT_F16 || d == DT_BF16;
+}
+
+/* The kind of a contraction of operands x and y on target t. */
+static GemmKind gemm_kind(Sdfg *g, const Target *t, const Operand *x, const Operand *y)
+{
+	Dtype dx = sdfg_c(g, x->m.data)->dt, dy = sdfg_c(g, y->m.data)->dt;
+	if (!t->gpu_tc)
+		return GK_FP32;
+	if (dx == DT_F16 && dy == DT_F16)
+		return GK_FP16;
+	if ((dx == DT_BF16 && dy == DT_BF16) || t->precision == CP_MEDIUM)
+		return GK_BF16;
+	return t->precision == CP_HIGH ? GK_TF32 : GK_FP32;
+}
+
+static int64_t gemm_tiles(const Gemm *gm, int64_t s)
+{
+	return gm->nb * ((gm->nx + s - 1) / s) * ((gm->ny + s - 1) / s);
+}
+
+/* The tile: the largest side whose tiles fill sms, else the smallest. */
+static void gemm_tile(Gemm *gm, int sms)
+{
+	int tc = gm->kind != GK_FP32, s = 64, min = tc ? 32 : 16;
+	while (s > min && gemm_tiles(gm, s) < sms)
+		s /= 2;
+	gm->s = s;
+	gm->threads = tc ? (s == 64 ? 256 : 128) : 256;
+	gm->r = tc ? (s == 64 ? 2 : 1) : s / 16;
 }
 
 static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
@@ -561,8 +660,7 @@ static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
 			continue;
 		const Tasklet *c = &k->ts[0];
 		if (!c->store || c->wcr != W_SUM || c->code != T_MUL || c->dt != DT_F32 || c->bind >= 0 || c->nin != 2 ||
-		    c->in[0].kind != OPD_MEM || c->in[1].kind != OPD_MEM || sdfg_c(g, c->in[0].m.data)->dt != DT_F32 ||
-		    sdfg_c(g, c->in[1].m.data)->dt != DT_F32)
+		    !float_operand(g, &c->in[0]) || !float_operand(g, &c->in[1]))
 			continue;
 		t = c;
 		gm->red = i;
@@ -582,6 +680,7 @@ static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
 		if (count_reads(g, gm->kids[i], t->out.data))
 			return 0;
 	gm->t = t;
+	gm->kind = gemm_kind(g, e->t, &t->in[0], &t->in[1]);
 	gm->nx = gm->ny = gm->nb = 1;
 	for (int i = 0; i < depth; i++) {
 		int64_t n = const_extent(maps[i]);
@@ -591,7 +690,10 @@ static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
 		gm->grp[i] = ux && !uy ? 1 : uy && !ux ? 2 : 0;
 		*(gm->grp[i] == 1 ? &gm->nx : gm->grp[i] == 2 ? &gm->ny : &gm->nb) *= n;
 	}
-	return gm->nx >= GT_M && gm->ny >= GT_N && gm->nk >= GT_K;
+	if (gm->nx < GT_MIN || gm->ny < GT_MIN || gm->nk < GT_K)
+		return 0;
+	gemm_tile(gm, e->t->gpu_sms);
+	return 1;
 }
 
 /* const int64_t declarations of the variables of maps m[0..n) (of group
@@ -610,10 +712,11 @@ static void decompose(Em *e, Node *const *m, const int *grps, int n, int grp, co
 	}
 }
 
-/* One operand's tile: rows (r) of the operand's own space by GT_K. */
+/* One operand's slice: rows (r) of the operand's own space by GT_K,
+ * rounded to the kind's element type as it is stored. */
 static void gemm_load(Em *e, const Gemm *gm, int which)
 {
-	int rows = which ? GT_N : GT_M;
+	int rows = gm->s;
 	const char *tile = which ? "dc_ys" : "dc_xs", *n = which ? "dc_ny" : "dc_nx", *t0 = which ? "dc_ty" : "dc_tx";
 	emit_line(e, "for (int dc_i = threadIdx.x; dc_i < %d; dc_i += blockDim.x) {", rows * GT_K);
 	e->ind++;
@@ -631,39 +734,69 @@ static void gemm_load(Em *e, const Gemm *gm, int which)
 	buf_free(&v);
 	e->ind--;
 	emit_line(e, "}");
-	emit_line(e, "%s[dc_kk][dc_r] = dc_v;", tile);
+	emit_line(e, "%s[dc_kk][dc_r] = %sdc_v%s;", tile, gemm_kinds[gm->kind].pre, gemm_kinds[gm->kind].post);
 	e->ind--;
 	emit_line(e, "}");
 }
 
-static void gemm_body(Em *e, const Gemm *gm)
+/* The partial products of one k step from the slices in shared memory. */
+static void gemm_products(Em *e, const Gemm *gm)
 {
-	Sdfg *g = e->g;
-	int64_t tx = (gm->nx + GT_M - 1) / GT_M, ty = (gm->ny + GT_N - 1) / GT_N;
-	emit_line(e, "__shared__ float dc_xs[%d][%d];", GT_K, GT_M + 1);
-	emit_line(e, "__shared__ float dc_ys[%d][%d];", GT_K, GT_N + 1);
-	emit_line(e, "const int64_t dc_nx = %lld, dc_ny = %lld, dc_nk = %lld;", (long long)gm->nx, (long long)gm->ny,
-	          (long long)gm->nk);
-	emit_line(e, "for (int64_t dc_b = blockIdx.x; dc_b < %lld; dc_b += gridDim.x) {", (long long)(gm->nb * tx * ty));
+	if (gm->kind == GK_FP32) {
+		emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk++) {", GT_K);
+		emit_line(e, "\tfloat dc_a[%d], dc_c[%d];", gm->r, gm->r);
+		emit_line(e, "\t#pragma unroll");
+		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++) {", gm->r);
+		emit_line(e, "\t\tdc_a[dc_i] = dc_xs[dc_kk][dc_lx + 16 * dc_i];");
+		emit_line(e, "\t\tdc_c[dc_i] = dc_ys[dc_kk][dc_ly + 16 * dc_i];");
+		emit_line(e, "\t}");
+		emit_line(e, "\t#pragma unroll");
+		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++)", gm->r);
+		emit_line(e, "\t\t#pragma unroll");
+		emit_line(e, "\t\tfor (int dc_j = 0; dc_j < %d; dc_j++)", gm->r);
+		emit_line(e, "\t\t\tdc_acc[dc_i][dc_j] += dc_a[dc_i] * dc_c[dc_j];");
+		emit_line(e, "}");
+		return;
+	}
+	const char *T = gemm_kinds[gm->kind].wmma;
+	int k = gemm_kinds[gm->kind].k, pad = gemm_kinds[gm->kind].pad;
+	emit_line(e, "#pragma unroll");
+	emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk += %d) {", GT_K, k);
 	e->ind++;
-	emit_line(e, "const int64_t dc_tb = dc_b / %lld, dc_tx = dc_b / %lld %% %lld, dc_ty = dc_b %% %lld;", (long long)(tx * ty),
-	          (long long)ty, (long long)tx, (long long)ty);
-	emit_line(e, "const int dc_lx = threadIdx.x / %d, dc_ly = threadIdx.x %% %d;", GT_N, GT_N);
-	emit_line(e, "float dc_sum = 0.0f;");
-	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GT_K);
-	e->ind++;
-	gemm_load(e, gm, 0);
-	gemm_load(e, gm, 1);
-	emit_line(e, "__syncthreads();");
-	emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk++)", GT_K);
-	emit_line(e, "\tdc_sum += dc_xs[dc_kk][dc_lx] * dc_ys[dc_kk][dc_ly];");
-	emit_line(e, "__syncthreads();");
+	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, %d, %s, nvcuda::wmma::col_major> dc_fa;", k, T);
+	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, %d, %s, nvcuda::wmma::row_major> dc_fb;", k, T);
+	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fa, &dc_xs[dc_kk][dc_fm * 16], %d);", gm->s + pad);
+	emit_line(e, "#pragma unroll");
+	emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++) {", gm->r);
+	emit_line(e, "\tnvcuda::wmma::load_matrix_sync(dc_fb, &dc_ys[dc_kk][(dc_fn + dc_f) * 16], %d);", gm->s + pad);
+	emit_line(e, "\tnvcuda::wmma::mma_sync(dc_c[dc_f], dc_fa, dc_fb, dc_c[dc_f]);");
+	emit_line(e, "}");
 	e->ind--;
 	emit_line(e, "}");
-	emit_line(e, "const int64_t dc_x = dc_tx * %d + dc_lx, dc_y = dc_ty * %d + dc_ly;", GT_M, GT_N);
+}
+
+/* The thread's outputs (dc_e of s * s / threads): each one's row
+ * variables, in the row's order, then the row's own code with acc += the
+ * sum. */
+static void gemm_epilogue(Em *e, const Gemm *gm)
+{
+	Sdfg *g = e->g;
+	int tc = gm->kind != GK_FP32;
+	emit_line(e, "#pragma unroll");
+	emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++) {", gm->s * gm->s / gm->threads);
+	e->ind++;
+	if (tc)
+		emit_line(e, "const int dc_i = (dc_e * %d + threadIdx.x) / %d, dc_j = (dc_e * %d + threadIdx.x) %% %d;", gm->threads,
+		          gm->s, gm->threads, gm->s);
+	else
+		emit_line(e, "const int dc_i = dc_lx + 16 * (dc_e / %d), dc_j = dc_ly + 16 * (dc_e %% %d);", gm->r, gm->r);
+	emit_line(e, "const int64_t dc_x = dc_tx * %d + dc_i, dc_y = dc_ty * %d + dc_j;", gm->s, gm->s);
 	emit_line(e, "if (dc_x < dc_nx && dc_y < dc_ny) {");
 	e->ind++;
-	/* the row's variables, in the row's order, then its own code */
+	if (tc)
+		emit_line(e, "const float dc_sum = dc_cs[dc_i][dc_j];");
+	else
+		emit_line(e, "const float dc_sum = dc_acc[dc_e / %d][dc_e %% %d];", gm->r, gm->r);
 	for (int i = 0; i < gm->depth; i++) {
 		const char *ix = gm->grp[i] == 1 ? "dc_x" : gm->grp[i] == 2 ? "dc_y" : "dc_tb";
 		int64_t inner = 1;
@@ -695,6 +828,107 @@ static void gemm_body(Em *e, const Gemm *gm)
 	emit_line(e, "}");
 	e->ind--;
 	emit_line(e, "}");
+}
+
+static void gemm_body(Em *e, const Gemm *gm)
+{
+	int64_t tx = (gm->nx + gm->s - 1) / gm->s, ty = (gm->ny + gm->s - 1) / gm->s;
+	int tc = gm->kind != GK_FP32, pad = gemm_kinds[gm->kind].pad;
+	const char *T = gemm_kinds[gm->kind].elem, *al = tc ? "__align__(32) " : "";
+	if (tc)
+		e->wmma = 1;
+	emit_line(e, "__shared__ %s%s dc_xs[%d][%d];", al, T, GT_K, gm->s + pad);
+	emit_line(e, "__shared__ %s%s dc_ys[%d][%d];", al, T, GT_K, gm->s + pad);
+	if (tc)
+		emit_line(e, "__shared__ __align__(32) float dc_cs[%d][%d];", gm->s, gm->s + 4);
+	emit_line(e, "const int64_t dc_nx = %lld, dc_ny = %lld, dc_nk = %lld;", (long long)gm->nx, (long long)gm->ny,
+	          (long long)gm->nk);
+	if (tc) /* warp w: fragment row w / (s / 16 / r), columns r (w % (s / 16 / r)) + [0, r) */
+		emit_line(e, "const int dc_fm = threadIdx.x / 32 / %d, dc_fn = threadIdx.x / 32 %% %d * %d;", gm->s / 16 / gm->r,
+		          gm->s / 16 / gm->r, gm->r);
+	else
+		emit_line(e, "const int dc_lx = threadIdx.x / 16, dc_ly = threadIdx.x %% 16;");
+	emit_line(e, "for (int64_t dc_b = blockIdx.x; dc_b < %lld; dc_b += gridDim.x) {", (long long)(gm->nb * tx * ty));
+	e->ind++;
+	emit_line(e, "const int64_t dc_tb = dc_b / %lld, dc_tx = dc_b / %lld %% %lld, dc_ty = dc_b %% %lld;", (long long)(tx * ty),
+	          (long long)ty, (long long)tx, (long long)ty);
+	if (tc) {
+		emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, %d, float> dc_c[%d];", gemm_kinds[gm->kind].k,
+		          gm->r);
+		emit_line(e, "#pragma unroll");
+		emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++)", gm->r);
+		emit_line(e, "\tnvcuda::wmma::fill_fragment(dc_c[dc_f], 0.0f);");
+	} else {
+		emit_line(e, "float dc_acc[%d][%d];", gm->r, gm->r);
+		emit_line(e, "#pragma unroll");
+		emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++)", gm->r * gm->r);
+		emit_line(e, "\tdc_acc[dc_e / %d][dc_e %% %d] = 0.0f;", gm->r, gm->r);
+	}
+	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GT_K);
+	e->ind++;
+	gemm_load(e, gm, 0);
+	gemm_load(e, gm, 1);
+	emit_line(e, "__syncthreads();");
+	gemm_products(e, gm);
+	emit_line(e, "__syncthreads();");
+	e->ind--;
+	emit_line(e, "}");
+	if (tc) {
+		emit_line(e, "#pragma unroll");
+		emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++)", gm->r);
+		emit_line(e, "\tnvcuda::wmma::store_matrix_sync(&dc_cs[dc_fm * 16][(dc_fn + dc_f) * 16], dc_c[dc_f], %d, "
+		             "nvcuda::wmma::mem_row_major);", gm->s + 4);
+		emit_line(e, "__syncthreads();");
+	}
+	gemm_epilogue(e, gm);
+	if (tc)
+		emit_line(e, "__syncthreads(); /* dc_cs is read before the next tile's fragments land */");
+	e->ind--;
+	emit_line(e, "}");
+}
+
+/* float to tf32 as cvt.rna.tf32.f32 does it: to nearest, ties away from
+ * zero, in the 13 low bits; inf and NaN as they are. */
+static const char tf32_helper[] =
+	"static __device__ inline float dc_tf32(float f) { uint32_t u; memcpy(&u, &f, 4); "
+	"if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; memcpy(&f, &u, 4); return f; }\n";
+
+/* ---- launches --------------------------------------------------------------------------- */
+
+/* The launch of kernel id at e's position: DC_LAUNCH, or DC_LAUNCH_SYNC
+ * for kernels with barriers; grid is a C expression. With --report the
+ * launch is also listed (e->launches: one JSON object a line; emit_step
+ * puts the step's function for "@F@" and the node's label for "@L@"), with
+ * its repeats per run (the host loops around it). */
+static void launch(Em *e, Node *n, int id, const char *kind, int sync, const char *grid, int64_t block, int64_t shared,
+                   const char *args)
+{
+	emit_line(e, "%s(%s_k%d, dim3(%s), dim3(%lld), dc_stream%s);", sync ? "DC_LAUNCH_SYNC" : "DC_LAUNCH", e->nm, id, grid,
+	          (long long)block, args);
+	if (!e->launches)
+		return;
+	int64_t times = 1;
+	for (Node *p = n->parent; p; p = p->parent)
+		if (p->kind == N_FOR)
+			times *= const_extent(p) > 0 ? const_extent(p) : 1;
+	buf_printf(e->launches, "{\"kernel\": \"%s_k%d\", \"node\": \"@L@\", \"kind\": \"%s\", \"grid\": ", e->nm, id, kind);
+	if (strspn(grid, "0123456789") == strlen(grid))
+		buf_puts(e->launches, grid);
+	else
+		buf_quote(e->launches, grid);
+	buf_printf(e->launches, ", \"block\": %lld, \"shared_bytes\": %lld, \"per_run\": %lld}\n", (long long)block,
+	           (long long)shared, (long long)times);
+}
+
+static const char *grid_of(Em *e, int64_t blocks)
+{
+	return arena_printf(e->g->arena, "%lld", (long long)(blocks < e->t->gpu_max_blocks ? blocks : e->t->gpu_max_blocks));
+}
+
+static int64_t gemm_shared(const Gemm *gm)
+{
+	int64_t es = gm->kind == GK_BF16 || gm->kind == GK_FP16 ? 2 : 4, pad = gemm_kinds[gm->kind].pad;
+	return es * GT_K * 2 * (gm->s + pad) + (gm->kind != GK_FP32 ? 4 * gm->s * (gm->s + 4) : 0);
 }
 
 /* A kernel for subtree n: over the collapsed space of its first depth
@@ -759,29 +993,27 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	kernel_close(e, kf);
 	const char *a = args.len ? args.s : "";
 	if (gemm) {
-		int64_t tiles = gm.nb * ((gm.nx + GT_M - 1) / GT_M) * ((gm.ny + GT_N - 1) / GT_N);
-		emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(%lld), dim3(%d), dc_stream%s);", e->nm, id,
-		          (long long)(tiles < e->t->gpu_max_blocks ? tiles : e->t->gpu_max_blocks), GT_M * GT_N, a);
+		launch(e, n, id, gemm_kinds[gm.kind].name, 1, grid_of(e, gemm_tiles(&gm, gm.s)), gm.threads, gemm_shared(&gm), a);
 	} else if (coop)
-		emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(%lld), dim3(%d), dc_stream%s);", e->nm, id,
-		          (long long)(nt < e->t->gpu_max_blocks ? nt : e->t->gpu_max_blocks), e->t->gpu_block, a);
+		launch(e, n, id, "block-cooperative", 1, grid_of(e, nt), e->t->gpu_block, 0, a);
 	else if (!depth)
-		emit_line(e, "DC_LAUNCH(%s_k%d, dim3(1), dim3(1), dc_stream%s);", e->nm, id, a);
+		launch(e, n, id, "single-thread", 0, "1", 1, 0, a);
 	else if (ex_isint(total, &nt)) {
-		int64_t bs = e->t->gpu_block, nb = (nt + bs - 1) / bs;
-		if (nb > e->t->gpu_max_blocks)
-			nb = e->t->gpu_max_blocks;
+		int64_t bs = e->t->gpu_block;
 		if (nt <= 0)
 			emit_line(e, "/* %s_k%d: empty grid */", e->nm, id);
 		else
-			emit_line(e, "DC_LAUNCH(%s_k%d, dim3(%lld), dim3(%lld), dc_stream%s);", e->nm, id, (long long)nb,
-			          (long long)(nt < bs ? nt : bs), a);
+			launch(e, n, id, "grid-stride", 0, grid_of(e, (nt + bs - 1) / bs), nt < bs ? nt : bs, 0, a);
 	} else {
 		const char *tn = expr_str(g, total);
+		int bs = e->t->gpu_block, cap = e->t->gpu_max_blocks;
 		emit_line(e, "if ((%s) > 0)", tn);
-		emit_line(e, "\tDC_LAUNCH(%s_k%d, dim3((unsigned)((%s) + %d - 1) / %d < %d ? (unsigned)(((%s) + %d - 1) / %d) : %d), "
-		             "dim3(%d), dc_stream%s);", e->nm, id, tn, e->t->gpu_block, e->t->gpu_block, e->t->gpu_max_blocks, tn,
-		          e->t->gpu_block, e->t->gpu_block, e->t->gpu_max_blocks, e->t->gpu_block, a);
+		e->ind++;
+		launch(e, n, id, "grid-stride", 0,
+		       arena_printf(g->arena, "(unsigned)((%s) + %d - 1) / %d < %d ? (unsigned)(((%s) + %d - 1) / %d) : %d", tn, bs, bs,
+		                    cap, tn, bs, bs, cap),
+		       bs, 0, a);
+		e->ind--;
 	}
 	buf_free(&params);
 	buf_free(&args);
@@ -896,7 +1128,7 @@ static void greduce_kernel(Em *e, Node *n, const GReduce *r)
 		emit_tree(e, r->op, acc->dt, mine, out, out, 1);
 	}
 	kernel_close(e, kf);
-	emit_line(e, "DC_LAUNCH_SYNC(%s_k%d, dim3(1), dim3(%d), dc_stream%s);", e->nm, id, e->t->gpu_block, args.len ? args.s : "");
+	launch(e, n, id, "block-reduce", 1, "1", e->t->gpu_block, 0, args.len ? args.s : "");
 	buf_free(&params);
 	buf_free(&args);
 }
@@ -995,15 +1227,54 @@ static const char api_common[] =
 	"\t         what, cudaGetErrorString(e), cudaGetErrorName(e), (int)e);\n"
 	"\t(void)cudaGetLastError();\n\treturn e == cudaErrorMemoryAllocation ? DOCCC_ERR_NOMEM : DOCCC_ERR_DEVICE;\n}\n\n"
 	"#define DC_TRY(m, call, what) do { cudaError_t dc_e = (call); if (dc_e != cudaSuccess) return dc_rt_error((m), dc_e, (what)); } while (0)\n\n"
-	"/* the run's status: synchronize, read the device error flag, clear it */\n"
-	"static int dc_finish(@N@_t *m)\n{\n\tint f = 0;\n"
-	"\tDC_TRY(m, cudaMemcpyAsync(&f, m->err, sizeof f, cudaMemcpyDeviceToHost, m->stream), \"reading the run's status\");\n"
+	"/* the run's status: synchronize, read the flag the run copied to the host, clear it */\n"
+	"static int dc_finish(@N@_t *m)\n{\n"
 	"\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"the run\");\n"
+	"\tint f = *m->flag;\n\t*m->flag = 0;\n"
 	"\tif (f) {\n\t\tDC_TRY(m, cudaMemsetAsync(m->err, 0, sizeof(int), m->stream), \"clearing the run's status\");\n"
 	"\t\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"clearing the run's status\");\n\t}\n\treturn DC_STATUS(m, f);\n}\n\n"
+	"/* the run on stream s: its kernels, then the copy of its status flag to the host */\n"
+	"static cudaError_t dc_enqueue(@N@_t *m, cudaStream_t s, const void *const *ins, void *const *outs)\n{\n"
+	"\t@N@_forward(m->w, m->ws, s, m->err, ins, outs);\n\tcudaError_t e = cudaGetLastError();\n"
+	"\treturn e != cudaSuccess ? e : cudaMemcpyAsync(m->flag, m->err, sizeof(int), cudaMemcpyDeviceToHost, s);\n}\n\n"
+	"/* the graph slot of these pointers (*hit = 1), else an empty or the least recently used one */\n"
+	"static dc_graph *dc_graph_for(@N@_t *m, const void *const *ins, void *const *outs, int *hit)\n{\n"
+	"\tdc_graph *lru = &m->graphs[0];\n\tfor (int k = 0; k < DC_GRAPHS; k++) {\n\t\tdc_graph *x = &m->graphs[k];\n"
+	"\t\tint same = x->exec != NULL;\n\t\tfor (int i = 0; same && i < @NIN@; i++)\n\t\t\tsame = x->key[i] == ins[i];\n"
+	"\t\tfor (int i = 0; same && i < @NOUT@; i++)\n\t\t\tsame = x->key[@NIN@ + i] == outs[i];\n"
+	"\t\tif (same) {\n\t\t\t*hit = 1;\n\t\t\treturn x;\n\t\t}\n"
+	"\t\tif (lru->exec && (!x->exec || x->used < lru->used))\n\t\t\tlru = x;\n\t}\n\t*hit = 0;\n\treturn lru;\n}\n\n"
+	"/* Capture the run on the model's stream into slot x: x's executable graph updated in place,\n"
+	" * or a new one. The capture ends on every path; a failed capture leaves x as it was. */\n"
+	"static int dc_capture(@N@_t *m, dc_graph *x, const void *const *ins, void *const *outs)\n{\n"
+	"\tcudaGraph_t g = NULL;\n"
+	"\tDC_TRY(m, cudaStreamBeginCapture(m->own, cudaStreamCaptureModeThreadLocal), DC_GRAPH_WHAT);\n"
+	"\tcudaError_t e = dc_enqueue(m, m->own, ins, outs);\n\tcudaError_t end = cudaStreamEndCapture(m->own, &g);\n"
+	"\tif (e == cudaSuccess)\n\t\te = end;\n"
+	"\tif (e == cudaSuccess && x->exec && dc_graph_update(x->exec, g) != cudaSuccess) {\n"
+	"\t\t(void)cudaGetLastError(); /* another shape: instantiate anew */\n"
+	"\t\t(void)cudaGraphExecDestroy(x->exec);\n\t\tx->exec = NULL;\n\t}\n"
+	"\tif (e == cudaSuccess && !x->exec && (e = cudaGraphInstantiateWithFlags(&x->exec, g, 0)) != cudaSuccess)\n"
+	"\t\tx->exec = NULL;\n\tif (g)\n\t\t(void)cudaGraphDestroy(g);\n"
+	"\tif (e != cudaSuccess)\n\t\treturn dc_rt_error(m, e, DC_GRAPH_WHAT);\n"
+	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tx->key[i] = ins[i];\n"
+	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tx->key[@NIN@ + i] = outs[i];\n\treturn DOCCC_OK;\n}\n\n"
+	"/* Issue the run on m->stream: eagerly without graphs, at the first run (a warm-up) and into a\n"
+	" * capture of the caller's; else as the graph of these pointers, captured if there is none. */\n"
 	"static int dc_launch(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
-	"\t(void)cudaGetLastError();\n\t@N@_forward(m->w, m->ws, m->stream, m->err, ins, outs);\n"
-	"\tDC_TRY(m, cudaGetLastError(), \"a kernel launch\");\n\tm->runs++;\n\treturn DOCCC_OK;\n}\n\n"
+	"\t(void)cudaGetLastError();\n\tcudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;\n"
+	"\tif (m->own && m->async)\n\t\tDC_TRY(m, cudaStreamIsCapturing(m->stream, &cs), \"querying the stream's capture status\");\n"
+	"\tif (!m->own || !m->runs || cs != cudaStreamCaptureStatusNone) {\n"
+	"\t\tDC_TRY(m, dc_enqueue(m, m->stream, ins, outs), \"a kernel launch\");\n\t\tm->runs++;\n\t\treturn DOCCC_OK;\n\t}\n"
+	"\tint hit;\n\tdc_graph *x = dc_graph_for(m, ins, outs, &hit);\n"
+	"\tint rc = hit ? DOCCC_OK : dc_capture(m, x, ins, outs);\n\tif (rc)\n\t\treturn rc;\n"
+	"\tx->used = m->runs;\n"
+	"\tDC_TRY(m, cudaGraphLaunch(x->exec, m->stream), \"launching the run's \" DC_RUNTIME \" graph\");\n"
+	"\tm->runs++;\n\treturn DOCCC_OK;\n}\n\n"
+	"/* a run on the model's stream starts after earlier legacy-stream work, as on that stream */\n"
+	"static int dc_order(@N@_t *m)\n{\n\tif (!m->own || m->async)\n\t\treturn DOCCC_OK;\n"
+	"\tcudaError_t e = cudaEventRecord(m->legacy, 0);\n\tif (e == cudaSuccess)\n\t\te = cudaStreamWaitEvent(m->own, m->legacy, 0);\n"
+	"\treturn e == cudaSuccess ? DOCCC_OK : dc_rt_error(m, e, \"ordering the run after the default stream\");\n}\n\n"
 	"static int dc_check_pointers(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
 	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tif (!dc_is_device(ins[i])) {\n"
 	"\t\t\tsnprintf(m->msg, sizeof m->msg, \"@N@_run: input %d ('%s') is not GPU memory: @N@_run takes device pointers \"\n"
@@ -1013,8 +1284,11 @@ static const char api_common[] =
 	"\t\t\tsnprintf(m->msg, sizeof m->msg, \"@N@_run: output %d ('%s') is not GPU memory: @N@_run writes through device \"\n"
 	"\t\t\t         \"pointers; allocate it on the GPU, or call @N@_run_host\", i, dc_outs[i].name);\n"
 	"\t\t\treturn DOCCC_ERR_DEVICE;\n\t\t}\n\treturn DOCCC_OK;\n}\n\n"
+	"/* pointers a graph was captured with were checked then: a replay skips the runtime's pointer queries */\n"
 	"static int dc_run(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
-	"\tint rc = dc_check_pointers(m, ins, outs);\n\tif (rc == DOCCC_OK)\n\t\trc = dc_launch(m, ins, outs);\n"
+	"\tint hit = 0;\n\tif (m->own && m->runs)\n\t\t(void)dc_graph_for(m, ins, outs, &hit);\n"
+	"\tint rc = hit ? DOCCC_OK : dc_check_pointers(m, ins, outs);\n\tif (rc == DOCCC_OK)\n\t\trc = dc_order(m);\n"
+	"\tif (rc == DOCCC_OK)\n\t\trc = dc_launch(m, ins, outs);\n"
 	"\tif (rc == DOCCC_OK && !m->async)\n\t\trc = dc_finish(m);\n\treturn rc;\n}\n\n"
 	"static int dc_run_host(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
 	"\tif (!m->warned) {\n\t\tm->warned = 1;\n\t\tm->log(m->log_user, DOCCC_LOG_WARNING, \"@N@: performance warning: @N@_run_host \"\n"
@@ -1023,9 +1297,10 @@ static const char api_common[] =
 	"\t\t\tDC_TRY(m, cudaMalloc(&m->hin[i], dc_ins[i].nbytes ? dc_ins[i].nbytes : 1), \"cudaMalloc of an input buffer\");\n"
 	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tif (!m->hout[i])\n"
 	"\t\t\tDC_TRY(m, cudaMalloc(&m->hout[i], dc_outs[i].nbytes ? dc_outs[i].nbytes : 1), \"cudaMalloc of an output buffer\");\n"
+	"\tint rc = dc_order(m);\n\tif (rc)\n\t\treturn rc;\n"
 	"\tfor (int i = 0; i < @NIN@; i++)\n"
 	"\t\tDC_TRY(m, cudaMemcpyAsync(m->hin[i], ins[i], dc_ins[i].nbytes, cudaMemcpyHostToDevice, m->stream), \"copying an input to the GPU\");\n"
-	"\tint rc = dc_launch(m, (const void *const *)m->hin, m->hout);\n\tif (rc)\n\t\treturn rc;\n"
+	"\trc = dc_launch(m, (const void *const *)m->hin, m->hout);\n\tif (rc)\n\t\treturn rc;\n"
 	"\tfor (int i = 0; i < @NOUT@; i++)\n"
 	"\t\tDC_TRY(m, cudaMemcpyAsync(outs[i], m->hout[i], dc_outs[i].nbytes, cudaMemcpyDeviceToHost, m->stream), \"copying an output to the host\");\n"
 	"\treturn dc_finish(m);\n}\n\n";
@@ -1035,6 +1310,14 @@ static const char api_create[] =
 	"\tif (DC_WORKSPACE_SIZE)\n\t\tDC_TRY(m, cudaMalloc((void **)&m->ws, DC_WORKSPACE_SIZE), \"cudaMalloc of the workspace\");\n"
 	"\tDC_TRY(m, cudaMalloc((void **)&m->err, sizeof(int)), \"cudaMalloc of the status flag\");\n"
 	"\tDC_TRY(m, cudaMemset(m->err, 0, sizeof(int)), \"cudaMemset of the status flag\");\n"
+	"\tint *flag = NULL;\n\tDC_TRY(m, cudaMallocHost((void **)&flag, sizeof(int)), \"cudaMallocHost of the status flag\");\n"
+	"\tm->flag = flag;\n\t*flag = 0;\n"
+	"\tconst char *graphs = getenv(\"DOCCC_GPU_GRAPHS\");\n\tif (!graphs || strcmp(graphs, \"0\") != 0) {\n"
+	"\t\tcudaStream_t own = NULL;\n\t\tcudaEvent_t legacy = NULL;\n"
+	"\t\tDC_TRY(m, cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), \"creating the model's stream\");\n"
+	"\t\tm->own = m->stream = own;\n"
+	"\t\tDC_TRY(m, cudaEventCreateWithFlags(&legacy, cudaEventDisableTiming), \"creating the model's event\");\n"
+	"\t\tm->legacy = legacy;\n\t}\n"
 	"\tif (!DC_WEIGHTS_SIZE)\n\t\treturn DOCCC_OK;\n"
 	"\tDC_TRY(m, cudaMalloc((void **)&m->w, DC_WEIGHTS_SIZE), \"cudaMalloc of the weights\");\n";
 
@@ -1050,9 +1333,13 @@ static const char api_weights_file[] =
 
 static const char api_rest[] =
 	"void @N@_destroy(@N@_t *model)\n{\n\tif (!model)\n\t\treturn;\n"
+	"\tfor (int k = 0; k < DC_GRAPHS; k++)\n\t\tif (model->graphs[k].exec)\n\t\t\t(void)cudaGraphExecDestroy(model->graphs[k].exec);\n"
 	"\t(void)cudaFree(model->ws);\n\t(void)cudaFree(model->w);\n\t(void)cudaFree(model->err);\n"
 	"\tfor (int i = 0; i < @NIN@; i++)\n\t\t(void)cudaFree(model->hin[i]);\n"
 	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\t(void)cudaFree(model->hout[i]);\n"
+	"\tif (model->flag)\n\t\t(void)cudaFreeHost(model->flag);\n"
+	"\tif (model->legacy)\n\t\t(void)cudaEventDestroy(model->legacy);\n"
+	"\tif (model->own)\n\t\t(void)cudaStreamDestroy(model->own);\n"
 	"\t(void)cudaGetLastError();\n\tfree(model);\n}\n\n"
 	"int @N@_create_from(@N@_t **model, const char *weights_path)\n{\n"
 	"\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n\tdc_create_msg[0] = 0;\n\tint n = 0;\n"
@@ -1065,7 +1352,7 @@ static const char api_rest[] =
 	"\t*model = m;\n\treturn DOCCC_OK;\n}\n\n"
 	"int @N@_create(@N@_t **model)\n{\n\treturn @N@_create_from(model, NULL);\n}\n\n"
 	"int @N@_set_stream(@N@_t *model, void *stream)\n{\n\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n"
-	"\tmodel->stream = (cudaStream_t)stream;\n\tmodel->async = stream != NULL;\n\treturn DOCCC_OK;\n}\n\n"
+	"\tmodel->stream = stream ? (cudaStream_t)stream : model->own;\n\tmodel->async = stream != NULL;\n\treturn DOCCC_OK;\n}\n\n"
 	"int @N@_sync(@N@_t *model)\n{\n\treturn model ? dc_finish(model) : DOCCC_ERR_ARG;\n}\n\n"
 	"const char *@N@_last_error(const @N@_t *model)\n{\n\treturn model ? model->msg : dc_create_msg;\n}\n\n"
 	"void @N@_set_log(@N@_t *model, doccc_log_fn fn, void *user)\n{\n\tif (!model)\n\t\treturn;\n"
@@ -1143,6 +1430,13 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	              " * options: %s\n * input sha256 %s\n */\n",
 	           nm, DOCCC_VERSION, t->name, t->category, emit_comment(g->arena, t->march), t->simulate ? ", simulated on the host" : "",
 	           t->approx ? ", approximate math" : "", emit_comment(g->arena, a->cmdline), g->hash);
+	Buf kern = {0}, fwd = {0};
+	e.kern = &kern;
+	e.b = &fwd;
+	gpu_forward(&e);
+	e.b = b;
+	if (e.wmma)
+		buf_puts(b, "#define DC_WMMA 1\n");
 	buf_puts(b, "#include \"doccc_gpu.h\"\n#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n");
 	buf_printf(b, "#include \"%s.h\"\n\n", nm);
 	/* the CPU's helpers as device functions; copysign(0, x) would be C++'s
@@ -1151,12 +1445,9 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	emit_replace_all(&hl, emit_scalar_helpers, "static inline ", "static __device__ inline ");
 	emit_replace_all(b, hl.s, "copysign(0, ", "copysign(0.0, ");
 	buf_free(&hl);
+	if (e.wmma)
+		buf_puts(b, tf32_helper);
 	buf_puts(b, "\n");
-	Buf kern = {0}, fwd = {0};
-	e.kern = &kern;
-	e.b = &fwd;
-	gpu_forward(&e);
-	e.b = b;
 	if (kern.len)
 		buf_puts(b, kern.s);
 	buf_puts(b, fwd.s);
@@ -1166,9 +1457,14 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	/* host code only from here: HIP's device pass must not see the
 	 * descriptor's references to host functions */
 	buf_puts(b, "#if !defined(__HIP_DEVICE_COMPILE__)\n");
-	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tunsigned char *w;\n\tint *err;\n\tcudaStream_t stream;\n\tint async;\n"
+	/* launch-free replay (the top comment): the executable graphs by pointers */
+	buf_printf(b, "#define DC_GRAPHS 4\n#define DC_GRAPH_WHAT \"capturing the run as a \" DC_RUNTIME \" graph (DOCCC_GPU_GRAPHS=0 runs without)\"\n"
+	              "typedef struct {\n\tcudaGraphExec_t exec;\n\tconst void *key[%d];\n\tlong used;\n} dc_graph;\n\n",
+	           g->ninputs + g->noutputs + 1);
+	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tunsigned char *w;\n\tint *err;\n\tint *flag;\n\tcudaStream_t stream;\n"
+	              "\tcudaStream_t own;\n\tcudaEvent_t legacy;\n\tint async;\n"
 	              "\tvoid *hin[%d];\n\tvoid *hout[%d];\n\tint warned;\n\tdoccc_log_fn log;\n\tvoid *log_user;\n\tlong runs;\n"
-	              "\tchar msg[512];\n};\n\n", nm, g->ninputs + 1, g->noutputs + 1);
+	              "\tdc_graph graphs[DC_GRAPHS];\n\tchar msg[512];\n};\n\n", nm, g->ninputs + 1, g->noutputs + 1);
 	if (w->size && !a->outweights)
 		buf_printf(b, "extern \"C\" const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);

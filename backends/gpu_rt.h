@@ -15,10 +15,18 @@
  *                   block's threads run by a launch loop, "device" memory
  *                   inaccessible to host code outside copies
  *
+ * A source with tensor-core contractions defines DC_WMMA first: nvcc then
+ * gets <mma.h> and the 16-bit float types (the simulation has its own
+ * wmma; HIP has none, and doccc emits none for rocm).
+ *
  * It also gives the device code C's spelling of what it shares with the
- * CPU printer (restrict, _Bool) and dc_is_device(p), the pointer query
+ * CPU printer (restrict, _Bool), dc_is_device(p), the pointer query
  * NAME_run uses to reject host memory (cudaPointerGetAttributes;
- * hipPointerGetAttributes; the simulation's address range).
+ * hipPointerGetAttributes; the simulation's address range), and
+ * dc_graph_update(exec, graph), cudaGraphExecUpdate without its result
+ * details, whose signature differs between CUDA 11, CUDA 12 and HIP. The
+ * graph calls are those of HIP 5.2 (hipGraphInstantiateWithFlags: its
+ * hipGraphInstantiate has CUDA 11's five parameters).
  */
 #ifndef DOCCC_GPU_H
 #define DOCCC_GPU_H
@@ -35,6 +43,11 @@
 static inline int dc_is_device(const void *p)
 {
 	return dc_sim_is_device_ptr(p);
+}
+static inline cudaError_t dc_graph_update(cudaGraphExec_t x, cudaGraph_t g)
+{
+	cudaGraphExecUpdateResultInfo info;
+	return cudaGraphExecUpdate(x, g, &info);
 }
 #elif defined(__HIPCC__)
 #include <hip/hip_runtime.h>
@@ -57,6 +70,29 @@ static inline int dc_is_device(const void *p)
 #define cudaGetLastError hipGetLastError
 #define cudaGetErrorString hipGetErrorString
 #define cudaGetErrorName hipGetErrorName
+#define cudaMallocHost(p, n) hipHostMalloc((p), (n), hipHostMallocDefault)
+#define cudaFreeHost hipHostFree
+#define cudaStreamCreateWithFlags hipStreamCreateWithFlags
+#define cudaStreamNonBlocking hipStreamNonBlocking
+#define cudaStreamDestroy hipStreamDestroy
+#define cudaEvent_t hipEvent_t
+#define cudaEventCreateWithFlags hipEventCreateWithFlags
+#define cudaEventDisableTiming hipEventDisableTiming
+#define cudaEventRecord hipEventRecord
+#define cudaEventDestroy hipEventDestroy
+#define cudaStreamWaitEvent hipStreamWaitEvent
+#define cudaGraph_t hipGraph_t
+#define cudaGraphExec_t hipGraphExec_t
+#define cudaStreamCaptureStatus hipStreamCaptureStatus
+#define cudaStreamCaptureStatusNone hipStreamCaptureStatusNone
+#define cudaStreamCaptureModeThreadLocal hipStreamCaptureModeThreadLocal
+#define cudaStreamBeginCapture hipStreamBeginCapture
+#define cudaStreamEndCapture hipStreamEndCapture
+#define cudaStreamIsCapturing hipStreamIsCapturing
+#define cudaGraphInstantiateWithFlags hipGraphInstantiateWithFlags
+#define cudaGraphLaunch hipGraphLaunch
+#define cudaGraphExecDestroy hipGraphExecDestroy
+#define cudaGraphDestroy hipGraphDestroy
 #define DC_LAUNCH(k, g, b, s, ...) hipLaunchKernelGGL(k, g, b, 0, s, __VA_ARGS__)
 #define DC_LAUNCH_SYNC DC_LAUNCH
 static inline int dc_is_device(const void *p)
@@ -68,8 +104,19 @@ static inline int dc_is_device(const void *p)
 	}
 	return a.memoryType == hipMemoryTypeDevice || a.isManaged;
 }
+static inline hipError_t dc_graph_update(hipGraphExec_t x, hipGraph_t g)
+{
+	hipGraphNode_t node;
+	hipGraphExecUpdateResult r;
+	return hipGraphExecUpdate(x, g, &node, &r);
+}
 #else
 #include <cuda_runtime.h>
+#ifdef DC_WMMA /* the source has tensor-core contractions */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <mma.h>
+#endif
 #define DC_RUNTIME "CUDA"
 #define DC_LAUNCH(k, g, b, s, ...) k<<<(g), (b), 0, (s)>>>(__VA_ARGS__)
 #define DC_LAUNCH_SYNC DC_LAUNCH
@@ -81,6 +128,17 @@ static inline int dc_is_device(const void *p)
 		return 0;
 	}
 	return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+static inline cudaError_t dc_graph_update(cudaGraphExec_t x, cudaGraph_t g)
+{
+#if CUDART_VERSION >= 12000
+	cudaGraphExecUpdateResultInfo info;
+	return cudaGraphExecUpdate(x, g, &info);
+#else
+	cudaGraphNode_t node;
+	cudaGraphExecUpdateResult r;
+	return cudaGraphExecUpdate(x, g, &node, &r);
+#endif
 }
 #endif
 

@@ -456,12 +456,16 @@ static int build(Arena *a, const Cli *c, Options *o, Target *tg, BuildArgs *ba, 
 	double t2 = now_ms();
 	if (!(ba->workdir = tmp_dir(a)))
 		return 1;
+	Buf launches = {0};
+	ba->launches = c->report && TARGET_IS_GPU(tg) ? &launches : NULL;
 	int rc = backend_build(g, tg, ba);
 	tm.build_ms = now_ms() - t2;
 	if (rc == 0 && c->report && report_write(c->report, g, tg, c->input, ba, &tm)) {
 		outputs_remove(ba);
 		rc = 1;
 	}
+	ba->launches = NULL;
+	buf_free(&launches);
 	if (rc == 0)
 		cache_store(a, cache, ba);
 	if (tmp_keep)

@@ -2,6 +2,8 @@
  * report.c - --report FILE: what was compiled, how, and where the time went,
  * as one JSON object (the final SDFG included, as --dump-sdfg writes it).
  */
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -11,6 +13,21 @@ double now_ms(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+/* "gpu_kernels": the launches of one run (one JSON object a line in l),
+ * and "gpu_launches_per_run", their count with the host loops' repeats. */
+static void put_launches(Buf *b, const Buf *l)
+{
+	long long n = 0;
+	buf_puts(b, "  \"gpu_kernels\": [");
+	for (const char *p = l->s, *e; p && *p; p = e + 1) {
+		e = strchr(p, '\n');
+		const char *r = strstr(p, "\"per_run\": ");
+		n += r && r < e ? strtoll(r + 11, NULL, 10) : 1;
+		buf_printf(b, "%s\n    %.*s", p == l->s ? "" : ",", (int)(e - p), p);
+	}
+	buf_printf(b, "\n  ],\n  \"gpu_launches_per_run\": %lld,\n", n);
 }
 
 int report_write(const char *path, Sdfg *g, const Target *t, const char *input, const BuildArgs *ba,
@@ -62,7 +79,10 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 		buf_puts(&b, i ? ",\n    " : "\n    ");
 		buf_quote(&b, g->root->kids[i]->label ? g->root->kids[i]->label : "");
 	}
-	buf_puts(&b, "\n  ],\n  \"sdfg\": ");
+	buf_puts(&b, "\n  ],\n");
+	if (ba->launches) /* a GPU run: its kernel launches in order, as emit_gpu.c listed them */
+		put_launches(&b, ba->launches);
+	buf_puts(&b, "  \"sdfg\": ");
 	sdfg_dump_json(g, &b); /* the final stage, as --dump-sdfg writes it */
 	while (b.len && (b.s[b.len - 1] == '\n'))
 		b.s[--b.len] = 0;

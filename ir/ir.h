@@ -572,6 +572,10 @@ int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir);
 
 /* ---- target.c: targets and categories ------------------------------------------ */
 typedef enum { TG_NONE, TG_SEQUENTIAL, TG_OPENMP, TG_CUDA, TG_ROCM } TargetKind;
+/* contraction_precision, as torch's float32 matmul precision: fp32 inputs
+ * (highest), inputs rounded to tf32 (high) or to bf16 (medium), fp32 sums */
+typedef enum { CP_HIGHEST, CP_HIGH, CP_MEDIUM } ContractionPrecision;
+extern const char *const precision_names[];
 struct Target {
 	TargetKind kind;
 	const char *name;         /* "openmp" */
@@ -588,6 +592,9 @@ struct Target {
 	int gpu_block;            /* threads per block */
 	int gpu_max_blocks;       /* grid cap; grid-stride loops beyond */
 	int64_t gpu_locals;       /* bytes of locals one GPU thread may declare */
+	int gpu_sms;              /* streaming multiprocessors (compute units) of the architecture */
+	int gpu_tc;               /* the architecture has tensor cores with tf32/bf16/fp16 wmma (sm_80+) */
+	ContractionPrecision precision; /* contraction_precision (the GPU contractions follow it) */
 	int simulate;             /* --simulate: device source compiled for the host */
 	TargetKind fallback;      /* TG_CUDA/TG_ROCM: host build of that GPU target (else 0) */
 };

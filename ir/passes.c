@@ -22,6 +22,9 @@ static const PassParam expand_params[] = {
 	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)"},
 	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)"},
 	{"pack_weights", "bool", "true", "repack constant weights into the micro-kernel's layout at compile time"},
+	{"attention_scores_mb", "int", "256",
+	 "GPU targets: attention whose scores (batch x heads x queries x keys) fit this many MiB runs as two tiled "
+	 "contractions and a softmax through device memory; 0: one query row per block (no scores in memory)"},
 };
 static const PassParam schedule_params[] = {
 	{"vectorize", "bool", "true", "mark unit-stride innermost maps as SIMD (sequential, openmp)"},

@@ -36,7 +36,9 @@
  * the YAML file), else DOCC_CUDA_ARCH (cuda; "sm_86" or "cuda:sm_86"),
  * else the category; one outside gpu_archs[] is a usage error, and
  * gfx942 (MI300X) gets its own message, since Debian's hipcc 5.2 does not
- * know it. GPU targets compile without explicit SIMD (vec_bits 0) and with
+ * know it. gpu_tc says whether the contractions may use tensor cores (CUDA
+ * sm_80 and later); contraction_precision then picks their input type
+ * (backends/emit_gpu.c, gemm_kind). GPU targets compile without explicit SIMD (vec_bits 0) and with
  * approximate_math on unless an option turns it off, like Inductor.
  */
 #include <stdlib.h>
@@ -46,6 +48,7 @@
 
 const char *const target_names[] = {"none", "sequential", "openmp", "cuda", "rocm", NULL};
 const char *const category_names[] = {"edge", "desktop", "server", NULL};
+const char *const precision_names[] = {"highest", "high", "medium", NULL};
 
 typedef struct {
 	const char *name;
@@ -66,18 +69,20 @@ static const Category categories[] = {
 };
 
 /* The architectures the toolchains here build, with their SM (CU) count
- * for sizing grids. */
+ * for sizing grids and whether the contractions may use tensor cores
+ * through CUDA's wmma with tf32, bf16 and fp16 inputs (sm_80 and later;
+ * HIP has no wmma of its own: rocm contracts on the vector units). */
 static const struct {
 	TargetKind kind;
 	const char *arch;
-	int sms;
+	int sms, tc;
 } gpu_archs[] = {
-	{TG_CUDA, "sm_75", 40}, {TG_CUDA, "sm_80", 108}, {TG_CUDA, "sm_86", 84}, {TG_CUDA, "sm_87", 16},
-	{TG_CUDA, "sm_89", 128}, {TG_CUDA, "sm_90", 132}, {TG_CUDA, "sm_90a", 132}, {TG_CUDA, "sm_100", 148},
-	{TG_CUDA, "sm_100a", 148}, {TG_CUDA, "sm_103", 148}, {TG_CUDA, "sm_110", 20}, {TG_CUDA, "sm_120", 170},
-	{TG_CUDA, "sm_121", 48},
-	{TG_ROCM, "gfx900", 64}, {TG_ROCM, "gfx906", 60}, {TG_ROCM, "gfx908", 120}, {TG_ROCM, "gfx90a", 104},
-	{TG_ROCM, "gfx940", 228}, {TG_ROCM, "gfx1030", 80},
+	{TG_CUDA, "sm_75", 40, 0}, {TG_CUDA, "sm_80", 108, 1}, {TG_CUDA, "sm_86", 84, 1}, {TG_CUDA, "sm_87", 16, 1},
+	{TG_CUDA, "sm_89", 128, 1}, {TG_CUDA, "sm_90", 132, 1}, {TG_CUDA, "sm_90a", 132, 1}, {TG_CUDA, "sm_100", 148, 1},
+	{TG_CUDA, "sm_100a", 148, 1}, {TG_CUDA, "sm_103", 148, 1}, {TG_CUDA, "sm_110", 20, 1}, {TG_CUDA, "sm_120", 170, 1},
+	{TG_CUDA, "sm_121", 48, 1},
+	{TG_ROCM, "gfx900", 64, 0}, {TG_ROCM, "gfx906", 60, 0}, {TG_ROCM, "gfx908", 120, 0}, {TG_ROCM, "gfx90a", 104, 0},
+	{TG_ROCM, "gfx940", 228, 0}, {TG_ROCM, "gfx1030", 80, 0},
 };
 
 static int host_vec_bits(void)
@@ -118,10 +123,10 @@ static int gpu_resolve(Target *t, const Options *o, const Category *cat)
 		env += 5;
 	const char *arch = o->march ? o->march : env && *env ? env : t->kind == TG_CUDA ? cat->cuda_arch : cat->rocm_arch;
 	const char *from = o->march ? "architecture" : env && *env ? "DOCC_CUDA_ARCH" : "architecture";
-	int sms = 0;
+	int sms = 0, tc = 0;
 	for (size_t i = 0; i < COUNTOF(gpu_archs); i++)
 		if (gpu_archs[i].kind == t->kind && !strcmp(gpu_archs[i].arch, arch))
-			sms = gpu_archs[i].sms;
+			sms = gpu_archs[i].sms, tc = gpu_archs[i].tc;
 	if (!sms) {
 		if (!strcmp(arch, "gfx942"))
 			diag_error(NULL, "%s 'gfx942' (MI300X): Debian's hipcc 5.2 rejects it ('invalid target ID'); "
@@ -147,6 +152,8 @@ static int gpu_resolve(Target *t, const Options *o, const Category *cat)
 	t->gpu_block = cat->gpu_block;
 	t->gpu_max_blocks = cat->gpu_blocks_per_sm * sms;
 	t->gpu_locals = cat->gpu_locals;
+	t->gpu_sms = sms;
+	t->gpu_tc = tc;
 	t->approx = o->approximate_math != 0; /* default on, like Inductor */
 	return 0;
 }
@@ -197,6 +204,10 @@ int target_resolve(Target *t, const Options *o)
 	t->tile_m = t->vec_bits == 512 ? 7 : t->vec_bits == 256 ? 6 : 4;
 	t->opt = "-O3";
 	t->approx = o->approximate_math > 0;
+	/* opt_set validated the name */
+	for (int i = 0; precision_names[i]; i++)
+		if (o->contraction_precision && !strcmp(o->contraction_precision, precision_names[i]))
+			t->precision = (ContractionPrecision)i;
 	if (t->kind == TG_CUDA || t->kind == TG_ROCM)
 		return gpu_resolve(t, o, cat);
 	if (t->kind == TG_NONE) {

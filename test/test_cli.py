@@ -448,6 +448,40 @@ def test_report_json(tmp_path, exports):
     assert data["sdfg"]["name"] == "rep" and data["sdfg"]["containers"], "the final stage's SDFG"
 
 
+@pytest.mark.parametrize("target", ["openmp", "cuda-sim"])
+def test_fusion_through_identity_views(target, tmp_path):
+    """A consumer that reads its producer through a view of the same layout
+    (dropout and clone in eval mode) fuses into it: linear -> dropout -> add
+    of the residual is one node, on the CPU and the GPU, and matches eager."""
+    import json
+    torch = require("torch")
+    from conftest import compare, run_lib, target_args
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(48, 48)
+            self.drop = torch.nn.Dropout(0.1)
+
+        def forward(self, x):
+            return self.drop(self.fc(x)) + x, self.fc(x).clone() * 2
+
+    torch.manual_seed(0)
+    m = Block().eval()
+    x = torch.randn(20, 48)
+    pt2 = tmp_path / "blk.pt2"
+    with torch.no_grad():
+        torch.export.save(torch.export.export(m, (x,)), str(pt2))
+        want = m(x)
+    rep = tmp_path / "r.json"
+    r = doccc_cmd(pt2, *target_args(target), "-o", f"{tmp_path}/", "-n", "blk", "--report", rep)
+    assert r.returncode == 0, fmt_result(r)
+    fused = json.loads(rep.read_text())["fused_nodes"]
+    assert len(fused) == 2 and all("linear" in n and "+" in n for n in fused), fused
+    for j, (g, w) in enumerate(zip(run_lib(tmp_path / "libblk.so", [x.numpy()]), want)):
+        compare(g, w.numpy(), f"identity view {target} out{j}")
+
+
 def test_report_json_gpu(tmp_path, exports):
     """docc's on_compile fields for a GPU target: device_resident, device_backend,
     the architecture and the scheduled SDFG with its GPU schedules."""

@@ -176,7 +176,10 @@ def builds(models, tmp_path_factory):
     specs = {
         "convnet-sim": ("convnet", ["-t", "cuda", "--simulate"]),
         "sort_long-sim": ("sort_long", ["-t", "cuda", "--simulate"]),
-        "attn_long-sim": ("attn_long", ["-t", "cuda", "--simulate"]),
+        # attention one query row per block (scores in no device memory): its
+        # 20000 scores overflow a thread's locals, so the model falls back
+        "attn_long-sim": ("attn_long", ["-t", "cuda", "--simulate", "--pass-opt", "expand.attention_scores_mb=0"]),
+        "attn_long-scores-sim": ("attn_long", ["-t", "cuda", "--simulate"]),
         "attn_long-openmp": ("attn_long", ["-t", "openmp"]),
         "sort_short-sim": ("sort_short", ["-t", "cuda", "--simulate"]),
         "gather-sim": ("gather", ["-t", "cuda", "--simulate"]),
@@ -602,6 +605,18 @@ def test_fallback_long_attention(models, builds, tmp_path):
         assert "GPU memory" in e and "host" in e, info
     assert res["run_host"] == 0, info
     compare(np.load(tmp_path / "o_0.npy"), m.ref[0], "attn_long[fallback,run_host]")
+
+
+def test_long_attention_stays_on_the_gpu(models, builds):
+    """By default attention keeps its scores in device memory (two tiled
+    contractions and a softmax): 20000 keys need no per-thread buffer, so
+    the model that falls back in its row form stays device-resident."""
+    m = models["attn_long"]
+    lib, r = builds("attn_long-scores-sim")
+    assert "no GPU expansion" not in r.stderr, fmt_result(r)
+    assert device_resident(lib)
+    for extra in ([], ["--device"]):
+        compare(run_lib(lib, m.inputs, *extra)[0], m.ref[0], f"attn_long[cuda-sim scores{','.join([''] + extra)}]")
 
 
 def test_fallback_note_names_the_node(builds):

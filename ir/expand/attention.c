@@ -17,6 +17,8 @@
  * _safe_softmax does. Arithmetic in float32 (float64 for double inputs),
  * half types rounded at the store.
  *
+ * GPU targets take attention_scores (below) where the scores fit a budget.
+ *
  * Float32 on a SIMD target takes a blocked form instead (attention_tiled):
  * tm query rows at a time, whose scores S[tm][S] come from the register-tile
  * micro-kernel of gemm.c's kind (acc[tm][tn] += q[i][e] * kT[e][j], each kT
@@ -75,6 +77,31 @@ static int att_kt(Sdfg *g, Node *seq, int k, int64_t n, Dtype dt, const char *la
 	Operand rd[1] = {opd_guarded(k, r, ki, 0)};
 	sdfg_store(tb, sdfg_tasklet(g, tb, T_ASSIGN, dt, 1, rd), xp_memlet(kt, r, ti), W_NONE);
 	return kt;
+}
+
+/* The score x with the mask's element mo applied in block b: a boolean
+ * mask sets disallowed scores to -inf, a float mask is added. */
+static int att_mask(Sdfg *g, Node *b, int mask, Operand mo, Operand x, Dtype dt)
+{
+	if (sdfg_c(g, mask)->dt == DT_BOOL) {
+		Operand wh[3] = {mo, x, opd_const(-INFINITY)};
+		return sdfg_tasklet(g, b, T_WHERE, dt, 3, wh);
+	}
+	Operand ad[2] = {x, mo};
+	return sdfg_tasklet(g, b, T_ADD, dt, 2, ad);
+}
+
+/* A block in body setting the row max mx to 0 where it is -inf (a row of
+ * -inf scores: every exp is then 0, and the row's output 0, as torch's
+ * _safe_softmax gives). */
+static void att_safe_max(Sdfg *g, Node *body, int mx, Dtype dt, const char *label)
+{
+	Expr *none[1] = {NULL};
+	Node *b = xp_block(g, body, label);
+	Operand eq[2] = {opd_mem(mx, 0, none), opd_const(-INFINITY)};
+	int allinf = sdfg_tasklet(g, b, T_EQ, DT_BOOL, 2, eq);
+	Operand wz[3] = {opd_val(allinf), opd_const(0), opd_mem(mx, 0, none)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, dt, 3, wz), xp_memlet(mx, 0, none), W_NONE);
 }
 
 static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
@@ -147,26 +174,14 @@ static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	Node *b2 = xp_block(g, l1->body, label);
 	Operand sc[2] = {opd_mem(srow, 1, ji), opd_const(scale)};
 	int sv = sdfg_tasklet(g, b2, T_MUL, cdt, 2, sc);
-	if (mask >= 0) {
-		Operand mo = att_idx(g, mask, out, (const Expr *const *)oe, 1, I, J);
-		if (sdfg_c(g, mask)->dt == DT_BOOL) {
-			Operand wh[3] = {mo, opd_val(sv), opd_const(-INFINITY)};
-			sv = sdfg_tasklet(g, b2, T_WHERE, cdt, 3, wh);
-		} else {
-			Operand ad[2] = {opd_val(sv), mo};
-			sv = sdfg_tasklet(g, b2, T_ADD, cdt, 2, ad);
-		}
-	}
+	if (mask >= 0)
+		sv = att_mask(g, b2, mask, att_idx(g, mask, out, (const Expr *const *)oe, 1, I, J), opd_val(sv), cdt);
 	sdfg_store(b2, sv, xp_memlet(srow, 1, ji), W_NONE);
 	Operand mm[2] = {opd_mem(mx, 0, none), opd_val(sv)};
 	sdfg_store(b2, sdfg_tasklet(g, b2, T_MAX, cdt, 2, mm), xp_memlet(mx, 0, none), W_NONE);
 
 	/* pass 2: exp(s - max) and the sum; a row of -inf uses max 0 (all exp 0) */
-	Node *mb = xp_block(g, body, label);
-	Operand eq[2] = {opd_mem(mx, 0, none), opd_const(-INFINITY)};
-	int allinf = sdfg_tasklet(g, mb, T_EQ, DT_BOOL, 2, eq);
-	Operand wz[3] = {opd_val(allinf), opd_const(0), opd_mem(mx, 0, none)};
-	sdfg_store(mb, sdfg_tasklet(g, mb, T_WHERE, cdt, 3, wz), xp_memlet(mx, 0, none), W_NONE);
+	att_safe_max(g, body, mx, cdt, label);
 	Node *l2 = xp_loop(g, body, N_FOR, "j", ex_int(g, 0), hi, 1, &vj);
 	Expr *ji2[1] = {ex_sym(g, vj)};
 	Node *b3 = xp_block(g, l2->body, label);
@@ -301,24 +316,13 @@ static int attention_tiled(Sdfg *g, LibNode *l, Node *seq, const char *label, co
 			Node *mb = xp_block(g, lm->body, label);
 			Expr *si[2] = {X, ex_sym(g, vj)};
 			Operand mo = att_idx(g, mask, out, (const Expr *const *)oe, 1, I, ex_sym(g, vj));
-			int mv;
-			if (sdfg_c(g, mask)->dt == DT_BOOL) {
-				Operand wh[3] = {mo, opd_mem(s, 2, si), opd_const(-INFINITY)};
-				mv = sdfg_tasklet(g, mb, T_WHERE, DT_F32, 3, wh);
-			} else {
-				Operand ad[2] = {opd_mem(s, 2, si), mo};
-				mv = sdfg_tasklet(g, mb, T_ADD, DT_F32, 2, ad);
-			}
+			int mv = att_mask(g, mb, mask, mo, opd_mem(s, 2, si), DT_F32);
 			sdfg_store(mb, mv, xp_memlet(s, 2, si), W_NONE);
 		}
 		Expr *sx[2] = {X, NULL};
 		xp_lane_fold(g, lx->body, L, hi, label, pm, mx, T_MAX, -INFINITY, s, 2, sx, 1, -1, 0);
 		/* a row of -inf: max 0, so its exps are 0 and its output 0 */
-		Node *zb = xp_block(g, lx->body, label);
-		Operand eq[2] = {opd_mem(mx, 0, none), opd_const(-INFINITY)};
-		int allinf = sdfg_tasklet(g, zb, T_EQ, DT_BOOL, 2, eq);
-		Operand wz[3] = {opd_val(allinf), opd_const(0), opd_mem(mx, 0, none)};
-		sdfg_store(zb, sdfg_tasklet(g, zb, T_WHERE, DT_F32, 3, wz), xp_memlet(mx, 0, none), W_NONE);
+		att_safe_max(g, lx->body, mx, DT_F32, label);
 		xp_lane_fold(g, lx->body, L, hi, label, pm, sm, T_ADD, 0, s, 2, sx, 1, mx, 1);
 		if (causal) {
 			/* keys between this row's end and the block's weigh 0 in P.V */
@@ -369,8 +373,148 @@ static int attention_tiled(Sdfg *g, LibNode *l, Node *seq, const char *label, co
 	return 0;
 }
 
+/* GPU targets: the scores through device memory, in three nests that the
+ * GPU printer runs as its fast kernels:
+ *
+ *   p[..., i, j] = scale * sum_e q[..., i, e] * k[..., j, e] (+ mask;
+ *                  -inf past i under is_causal)        a tiled contraction
+ *   p[..., i, :] = softmax(p[..., i, :]), 0 for a row of -inf   one block a row
+ *   out[..., i, d] = sum_j p[..., i, j] * v[..., j, d]  a tiled contraction
+ *
+ * (the contractions on the tensor cores under contraction_precision high
+ * or medium). The L x S scores per head cost device memory (the caller
+ * bounds them) but no per-thread buffer, so long key sequences stay on
+ * the GPU. Sums in float32 (float64 for double inputs, whose contractions
+ * the printer runs as grids). */
+static int attention_scores(Sdfg *g, LibNode *l, Node *seq, const char *label)
+{
+	int q = l->in[0], k = l->in[1], v = l->in[2], mask = l->in[3], out = l->out[0];
+	Container *o = sdfg_c(g, out), *qc = sdfg_c(g, q), *kc = sdfg_c(g, k);
+	int r = o->rank;
+	int64_t group = 1, hq = 0, hk = 0;
+	if (r >= 3 && ex_isint(qc->shape[r - 3], &hq) && ex_isint(kc->shape[r - 3], &hk) && hk > 0 && hq != hk)
+		group = hq / hk;
+	double scale = lib_float(l, "scale", 1);
+	int causal = (int)lib_int(l, "causal", 0);
+	Dtype cdt = o->dt == DT_F64 ? DT_F64 : DT_F32;
+	Expr *none[1] = {NULL}, *psh[MAXDIM];
+	for (int d = 0; d < r - 1; d++)
+		psh[d] = o->shape[d];
+	psh[r - 1] = kc->shape[r - 2];
+	int p = sdfg_add_container_x(g, arena_printf(g->arena, "%s_scores", o->name), cdt, CK_TRANSIENT, r, psh);
+	sdfg_c(g, p)->origin = "";
+	Operand zero[1] = {opd_const(0)}, ninf[1] = {opd_const(-INFINITY)};
+
+	/* 1: the scores, a contraction over e */
+	int pv[MAXDIM], ve;
+	Node *body = seq, *owner = NULL;
+	for (int d = 0; d < r; d++) {
+		owner = xp_loop(g, body, N_MAP, d == r - 1 ? "j" : "i", ex_int(g, 0), psh[d], 1, &pv[d]);
+		body = owner->body;
+	}
+	Expr **pe = xp_vars(g, r, pv), *I = pe[r - 2], *J = pe[r - 1];
+	int acc = xp_local(g, "acc", cdt, 0, NULL, owner);
+	Node *ib = xp_block(g, body, label);
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, cdt, 1, zero), xp_memlet(acc, 0, none), W_NONE);
+	Node *le = xp_loop(g, body, N_FOR, "e", ex_int(g, 0), qc->shape[r - 1], 1, &ve);
+	Node *b1 = xp_block(g, le->body, label);
+	Operand qk[2] = {att_idx(g, q, out, (const Expr *const *)pe, 1, I, ex_sym(g, ve)),
+	                 att_idx(g, k, out, (const Expr *const *)pe, group, J, ex_sym(g, ve))};
+	sdfg_store(b1, sdfg_tasklet(g, b1, T_MUL, cdt, 2, qk), xp_memlet(acc, 0, none), W_SUM);
+	Node *eb = xp_block(g, body, label);
+	Operand sc[2] = {opd_mem(acc, 0, none), opd_const(scale)};
+	int sv = sdfg_tasklet(g, eb, T_MUL, cdt, 2, sc);
+	if (mask >= 0)
+		sv = att_mask(g, eb, mask, att_idx(g, mask, out, (const Expr *const *)pe, 1, I, J), opd_val(sv), cdt);
+	if (causal) {
+		Operand le2[2] = {opd_expr(J), opd_expr(I)};
+		int keep = sdfg_tasklet(g, eb, T_LE, DT_I64, 2, le2); /* compares in its dtype */
+		Operand wh[3] = {opd_val(keep), opd_val(sv), opd_const(-INFINITY)};
+		sv = sdfg_tasklet(g, eb, T_WHERE, cdt, 3, wh);
+	}
+	sdfg_store(eb, sv, xp_memlet(p, r, pe), W_NONE);
+
+	/* 2: softmax of each row of p: the max, the sum of exp(p - max), then
+	 * p = exp(p - max) / sum (0 for a row of -inf, as _safe_softmax) */
+	int rv[MAXDIM], vj;
+	body = seq;
+	for (int d = 0; d < r - 1; d++) {
+		owner = xp_loop(g, body, N_MAP, "i", ex_int(g, 0), psh[d], 1, &rv[d]);
+		body = owner->body;
+	}
+	Expr *ri[MAXDIM];
+	Expr **re = xp_vars(g, r - 1, rv);
+	for (int d = 0; d < r - 1; d++)
+		ri[d] = re[d];
+	int mx = xp_local(g, "mx", cdt, 0, NULL, owner), sm = xp_local(g, "sum", cdt, 0, NULL, owner);
+	int fr = xp_local(g, "f", cdt, 0, NULL, owner);
+	Node *mb = xp_block(g, body, label);
+	sdfg_store(mb, sdfg_tasklet(g, mb, T_ASSIGN, cdt, 1, ninf), xp_memlet(mx, 0, none), W_NONE);
+	sdfg_store(mb, sdfg_tasklet(g, mb, T_ASSIGN, cdt, 1, zero), xp_memlet(sm, 0, none), W_NONE);
+	Node *l1 = xp_loop(g, body, N_FOR, "j", ex_int(g, 0), psh[r - 1], 1, &vj);
+	Node *b2 = xp_block(g, l1->body, label);
+	ri[r - 1] = ex_sym(g, vj);
+	Operand mm[2] = {opd_mem(mx, 0, none), opd_mem(p, r, ri)};
+	sdfg_store(b2, sdfg_tasklet(g, b2, T_MAX, cdt, 2, mm), xp_memlet(mx, 0, none), W_NONE);
+	att_safe_max(g, body, mx, cdt, label);
+	Node *l2 = xp_loop(g, body, N_FOR, "j", ex_int(g, 0), psh[r - 1], 1, &vj);
+	Node *b3 = xp_block(g, l2->body, label);
+	ri[r - 1] = ex_sym(g, vj);
+	Operand sd[2] = {opd_mem(p, r, ri), opd_mem(mx, 0, none)};
+	Operand ex1[1] = {opd_val(sdfg_tasklet(g, b3, T_SUB, cdt, 2, sd))};
+	Operand as[2] = {opd_mem(sm, 0, none), opd_val(sdfg_tasklet(g, b3, T_EXP, cdt, 1, ex1))};
+	sdfg_store(b3, sdfg_tasklet(g, b3, T_ADD, cdt, 2, as), xp_memlet(sm, 0, none), W_NONE);
+	Node *fb = xp_block(g, body, label);
+	Operand su[1] = {opd_mem(sm, 0, none)}, ez[2] = {opd_mem(sm, 0, none), opd_const(0)};
+	int rc = sdfg_tasklet(g, fb, T_RECIP, cdt, 1, su), isz = sdfg_tasklet(g, fb, T_EQ, DT_BOOL, 2, ez);
+	Operand wf[3] = {opd_val(isz), opd_const(0), opd_val(rc)};
+	sdfg_store(fb, sdfg_tasklet(g, fb, T_WHERE, cdt, 3, wf), xp_memlet(fr, 0, none), W_NONE);
+	Node *l3 = xp_loop(g, body, N_MAP, "j", ex_int(g, 0), psh[r - 1], 1, &vj);
+	Node *b4 = xp_block(g, l3->body, label);
+	ri[r - 1] = ex_sym(g, vj);
+	Operand sd2[2] = {opd_mem(p, r, ri), opd_mem(mx, 0, none)};
+	Operand ex2[1] = {opd_val(sdfg_tasklet(g, b4, T_SUB, cdt, 2, sd2))};
+	Operand mf[2] = {opd_val(sdfg_tasklet(g, b4, T_EXP, cdt, 1, ex2)), opd_mem(fr, 0, none)};
+	sdfg_store(b4, sdfg_tasklet(g, b4, T_MUL, cdt, 2, mf), xp_memlet(p, r, ri), W_NONE);
+
+	/* 3: out = p . v, a contraction over j */
+	int ov[MAXDIM];
+	body = seq;
+	for (int d = 0; d < r; d++) {
+		owner = xp_loop(g, body, N_MAP, d == r - 1 ? "d" : "i", ex_int(g, 0), o->shape[d], 1, &ov[d]);
+		body = owner->body;
+	}
+	Expr **oe = xp_vars(g, r, ov), *pi[MAXDIM];
+	int acc2 = xp_local(g, "acc", cdt, 0, NULL, owner);
+	Node *ib2 = xp_block(g, body, label);
+	sdfg_store(ib2, sdfg_tasklet(g, ib2, T_ASSIGN, cdt, 1, zero), xp_memlet(acc2, 0, none), W_NONE);
+	Node *lj = xp_loop(g, body, N_FOR, "j", ex_int(g, 0), psh[r - 1], 1, &vj);
+	Node *b5 = xp_block(g, lj->body, label);
+	for (int d = 0; d < r - 1; d++)
+		pi[d] = oe[d];
+	pi[r - 1] = ex_sym(g, vj);
+	Operand pvv[2] = {opd_mem(p, r, pi), att_idx(g, v, out, (const Expr *const *)oe, group, ex_sym(g, vj), oe[r - 1])};
+	sdfg_store(b5, sdfg_tasklet(g, b5, T_MUL, cdt, 2, pvv), xp_memlet(acc2, 0, none), W_SUM);
+	Node *ob = xp_block(g, body, label);
+	Operand ao[1] = {opd_mem(acc2, 0, none)};
+	sdfg_store(ob, sdfg_tasklet(g, ob, T_ASSIGN, o->dt, 1, ao), xp_memlet(out, r, oe), W_NONE);
+	return 0;
+}
+
 int expand_attention(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
+	if (tile->scores_bytes > 0 && sdfg_c(g, l->out[0])->rank >= 2) {
+		/* the scores' bytes: the output's with the last dim the keys' */
+		Container *o = sdfg_c(g, l->out[0]), *kc = sdfg_c(g, l->in[1]);
+		int64_t n = dtype_info[o->dt == DT_F64 ? DT_F64 : DT_F32].size, x, cap = tile->scores_bytes;
+		int fits = ex_isint(kc->shape[kc->rank - 2], &x) && x > 0 && x <= cap / n;
+		n *= fits ? x : 1;
+		for (int d = 0; fits && d < o->rank - 1; d++)
+			if ((fits = ex_isint(o->shape[d], &x) && x > 0 && x <= cap / n))
+				n *= x;
+		if (fits)
+			return attention_scores(g, l, seq, label);
+	}
 	int f32 = 1;
 	for (int i = 0; i < 3; i++)
 		f32 &= sdfg_c(g, l->in[i])->dt == DT_F32;

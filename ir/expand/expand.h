@@ -13,6 +13,8 @@ typedef struct {
 	int vec_lanes;     /* fp32 lanes of the target's vectors (0: no SIMD) */
 	int64_t row_bytes; /* per-row scratch a kernel may keep in locals (sort buffers):
 	                    * the CPU's stack budget, or a GPU thread's share */
+	int64_t scores_bytes; /* GPU: attention whose scores fit this many bytes keeps them
+	                       * in device memory (attention.c); 0: one query row at a time */
 } XpTile;
 
 Node *xp_loop(Sdfg *g, Node *seq, NodeKind k, const char *hint, Expr *lo, Expr *hi, int64_t step, int *var);

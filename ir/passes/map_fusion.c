@@ -268,9 +268,46 @@ static int try_fuse(Sdfg *g, int ci)
 	return 0;
 }
 
+/* A view with its base's layout (same dtype, shape and strides, offset 0:
+ * dropout and clone in eval mode, a view to the same shape) reads what the
+ * base holds at the same indices: reads through it become reads of the
+ * base, so that the base's producer sees its consumer (linear -> dropout ->
+ * add fuses like linear -> add). to[c] is the container to read for c. */
+static int *identity_views(Sdfg *g)
+{
+	int *to = arena_alloc(g->arena, sizeof(int) * (size_t)(g->ncs + 1)), any = 0;
+	for (int c = 0; c < g->ncs; c++) {
+		Container *v = &g->cs[c], *b = v->kind == CK_VIEW && !v->dead ? &g->cs[v->base] : NULL;
+		int64_t off;
+		int same = b && b->dt == v->dt && b->rank == v->rank && ex_isint(v->offset, &off) && off == 0;
+		for (int d = 0; same && d < v->rank; d++)
+			same = ex_eq(v->shape[d], b->shape[d]) && ex_eq(v->stride[d], b->stride[d]);
+		to[c] = same ? v->base : c;
+		any |= same;
+	}
+	return any ? to : NULL;
+}
+
+static void read_bases(Node *n, const int *to)
+{
+	if (n->kind == N_SEQ)
+		for (int i = 0; i < n->nkids; i++)
+			read_bases(n->kids[i], to);
+	else if (n->kind != N_BLOCK)
+		read_bases(n->body, to);
+	else
+		for (int i = 0; i < n->nts; i++)
+			for (int j = 0; j < n->ts[i].nin; j++)
+				if (n->ts[i].in[j].kind == OPD_MEM)
+					n->ts[i].in[j].m.data = to[n->ts[i].in[j].m.data];
+}
+
 int pass_map_fusion(PassCtx *c)
 {
 	Sdfg *g = c->g;
+	const int *to = identity_views(g);
+	if (to)
+		read_bases(g->root, to);
 	for (int i = 0; i < g->root->nkids; i++)
 		if (try_fuse(g, i))
 			i--;

@@ -249,11 +249,22 @@ static void mlp_forward(const unsigned char *dc_W, unsigned char *dc_ws, cudaStr
 }
 
 #if !defined(__HIP_DEVICE_COMPILE__)
+#define DC_GRAPHS 4
+#define DC_GRAPH_WHAT "capturing the run as a " DC_RUNTIME " graph (DOCCC_GPU_GRAPHS=0 runs without)"
+typedef struct {
+	cudaGraphExec_t exec;
+	const void *key[3];
+	long used;
+} dc_graph;
+
 struct mlp {
 	unsigned char *ws;
 	unsigned char *w;
 	int *err;
+	int *flag;
 	cudaStream_t stream;
+	cudaStream_t own;
+	cudaEvent_t legacy;
 	int async;
 	void *hin[2];
 	void *hout[2];
@@ -261,6 +272,7 @@ struct mlp {
 	doccc_log_fn log;
 	void *log_user;
 	long runs;
+	dc_graph graphs[DC_GRAPHS];
 	char msg[512];
 };
 
@@ -297,12 +309,12 @@ static int dc_rt_error(mlp_t *m, cudaError_t e, const char *what)
 
 #define DC_TRY(m, call, what) do { cudaError_t dc_e = (call); if (dc_e != cudaSuccess) return dc_rt_error((m), dc_e, (what)); } while (0)
 
-/* the run's status: synchronize, read the device error flag, clear it */
+/* the run's status: synchronize, read the flag the run copied to the host, clear it */
 static int dc_finish(mlp_t *m)
 {
-	int f = 0;
-	DC_TRY(m, cudaMemcpyAsync(&f, m->err, sizeof f, cudaMemcpyDeviceToHost, m->stream), "reading the run's status");
 	DC_TRY(m, cudaStreamSynchronize(m->stream), "the run");
+	int f = *m->flag;
+	*m->flag = 0;
 	if (f) {
 		DC_TRY(m, cudaMemsetAsync(m->err, 0, sizeof(int), m->stream), "clearing the run's status");
 		DC_TRY(m, cudaStreamSynchronize(m->stream), "clearing the run's status");
@@ -310,13 +322,97 @@ static int dc_finish(mlp_t *m)
 	return DC_STATUS(m, f);
 }
 
+/* the run on stream s: its kernels, then the copy of its status flag to the host */
+static cudaError_t dc_enqueue(mlp_t *m, cudaStream_t s, const void *const *ins, void *const *outs)
+{
+	mlp_forward(m->w, m->ws, s, m->err, ins, outs);
+	cudaError_t e = cudaGetLastError();
+	return e != cudaSuccess ? e : cudaMemcpyAsync(m->flag, m->err, sizeof(int), cudaMemcpyDeviceToHost, s);
+}
+
+/* the graph slot of these pointers (*hit = 1), else an empty or the least recently used one */
+static dc_graph *dc_graph_for(mlp_t *m, const void *const *ins, void *const *outs, int *hit)
+{
+	dc_graph *lru = &m->graphs[0];
+	for (int k = 0; k < DC_GRAPHS; k++) {
+		dc_graph *x = &m->graphs[k];
+		int same = x->exec != NULL;
+		for (int i = 0; same && i < 1; i++)
+			same = x->key[i] == ins[i];
+		for (int i = 0; same && i < 1; i++)
+			same = x->key[1 + i] == outs[i];
+		if (same) {
+			*hit = 1;
+			return x;
+		}
+		if (lru->exec && (!x->exec || x->used < lru->used))
+			lru = x;
+	}
+	*hit = 0;
+	return lru;
+}
+
+/* Capture the run on the model's stream into slot x: x's executable graph updated in place,
+ * or a new one. The capture ends on every path; a failed capture leaves x as it was. */
+static int dc_capture(mlp_t *m, dc_graph *x, const void *const *ins, void *const *outs)
+{
+	cudaGraph_t g = NULL;
+	DC_TRY(m, cudaStreamBeginCapture(m->own, cudaStreamCaptureModeThreadLocal), DC_GRAPH_WHAT);
+	cudaError_t e = dc_enqueue(m, m->own, ins, outs);
+	cudaError_t end = cudaStreamEndCapture(m->own, &g);
+	if (e == cudaSuccess)
+		e = end;
+	if (e == cudaSuccess && x->exec && dc_graph_update(x->exec, g) != cudaSuccess) {
+		(void)cudaGetLastError(); /* another shape: instantiate anew */
+		(void)cudaGraphExecDestroy(x->exec);
+		x->exec = NULL;
+	}
+	if (e == cudaSuccess && !x->exec && (e = cudaGraphInstantiateWithFlags(&x->exec, g, 0)) != cudaSuccess)
+		x->exec = NULL;
+	if (g)
+		(void)cudaGraphDestroy(g);
+	if (e != cudaSuccess)
+		return dc_rt_error(m, e, DC_GRAPH_WHAT);
+	for (int i = 0; i < 1; i++)
+		x->key[i] = ins[i];
+	for (int i = 0; i < 1; i++)
+		x->key[1 + i] = outs[i];
+	return DOCCC_OK;
+}
+
+/* Issue the run on m->stream: eagerly without graphs, at the first run (a warm-up) and into a
+ * capture of the caller's; else as the graph of these pointers, captured if there is none. */
 static int dc_launch(mlp_t *m, const void *const *ins, void *const *outs)
 {
 	(void)cudaGetLastError();
-	mlp_forward(m->w, m->ws, m->stream, m->err, ins, outs);
-	DC_TRY(m, cudaGetLastError(), "a kernel launch");
+	cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+	if (m->own && m->async)
+		DC_TRY(m, cudaStreamIsCapturing(m->stream, &cs), "querying the stream's capture status");
+	if (!m->own || !m->runs || cs != cudaStreamCaptureStatusNone) {
+		DC_TRY(m, dc_enqueue(m, m->stream, ins, outs), "a kernel launch");
+		m->runs++;
+		return DOCCC_OK;
+	}
+	int hit;
+	dc_graph *x = dc_graph_for(m, ins, outs, &hit);
+	int rc = hit ? DOCCC_OK : dc_capture(m, x, ins, outs);
+	if (rc)
+		return rc;
+	x->used = m->runs;
+	DC_TRY(m, cudaGraphLaunch(x->exec, m->stream), "launching the run's " DC_RUNTIME " graph");
 	m->runs++;
 	return DOCCC_OK;
+}
+
+/* a run on the model's stream starts after earlier legacy-stream work, as on that stream */
+static int dc_order(mlp_t *m)
+{
+	if (!m->own || m->async)
+		return DOCCC_OK;
+	cudaError_t e = cudaEventRecord(m->legacy, 0);
+	if (e == cudaSuccess)
+		e = cudaStreamWaitEvent(m->own, m->legacy, 0);
+	return e == cudaSuccess ? DOCCC_OK : dc_rt_error(m, e, "ordering the run after the default stream");
 }
 
 static int dc_check_pointers(mlp_t *m, const void *const *ins, void *const *outs)
@@ -337,9 +433,15 @@ static int dc_check_pointers(mlp_t *m, const void *const *ins, void *const *outs
 	return DOCCC_OK;
 }
 
+/* pointers a graph was captured with were checked then: a replay skips the runtime's pointer queries */
 static int dc_run(mlp_t *m, const void *const *ins, void *const *outs)
 {
-	int rc = dc_check_pointers(m, ins, outs);
+	int hit = 0;
+	if (m->own && m->runs)
+		(void)dc_graph_for(m, ins, outs, &hit);
+	int rc = hit ? DOCCC_OK : dc_check_pointers(m, ins, outs);
+	if (rc == DOCCC_OK)
+		rc = dc_order(m);
 	if (rc == DOCCC_OK)
 		rc = dc_launch(m, ins, outs);
 	if (rc == DOCCC_OK && !m->async)
@@ -360,9 +462,12 @@ static int dc_run_host(mlp_t *m, const void *const *ins, void *const *outs)
 	for (int i = 0; i < 1; i++)
 		if (!m->hout[i])
 			DC_TRY(m, cudaMalloc(&m->hout[i], dc_outs[i].nbytes ? dc_outs[i].nbytes : 1), "cudaMalloc of an output buffer");
+	int rc = dc_order(m);
+	if (rc)
+		return rc;
 	for (int i = 0; i < 1; i++)
 		DC_TRY(m, cudaMemcpyAsync(m->hin[i], ins[i], dc_ins[i].nbytes, cudaMemcpyHostToDevice, m->stream), "copying an input to the GPU");
-	int rc = dc_launch(m, (const void *const *)m->hin, m->hout);
+	rc = dc_launch(m, (const void *const *)m->hin, m->hout);
 	if (rc)
 		return rc;
 	for (int i = 0; i < 1; i++)
@@ -377,6 +482,19 @@ static int dc_setup(mlp_t *m, const char *weights_path)
 		DC_TRY(m, cudaMalloc((void **)&m->ws, DC_WORKSPACE_SIZE), "cudaMalloc of the workspace");
 	DC_TRY(m, cudaMalloc((void **)&m->err, sizeof(int)), "cudaMalloc of the status flag");
 	DC_TRY(m, cudaMemset(m->err, 0, sizeof(int)), "cudaMemset of the status flag");
+	int *flag = NULL;
+	DC_TRY(m, cudaMallocHost((void **)&flag, sizeof(int)), "cudaMallocHost of the status flag");
+	m->flag = flag;
+	*flag = 0;
+	const char *graphs = getenv("DOCCC_GPU_GRAPHS");
+	if (!graphs || strcmp(graphs, "0") != 0) {
+		cudaStream_t own = NULL;
+		cudaEvent_t legacy = NULL;
+		DC_TRY(m, cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), "creating the model's stream");
+		m->own = m->stream = own;
+		DC_TRY(m, cudaEventCreateWithFlags(&legacy, cudaEventDisableTiming), "creating the model's event");
+		m->legacy = legacy;
+	}
 	if (!DC_WEIGHTS_SIZE)
 		return DOCCC_OK;
 	DC_TRY(m, cudaMalloc((void **)&m->w, DC_WEIGHTS_SIZE), "cudaMalloc of the weights");
@@ -388,6 +506,9 @@ void mlp_destroy(mlp_t *model)
 {
 	if (!model)
 		return;
+	for (int k = 0; k < DC_GRAPHS; k++)
+		if (model->graphs[k].exec)
+			(void)cudaGraphExecDestroy(model->graphs[k].exec);
 	(void)cudaFree(model->ws);
 	(void)cudaFree(model->w);
 	(void)cudaFree(model->err);
@@ -395,6 +516,12 @@ void mlp_destroy(mlp_t *model)
 		(void)cudaFree(model->hin[i]);
 	for (int i = 0; i < 1; i++)
 		(void)cudaFree(model->hout[i]);
+	if (model->flag)
+		(void)cudaFreeHost(model->flag);
+	if (model->legacy)
+		(void)cudaEventDestroy(model->legacy);
+	if (model->own)
+		(void)cudaStreamDestroy(model->own);
 	(void)cudaGetLastError();
 	free(model);
 }
@@ -436,7 +563,7 @@ int mlp_set_stream(mlp_t *model, void *stream)
 {
 	if (!model)
 		return DOCCC_ERR_ARG;
-	model->stream = (cudaStream_t)stream;
+	model->stream = stream ? (cudaStream_t)stream : model->own;
 	model->async = stream != NULL;
 	return DOCCC_OK;
 }

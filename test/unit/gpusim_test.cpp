@@ -110,6 +110,13 @@ __global__ void k_math(float *out)
 	out[3] = __saturatef(1.5f) + __saturatef(-2.0f) + __saturatef(NAN) + __saturatef(0.25f);
 }
 
+/* y = y * a + 1: the order of recorded launches shows in the result */
+__global__ void k_axpy(float *y, float a, unsigned n)
+{
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) y[i] = y[i] * a + 1.0f;
+}
+
 /* ---- helpers ---- */
 
 /* Run fn in a child; return its wait status. */
@@ -163,6 +170,49 @@ static void *thread_main(void *arg)
 	cudaFree(d);
 	(void)arg;
 	return (void *)(intptr_t)bad;
+}
+
+/* cudaMalloc and cudaFree from another thread: its status */
+static void *thread_malloc(void *arg)
+{
+	void *p = NULL;
+	cudaError_t e = cudaMalloc(&p, 64);
+	if (e == cudaSuccess) e = cudaFree(p);
+	(void)arg;
+	return (void *)(intptr_t)e;
+}
+
+static cudaError_t malloc_elsewhere(void)
+{
+	pthread_t th;
+	void *r = NULL;
+	pthread_create(&th, NULL, thread_malloc, NULL);
+	pthread_join(th, &r);
+	return (cudaError_t)(intptr_t)r;
+}
+
+static cudaStream_t end_stream;
+static void *thread_end(void *arg)
+{
+	cudaGraph_t g = NULL;
+	(void)arg;
+	return (void *)(intptr_t)cudaStreamEndCapture(end_stream, &g);
+}
+
+static cudaGraphExec_t child_exec;
+static void child_launch(void)
+{
+	_exit((int)cudaGraphLaunch(child_exec, 0));
+}
+
+/* Every element of the device array p equals v. */
+static int all_equal(const float *p, float v, unsigned n)
+{
+	float h[256];
+	if (n > 256 || cudaMemcpy(h, p, n * sizeof *h, cudaMemcpyDeviceToHost) != cudaSuccess) return 0;
+	for (unsigned i = 0; i < n; i++)
+		if (h[i] != v) return 0;
+	return 1;
 }
 
 /* ---- tests ---- */
@@ -484,6 +534,232 @@ static void test_threads(void)
 	CHECK_INT(bad, 0);
 }
 
+/* Capture on s: a = 0; a = a * 2 + 1 (fill: a[i] = 2 + i); a = a * k + 1; out = a. */
+static cudaGraph_t capture_chain(cudaStream_t s, float *a, float *out, unsigned n, int fill, float k)
+{
+	cudaGraph_t g = NULL;
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	CHECK_INT(cudaMemsetAsync(a, 0, n * sizeof(float), s), cudaSuccess);
+	if (fill)
+		DC_LAUNCH(k_fill, 1, 256, s, a, 2.0f, n);
+	else
+		DC_LAUNCH(k_axpy, 1, 256, s, a, 2.0f, n);
+	DC_LAUNCH(k_axpy, 1, 256, s, a, k, n);
+	CHECK_INT(cudaMemcpyAsync(out, a, n * sizeof(float), cudaMemcpyDeviceToDevice, s), cudaSuccess);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaSuccess);
+	return g;
+}
+
+/* Stream capture: recording in order, replay, exec update, and what CUDA
+ * refuses during a capture (which also ends in an invalidated capture,
+ * never a stream left capturing). */
+static void test_capture(void)
+{
+	const unsigned N = 256;
+	float *a, *b, *b2;
+	cudaStream_t s, sb;
+	cudaGraph_t g = NULL, g2 = NULL;
+	cudaGraphExec_t x = NULL;
+	enum cudaStreamCaptureStatus st;
+	CHECK_INT(cudaMalloc(&a, N * sizeof(float)), cudaSuccess);
+	CHECK_INT(cudaMalloc(&b, N * sizeof(float)), cudaSuccess);
+	CHECK_INT(cudaMalloc(&b2, N * sizeof(float)), cudaSuccess);
+	CHECK_INT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+	CHECK_INT(cudaStreamCreate(&sb), cudaSuccess);
+	CHECK_INT(cudaStreamCreateWithFlags(&sb, 4), cudaErrorInvalidValue);
+	CHECK_INT(cudaStreamCreate(&sb), cudaSuccess);
+	(void)cudaGetLastError();
+
+	/* recorded, not run: a memset, two launches, a copy */
+	CHECK_INT(cudaMemset(a, 0, N * sizeof(float)), cudaSuccess);
+	CHECK_INT(cudaMemset(b, 0, N * sizeof(float)), cudaSuccess);
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	CHECK_INT(cudaStreamIsCapturing(s, &st), cudaSuccess);
+	CHECK_INT(st, cudaStreamCaptureStatusActive);
+	CHECK_INT(cudaStreamIsCapturing(sb, &st), cudaSuccess);
+	CHECK_INT(st, cudaStreamCaptureStatusNone);
+	CHECK_INT(cudaMemsetAsync(a, 0, N * sizeof(float), s), cudaSuccess);
+	DC_LAUNCH(k_axpy, 1, 256, s, a, 2.0f, N);
+	DC_LAUNCH(k_axpy, 1, 256, s, a, 3.0f, N);
+	CHECK_INT(cudaMemcpyAsync(b, a, N * sizeof(float), cudaMemcpyDeviceToDevice, s), cudaSuccess);
+	CHECK_INT(cudaGetLastError(), cudaSuccess);
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaErrorIllegalState);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaSuccess);
+	CHECK(g != NULL);
+	CHECK_INT(cudaStreamIsCapturing(s, &st), cudaSuccess);
+	CHECK_INT(st, cudaStreamCaptureStatusNone);
+	CHECK(all_equal(b, 0.0f, N));
+	CHECK_INT(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+	CHECK_INT(cudaGraphDestroy(g), cudaSuccess); /* the executable graph keeps its operations */
+	CHECK_INT(cudaGraphLaunch(x, s), cudaSuccess);
+	CHECK(all_equal(b, 4.0f, N)); /* (0 * 2 + 1) * 3 + 1, then copied */
+	CHECK_INT(cudaMemset(b, 0, N * sizeof(float)), cudaSuccess);
+	CHECK_INT(cudaGraphLaunch(x, sb), cudaSuccess); /* any stream; the memset starts it over */
+	CHECK(all_equal(b, 4.0f, N));
+	CHECK_INT(cudaGraphLaunch(x, 0), cudaSuccess);
+	CHECK(all_equal(a, 4.0f, N));
+
+	/* the same shape with other pointers updates x in place; another shape does not */
+	g2 = capture_chain(s, a, b2, N, 0, 5.0f);
+	cudaGraphExecUpdateResultInfo info;
+	CHECK_INT(cudaGraphExecUpdate(x, g2, &info), cudaSuccess);
+	CHECK_INT(info.result, cudaGraphExecUpdateSuccess);
+	CHECK_INT(cudaGraphDestroy(g2), cudaSuccess);
+	CHECK_INT(cudaMemset(b2, 0, N * sizeof(float)), cudaSuccess);
+	CHECK_INT(cudaGraphLaunch(x, s), cudaSuccess);
+	CHECK(all_equal(b2, 6.0f, N));
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	DC_LAUNCH(k_axpy, 1, 256, s, a, 2.0f, N);
+	CHECK_INT(cudaStreamEndCapture(s, &g2), cudaSuccess);
+	CHECK_INT(cudaGraphExecUpdate(x, g2, &info), cudaErrorGraphExecUpdateFailure);
+	CHECK_INT(info.result, cudaGraphExecUpdateErrorTopologyChanged);
+	CHECK_INT(cudaGraphDestroy(g2), cudaSuccess);
+	g2 = capture_chain(s, a, b2, N, 1, 5.0f);
+	CHECK_INT(cudaGraphExecUpdate(x, g2, &info), cudaErrorGraphExecUpdateFailure);
+	CHECK_INT(info.result, cudaGraphExecUpdateErrorFunctionChanged);
+	CHECK_INT(cudaGraphDestroy(g2), cudaSuccess);
+	CHECK_INT(cudaGetLastError(), cudaErrorGraphExecUpdateFailure);
+	CHECK_INT(cudaGraphLaunch(x, s), cudaSuccess); /* unchanged by a refused update */
+	CHECK(all_equal(b2, 6.0f, N));
+
+	/* a graph launched into a capture is recorded into it */
+	CHECK_INT(cudaStreamBeginCapture(sb, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	CHECK_INT(cudaGraphLaunch(x, sb), cudaSuccess);
+	DC_LAUNCH(k_axpy, 1, 256, sb, b2, 2.0f, N);
+	CHECK_INT(cudaStreamEndCapture(sb, &g), cudaSuccess);
+	cudaGraphExec_t x2 = NULL;
+	CHECK_INT(cudaGraphInstantiateWithFlags(&x2, g, 0), cudaSuccess);
+	CHECK_INT(cudaGraphDestroy(g), cudaSuccess);
+	CHECK_INT(cudaGraphLaunch(x2, s), cudaSuccess);
+	CHECK(all_equal(b2, 13.0f, N));
+	CHECK_INT(cudaGraphExecDestroy(x2), cudaSuccess);
+	CHECK_INT(cudaGetLastError(), cudaSuccess);
+
+	/* what cannot be captured: the legacy stream, a caller's token, a capture twice, an end without one */
+	CHECK_INT(cudaStreamBeginCapture(0, cudaStreamCaptureModeThreadLocal), cudaErrorStreamCaptureUnsupported);
+	CHECK_INT(cudaStreamBeginCapture((cudaStream_t)0x1000, cudaStreamCaptureModeThreadLocal), cudaErrorInvalidResourceHandle);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaErrorIllegalState);
+	CHECK_INT(cudaStreamIsCapturing((cudaStream_t)0x1000, &st), cudaSuccess);
+	CHECK_INT(st, cudaStreamCaptureStatusNone);
+
+	/* synchronizing the capturing stream invalidates the capture, which still ends */
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	DC_LAUNCH(k_axpy, 1, 256, s, a, 2.0f, N);
+	CHECK_INT(cudaStreamSynchronize(s), cudaErrorStreamCaptureUnsupported);
+	CHECK_INT(cudaStreamIsCapturing(s, &st), cudaSuccess);
+	CHECK_INT(st, cudaStreamCaptureStatusInvalidated);
+	CHECK_INT(cudaMemsetAsync(a, 0, 4, s), cudaErrorStreamCaptureInvalidated);
+	g = (cudaGraph_t)1;
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	CHECK(g == NULL);
+	CHECK_INT(cudaStreamIsCapturing(s, &st), cudaSuccess);
+	CHECK_INT(st, cudaStreamCaptureStatusNone);
+	CHECK_INT(cudaStreamSynchronize(s), cudaSuccess);
+
+	/* thread-local mode: this thread may not allocate or copy synchronously, others may */
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	CHECK_INT(malloc_elsewhere(), cudaSuccess);
+	CHECK_INT(cudaStreamIsCapturing(s, &st), cudaSuccess);
+	CHECK_INT(st, cudaStreamCaptureStatusActive);
+	void *p = NULL;
+	CHECK_INT(cudaMalloc(&p, 64), cudaErrorStreamCaptureUnsupported);
+	CHECK_INT(cudaStreamIsCapturing(s, &st), cudaSuccess);
+	CHECK_INT(st, cudaStreamCaptureStatusInvalidated);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	float h4[4];
+	CHECK_INT(cudaMemcpy(h4, a, sizeof h4, cudaMemcpyDeviceToHost), cudaErrorStreamCaptureUnsupported);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	/* ... and the capture must end on its own thread */
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	end_stream = s;
+	pthread_t th;
+	void *r = NULL;
+	pthread_create(&th, NULL, thread_end, NULL);
+	pthread_join(th, &r);
+	CHECK_INT((intptr_t)r, cudaErrorStreamCaptureWrongThread);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaSuccess);
+	CHECK_INT(cudaGraphDestroy(g), cudaSuccess);
+
+	/* global mode: no thread may */
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+	CHECK_INT(malloc_elsewhere(), cudaErrorStreamCaptureUnsupported);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	CHECK_INT(malloc_elsewhere(), cudaSuccess);
+
+	/* legacy-stream work while a blocking stream captures: refused, not run */
+	CHECK_INT(cudaStreamBeginCapture(sb, cudaStreamCaptureModeRelaxed), cudaSuccess);
+	CHECK_INT(cudaMemset(a, 0, N * sizeof(float)), cudaErrorStreamCaptureImplicit);
+	CHECK_INT(cudaStreamEndCapture(sb, &g), cudaErrorStreamCaptureInvalidated);
+	CHECK_INT(cudaStreamBeginCapture(sb, cudaStreamCaptureModeRelaxed), cudaSuccess);
+	DC_LAUNCH(k_axpy, 1, 256, 0, a, 0.0f, N);
+	CHECK_INT(cudaGetLastError(), cudaErrorStreamCaptureImplicit);
+	CHECK_INT(cudaStreamEndCapture(sb, &g), cudaErrorStreamCaptureInvalidated);
+	CHECK(all_equal(a, 6.0f, N)); /* the refused launch did not run */
+	(void)cudaGetLastError();
+	/* ... but not while a non-blocking one does */
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), cudaSuccess);
+	DC_LAUNCH(k_axpy, 1, 256, 0, a, 0.0f, N);
+	CHECK_INT(cudaMemsetAsync(a, 0, 4, 0), cudaSuccess);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaSuccess);
+	CHECK_INT(cudaGraphDestroy(g), cudaSuccess);
+	CHECK_INT(cudaGetLastError(), cudaSuccess);
+
+	/* a bad launch or copy in a capture fails there and invalidates it */
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	DC_LAUNCH(k_axpy, 1, 2048, s, a, 2.0f, N);
+	CHECK_INT(cudaGetLastError(), cudaErrorInvalidConfiguration);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	CHECK_INT(cudaMemcpyAsync(a, b, (N + 1) * sizeof(float), cudaMemcpyDeviceToDevice, s), cudaErrorInvalidValue);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	(void)cudaGetLastError();
+
+	/* events: legacy-stream ordering works; a fork of another stream into a capture is refused */
+	cudaEvent_t ev;
+	CHECK_INT(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), cudaSuccess);
+	CHECK_INT(cudaEventRecord(ev, 0), cudaSuccess);
+	CHECK_INT(cudaStreamWaitEvent(s, ev, 0), cudaSuccess);
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	CHECK_INT(cudaEventRecord(ev, s), cudaSuccess);
+	CHECK_INT(cudaStreamWaitEvent(sb, ev, 0), cudaErrorStreamCaptureUnsupported);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	CHECK_INT(cudaEventDestroy(ev), cudaSuccess);
+	(void)cudaGetLastError();
+
+	/* a destroyed stream takes its unfinished capture along */
+	cudaStream_t s3;
+	CHECK_INT(cudaStreamCreateWithFlags(&s3, cudaStreamNonBlocking), cudaSuccess);
+	CHECK_INT(cudaStreamBeginCapture(s3, cudaStreamCaptureModeRelaxed), cudaSuccess);
+	DC_LAUNCH(k_axpy, 1, 256, s3, a, 2.0f, N);
+	CHECK_INT(cudaStreamDestroy(s3), cudaSuccess);
+	CHECK_INT(cudaStreamDestroy((cudaStream_t)0x1000), cudaErrorInvalidResourceHandle);
+	CHECK_INT(malloc_elsewhere(), cudaSuccess);
+	(void)cudaGetLastError();
+
+	/* a replay after its memory was freed: a kernel faults, a copy fails its check */
+	cudaGraphExec_t xk = NULL;
+	CHECK_INT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	DC_LAUNCH(k_axpy, 1, 256, s, b2, 2.0f, N);
+	CHECK_INT(cudaStreamEndCapture(s, &g), cudaSuccess);
+	CHECK_INT(cudaGraphInstantiate(&xk, g, 0), cudaSuccess);
+	CHECK_INT(cudaGraphDestroy(g), cudaSuccess);
+	CHECK_INT(cudaFree(b2), cudaSuccess);
+	child_exec = xk;
+	int ws = in_child(child_launch);
+	CHECK(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSEGV);
+	child_exec = x;
+	ws = in_child(child_launch);
+	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == cudaErrorInvalidValue);
+	CHECK_INT(cudaGraphExecDestroy(xk), cudaSuccess);
+
+	CHECK_INT(cudaGraphExecDestroy(x), cudaSuccess);
+	CHECK_INT(cudaStreamDestroy(s), cudaSuccess);
+	CHECK_INT(cudaStreamDestroy(sb), cudaSuccess);
+	CHECK_INT(cudaFree(a), cudaSuccess);
+	CHECK_INT(cudaFree(b), cudaSuccess);
+}
+
 int main(void)
 {
 	test_grid2d();
@@ -495,5 +771,6 @@ int main(void)
 	test_math();
 	test_env();
 	test_threads();
+	test_capture();
 	return check_done("gpusim_test");
 }
