@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -61,6 +62,12 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 	buf_quote(&b, ba->outhdr);
 	buf_printf(&b, ",\n  \"weights_bytes\": %lld,\n  \"workspace_bytes\": %lld,\n", (long long)wbytes,
 	           (long long)g->arena_size);
+	/* peak resident memory of doccc itself (ru_maxrss, KiB on Linux). Not
+	 * its compilers': a child started by posix_spawn shares doccc's memory
+	 * until it execs, and Linux then books doccc's peak to the child. */
+	struct rusage self = {0};
+	getrusage(RUSAGE_SELF, &self);
+	buf_printf(&b, "  \"peak_rss_bytes\": %lld,\n", (long long)self.ru_maxrss * 1024);
 	buf_printf(&b, "  \"time_ms\": {\"import\": %.3f, \"passes\": %.3f, \"build\": %.3f, \"per_pass\": {", tm->import_ms,
 	           tm->passes_ms, tm->build_ms);
 	for (int i = 0, k = 0; i < npasses; i++) {

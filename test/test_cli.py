@@ -442,6 +442,7 @@ def test_report_json(tmp_path, exports):
     assert data["name"] == "rep" and data["target"] == "sequential"
     assert data["aten_ops"].get("aten.conv2d.default", 0) >= 1, data["aten_ops"]
     assert data["weights_bytes"] > 0 and data["time_ms"]["build"] > 0
+    assert data["peak_rss_bytes"] > data["weights_bytes"], "doccc holds at least the weights"
     assert "expand" in data["time_ms"]["per_pass"]
     assert any("+" in n for n in data["fused_nodes"]), data["fused_nodes"]
     assert data["device_resident"] is False and data["device_backend"] is None
