@@ -899,9 +899,10 @@ static const char tf32_helper[] =
  * for kernels with barriers; grid is a C expression. With --report the
  * launch is also listed (e->launches: one JSON object a line; emit_step
  * puts the step's function for "@F@" and the node's label for "@L@"), with
- * its repeats per run (the host loops around it). */
+ * its repeats per run (the host loops around it) and, for a tiled
+ * contraction, its tile's side (else 0). */
 static void launch(Em *e, Node *n, int id, const char *kind, int sync, const char *grid, int64_t block, int64_t shared,
-                   const char *args)
+                   int tile, const char *args)
 {
 	emit_line(e, "%s(%s_k%d, dim3(%s), dim3(%lld), dc_stream%s);", sync ? "DC_LAUNCH_SYNC" : "DC_LAUNCH", e->nm, id, grid,
 	          (long long)block, args);
@@ -916,8 +917,8 @@ static void launch(Em *e, Node *n, int id, const char *kind, int sync, const cha
 		buf_puts(e->launches, grid);
 	else
 		buf_quote(e->launches, grid);
-	buf_printf(e->launches, ", \"block\": %lld, \"shared_bytes\": %lld, \"per_run\": %lld}\n", (long long)block,
-	           (long long)shared, (long long)times);
+	buf_printf(e->launches, ", \"block\": %lld, \"shared_bytes\": %lld, \"tile\": %d, \"per_run\": %lld}\n",
+	           (long long)block, (long long)shared, tile, (long long)times);
 }
 
 static const char *grid_of(Em *e, int64_t blocks)
@@ -993,17 +994,17 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	kernel_close(e, kf);
 	const char *a = args.len ? args.s : "";
 	if (gemm) {
-		launch(e, n, id, gemm_kinds[gm.kind].name, 1, grid_of(e, gemm_tiles(&gm, gm.s)), gm.threads, gemm_shared(&gm), a);
+		launch(e, n, id, gemm_kinds[gm.kind].name, 1, grid_of(e, gemm_tiles(&gm, gm.s)), gm.threads, gemm_shared(&gm), gm.s, a);
 	} else if (coop)
-		launch(e, n, id, "block-cooperative", 1, grid_of(e, nt), e->t->gpu_block, 0, a);
+		launch(e, n, id, "block-cooperative", 1, grid_of(e, nt), e->t->gpu_block, 0, 0, a);
 	else if (!depth)
-		launch(e, n, id, "single-thread", 0, "1", 1, 0, a);
+		launch(e, n, id, "single-thread", 0, "1", 1, 0, 0, a);
 	else if (ex_isint(total, &nt)) {
 		int64_t bs = e->t->gpu_block;
 		if (nt <= 0)
 			emit_line(e, "/* %s_k%d: empty grid */", e->nm, id);
 		else
-			launch(e, n, id, "grid-stride", 0, grid_of(e, (nt + bs - 1) / bs), nt < bs ? nt : bs, 0, a);
+			launch(e, n, id, "grid-stride", 0, grid_of(e, (nt + bs - 1) / bs), nt < bs ? nt : bs, 0, 0, a);
 	} else {
 		const char *tn = expr_str(g, total);
 		int bs = e->t->gpu_block, cap = e->t->gpu_max_blocks;
@@ -1012,7 +1013,7 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		launch(e, n, id, "grid-stride", 0,
 		       arena_printf(g->arena, "(unsigned)((%s) + %d - 1) / %d < %d ? (unsigned)(((%s) + %d - 1) / %d) : %d", tn, bs, bs,
 		                    cap, tn, bs, bs, cap),
-		       bs, 0, a);
+		       bs, 0, 0, a);
 		e->ind--;
 	}
 	buf_free(&params);
@@ -1128,7 +1129,7 @@ static void greduce_kernel(Em *e, Node *n, const GReduce *r)
 		emit_tree(e, r->op, acc->dt, mine, out, out, 1);
 	}
 	kernel_close(e, kf);
-	launch(e, n, id, "block-reduce", 1, "1", e->t->gpu_block, 0, args.len ? args.s : "");
+	launch(e, n, id, "block-reduce", 1, "1", e->t->gpu_block, 0, 0, args.len ? args.s : "");
 	buf_free(&params);
 	buf_free(&args);
 }

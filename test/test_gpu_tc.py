@@ -109,8 +109,7 @@ def build(pt2, outdir, precision, *extra):
 
 KINDS = {"highest": "tiled-fp32", "high": "tiled-tf32", "medium": "tiled-bf16"}
 NCONTRACT = 4
-# the tile sides the report's kernels must show, per kind and architecture
-# (shared bytes follow from them): server sm_90 (132 SMs), edge sm_87 (16)
+# server sm_90 (132 SMs), edge sm_87 (16)
 ARCHS = {"server": [], "edge": ["-c", "edge"]}
 SMS = {"server": 132, "edge": 16}
 # (batch, x, y) of the four contractions: rows (or pixels) by output columns
@@ -126,17 +125,6 @@ def expected_side(size, sms, tc):
         if nb * -(-nx // s) * -(-ny // s) >= sms:
             return s
     return sides[-1]
-
-
-def tile_side(k):
-    """The tile side of a tiled kernel of the report, from its shared bytes."""
-    elem = 2 if k["kind"] in ("tiled-bf16", "tiled-fp16") else 4
-    for s in (64, 32, 16):
-        pad = 1 if k["kind"] == "tiled-fp32" else 4 if elem == 4 else 8
-        cs = 0 if k["kind"] == "tiled-fp32" else 4 * s * (s + 4)
-        if k["shared_bytes"] == elem * 32 * 2 * (s + pad) + cs:
-            return s
-    raise AssertionError(f"no tile side gives {k}")
 
 
 def test_highest_is_fp32_and_matches_eager(contraction_pt2, tmp_path):
@@ -166,11 +154,14 @@ def test_tiles_by_size(precision, rnd, category, contraction_pt2, tmp_path):
     lib, rep = build(pt2, tmp_path, precision, *ARCHS[category])
     ks = [k for k in rep["gpu_kernels"] if k["kind"] == KINDS[precision]]
     assert len(ks) == NCONTRACT, rep["gpu_kernels"]
-    sides = [tile_side(k) for k in ks]
+    sides = [k["tile"] for k in ks]
     assert sides == [expected_side(z, SMS[category], precision != "highest") for z in SIZES], sides
     assert sides[3] == (64 if category == "edge" else 32), sides
     for k, s in zip(ks, sides):
         assert k["block"] == (128 if precision != "highest" and s == 32 else 256), k
+        elem, pad = (4, 1) if precision == "highest" else (4, 4) if precision == "high" else (2, 8)
+        staged = 0 if precision == "highest" else 4 * s * (s + 4)  # the accumulators' way to the epilogue
+        assert k["shared_bytes"] == elem * 32 * 2 * (s + pad) + staged, k
     got = run_lib(lib, [x.numpy() for x in xs], "--device")
     if rnd is None:
         for j, (g, w) in enumerate(zip(got, want)):
