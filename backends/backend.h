@@ -22,7 +22,9 @@ typedef struct {
 	int profile;             /* DOCC_DEBUG=profile: time each top-level node, report at destroy */
 	int static_lib;          /* outlib is a static archive (-o libNAME.a): no doccc_model alias */
 	Buf *launches;           /* out, or NULL: a GPU run's kernel launches as JSON objects, one a line (--report) */
+	double step_ms[4];       /* out: the build's steps, BUILD_STEPS (--report) */
 } BuildArgs;
+#define BUILD_STEPS {"weights", "compile", "link", "install"}
 
 /* NAME.weights (--external-weights): WEIGHTS_MAGIC, the blob's size (u64,
  * little-endian), its sha256 in hex, zeros up to WEIGHTS_HEADER bytes, then
@@ -31,13 +33,16 @@ typedef struct {
 #define WEIGHTS_MAGIC "DOCCCW01"
 enum { WEIGHTS_HEADER = 128 };
 
-/* Weight blob: every live constant at a 64-byte aligned offset (sets wofs). */
+/* Weight blob: every live constant at a 64-byte aligned offset, zeros
+ * between. blob_layout sets the offsets (wofs) and the size; blob_write
+ * makes each constant in turn (consts.c) and appends it to f (NULL: none),
+ * computing the sha256: 0, or -1 reported. */
 typedef struct {
-	unsigned char *data;
 	size_t size;
 	char sha[65];
 } Blob;
 void blob_layout(Sdfg *g, Blob *b);
+int blob_write(Sdfg *g, Blob *b, Ofile *f);
 
 void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *out);
 /* Status names and the C type of a dtype, shared by both emitters. */
@@ -67,6 +72,6 @@ const char *backend_link_flags(const Target *t, int static_lib);
 int backend_check_tools(Arena *ar, const Target *t, int static_lib, const char **key);
 
 /* 0 ok; 1 failure reported; 3 the external compiler failed (its stderr shown). */
-int backend_build(Sdfg *g, const Target *t, const BuildArgs *a);
+int backend_build(Sdfg *g, const Target *t, BuildArgs *a);
 
 #endif

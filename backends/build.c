@@ -2,11 +2,12 @@
  * build.c - weights layout, files, and the compilers.
  *
  * Every live constant is placed at a 64-byte aligned offset of one blob.
- * The blob reaches the library without passing through the C compiler: an
- * assembler file holds `.incbin "weights-SHA256.bin"`, so compile time does
- * not grow with the model. With --external-weights it is written instead to
- * NAME.weights (a 128-byte header: magic "DOCCCW01", size, the blob's
- * sha256 in hex, then the blob), which create() maps and checks.
+ * The blob reaches the library without passing through a compiler: doccc
+ * writes it as an ELF object, weights.o, that the link takes (see "the
+ * weights' files" below), so compile time does not grow with the model.
+ * With --external-weights it is written instead to NAME.weights (a
+ * 128-byte header: magic "DOCCCW01", size, the blob's sha256 in hex, then
+ * the blob), which create() maps and checks.
  *
  * The compiler comes from the backend table below: one row per way of
  * building (the C printer with clang; the GPU printer with nvcc, hipcc, or
@@ -15,21 +16,21 @@
  * DOCC_NVCC, DOCC_HIPCC, DOCC_CXX: a command, a launcher included, split
  * into words without a shell) and the compile's and link's flags. GPU
  * builds also write doccc_gpu.h and gpu_sim.h (embedded in doccc at its
- * build) beside the source. A build is three commands: the C compiler
- * (DOCC_CC) assembles weights.S into weights.o, the row's compiler compiles
- * the source to NAME.o and links the library (or ar makes a static
- * archive). They run in the working directory on relative paths, and the
- * blob's file name is its sha256, so no command line depends on where the
- * directory is and a compiler cache (ccache) can hit on the compile, and
- * none can mistake one blob for another. Compilers run through lib/spawn
+ * build) beside the source. A build is two commands: the row's compiler
+ * compiles the source to NAME.o, then links it with weights.o into the
+ * library (or ar makes a static archive). They run in the working
+ * directory on relative paths, so no command line depends on where the
+ * directory is and a compiler cache (ccache) can hit on the compile. Compilers run through lib/spawn
  * (argv vector, -v echoes it with the cd). Everything is produced in the
  * working directory first; only when all of it succeeded are the outputs
- * copied to their final paths,
- * each through a temporary name and a rename, and a failure part-way
- * removes what was written.
+ * moved to their final paths (a rename, or a copy through a temporary name
+ * and a rename across file systems), and a failure part-way removes what
+ * was written.
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emit.h"
@@ -38,35 +39,139 @@ extern const char gpu_rt_h[], gpu_sim_h[];  /* $(BUILD)/gen/gpu_headers.c */
 
 void blob_layout(Sdfg *g, Blob *b)
 {
-	size_t off = 0;
+	int64_t off = 0;
 	for (int i = 0; i < g->ncs; i++) {
 		Container *c = &g->cs[i];
 		if (c->kind != CK_CONST || c->dead)
 			continue;
-		off = (off + 63) & ~(size_t)63;
-		c->wofs = (int64_t)off;
-		off += (size_t)(sdfg_numel(g, i) * dtype_info[c->dt].size);
+		off = (off + 63) & ~(int64_t)63;
+		c->wofs = off;
+		off += sdfg_numel(g, i) * dtype_info[c->dt].size;
 	}
-	b->size = off;
-	b->data = arena_alloc_aligned(g->arena, off ? off : 1, 64);
-	for (int i = 0; i < g->ncs; i++) {
-		Container *c = &g->cs[i];
-		if (c->kind != CK_CONST || c->dead)
-			continue;
-		memcpy(b->data + c->wofs, c->data, (size_t)(sdfg_numel(g, i) * dtype_info[c->dt].size));
-	}
-	sha256_hex_of(b->data, b->size, b->sha);
+	b->size = (size_t)off;
 }
 
-/* Copy a file of the working directory to its final place (atomically). */
-static int install(const char *from, const char *to, int mode)
+int blob_write(Sdfg *g, Blob *b, Ofile *f)
 {
-	size_t len;
-	char *data = file_read(from, &len);
-	if (!data)
+	static const unsigned char zeros[64];
+	Sha256 h;
+	sha256_init(&h);
+	int64_t at = 0;
+	for (int i = 0; i < g->ncs; i++) {
+		Container *c = &g->cs[i];
+		if (c->kind != CK_CONST || c->dead)
+			continue;
+		int64_t n = sdfg_numel(g, i) * dtype_info[c->dt].size, pad = c->wofs - at;
+		sha256_update(&h, zeros, (size_t)pad);
+		if (f)
+			ofile_write(f, zeros, (size_t)pad);
+		const void *d = sdfg_const_get(g, i);
+		if (!d)
+			return -1;
+		sha256_update(&h, d, (size_t)n);
+		if (f)
+			ofile_write(f, d, (size_t)n);
+		sdfg_const_put(g, i);
+		at = c->wofs + n;
+	}
+	DOCC_ASSERT((size_t)at == b->size);
+	unsigned char d[32];
+	sha256_final(&h, d);
+	sha256_hex(d, b->sha);
+	return 0;
+}
+
+/* ---- the weights' files ----------------------------------------------------------
+ * Both are written in one pass over the constants (blob_write), each made
+ * when its turn comes, so neither doccc nor a tool after it holds the
+ * weights whole: NAME.weights gets its header (which holds the sha256)
+ * once the data is written; weights.o is an ELF relocatable object that
+ * doccc writes itself, the blob as the one section holding the symbol
+ * NAME_weights_blob (hidden), so no assembler reads it (an assembler's
+ * .incbin holds the file twice in memory). On x86-64 that section is large
+ * data (.lrodata, SHF_X86_64_LARGE): the linker places it after the rest,
+ * so a blob of any size leaves the library's own relocations in reach. */
+#if defined(__x86_64__)
+#define ELF_MACHINE EM_X86_64
+#define ELF_SEC_FLAGS (SHF_ALLOC | 0x10000000) /* SHF_X86_64_LARGE, which elf.h lacks */
+#define ELF_SEC_NAME ".lrodata.doccc_weights"
+#elif defined(__aarch64__)
+#define ELF_MACHINE EM_AARCH64
+#define ELF_SEC_FLAGS SHF_ALLOC
+#define ELF_SEC_NAME ".rodata.doccc_weights"
+#else
+#error "doccc writes weights objects for x86-64 and aarch64 hosts"
+#endif
+
+static int write_weights_file(Sdfg *g, Blob *w, const char *path)
+{
+	Ofile f;
+	if (ofile_open(&f, path))
 		return -1;
-	int rc = file_write_mode(to, data, len, mode);
-	free(data);
+	unsigned char hdr[WEIGHTS_HEADER] = {0};
+	ofile_write(&f, hdr, sizeof hdr);
+	if (blob_write(g, w, &f)) {
+		ofile_abort(&f);
+		return -1;
+	}
+	uint64_t sz = w->size;
+	memcpy(hdr, WEIGHTS_MAGIC, 8);
+	memcpy(hdr + 8, &sz, 8);
+	memcpy(hdr + 16, w->sha, 64);
+	ofile_pwrite(&f, hdr, sizeof hdr, 0);
+	return ofile_close(&f, -1);
+}
+
+/* weights.o: header, the blob at offset 64, then symbols, names and the
+ * section headers: null, the blob, .note.GNU-stack (no executable stack),
+ * .symtab, .strtab, .shstrtab. */
+static int write_weights_object(Sdfg *g, Blob *w, const char *path)
+{
+	enum { S_BLOB = 1, S_STACK, S_SYMTAB, S_STRTAB, S_SHSTRTAB, NSEC };
+	static const char shstr[] = "\0" ELF_SEC_NAME "\0.note.GNU-stack\0.symtab\0.strtab\0.shstrtab";
+	Buf str = {0};
+	buf_putn(&str, "", 1);
+	buf_printf(&str, "%s_weights_blob", g->name);
+	size_t strn = str.len + 1;
+	Elf64_Sym sym[2] = {{0}, {.st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT), .st_other = STV_HIDDEN,
+	                          .st_shndx = S_BLOB, .st_size = w->size}};
+	uint64_t symofs = (64 + w->size + 7) / 8 * 8, strofs = symofs + sizeof sym;
+	uint64_t shofs = (strofs + strn + sizeof shstr + 7) / 8 * 8;
+	Elf64_Ehdr eh = {.e_type = ET_REL, .e_machine = ELF_MACHINE, .e_version = EV_CURRENT, .e_shoff = shofs,
+	                 .e_ehsize = sizeof eh, .e_shentsize = sizeof(Elf64_Shdr), .e_shnum = NSEC, .e_shstrndx = S_SHSTRTAB};
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	uint32_t n1 = 1, n2 = n1 + sizeof ELF_SEC_NAME, n3 = n2 + sizeof ".note.GNU-stack", n4 = n3 + sizeof ".symtab",
+	         n5 = n4 + sizeof ".strtab";
+	Elf64_Shdr sh[NSEC] = {
+		{0},
+		{.sh_name = n1, .sh_type = SHT_PROGBITS, .sh_flags = ELF_SEC_FLAGS, .sh_offset = 64, .sh_size = w->size,
+		 .sh_addralign = 64},
+		{.sh_name = n2, .sh_type = SHT_PROGBITS, .sh_offset = 64, .sh_addralign = 1},
+		{.sh_name = n3, .sh_type = SHT_SYMTAB, .sh_offset = symofs, .sh_size = sizeof sym, .sh_link = S_STRTAB,
+		 .sh_info = 1, .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym)},
+		{.sh_name = n4, .sh_type = SHT_STRTAB, .sh_offset = strofs, .sh_size = strn, .sh_addralign = 1},
+		{.sh_name = n5, .sh_type = SHT_STRTAB, .sh_offset = strofs + strn, .sh_size = sizeof shstr, .sh_addralign = 1},
+	};
+	Ofile f;
+	int rc = ofile_open(&f, path);
+	if (!rc) {
+		ofile_write(&f, &eh, sizeof eh);
+		if ((rc = blob_write(g, w, &f)) != 0)
+			ofile_abort(&f);
+	}
+	if (!rc) {
+		ofile_zeros(&f, (size_t)(symofs - 64 - w->size));
+		ofile_write(&f, sym, sizeof sym);
+		ofile_write(&f, str.s, strn);
+		ofile_write(&f, shstr, sizeof shstr);
+		ofile_zeros(&f, (size_t)(shofs - (strofs + strn + sizeof shstr)));
+		ofile_write(&f, sh, sizeof sh);
+		rc = ofile_close(&f, -1);
+	}
+	buf_free(&str);
 	return rc;
 }
 
@@ -224,9 +329,9 @@ static int tool_words(Arena *ar, const Tool *tl, Argv *av)
 /* The tools a build for t runs, each once, NULL where none. */
 static void tools_used(const Target *t, int static_lib, const Tool *used[3])
 {
-	used[0] = &tool_cc;
-	used[1] = strcmp(backend_of(t)->cc.env, tool_cc.env) ? &backend_of(t)->cc : NULL;
-	used[2] = static_lib ? &tool_ar : NULL;
+	used[0] = &backend_of(t)->cc;
+	used[1] = static_lib ? &tool_ar : NULL;
+	used[2] = NULL;
 }
 
 int backend_check_tools(Arena *ar, const Target *t, int static_lib, const char **key)
@@ -321,25 +426,39 @@ static int run_tool(const char *dir, const char **argv, int words, const Tool *t
 	return 0;
 }
 
-int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
+static double ms_now(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
+{
+	double t0 = ms_now();
 	Arena *ar = g->arena;
 	const char *nm = g->name, *wd = a->workdir;
 	const Backend *be = backend_of(t);
 	if (a->profile && be->gpu)
 		diag_warn(NULL, "DOCC_DEBUG=profile times the steps of CPU builds only; ignored for -t %s", t->name);
+	/* The weights first: the source names their sha256. */
 	Blob w = {0};
 	blob_layout(g, &w);
+	int embed = w.size && !a->outweights;
+#define WD(f) arena_printf(ar, "%s/%s", wd, f)
+	const char *wext = WD(arena_printf(ar, "%s.weights", nm));
+	if (embed ? write_weights_object(g, &w, WD("weights.o")) : a->outweights ? write_weights_file(g, &w, wext)
+	                                                                          : blob_write(g, &w, NULL))
+		return 1;
+	a->step_ms[0] = ms_now() - t0;
 	Buf src = {0}, hdr = {0};
 	emit_source(g, t, be->printer, a, &w, &src);
 	emit_h(g, t, a, &hdr);
 	/* Names in the working directory, where the commands run: relative,
 	 * so that no command line depends on where it is. */
 	const char *csrc = arena_printf(ar, "%s%s", nm, be->ext), *cobj = arena_printf(ar, "%s.o", nm);
-	const char *wbin = arena_printf(ar, "weights-%s.bin", w.sha); /* its name changes with its bytes */
 	const char *lib = arena_printf(ar, "lib%s.%s", nm, a->static_lib ? "a" : "so");
-#define WD(f) arena_printf(ar, "%s/%s", wd, f)
-	const char *chdr = WD(arena_printf(ar, "%s.h", nm)), *wext = WD(arena_printf(ar, "%s.weights", nm));
+	const char *chdr = WD(arena_printf(ar, "%s.h", nm));
 	int rc = file_write(WD(csrc), src.s, src.len) || file_write(chdr, hdr.s, hdr.len);
 	if (be->gpu)
 		rc = rc || file_write(WD("doccc_gpu.h"), gpu_rt_h, strlen(gpu_rt_h)) ||
@@ -348,55 +467,11 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	buf_free(&hdr);
 	if (rc)
 		return 1;
-	int embed = w.size && !a->outweights;
-	if (embed) {
-		Buf as = {0};
-		/* nm needs no buf_ccomment: -n is checked to be a C identifier, and
-		 * path_to_ident makes one */
-		buf_printf(&as, "/* weights of %s: %zu bytes, sha256 %s */\n"
-		                "\t.section .rodata.doccc_weights,\"a\",@progbits\n\t.balign 64\n"
-		                "\t.globl %s_weights_blob\n\t.hidden %s_weights_blob\n\t.type %s_weights_blob, @object\n"
-		                "%s_weights_blob:\n\t.incbin \"%s\"\n\t.size %s_weights_blob, .-%s_weights_blob\n"
-		                "\t.section .note.GNU-stack,\"\",@progbits\n",
-		           nm, w.size, w.sha, nm, nm, nm, nm, wbin, nm, nm);
-		rc = file_write(WD(wbin), w.data, w.size) || file_write(WD("weights.S"), as.s, as.len);
-		buf_free(&as);
-		if (rc)
-			return 1;
-	}
-	if (a->outweights) {
-		size_t n = WEIGHTS_HEADER + w.size;
-		unsigned char *f = calloc(1, n);
-		if (!f) {
-			diag_error(NULL, "out of memory");
-			return 1;
-		}
-		memcpy(f, WEIGHTS_MAGIC, 8);
-		uint64_t sz = w.size;
-		memcpy(f + 8, &sz, 8);
-		memcpy(f + 16, w.sha, 64);
-		memcpy(f + WEIGHTS_HEADER, w.data, w.size);
-		rc = file_write(wext, f, n);
-		free(f);
-		if (rc)
-			return 1;
-	}
-	/* Three steps: the weights object (assembled by the C compiler, every
-	 * backend), the compile of the source (what a compiler cache keeps),
-	 * then the link (or ar for a static archive). */
+	/* Two steps: the compile of the source (what a compiler cache keeps),
+	 * then the link (or ar for a static archive) with weights.o. */
 	const char *argv[ARGV_MAX];
 	Argv av = {argv, 0, ar};
 	int words;
-	if (embed) {
-		if (!(words = tool_words(ar, &tool_cc, &av)))
-			return 1;
-		const char *wa[] = {"-c", "-fPIC", "-o", "weights.o", "weights.S", NULL};
-		for (int i = 0; wa[i]; i++)
-			arg(&av, wa[i]);
-		argv[av.n] = NULL;
-		if ((rc = run_tool(wd, argv, words, &tool_cc, "assembling the weights", nm)))
-			return rc;
-	}
 	const char *what = arena_printf(ar, "compiling the generated %s", csrc);
 	av.n = 0;
 	if (!(words = tool_words(ar, &be->cc, &av)))
@@ -408,6 +483,8 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	argv[av.n] = NULL;
 	if ((rc = run_tool(wd, argv, words, &be->cc, what, nm)))
 		return rc;
+	double t1 = ms_now();
+	a->step_ms[1] = t1 - t0 - a->step_ms[0];
 	const Tool *lt = a->static_lib ? &tool_ar : &be->cc;
 	av.n = 0;
 	if (!(words = tool_words(ar, lt, &av)))
@@ -432,6 +509,8 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 		return rc;
 	if (a->static_lib && spawn_verbose)
 		diag_note(a->outlib, "a program that links this archive also needs: %s", backend_link_flags(t, 1));
+	double t2 = ms_now();
+	a->step_ms[2] = t2 - t1;
 	/* Install: header, source, weights, library; undo on failure. */
 	const char *from[4] = {chdr, a->outsrc ? WD(csrc) : NULL, a->outweights ? wext : NULL, WD(lib)};
 #undef WD
@@ -440,12 +519,14 @@ int backend_build(Sdfg *g, const Target *t, const BuildArgs *a)
 	for (int i = 0; i < 4; i++) {
 		if (!from[i])
 			continue;
-		if (install(from[i], to[i], modes[i])) {
+		/* a kept working directory keeps everything, to rerun the commands */
+		if (tmp_keep ? file_copy(from[i], to[i], modes[i]) : file_move(from[i], to[i], modes[i])) {
 			for (int j = 0; j < i; j++)
 				if (from[j])
 					unlink(to[j]);
 			return 1;
 		}
 	}
+	a->step_ms[3] = ms_now() - t2;
 	return 0;
 }

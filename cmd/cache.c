@@ -31,14 +31,17 @@ static int env_true(const char *name)
 	return v && *v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no") && strcasecmp(v, "off");
 }
 
-static int hash_file(Sha256 *h, const char *path)
+/* The sha256 of a file in hex (through a fixed buffer: outputs and inputs
+ * may be gigabytes); -1 reported. */
+static int hash_hex(const char *path, char hex[65])
 {
-	size_t len;
-	char *data = file_read(path, &len);
-	if (!data)
+	Sha256 h;
+	unsigned char d[32];
+	sha256_init(&h);
+	if (file_hash(path, &h))
 		return -1;
-	sha256_update(h, data, len);
-	free(data);
+	sha256_final(&h, d);
+	sha256_hex(d, hex);
 	return 0;
 }
 
@@ -54,7 +57,7 @@ static char *cache_dir(Arena *a, const Paths *reads, const char *key)
 		Sha256 f;
 		unsigned char fd[32];
 		sha256_init(&f);
-		if (hash_file(&f, reads->v[i]))
+		if (file_hash(reads->v[i], &f))
 			return NULL;
 		sha256_final(&f, fd);
 		sha256_update(&h, fd, sizeof fd);
@@ -103,8 +106,6 @@ static int entry_reuse(Arena *a, const BuildArgs *ba, const char *dir, const cha
 {
 	const char *outs[NOUTS];
 	int modes[NOUTS];
-	char *data[NOUTS] = {0};
-	size_t len[NOUTS] = {0};
 	cache_outputs(ba, outs, modes);
 	Buf quiet = {0};
 	diag_capture(&quiet);
@@ -114,12 +115,10 @@ static int entry_reuse(Arena *a, const BuildArgs *ba, const char *dir, const cha
 		if (!outs[i])
 			continue;
 		const char *nm = path_base(outs[i]);
-		data[i] = file_read(arena_printf(a, "%s/%s", dir, nm), &len[i]);
 		char hex[65];
-		if (data[i])
-			sha256_hex_of(data[i], len[i], hex);
+		int bad = hash_hex(arena_printf(a, "%s/%s", dir, nm), hex);
 		const char *want = manifest_hash(man, nm);
-		if (!data[i])
+		if (bad)
 			*why = arena_printf(a, "%s is missing", nm);
 		else if (!want)
 			*why = arena_printf(a, "%s is not in MANIFEST", nm);
@@ -131,15 +130,13 @@ static int entry_reuse(Arena *a, const BuildArgs *ba, const char *dir, const cha
 	buf_free(&quiet);
 	int rc = *why ? 1 : 0;
 	for (int i = 0; i < NOUTS && rc == 0; i++) {
-		if (!outs[i] || file_write_mode(outs[i], data[i], len[i], modes[i]) == 0)
+		if (!outs[i] || file_copy(arena_printf(a, "%s/%s", dir, path_base(outs[i])), outs[i], modes[i]) == 0)
 			continue;
 		for (int j = 0; j < i; j++)
 			if (outs[j])
 				unlink(outs[j]);
 		rc = -1;
 	}
-	for (int i = 0; i < NOUTS; i++)
-		free(data[i]);
 	return rc;
 }
 
@@ -166,14 +163,11 @@ static void entry_store(Arena *a, const BuildArgs *ba, const char *dir, int repl
 	for (int i = 0; i < NOUTS && ok; i++) {
 		if (!outs[i])
 			continue;
-		size_t len;
-		char hex[65], *data = file_read(outs[i], &len);
-		ok = data && file_write_mode(arena_printf(a, "%s/%s", tmp, path_base(outs[i])), data, len, modes[i]) == 0;
-		if (ok) {
-			sha256_hex_of(data, len, hex);
+		char hex[65];
+		ok = file_copy(outs[i], arena_printf(a, "%s/%s", tmp, path_base(outs[i])), modes[i]) == 0 &&
+		     hash_hex(outs[i], hex) == 0;
+		if (ok)
 			buf_printf(&man, "%s  %s\n", hex, path_base(outs[i]));
-		}
-		free(data);
 	}
 	ok = ok && file_write(arena_printf(a, "%s/MANIFEST", tmp), man.s, man.len) == 0;
 	if (ok && rename(tmp, dir) != 0 && replace) {

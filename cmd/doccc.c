@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,9 @@ static const char usage_text[] =
 	"      --pass-opt P.K=V  set a pass option, e.g. expand.tile_m=8 (repeatable)\n"
 	"      --disable-pass P  switch a pass off (repeatable)\n"
 	"      --emit-source     also write NAME.c\n"
-	"      --external-weights  write NAME.weights; create() maps it\n"
+	"      --external-weights  write NAME.weights; create() maps it (the default for\n"
+	"                        weights over 1 GiB)\n"
+	"      --embed-weights   weights in the library, whatever their size\n"
 	"      --dump-sdfg DIR   write the SDFG after every stage (JSON and DOT)\n"
 	"      --report FILE     write a JSON report: ops, fused nodes, sizes, times\n"
 	"  -MD                   write a make depfile beside the library (libNAME.so: libNAME.d)\n"
@@ -152,7 +155,7 @@ static int debug_has(const char *key)
  * after the YAML file, so they are collected first. */
 typedef struct {
 	const char *input, *out, *name, *optfile, *weights, *dumpdir, *report;
-	int emit_source, external, simulate, check, json;
+	int emit_source, external, embed, simulate, check, json;
 	const char *set_key[64], *set_val[64];
 	int nset;
 	const char *popts[128];
@@ -200,6 +203,8 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 			c->emit_source = 1;
 		} else if (!strcmp(s, "--external-weights")) {
 			c->external = 1;
+		} else if (!strcmp(s, "--embed-weights")) {
+			c->embed = 1;
 		} else if (!strcmp(s, "--simulate")) {
 			c->simulate = 1;
 		} else if (!strcmp(s, "--check")) {
@@ -325,6 +330,8 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 		return usage_error("%s", "--json goes with --check (doccc check MODEL --json)");
 	if (c->bs.nmt && !c->bs.depfile)
 		return usage_error("%s", "-MT goes with -MD or -MF");
+	if (c->embed && c->external)
+		return usage_error("%s", "--embed-weights and --external-weights: choose one");
 	if (c->check && (c->bs.depfile || c->bs.pkgconfig || c->bs.cmake))
 		return usage_error("%s", "--check builds nothing: -MD, -MF, --emit-pkgconfig and --emit-cmake go with a compile");
 	c->bs.prereqs[0] = c->input;
@@ -360,6 +367,32 @@ static int configure(Arena *a, const Cli *c, Options *o, Target *tg)
 	return -1;
 }
 
+/* Embedded weights pass through the linker, which holds them in memory
+ * and copies them at about 5 to 8 s per GB: above EMBED_MAX bytes of input
+ * (the archive, or the JSON, the safetensors file and an extracted
+ * archive's data files) they are written to NAME.weights instead, with a
+ * note, unless --embed-weights says otherwise. Decided before the compile
+ * from the files' sizes, so that the outputs are known up front (the
+ * cache, -MD). */
+#define EMBED_MAX ((int64_t)1 << 30)
+static int embed_too_large(Arena *a, const Cli *c)
+{
+	Paths reads = {0};
+	compile_reads(a, c->bs.prereqs, &reads);
+	int64_t n = 0;
+	for (int i = 0; i < reads.n; i++) {
+		struct stat sb;
+		if (stat(reads.v[i], &sb) == 0)
+			n += (int64_t)sb.st_size;
+	}
+	if (n <= EMBED_MAX)
+		return 0;
+	diag_note(c->input, "%.2f GB of input, more than doccc embeds in a library by default (1 GiB): writing the "
+	          "weights to %s.weights beside it (--embed-weights embeds them anyway; --external-weights says "
+	          "so, without this note)", (double)n / 1e9, c->nm);
+	return 1;
+}
+
 /* The output paths of -o (DIR/, an existing directory, PATH.so, or PATH.a
  * for a static archive) into ba, the output directory made, the compiler
  * variables checked: -1 to go on, or the exit code (reported). */
@@ -391,6 +424,8 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, Bu
 	ba->profile = debug_has("profile");
 	ba->outhdr = arena_printf(a, "%s/%s.h", c->dir, c->nm);
 	ba->outsrc = c->emit_source ? arena_printf(a, "%s/%s%s", c->dir, c->nm, TARGET_IS_GPU(tg) ? ".cu" : ".c") : NULL;
+	if (!c->external && !c->embed && embed_too_large(a, c))
+		c->external = 1;
 	ba->outweights = c->external ? arena_printf(a, "%s/%s.weights", c->dir, c->nm) : NULL;
 	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg->name, tg->category, o->march ? " march=" : "",
 	                           o->march ? o->march : "", c->simulate ? " simulate" : "", c->npopts ? " " : "",

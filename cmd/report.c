@@ -68,8 +68,16 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 	struct rusage self = {0};
 	getrusage(RUSAGE_SELF, &self);
 	buf_printf(&b, "  \"peak_rss_bytes\": %lld,\n", (long long)self.ru_maxrss * 1024);
-	buf_printf(&b, "  \"time_ms\": {\"import\": %.3f, \"passes\": %.3f, \"build\": %.3f, \"per_pass\": {", tm->import_ms,
+	/* the most bytes of constants doccc held at once (ir/consts.c) */
+	int64_t held;
+	sdfg_const_held(g, &held);
+	buf_printf(&b, "  \"weights_held_peak_bytes\": %lld,\n", (long long)held);
+	buf_printf(&b, "  \"time_ms\": {\"import\": %.3f, \"passes\": %.3f, \"build\": %.3f, \"build_steps\": {", tm->import_ms,
 	           tm->passes_ms, tm->build_ms);
+	static const char *const steps[] = BUILD_STEPS;
+	for (size_t i = 0; i < COUNTOF(steps); i++)
+		buf_printf(&b, "%s\"%s\": %.3f", i ? ", " : "", steps[i], ba->step_ms[i]);
+	buf_puts(&b, "}, \"per_pass\": {");
 	for (int i = 0, k = 0; i < npasses; i++) {
 		if (g->pass_ms[i] < 0)
 			continue;

@@ -20,10 +20,13 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -617,33 +620,20 @@ int lw_meta(Imp *m, const char *name, Meta *o)
 
 /* ---- weights -------------------------------------------------------------------- */
 
-static void *storage_get(Imp *m, const char *key, const char *rel, size_t *len)
-{
-	for (int i = 0; i < m->nstor; i++)
-		if (!strcmp(m->stor[i].key, key)) {
-			*len = m->stor[i].len;
-			return m->stor[i].data;
-		}
-	void *d = NULL;
-	if (m->zip)
-		d = pt2_read(m->zip, rel, len);
-	else if (m->dir) {
-		char *p = arena_printf(m->a, "%s%s", m->dir, rel);
-		d = file_read(p, len);
-	}
-	if (!d)
-		return NULL;
-	void *copy = arena_alloc_aligned(m->a, *len ? *len : 1, 64);
-	memcpy(copy, d, *len);
-	free(d);
-	if (m->nstor >= m->capstor)
-		arena_grow(m->a, (void **)&m->stor, &m->capstor, m->nstor + 1, sizeof *m->stor);
-	m->stor[m->nstor].key = arena_strdup(m->a, key);
-	m->stor[m->nstor].data = copy;
-	m->stor[m->nstor].len = *len;
-	m->nstor++;
-	return copy;
-}
+/* Where a weight's bytes are, read when the compile needs them (consts.c):
+ * a storage (an archive entry, an extracted archive's data file, or bytes
+ * of the mapped safetensors file) of len bytes, and the strided view of it
+ * the weight is (element strides and offset; contig when it is the first
+ * numel elements in order). len 0 with numel > 0 is a fake tensor: zeros. */
+typedef struct {
+	Pt2 *zip;
+	const char *rel;     /* archive entry, or the data file's path when zip is NULL */
+	const void *mapped;  /* safetensors: the bytes themselves */
+	const char *where;   /* for messages: the file */
+	size_t len;
+	int rank, esz, contig;
+	int64_t shape[MAXDIM], stride[MAXDIM], offset;
+} WeightSrc;
 
 /* Gather a tensor (sizes/strides/offset in elements) into contiguous bytes. */
 static void gather(char *dst, const char *src, int rank, const int64_t *shape, const int64_t *stride, int64_t off, int esz)
@@ -665,9 +655,75 @@ static void gather(char *dst, const char *src, int rank, const int64_t *shape, c
 	}
 }
 
-/* Bytes for weight fqn (kind: "parameter", "buffer", "constant"), checked
- * against the graph's metadata for the placeholder. */
-static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta *want, const char *placeholder)
+static int read_storage(const WeightSrc *w, void *dst)
+{
+	return w->zip ? pt2_read_into(w->zip, w->rel, dst, w->len) : file_read_at(w->rel, 0, dst, w->len);
+}
+
+/* ConstSrc.make of an input's weight. */
+static int weight_make(Sdfg *g, const ConstSrc *s, void *dst)
+{
+	(void)g;
+	const WeightSrc *w = s->ctx;
+	int64_t n = 1;
+	for (int i = 0; i < w->rank; i++)
+		n *= w->shape[i];
+	size_t bytes = (size_t)(n * w->esz);
+	if (!w->len || !n) {
+		memset(dst, 0, bytes);
+		return 0;
+	}
+	if (w->mapped) {
+		if (w->contig)
+			memcpy(dst, w->mapped, bytes);
+		else
+			gather(dst, w->mapped, w->rank, w->shape, w->stride, w->offset, w->esz);
+		file_map_drop(w->mapped, w->len);
+		return 0;
+	}
+	if (w->contig && w->len == bytes)
+		return read_storage(w, dst);
+	char *tmp = malloc(w->len);
+	if (!tmp) {
+		diag_error(w->where, "out of memory reading '%s' (%zu bytes)", w->rel, w->len);
+		return -1;
+	}
+	int rc = read_storage(w, tmp);
+	if (!rc) {
+		if (w->contig)
+			memcpy(dst, tmp, bytes);
+		else
+			gather(dst, tmp, w->rank, w->shape, w->stride, w->offset, w->esz);
+	}
+	free(tmp);
+	return rc;
+}
+
+/* The size of storage rel of the archive or the extracted archive; -1 reported. */
+static int storage_size(Imp *m, WeightSrc *w, const char *rel)
+{
+	if (m->zip) {
+		w->zip = m->zip;
+		w->rel = rel;
+		w->where = m->path;
+		return pt2_size(m->zip, rel, &w->len);
+	}
+	w->rel = arena_printf(m->a, "%s%s", m->dir, rel);
+	w->where = w->rel;
+	struct stat sb;
+	int err = stat(w->rel, &sb) != 0 ? errno : 0;
+	if (err || !S_ISREG(sb.st_mode)) {
+		diag_error(w->rel, "cannot read: %s", err ? strerror(err) : "not a regular file");
+		return -1;
+	}
+	w->len = (size_t)sb.st_size;
+	return 0;
+}
+
+/* The source of weight fqn (kind: "parameter", "buffer", "constant"),
+ * checked against the graph's metadata for the placeholder: sizes, dtype,
+ * and that the view fits its storage (the bytes are read later). */
+static const WeightSrc *load_weight(Imp *m, const char *fqn, int isconst, const Meta *want, const char *placeholder)
 {
 	int esz = dtype_info[want->dt].size;
 	int64_t bytes = lw_tensor_bytes(want->rank, want->shape, esz), numel = bytes / esz;  /* read_meta checked it */
@@ -676,8 +732,13 @@ static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta 
 		           (long long)DOCC_MAX_WEIGHT_BYTES);
 		return NULL;
 	}
-	if (m->have_st) {
-		const StTensor *t = st_find(&m->st, fqn);
+	WeightSrc *w = arena_alloc(m->a, sizeof *w);
+	w->rank = want->rank;
+	w->esz = esz;
+	w->contig = 1;
+	memcpy(w->shape, want->shape, sizeof w->shape);
+	if (m->st) {
+		const StTensor *t = st_find(m->st, fqn);
 		if (!t) {
 			diag_error(m->stpath, "no tensor '%s' (needed for graph input '%s')", fqn, placeholder);
 			return NULL;
@@ -695,10 +756,11 @@ static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta 
 			diag_error(m->stpath, "tensor '%s' holds %zu bytes; its shape needs %lld", fqn, t->nbytes, (long long)bytes);
 			return NULL;
 		}
-		/* copied: the file is closed when import ends */
-		void *copy = arena_alloc_aligned(m->a, t->nbytes ? t->nbytes : 1, 64);
-		memcpy(copy, t->data, t->nbytes);
-		return copy;
+		w->mapped = t->data;
+		w->len = t->nbytes;
+		w->where = m->stpath;
+		w->rel = fqn;
+		return w;
 	}
 	if (!m->zip && !m->dir) {
 		diag_error(m->path, "the program needs weights (first: '%s' for graph input '%s'); pass --weights FILE.safetensors "
@@ -737,12 +799,10 @@ static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta 
 			return NULL;
 		}
 	char *rel = arena_printf(m->a, "data/%s/%s", inconst ? "constants" : "weights", pn);
-	size_t len;
-	void *stor = storage_get(m, rel, rel, &len);
-	if (!stor)
+	if (storage_size(m, w, rel))
 		return NULL;
-	if (len == 0 && numel > 0) /* fake or empty tensor: zeros */
-		return arena_alloc_aligned(m->a, (size_t)bytes, 64);
+	if (w->len == 0 && numel > 0) /* fake or empty tensor: zeros */
+		return w;
 	/* Bounds of the strided view inside the storage: the last byte it
 	 * reads, (offset + sum (size - 1) * stride + 1) * esz, overflow-checked
 	 * (read_meta made offset and strides non-negative). */
@@ -752,22 +812,20 @@ static const void *load_weight(Imp *m, const char *fqn, int isconst, const Meta 
 		if (meta.shape[i] > 0)
 			over |= ck_mul(meta.shape[i] - 1, meta.stride[i], &t) || ck_add(hi, t, &hi);
 	over |= ck_add(hi, 1, &hi) || ck_mul(hi, esz, &hi);
-	if (numel > 0 && (over || (uint64_t)hi > len)) {
-		diag_error(m->path, "weight '%s': storage '%s' is too small (%zu bytes) for its shape and strides", fqn, pn, len);
+	if (numel > 0 && (over || (uint64_t)hi > w->len)) {
+		diag_error(m->path, "weight '%s': storage '%s' is too small (%zu bytes) for its shape and strides", fqn, pn, w->len);
 		return NULL;
 	}
-	int contig = meta.offset == 0;
 	int64_t s = 1;
+	w->contig = meta.offset == 0;
 	for (int i = meta.rank - 1; i >= 0; i--) {
 		if (meta.shape[i] != 1 && meta.stride[i] != s)
-			contig = 0;
+			w->contig = 0;
 		s *= meta.shape[i];
 	}
-	if (contig)
-		return stor;
-	char *dst = arena_alloc_aligned(m->a, (size_t)bytes + 1, 64);
-	gather(dst, stor, meta.rank, meta.shape, meta.stride, meta.offset, esz);
-	return dst;
+	memcpy(w->stride, meta.stride, sizeof w->stride);
+	w->offset = meta.offset;
+	return w;
 }
 
 /* ---- containers for values ---------------------------------------------------- */
@@ -1270,13 +1328,13 @@ static int import_inputs(Imp *m)
 			bad = 1;
 			continue;
 		}
-		const void *data = load_weight(m, fqn, isconst, &mt, nm);
-		int id = data ? lw_new_value(m, nm, CK_CONST) : -1;
+		const WeightSrc *ws = load_weight(m, fqn, isconst, &mt, nm);
+		int id = ws ? lw_new_value(m, nm, CK_CONST) : -1;
 		if (id < 0) {
 			bad = 1;
 			continue;
 		}
-		sdfg_c(m->g, id)->data = data;
+		sdfg_const_source(m->g, id, weight_make, ws);
 	}
 	/* Inputs in signature order. */
 	m->g->ninputs = nuser;
@@ -1667,17 +1725,44 @@ static int import_node(Imp *m, cJSON *node, const char *target)
 
 /* ---- input files ------------------------------------------------------------------ */
 
+static void close_zip(void *z)
+{
+	pt2_close(z);
+}
+
+static void close_st(void *st)
+{
+	st_close(st);
+}
+
+/* Is path a zip archive (its first four bytes)? -1 reported. */
+static int is_zip(const char *path)
+{
+	char head[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, head, sizeof head);
+	int err = n < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		diag_error(path, "cannot read: %s", strerror(err));
+		return -1;
+	}
+	return n == 4 && !memcmp(head, "PK\003\004", 4);
+}
+
+/* The archive and the safetensors file stay open as long as the graph's
+ * arena: the weights are read from them when the compile needs them. */
 static int open_input(Imp *m, const ImportArgs *args, char **text, size_t *len)
 {
-	size_t n;
-	char *head = file_read(args->path, &n);
-	if (!head)
+	int zip = is_zip(args->path);
+	if (zip < 0)
 		return -1;
-	if (n >= 4 && !memcmp(head, "PK\003\004", 4)) {
-		free(head);
+	if (zip) {
 		m->zip = pt2_open(args->path);
 		if (!m->zip)
 			return -1;
+		arena_defer(m->a, close_zip, m->zip);
 		if (!pt2_has(m->zip, "models/model.json")) {
 			/* torch.export.save always names the model "model" */
 			diag_error(args->path, "archive has no models/model.json: not a torch.export .pt2 (torch 2.9 or later)");
@@ -1707,13 +1792,15 @@ static int open_input(Imp *m, const ImportArgs *args, char **text, size_t *len)
 		}
 		return 0;
 	}
-	*text = head;
-	*len = n;
+	if (!(*text = file_read(args->path, len)))
+		return -1;
 	m->path = args->path;
 	if (args->weights) {
-		if (st_open(&m->st, args->weights))
+		Safetensors *st = arena_alloc(m->a, sizeof *st);
+		if (st_open(st, args->weights))
 			return -1;
-		m->have_st = 1;
+		arena_defer(m->a, close_st, st);
+		m->st = st;
 		m->stpath = args->weights;
 		return 0;
 	}
@@ -1809,9 +1896,5 @@ out:
 		json_free(m->wcfg);
 	if (m->ccfg)
 		json_free(m->ccfg);
-	if (m->zip)
-		pt2_close(m->zip);
-	if (m->have_st)
-		st_close(&m->st);
 	return g;
 }

@@ -168,7 +168,10 @@ typedef struct {
 	Expr *offset;           /* element offset (views), else 0 */
 	int base;               /* CK_VIEW: aliased container (never a view); else -1 */
 	int io;                 /* CK_INPUT / CK_OUTPUT: position in the signature */
-	const void *data;       /* CK_CONST: numel*size bytes, contiguous */
+	const void *data;       /* CK_CONST: numel*size bytes, contiguous, when made (consts.c) */
+	const struct ConstSrc *src; /* CK_CONST: how to make them, or NULL when data is all */
+	int pins;               /* CK_CONST: holders of data (sdfg_const_get) */
+	int64_t used;           /* CK_CONST with a source: when last put (consts.c's clock) */
 	int64_t wofs;           /* CK_CONST: byte offset in the weight blob (backend) */
 	int64_t aofs;           /* CK_TRANSIENT: byte offset in the arena, -1 = unplanned */
 	int owner;              /* CK_LOCAL: node id of the loop whose body declares it */
@@ -403,7 +406,40 @@ struct Sdfg {
 	/* Messages of the run-time assertions (T_ASSERT's p[0] indexes them). */
 	const char **msgs;
 	int nmsgs, capmsgs;
+	/* consts.c: bytes of made constants held, their peak, a use clock */
+	int64_t const_held, const_peak, const_clock;
+	int const_freer;         /* the arena frees what is held (registered once) */
 };
+
+/* ---- constants' bytes (consts.c) ----------------------------------------------
+ * A constant either has its bytes from the start (data: small tables that
+ * expansions compute) or a source that makes them when asked: a weight of
+ * the input (read from the archive, the safetensors file or the extracted
+ * data file when its turn comes) or a function of other constants (packed
+ * panels, batch norm folded into a convolution). Compilation asks for a
+ * large constant's bytes once, when the weights file is written, so doccc
+ * holds one weight (and what it is made from) at a time, not all of them.
+ * sdfg_const_get makes the bytes if needed and pins them until the
+ * matching sdfg_const_put; unpinned bytes of constants larger than
+ * CONST_KEEP are freed once those held pass CONST_BUDGET (oldest first),
+ * smaller ones are kept. A failure to make them (the archive damaged since
+ * import) is reported and gives NULL. */
+enum { CONST_KEEP = 1 << 20, CONST_BUDGET = 64 << 20 };
+typedef struct ConstSrc {
+	/* Fill dst with the constant's numel*size bytes; 0, or -1 reported. */
+	int (*make)(Sdfg *g, const struct ConstSrc *s, void *dst);
+	const void *ctx;
+} ConstSrc;
+/* Give CK_CONST container id the source make(ctx) (ctx lives as long as g). */
+void sdfg_const_source(Sdfg *g, int id, int (*make)(Sdfg *g, const ConstSrc *s, void *dst), const void *ctx);
+/* A new constant (origin "") made by make from a copy of ctx[0..ctxsize). */
+int sdfg_const_new(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape,
+                   int (*make)(Sdfg *g, const ConstSrc *s, void *dst), const void *ctx, size_t ctxsize);
+int sdfg_const_known(Sdfg *g, int id);      /* a constant with bytes or a source */
+const void *sdfg_const_get(Sdfg *g, int id);
+void sdfg_const_put(Sdfg *g, int id);
+/* Bytes held for constants now, and at most so far. */
+int64_t sdfg_const_held(const Sdfg *g, int64_t *peak);
 
 /* sdfg.c: building */
 Sdfg *sdfg_new(Arena *a, const char *name);

@@ -29,8 +29,15 @@ typedef struct Chunk {
 	/* The payload follows the header at the next ARENA_ALIGN boundary. */
 } Chunk;
 
+typedef struct Defer {
+	struct Defer *next;
+	void (*fn)(void *ctx);
+	void *ctx;
+} Defer;
+
 struct Arena {
-	Chunk *head; /* the chunk being bumped; big chunks sit behind it */
+	Chunk *head;  /* the chunk being bumped; big chunks sit behind it */
+	Defer *defer; /* arena_defer's, the last first */
 };
 
 /* Header size rounded up so the payload starts 16-byte aligned (calloc's
@@ -72,11 +79,22 @@ void arena_free(Arena *a)
 {
 	if (!a)
 		return;
+	for (Defer *d = a->defer; d; d = d->next)
+		d->fn(d->ctx);
 	for (Chunk *c = a->head, *next; c; c = next) {
 		next = c->next;
 		free(c);
 	}
 	free(a);
+}
+
+void arena_defer(Arena *a, void (*fn)(void *ctx), void *ctx)
+{
+	Defer *d = arena_alloc(a, sizeof *d); /* freed with the chunks, after the calls */
+	d->fn = fn;
+	d->ctx = ctx;
+	d->next = a->defer;
+	a->defer = d;
 }
 
 /* Offset in c at which n bytes aligned to align fit, or SIZE_MAX. */

@@ -87,6 +87,9 @@ static inline int ck_size(size_t a, size_t b, size_t *out)  /* a*b as size_t */
 typedef struct Arena Arena;
 Arena *arena_new(void);
 void arena_free(Arena *a);
+/* fn(ctx) when a is freed, the last registered first: resources that live
+ * as long as the arena's data (an open archive, malloc'd buffers). */
+void arena_defer(Arena *a, void (*fn)(void *ctx), void *ctx);
 void *arena_alloc(Arena *a, size_t n);
 void *arena_alloc_aligned(Arena *a, size_t n, size_t align);
 char *arena_strdup(Arena *a, const char *s);
@@ -155,25 +158,6 @@ void buf_ident(Buf *b, const char *s);     /* ESC_IDENT */
 /* C11, C23 and C++ keywords (a generated header is also C++). */
 int c_is_keyword(const char *s);
 
-/* ---- file.c: whole files, paths --------------------------------------------- */
-/* Read a whole file; NUL-terminated (the NUL is not counted in *len).
- * Reports "path: error: cannot read: <strerror>" and returns NULL. */
-char *file_read(const char *path, size_t *len);
-/* Write atomically: to "path.tmp.<pid>" then rename; the temporary name is
- * registered (tmp_register_output) while it exists. Reports errors; on one
- * nothing of the new data is left at path or beside it. file_write_mode
- * gives the file its permission bits before the rename. */
-int file_write(const char *path, const void *data, size_t len);
-int file_write_mode(const char *path, const void *data, size_t len, int mode);
-int file_exists(const char *path);
-int dir_exists(const char *path);
-int mkdir_p(const char *path);          /* like mkdir -p; reports errors */
-int rm_rf(const char *path);            /* remove a file or a tree; quiet */
-const char *path_base(const char *path); /* pointer into path after last '/' */
-/* Model name from a path: base name without extension, made a C identifier
- * ("my-model.v2.pt2" -> "my_model_v2"; a leading digit gets a '_' prefix). */
-char *path_to_ident(Arena *a, const char *path);
-
 /* ---- hash.c: SHA-256 (content hashes for DOCC_REUSE_BINARIES, headers) ---- */
 typedef struct {
 	uint32_t h[8];
@@ -187,6 +171,54 @@ void sha256_final(Sha256 *s, unsigned char out[32]);
 void sha256_hex(const unsigned char d[32], char out[65]);
 /* The sha256 of data[0..n) in lower-case hex, in one call. */
 void sha256_hex_of(const void *data, size_t n, char out[65]);
+
+/* ---- file.c: whole files, paths --------------------------------------------- */
+/* Read a whole file; NUL-terminated (the NUL is not counted in *len).
+ * Reports "path: error: cannot read: <strerror>" and returns NULL. */
+char *file_read(const char *path, size_t *len);
+/* Write atomically: to "path.tmp.<pid>" then rename; the temporary name is
+ * registered (tmp_register_output) while it exists. Reports errors; on one
+ * nothing of the new data is left at path or beside it. file_write_mode
+ * gives the file its permission bits before the rename. */
+int file_write(const char *path, const void *data, size_t len);
+int file_write_mode(const char *path, const void *data, size_t len, int mode);
+/* A file written in pieces, atomically as file_write: ofile_write appends
+ * (and counts size), ofile_pwrite overwrites what was written, errors are
+ * kept for ofile_close (which renames into place, mode as file_write_mode,
+ * or reports and removes); ofile_abort removes without a word. */
+typedef struct {
+	const char *path;
+	Buf tmp;
+	int fd, err;
+	int64_t size;
+} Ofile;
+int ofile_open(Ofile *f, const char *path);
+void ofile_write(Ofile *f, const void *data, size_t len);
+void ofile_zeros(Ofile *f, size_t n);
+void ofile_pwrite(Ofile *f, const void *data, size_t len, int64_t off);
+int ofile_close(Ofile *f, int mode);
+void ofile_abort(Ofile *f);
+/* Through a fixed buffer, whatever the size: copy (atomically), move (a
+ * rename, or a copy across file systems; mode < 0 keeps it), hash; and n
+ * bytes at off read into dst. 0, or -1 reported. */
+int file_copy(const char *from, const char *to, int mode);
+int file_move(const char *from, const char *to, int mode);
+int file_hash(const char *path, Sha256 *h);
+int file_read_at(const char *path, int64_t off, void *dst, size_t n);
+/* A read-only map of a whole regular file (*mem NULL when it is empty);
+ * file_map_drop gives back the memory of the pages of [p, p+n) already
+ * read, which are read again if touched. */
+int file_map(const char *path, const void **mem, size_t *len);
+void file_unmap(const void *mem, size_t len);
+void file_map_drop(const void *p, size_t n);
+int file_exists(const char *path);
+int dir_exists(const char *path);
+int mkdir_p(const char *path);          /* like mkdir -p; reports errors */
+int rm_rf(const char *path);            /* remove a file or a tree; quiet */
+const char *path_base(const char *path); /* pointer into path after last '/' */
+/* Model name from a path: base name without extension, made a C identifier
+ * ("my-model.v2.pt2" -> "my_model_v2"; a leading digit gets a '_' prefix). */
+char *path_to_ident(Arena *a, const char *path);
 
 /* ---- json.c: JSON reading (cJSON underneath) --------------------------------
  * cJSON stores numbers as doubles, which cannot hold int64 exactly (a slice
@@ -223,6 +255,10 @@ int pt2_has(Pt2 *z, const char *name);
 /* Read one entry into a malloc'd buffer (NUL-terminated, not counted); NULL
  * and a message naming archive and entry if it is missing or unreadable. */
 void *pt2_read(Pt2 *z, const char *name, size_t *len);
+/* An entry's size, checked as pt2_read checks it, without reading it; and
+ * an entry of exactly len bytes read into dst. 0, or -1 reported. */
+int pt2_size(Pt2 *z, const char *name, size_t *len);
+int pt2_read_into(Pt2 *z, const char *name, void *dst, size_t len);
 int pt2_count(Pt2 *z);
 const char *pt2_name(Pt2 *z, int i);   /* full name, root included */
 
@@ -238,7 +274,7 @@ typedef struct {
 	size_t nbytes;
 } StTensor;
 typedef struct {
-	char *mem;      /* the whole file */
+	const char *mem; /* the whole file, mapped read-only */
 	size_t len;
 	StTensor *t;
 	int nt;

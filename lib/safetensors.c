@@ -4,8 +4,8 @@
  * Layout: an 8-byte little-endian header length N, N bytes of JSON
  * {"name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [b, e]}, ...,
  *  "__metadata__": {...}}, then the data; offsets are relative to the start
- * of the data. st_open reads the whole file into st->mem and points every
- * tensor's data into it, after checking what a later reader would trip
+ * of the data. st_open maps the file read-only (st->mem) and points every
+ * tensor's data into the map, after checking what a later reader would trip
  * over: the header length fits the file, the header is a JSON object, each
  * tensor has a known dtype, a shape of at most 8 non-negative dims and
  * offsets with b <= e <= data size and e - b = dtype size * numel, and no
@@ -121,10 +121,11 @@ int st_open(Safetensors *st, const char *path)
 {
 	memset(st, 0, sizeof(*st));
 	size_t len;
-	char *mem = file_read(path, &len);
-	if (!mem)
+	const void *map;
+	if (file_map(path, &map, &len))
 		return -1;
-	st->mem = mem;
+	const char *mem = map;
+	st->mem = map;
 	st->len = len;
 	if (len < 8) {
 		diag_error(path, "safetensors header: file too short (%zu bytes)", len);
@@ -197,6 +198,6 @@ void st_close(Safetensors *st)
 		free(st->t[i].dtype);
 	}
 	free(st->t);
-	free(st->mem);
+	file_unmap(st->mem, st->len);
 	memset(st, 0, sizeof(*st));
 }

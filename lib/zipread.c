@@ -18,7 +18,9 @@
  * the archive can hold (a stored entry no more than the archive's size, a
  * deflated one no more than PT2_MAX_RATIO times its compressed size, the
  * most deflate can expand), then reads exactly that many bytes and one more
- * to reach the end, where libzip checks the CRC.
+ * to reach the end, where libzip checks the CRC. pt2_size checks an entry
+ * without reading it and pt2_read_into reads one into the caller's memory:
+ * weights are read when the compile needs them (ir/consts.c), one at a time.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -134,27 +136,26 @@ int pt2_has(Pt2 *z, const char *name)
 	return i >= 0;
 }
 
-void *pt2_read(Pt2 *z, const char *name, size_t *len)
+/* The index of entry name, checked as described at the top of the file;
+ * its size in *size; -1 reported. */
+static zip_int64_t pt2_entry(Pt2 *z, const char *name, Buf *full, zip_uint64_t *size)
 {
-	Buf full = {0};
-	char *data = NULL;
-	zip_file_t *f = NULL;
-	zip_int64_t i = pt2_locate(z, name, &full);
+	zip_int64_t i = pt2_locate(z, name, full);
 	if (i < 0) {
-		diag_error(z->path, "archive has no entry '%s'", full.s);
-		goto fail;
+		diag_error(z->path, "archive has no entry '%s'", full->s);
+		return -1;
 	}
 	zip_stat_t st;
 	zip_stat_init(&st);
 	const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
 	if (zip_stat_index(z->zip, (zip_uint64_t)i, 0, &st) != 0 || (st.valid & need) != need) {
-		diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_strerror(z->zip));
-		goto fail;
+		diag_error(z->path, "cannot read entry '%s': %s", full->s, zip_strerror(z->zip));
+		return -1;
 	}
 	if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE) {
 		diag_error(z->path, "entry '%s' uses compression method %d; doccc reads stored and deflated entries",
-		           full.s, (int)st.comp_method);
-		goto fail;
+		           full->s, (int)st.comp_method);
+		return -1;
 	}
 	/* What the archive can hold; the recorded size must not exceed it. */
 	int64_t room = z->size;
@@ -163,29 +164,28 @@ void *pt2_read(Pt2 *z, const char *name, size_t *len)
 		room = -1;
 	if (room < 0 || st.size > (zip_uint64_t)room || st.size >= SIZE_MAX) {
 		diag_error(z->path, "entry '%s' is too large: it claims %llu bytes, more than the archive (%lld bytes) "
-		           "can hold (a corrupt archive)", full.s, (unsigned long long)st.size, (long long)z->size);
-		goto fail;
+		           "can hold (a corrupt archive)", full->s, (unsigned long long)st.size, (long long)z->size);
+		return -1;
 	}
-	if (!(data = malloc((size_t)st.size + 1))) {
-		diag_error(z->path, "entry '%s' is too large (%llu bytes): out of memory", full.s,
-		           (unsigned long long)st.size);
-		goto fail;
-	}
-	f = zip_fopen_index(z->zip, (zip_uint64_t)i, 0);
+	*size = st.size;
+	return i;
+}
+
+/* Read entry i (full name full, size bytes) into data; 0, or -1 reported. */
+static int pt2_fill(Pt2 *z, zip_int64_t i, const char *full, char *data, zip_uint64_t size)
+{
+	zip_file_t *f = zip_fopen_index(z->zip, (zip_uint64_t)i, 0);
 	if (!f) {
-		diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_strerror(z->zip));
-		goto fail;
+		diag_error(z->path, "cannot read entry '%s': %s", full, zip_strerror(z->zip));
+		return -1;
 	}
 	zip_uint64_t got = 0;
-	while (got < st.size) {
-		zip_int64_t r = zip_fread(f, data + got, st.size - got);
-		if (r < 0) {
-			diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_file_strerror(f));
-			goto fail;
-		}
-		if (r == 0) {
-			diag_error(z->path, "cannot read entry '%s': truncated", full.s);
-			goto fail;
+	while (got < size) {
+		zip_int64_t r = zip_fread(f, data + got, size - got);
+		if (r <= 0) {
+			diag_error(z->path, "cannot read entry '%s': %s", full, r < 0 ? zip_file_strerror(f) : "truncated");
+			(void)zip_fclose(f); /* already failing; the first error was reported */
+			return -1;
 		}
 		got += (zip_uint64_t)r;
 	}
@@ -193,31 +193,71 @@ void *pt2_read(Pt2 *z, const char *name, size_t *len)
 	char extra;
 	zip_int64_t r = zip_fread(f, &extra, 1);
 	if (r != 0) {
-		diag_error(z->path, "cannot read entry '%s': %s", full.s,
-		           r < 0 ? zip_file_strerror(f) : "longer than its recorded size");
-		goto fail;
+		diag_error(z->path, "cannot read entry '%s': %s", full, r < 0 ? zip_file_strerror(f) : "longer than its recorded size");
+		(void)zip_fclose(f);
+		return -1;
 	}
 	int rc = zip_fclose(f);
-	f = NULL;
 	if (rc != 0) {
 		zip_error_t ze;
 		zip_error_init_with_code(&ze, rc);
-		diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_error_strerror(&ze));
+		diag_error(z->path, "cannot read entry '%s': %s", full, zip_error_strerror(&ze));
 		zip_error_fini(&ze);
+		return -1;
+	}
+	return 0;
+}
+
+void *pt2_read(Pt2 *z, const char *name, size_t *len)
+{
+	Buf full = {0};
+	char *data = NULL;
+	zip_uint64_t size;
+	zip_int64_t i = pt2_entry(z, name, &full, &size);
+	if (i < 0)
+		goto fail;
+	if (!(data = malloc((size_t)size + 1))) {
+		diag_error(z->path, "entry '%s' is too large (%llu bytes): out of memory", full.s, (unsigned long long)size);
 		goto fail;
 	}
-	data[st.size] = '\0';
+	if (pt2_fill(z, i, full.s, data, size))
+		goto fail;
+	data[size] = '\0';
 	if (len)
-		*len = (size_t)st.size;
+		*len = (size_t)size;
 	buf_free(&full);
 	return data;
 
 fail:
-	if (f)
-		(void)zip_fclose(f); /* already failing; the first error was reported */
 	free(data);
 	buf_free(&full);
 	return NULL;
+}
+
+int pt2_size(Pt2 *z, const char *name, size_t *len)
+{
+	Buf full = {0};
+	zip_uint64_t size;
+	zip_int64_t i = pt2_entry(z, name, &full, &size);
+	buf_free(&full);
+	*len = (size_t)size;
+	return i < 0 ? -1 : 0;
+}
+
+int pt2_read_into(Pt2 *z, const char *name, void *dst, size_t len)
+{
+	Buf full = {0};
+	zip_uint64_t size;
+	zip_int64_t i = pt2_entry(z, name, &full, &size);
+	int rc = i < 0 ? -1 : 0;
+	if (!rc && size != len) {
+		diag_error(z->path, "entry '%s' holds %llu bytes, %zu when the program was read (the archive changed)", full.s,
+		           (unsigned long long)size, len);
+		rc = -1;
+	}
+	rc = rc || pt2_fill(z, i, full.s, dst, size);
+	buf_free(&full);
+	return rc;
 }
 
 int pt2_count(Pt2 *z)

@@ -75,13 +75,10 @@ static int64_t elem_at(Sdfg *g, int c, const int64_t *idx)
 	return e;
 }
 
-static const float *const_data(Sdfg *g, int c)
+/* Is c a float32 constant, or a view of one, whose bytes can be had? */
+static int const_known(Sdfg *g, int c)
 {
-	Container *k = sdfg_c(g, c);
-	Container *r = sdfg_c(g, sdfg_root_of(g, c));
-	if (k->dt != DT_F32 || r->kind != CK_CONST || !r->data)
-		return NULL;
-	return r->data;
+	return sdfg_c(g, c)->dt == DT_F32 && sdfg_const_known(g, sdfg_root_of(g, c));
 }
 
 /* Emit the zero-initialisation of acc[tm][tn]. */
@@ -117,26 +114,42 @@ static Node *tile_update_block(Sdfg *g, Node *seq, int tm, int tn, const char *l
 	return xp_block(g, lo->body, label);
 }
 
-/* Packed panels of a [K x N] operand given by element function (k, n) ->
- * flat index into src (or -1 for zero): wp[nb][k][tn]. */
-static int pack_panels(Sdfg *g, const char *name, int groups, int64_t K, int64_t N, int tn,
-                       const float *src, int64_t (*at)(void *ctx, int gi, int64_t k, int64_t n), void *ctx)
+/* Packed panels of a [K x N] operand, wp[groups][NB][K][tn] with NB = N/tn
+ * rounded up and zeros past N: element (k, n) of group gi is element
+ * at(ctx, gi, k, n) of constant src's bytes (-1: zero), or, without at, of
+ * ofs + k*s0 + n*s1. Made when the weights are written (consts.c). */
+typedef struct {
+	int src, groups, tn;
+	int64_t K, N, s0, s1, ofs;
+	int64_t (*at)(const void *ctx, int gi, int64_t k, int64_t n);
+	const void *ctx;
+} Panels;
+
+static int panels_make(Sdfg *g, const ConstSrc *cs, void *dst)
 {
-	int64_t NB = (N + tn - 1) / tn;
-	int64_t shape[4] = {groups, NB, K, tn};
-	int id = sdfg_add_container(g, name, DT_F32, CK_CONST, 4, shape);
-	float *d = arena_alloc_aligned(g->arena, sizeof(float) * (size_t)(groups * NB * K * tn) + 64, 64);
-	for (int gi = 0; gi < groups; gi++)
+	const Panels *p = cs->ctx;
+	const float *src = sdfg_const_get(g, p->src);
+	if (!src)
+		return -1;
+	float *d = dst;
+	int64_t NB = (p->N + p->tn - 1) / p->tn;
+	for (int gi = 0; gi < p->groups; gi++)
 		for (int64_t nb = 0; nb < NB; nb++)
-			for (int64_t k = 0; k < K; k++)
-				for (int o = 0; o < tn; o++) {
-					int64_t n = nb * tn + o;
-					int64_t e = n < N ? at(ctx, gi, k, n) : -1;
-					d[((gi * NB + nb) * K + k) * tn + o] = e >= 0 ? src[e] : 0.0f;
+			for (int64_t k = 0; k < p->K; k++, d += p->tn)
+				for (int o = 0; o < p->tn; o++) {
+					int64_t n = nb * p->tn + o;
+					int64_t e = n >= p->N ? -1 : p->at ? p->at(p->ctx, gi, k, n) : p->ofs + k * p->s0 + n * p->s1;
+					d[o] = e >= 0 ? src[e] : 0.0f;
 				}
-	sdfg_c(g, id)->data = d;
-	sdfg_c(g, id)->origin = "";
-	return id;
+	sdfg_const_put(g, p->src);
+	return 0;
+}
+
+static int pack_panels(Sdfg *g, const char *name, Panels p)
+{
+	int64_t NB = (p.N + p.tn - 1) / p.tn;
+	int64_t shape[4] = {p.groups, NB, p.K, p.tn};
+	return sdfg_const_new(g, name, DT_F32, 4, shape, panels_make, &p, sizeof p);
 }
 
 /* A zero-padded float32 copy of input `in` [N][C][spatial...] with
@@ -182,13 +195,13 @@ typedef struct {
 	int tr;                   /* transposed: weight [C][OC/G][k...], else [OC][C/G][k...] */
 	int nd;
 	int64_t OCg, Cg;
-	const ConvAxis *ax;       /* the kernel's axes: which taps, in what order */
+	ConvAxis ax[3];           /* the kernel's axes: which taps, in what order */
 } ConvW;
 
 /* Packed element (k, n) of group gi: k runs over (c, j0, j1, j2) row-major. */
-static int64_t conv_w_at(void *ctx, int gi, int64_t k, int64_t n)
+static int64_t conv_w_at(const void *ctx, int gi, int64_t k, int64_t n)
 {
-	ConvW *c = ctx;
+	const ConvW *c = ctx;
 	int64_t idx[MAXDIM];
 	for (int d = c->nd - 1; d >= 0; d--) {
 		idx[2 + d] = c->ax[d].k0 + c->ax[d].km * (k % c->ax[d].nt);
@@ -411,7 +424,7 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	lib_ints(l, "padding", p, 3);
 	lib_ints(l, "dilation", d, 3);
 	int tr = (int)lib_int(l, "transposed", 0);
-	const float *wd = const_data(g, w);
+	int wd = const_known(g, w);
 	int f32 = x->dt == DT_F32 && sdfg_c(g, w)->dt == DT_F32 && sdfg_c(g, out)->dt == DT_F32 &&
 	          (bias < 0 || sdfg_c(g, bias)->dt == DT_F32);
 	if (nd == 2 && G > 1 && G == dim(g, in, 1) && !tr && f32 && dim(g, out, 3) > 0 && dim(g, out, 2) > 0)
@@ -480,9 +493,10 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 			continue;
 		int wp = -1;
 		if (taps > 0) {
-			ConvW cw = {g, w, tr, nd, OCg, Cg, ax};
-			wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name), (int)G, Cg * taps, OCg, tn, wd,
-			                 conv_w_at, &cw);
+			ConvW *cw = arena_alloc(g->arena, sizeof *cw);
+			*cw = (ConvW){g, w, tr, nd, OCg, Cg, {ax[0], ax[1], ax[2]}};
+			wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name),
+			                 (Panels){sdfg_root_of(g, w), (int)G, tn, Cg * taps, OCg, 0, 0, 0, conv_w_at, cw});
 		}
 		conv_tiled(g, seq, label, t, ax, nd, src, wp, out, bias, G, Cg, OCg, tn);
 	}
@@ -563,19 +577,6 @@ static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 }
 
 /* ---- GEMM -------------------------------------------------------------------------------- */
-
-typedef struct {
-	Sdfg *g;
-	int b;
-} GemmB;
-
-static int64_t gemm_b_at(void *ctx, int gi, int64_t k, int64_t n)
-{
-	(void)gi;
-	GemmB *c = ctx;
-	int64_t idx[2] = {k, n};
-	return elem_at(c->g, c->b, idx);
-}
 
 /* The epilogue value: alpha*acc + beta*bias[...] */
 static int epilogue(Sdfg *g, Node *b, Operand accv, LibNode *l, int r, Expr *const *oidx, Dtype dt)
@@ -736,7 +737,7 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 {
 	int A = l->in[0], B = l->in[1], out = l->out[0];
 	Container *o = sdfg_c(g, out), *a = sdfg_c(g, A);
-	const float *bd = const_data(g, B);
+	int bd = const_known(g, B);
 	int r = o->rank;
 	int f32 = a->dt == DT_F32 && o->dt == DT_F32 && sdfg_c(g, B)->dt == DT_F32;
 	if (f32 && (!bd || !t->pack || sdfg_c(g, B)->rank != 2) && dim(g, out, r - 2) > 0 && dim(g, out, r - 1) > 0 &&
@@ -752,9 +753,12 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		tn = t->vec_lanes;
 	int tm = (int)MIN((int64_t)t->tm, M);
 	int64_t NB = (N + tn - 1) / tn;
-	GemmB gb = {g, B};
-	int bp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name), 1, K, N, tn, bd,
-	                     gemm_b_at, &gb);
+	int64_t st[2] = {1, 0}, ofs = 0;
+	ex_isint(sdfg_c(g, B)->offset, &ofs);
+	for (int i = 0; i < 2; i++)
+		ex_isint(sdfg_c(g, B)->stride[i], &st[i]); /* constant: B has constant sizes */
+	int bp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name),
+	                     (Panels){sdfg_root_of(g, B), 1, tn, K, N, st[0], st[1], ofs, NULL, NULL});
 	/* batch maps */
 	int bv[MAXDIM];
 	Node *cur = seq;

@@ -95,8 +95,7 @@ static int step_weight(Rnn *r, Node *seq, int w)
 {
 	Sdfg *g = r->g;
 	int v = transposed(g, w);
-	Container *root = sdfg_c(g, sdfg_root_of(g, w));
-	if (r->dt != DT_F32 || (r->t->pack && root->kind == CK_CONST && root->data))
+	if (r->dt != DT_F32 || (r->t->pack && sdfg_const_known(g, sdfg_root_of(g, w))))
 		return v;
 	Container *c = sdfg_c(g, v);
 	int64_t sh[2];

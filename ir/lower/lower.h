@@ -63,12 +63,8 @@ typedef struct Imp {
 	Pt2 *zip;
 	char *dir;                 /* extracted archive root ("…/"), or NULL */
 	cJSON *wcfg, *ccfg;        /* weights / constants configs */
-	Safetensors st;
-	int have_st;
+	Safetensors *st;           /* --weights, or NULL */
 	const char *stpath;
-	/* storage cache (path -> bytes) */
-	struct { char *key; void *data; size_t len; } *stor;
-	int nstor, capstor;
 	/* value name -> container */
 	ValueEnt *vals;
 	int nvals, capvals;

@@ -258,17 +258,20 @@ static void repeat_indices(Imp *m, int reps, int out, int64_t L)
 static int64_t const_total(Imp *m, int reps)
 {
 	Container *c = lw_c(m, reps);
-	Container *root = lw_c(m, sdfg_root_of(m->g, reps));
+	int root = sdfg_root_of(m->g, reps);
 	int64_t n = lw_dim(m, reps, 0), st = 0, ofs = 0;
-	if (root->kind != CK_CONST || !root->data || !ex_isint(c->stride[0], &st) || !ex_isint(c->offset, &ofs))
+	if (!sdfg_const_known(m->g, root) || !ex_isint(c->stride[0], &st) || !ex_isint(c->offset, &ofs))
+		return -1;
+	int dt = lw_c(m, root)->dt;
+	const void *d = sdfg_const_get(m->g, root);
+	if (!d)
 		return -1;
 	int64_t tot = 0;
-	for (int64_t i = 0; i < n; i++) {
-		int64_t e = ofs + i * st, v = root->dt == DT_I64 ? ((const int64_t *)root->data)[e] : ((const int32_t *)root->data)[e];
-		if (v < 0)
-			return -1;
-		tot += v;
+	for (int64_t i = 0; i < n && tot >= 0; i++) {
+		int64_t e = ofs + i * st, v = dt == DT_I64 ? ((const int64_t *)d)[e] : ((const int32_t *)d)[e];
+		tot = v < 0 ? -1 : tot + v;
 	}
+	sdfg_const_put(m->g, root);
 	return tot;
 }
 

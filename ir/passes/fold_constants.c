@@ -15,30 +15,58 @@
  * folds the same way into B and the GEMM's bias.
  *
  * Arithmetic is done in double and rounded once to the weights' float32.
- * Works on library nodes at the top level, before expansion.
+ * Works on library nodes at the top level, before expansion. The folded
+ * weights are not computed here: they get a source (consts.c) that scales
+ * the original's elements when the weights file is written, so folding a
+ * model's batch norms costs no memory; the per-channel vectors (biases,
+ * scale and shift) are small and computed at once.
  */
 #include <math.h>
 #include <string.h>
 
 #include "../ir.h"
 
-static const void *cdata(Sdfg *g, int c)
+/* Is c (>= 0) a float32 constant with bytes to be had? */
+static int known(Sdfg *g, int c)
 {
-	if (c < 0)
-		return NULL;
-	Container *k = sdfg_c(g, c);
-	if (k->kind != CK_CONST || k->dt != DT_F32 || !k->data)
-		return NULL;
-	return k->data;
+	return c >= 0 && sdfg_c(g, c)->kind == CK_CONST && sdfg_c(g, c)->dt == DT_F32 && sdfg_const_known(g, c);
+}
+
+/* The bytes of the constants in cs[0..n) (-1: absent, NULL), pinned; 0, or
+ * -1 if one could not be made (reported; none stays pinned). */
+static int get_all(Sdfg *g, const int *cs, int n, const float **d)
+{
+	int i = 0;
+	for (; i < n; i++)
+		if (cs[i] >= 0 && !(d[i] = sdfg_const_get(g, cs[i])))
+			break;
+		else if (cs[i] < 0)
+			d[i] = NULL;
+	if (i == n)
+		return 0;
+	while (i--)
+		if (cs[i] >= 0)
+			sdfg_const_put(g, cs[i]);
+	return -1;
+}
+
+static void put_all(Sdfg *g, const int *cs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (cs[i] >= 0)
+			sdfg_const_put(g, cs[i]);
 }
 
 /* scale and shift per channel, or -1 if some statistic is not constant. */
 static int bn_affine(Sdfg *g, LibNode *bn, int64_t nc, double *scale, double *shift)
 {
-	const float *w = cdata(g, bn->in[1]), *b = cdata(g, bn->in[2]);
-	const float *mean = cdata(g, bn->in[3]), *var = cdata(g, bn->in[4]);
-	if (!mean || !var || (bn->in[1] >= 0 && !w) || (bn->in[2] >= 0 && !b))
+	const int *in = bn->in; /* x, weight, bias, mean, var */
+	if (!known(g, in[3]) || !known(g, in[4]) || (in[1] >= 0 && !known(g, in[1])) || (in[2] >= 0 && !known(g, in[2])))
 		return -1;
+	const float *d[4];
+	if (get_all(g, in + 1, 4, d))
+		return -1;
+	const float *w = d[0], *b = d[1], *mean = d[2], *var = d[3];
 	double eps = lib_float(bn, "eps", 1e-5);
 	for (int64_t c = 0; c < nc; c++) {
 		double s = 1.0 / sqrt((double)var[c] + eps);
@@ -47,9 +75,11 @@ static int bn_affine(Sdfg *g, LibNode *bn, int64_t nc, double *scale, double *sh
 		scale[c] = s;
 		shift[c] = (b ? b[c] : 0.0) - mean[c] * s;
 	}
+	put_all(g, in + 1, 4);
 	return 0;
 }
 
+/* A new float32 constant with its bytes (zeroed, to be filled). */
 static int new_const(Sdfg *g, const char *name, int rank, const int64_t *shape, float **data)
 {
 	int id = sdfg_add_container(g, name, DT_F32, CK_CONST, rank, shape);
@@ -59,6 +89,30 @@ static int new_const(Sdfg *g, const char *name, int rank, const int64_t *shape, 
 	sdfg_c(g, id)->origin = "";
 	return id;
 }
+
+/* A folded weight [R][C]: element (i, j) of constant src at ofs + i*s0 +
+ * j*s1 (elements of src), times scale[j] (by_col) or scale[i]. */
+typedef struct {
+	int src;
+	int64_t R, C, s0, s1, ofs;
+	int by_col;
+	const double *scale;
+} Scaled;
+
+static int scaled_make(Sdfg *g, const ConstSrc *s, void *dst)
+{
+	const Scaled *f = s->ctx;
+	const float *x = sdfg_const_get(g, f->src);
+	if (!x)
+		return -1;
+	float *y = dst;
+	for (int64_t i = 0; i < f->R; i++)
+		for (int64_t j = 0; j < f->C; j++)
+			y[i * f->C + j] = (float)(x[f->ofs + i * f->s0 + j * f->s1] * f->scale[f->by_col ? j : i]);
+	sdfg_const_put(g, f->src);
+	return 0;
+}
+
 
 /* The top-level library node producing container c, or -1. */
 static int producer(Sdfg *g, int c)
@@ -94,8 +148,7 @@ static int fold_into_conv(Sdfg *g, int bi)
 		return 0;
 	LibNode *cv = g->root->kids[pi]->lib;
 	int w = cv->in[1], b = cv->in[2];
-	const float *wd = cdata(g, w), *bd = cdata(g, b);
-	if (!wd || (b >= 0 && !bd))
+	if (!known(g, w) || (b >= 0 && !known(g, b)))
 		return 0;
 	Container *wc = sdfg_c(g, w);
 	int64_t oc = 0;
@@ -108,14 +161,18 @@ static int fold_into_conv(Sdfg *g, int bi)
 	int64_t wshape[MAXDIM], bshape[1] = {oc};
 	for (int i = 0; i < wc->rank; i++)
 		ex_isint(wc->shape[i], &wshape[i]);
-	float *nw, *nb;
-	int nwid = new_const(g, arena_printf(g->arena, "%s_bn", wc->name), wc->rank, wshape, &nw);
+	const float *bd = b >= 0 ? sdfg_const_get(g, b) : NULL;
+	if (b >= 0 && !bd)
+		return 0;
+	float *nb;
+	Scaled f = {w, oc, per, per, 1, 0, 0, scale};
+	int nwid = sdfg_const_new(g, arena_printf(g->arena, "%s_bn", wc->name), DT_F32, wc->rank, wshape, scaled_make, &f,
+	                          sizeof f);
 	int nbid = new_const(g, arena_printf(g->arena, "%s_bn_bias", wc->name), 1, bshape, &nb);
-	for (int64_t c = 0; c < oc; c++) {
-		for (int64_t k = 0; k < per; k++)
-			nw[c * per + k] = (float)(wd[c * per + k] * scale[c]);
+	for (int64_t c = 0; c < oc; c++)
 		nb[c] = (float)((bd ? bd[c] : 0.0) * scale[c] + shift[c]);
-	}
+	if (bd)
+		sdfg_const_put(g, b);
 	cv->in[1] = nwid;
 	cv->in[2] = nbid;
 	cv->out[0] = bn->out[0];
@@ -124,16 +181,18 @@ static int fold_into_conv(Sdfg *g, int bi)
 	return 1;
 }
 
-/* Element [i][j] of a rank-2 float32 constant or view of one, or NULL data. */
-static const float *const2d(Sdfg *g, int c, int64_t *st0, int64_t *st1, int64_t *ofs)
+/* The root of a rank-2 float32 constant or view of one, with element
+ * [i][j] at ofs + i*st0 + j*st1 of it; or -1. */
+static int const2d(Sdfg *g, int c, int64_t *st0, int64_t *st1, int64_t *ofs)
 {
-	Container *k = sdfg_c(g, c), *r = sdfg_c(g, sdfg_root_of(g, c));
-	if (k->rank != 2 || k->dt != DT_F32 || r->kind != CK_CONST || !r->data)
-		return NULL;
+	Container *k = sdfg_c(g, c);
+	int r = sdfg_root_of(g, c);
+	if (k->rank != 2 || k->dt != DT_F32 || !known(g, r))
+		return -1;
 	*ofs = 0;
 	if (!ex_isint(k->stride[0], st0) || !ex_isint(k->stride[1], st1) || (k->offset && !ex_isint(k->offset, ofs)))
-		return NULL;
-	return r->data;
+		return -1;
+	return r;
 }
 
 /* Batch norm over the columns of a 2-d GEMM with constant B (Linear then
@@ -151,17 +210,16 @@ static int fold_into_gemm(Sdfg *g, int bi)
 	LibNode *gm = g->root->kids[pi]->lib;
 	int B = gm->in[1], b = gm->in[2];
 	int64_t s0, s1, ofs, K = 0, N = 0;
-	const float *bd = const2d(g, B, &s0, &s1, &ofs);
-	if (!bd || sdfg_c(g, gm->in[0])->rank != 2)
+	int broot = const2d(g, B, &s0, &s1, &ofs);
+	if (broot < 0 || sdfg_c(g, gm->in[0])->rank != 2)
 		return 0;
 	ex_isint(sdfg_c(g, B)->shape[0], &K);
 	ex_isint(sdfg_c(g, B)->shape[1], &N);
-	const float *biasd = NULL;
 	double beta = lib_float(gm, "beta", 1);
-	if (b >= 0 && beta != 0) {
+	int hasb = b >= 0 && beta != 0;
+	if (hasb) {
 		int64_t n = 0;
-		biasd = cdata(g, b);
-		if (!biasd || sdfg_c(g, b)->rank != 1 || !ex_isint(sdfg_c(g, b)->shape[0], &n) || n != N)
+		if (!known(g, b) || sdfg_c(g, b)->rank != 1 || !ex_isint(sdfg_c(g, b)->shape[0], &n) || n != N)
 			return 0;
 	}
 	double *scale = arena_alloc(g->arena, sizeof(double) * (size_t)N * 2);
@@ -169,15 +227,18 @@ static int fold_into_gemm(Sdfg *g, int bi)
 	if (bn_affine(g, bn, N, scale, shift))
 		return 0;
 	int64_t wshape[2] = {K, N}, bshape[1] = {N};
-	float *nw, *nb;
-	const char *wn = sdfg_c(g, sdfg_root_of(g, B))->name;
-	int nwid = new_const(g, arena_printf(g->arena, "%s_bn", wn), 2, wshape, &nw);
+	const float *biasd = hasb ? sdfg_const_get(g, b) : NULL;
+	if (hasb && !biasd)
+		return 0;
+	float *nb;
+	const char *wn = sdfg_c(g, broot)->name;
+	Scaled f = {broot, K, N, s0, s1, ofs, 1, scale};
+	int nwid = sdfg_const_new(g, arena_printf(g->arena, "%s_bn", wn), DT_F32, 2, wshape, scaled_make, &f, sizeof f);
 	int nbid = new_const(g, arena_printf(g->arena, "%s_bn_bias", wn), 1, bshape, &nb);
-	for (int64_t k = 0; k < K; k++)
-		for (int64_t n = 0; n < N; n++)
-			nw[k * N + n] = (float)(bd[ofs + k * s0 + n * s1] * scale[n]);
 	for (int64_t n = 0; n < N; n++)
 		nb[n] = (float)((biasd ? beta * biasd[n] : 0.0) * scale[n] + shift[n]);
+	if (biasd)
+		sdfg_const_put(g, b);
 	gm->in[1] = nwid;
 	gm->in[2] = nbid;
 	lib_set_float(g, gm, "beta", 1);

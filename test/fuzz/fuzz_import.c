@@ -17,7 +17,9 @@
  * Properties, beyond no crash and no undefined behaviour:
  *   - import fails with a message, or succeeds with none;
  *   - what import accepts, the verifier accepts: a graph that breaks the
- *     IR's assumptions is rejected at import, with its location.
+ *     IR's assumptions is rejected at import, with its location;
+ *   - every weight import accepted can then be read (consts.c reads them
+ *     when the compile needs them): with its bytes, or a message.
  */
 #include "graph_bundle.h"
 
@@ -33,6 +35,15 @@ static void import_once(const char *path, const char *weights, Census *census)
 	if (!g && !errs) fuzz_fail("import failed without a message");
 	if (g && errs) fuzz_fail("import succeeded after %d error(s)", errs);
 	if (g && sdfg_verify(g, "import")) fuzz_fail("the verifier rejects a graph that import accepted");
+	for (int i = 0; g && i < g->ncs; i++) {
+		if (g->cs[i].kind != CK_CONST)
+			continue;
+		errs = fuzz_errors();
+		const void *d = sdfg_const_get(g, i);
+		if (!d && fuzz_errors() == errs) fuzz_fail("weight %d could not be read, without a message", i);
+		if (d && fuzz_errors() != errs) fuzz_fail("weight %d was read after an error", i);
+		sdfg_const_put(g, i);
+	}
 	arena_free(a);
 }
 

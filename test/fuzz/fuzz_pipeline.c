@@ -63,6 +63,12 @@ static int pipeline(const char *path, const char *weights, int k)
 		goto out; /* doccc builds it for the host: the openmp row covers that */
 	Blob w = {0};
 	blob_layout(g, &w);
+	/* the weights are read now: an entry damaged past its directory fails here */
+	int wrc = blob_write(g, &w, NULL);
+	errs = fuzz_errors();
+	if (wrc && !errs) fuzz_fail("writing the weights failed without a message");
+	if (!wrc && errs) fuzz_fail("writing the weights succeeded after %d error(s)", errs);
+	if (wrc) goto out;
 	BuildArgs ba = {.workdir = "/nonexistent", .outlib = "libfuzz.so", .outhdr = "fuzz.h", .cmdline = "fuzz"};
 	Buf src = {0}, hdr = {0};
 	emit_source(g, &tg, TARGET_IS_GPU(&tg) ? &printer_gpu : &printer_cpu, &ba, &w, &src);
