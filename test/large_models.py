@@ -31,28 +31,29 @@ reference come back (numpy; bf16 as raw uint16 bits, doccc run's convention).
     compile_measured(doccc, args, limit_bytes=None, report=None) -> Compiled
 
 runs `doccc ARGS... [--report REPORT]`, optionally under an address-space limit
-(RLIMIT_AS, set in the child before it execs doccc, so doccc and every compiler
-it starts inherit it; `ulimit -v` and `prlimit --as` set the same limit), and
-measures its wall time and the peak resident memory of the process tree:
-os.wait4 on doccc returns its rusage, whose ru_maxrss is the largest of doccc's
-own peak and those of the children it waited for (clang, the linker). A child
-that doccc starts with posix_spawn runs in doccc's memory until it execs, and
-Linux books doccc's resident size at that moment to the child, so this tree
-peak is at least doccc's size when it started its compilers; doccc's own peak
-is the report's peak_rss_bytes.
+(RLIMIT_AS: what `ulimit -v` and `prlimit --as` set; doccc and every compiler
+it starts inherit it), and measures its wall time and the peak resident
+memory of its process tree. Both go through a small runner process (RUNNER:
+python3 -S, about 10 MB) whose only child is doccc, because Linux books a
+process's resident size at exec to the program it execs: doccc started
+straight from this process (torch loaded, weights in memory) would have this
+process's peak in its own ru_maxrss, and so in the report's peak_rss_bytes.
+The runner's getrusage(RUSAGE_CHILDREN).ru_maxrss is the largest of doccc's
+peak and those of the compilers it waited for (clang, the linker); a
+compiler started by posix_spawn is booked doccc's resident size at its exec
+too, so this tree peak is at least doccc's size when it started them.
+doccc's own peak is the report's peak_rss_bytes.
 """
 
 import gc
+import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import json
 
 import numpy as np
 import torch
@@ -205,28 +206,59 @@ class Compiled:
                 f"--- stdout:\n{self.stdout[-4000:]}\n--- stderr:\n{self.stderr[-4000:]}")
 
 
+# The runner: argv = RESULT_JSON LIMIT_BYTES CMD...; LIMIT_BYTES 0 is no limit.
+RUNNER = """
+import json, resource, subprocess, sys
+result, limit, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+if limit:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+rc = subprocess.call(cmd, stdin=subprocess.DEVNULL)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+with open(result, "w") as f:
+    json.dump({"returncode": rc, "tree_peak_bytes": peak}, f)
+"""
+
+
 def compile_measured(doccc, args, limit_bytes=None, report=None, env=None):
     """doccc ARGS [--report REPORT] under RLIMIT_AS = limit_bytes (None: no
     limit), measured as the module comment says."""
     cmd = [str(doccc)] + [str(a) for a in args] + (["--report", str(report)] if report else [])
-
-    def limit():
-        if limit_bytes is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
-
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, preexec_fn=limit,
-                             env=None if env is None else dict(os.environ, **env))
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        out.seek(0)
-        err.seek(0)
-        c = Compiled(cmd, p.returncode, out.read(), err.read(), wall, usage.ru_maxrss * 1024)
+    with tempfile.TemporaryDirectory(prefix="doccc-measure-") as d:
+        res = Path(d) / "result.json"
+        with open(Path(d) / "out", "w+") as out, open(Path(d) / "err", "w+") as err:
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-S", "-c", RUNNER, str(res), str(limit_bytes or 0), *cmd],
+                           stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                           env=None if env is None else dict(os.environ, **env))
+            wall = time.perf_counter() - t0
+            out.seek(0)
+            err.seek(0)
+            if not res.is_file():
+                err.seek(0)
+                raise RuntimeError(f"the measuring runner of {cmd[0]} failed:\n{err.read()[-4000:]}")
+            r = json.loads(res.read_text())
+            c = Compiled(cmd, r["returncode"], out.read(), err.read(), wall, r["tree_peak_bytes"])
     if report and c.returncode == 0:
         c.report = json.loads(Path(report).read_text())
     return c
+
+
+def run_expect(doccc, lib, x, ref, workdir, rtol, atol, repeat=0, weights=None):
+    """`doccc run LIB -i x.npy --expect ref.npy --json` (with --repeat N when
+    repeat > 0): its JSON report (outputs[0].max_abs_err, pass, latency_ms),
+    or {"error": ...} when it could not run."""
+    workdir = Path(workdir)
+    np.save(workdir / "x.npy", x)
+    np.save(workdir / "ref.npy", ref)
+    cmd = [str(doccc), "run", str(lib), "-i", str(workdir / "x.npy"), "--expect", str(workdir / "ref.npy"),
+           "--rtol", str(rtol), "--atol", str(atol), "--json"]
+    cmd += ["--repeat", str(repeat)] if repeat else []
+    cmd += ["--weights", str(weights)] if weights else []
+    r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        return {"error": f"exit {r.returncode}: {r.stderr.strip()[-1000:]}"}
 
 
 MIB = 1 << 20

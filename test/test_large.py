@@ -14,7 +14,9 @@ report's peak_rss_bytes, is at most
 
 issue 12's memory bound: packing needs a few copies of one weight, never all
 of them. The test prints the peak, the process tree's peak (doccc and its
-compilers, from wait4) and the compile time. When the compile fails under the
+compilers) and the compile time; both are measured through a small runner
+process (large_models.compile_measured), since doccc started straight from
+pytest would be booked pytest's resident size at its exec. When the compile fails under the
 limit it is repeated without one, so that the failure says how much memory
 doccc needed. A sanitizer build (`make asan`) reserves terabytes of address
 space for its shadow memory, so the limit cannot apply there, and its memory
