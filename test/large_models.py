@@ -83,13 +83,6 @@ def to_numpy(t):
     return t.numpy()
 
 
-def from_numpy(a, dtype):
-    """The inverse of to_numpy for an array of a given torch dtype."""
-    if dtype == torch.bfloat16:
-        return torch.from_numpy(np.ascontiguousarray(a).view("<i2").copy()).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(a))
-
-
 def mlp_width(total_bytes, layers, itemsize):
     """The width w, a multiple of 64, of `layers` w x w weights of about total_bytes."""
     w = int((total_bytes / (layers * itemsize)) ** 0.5) // 64 * 64

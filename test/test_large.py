@@ -16,21 +16,22 @@ issue 12's memory bound: packing needs a few copies of one weight, never all
 of them. The test prints the peak, the process tree's peak (doccc and its
 compilers) and the compile time; both are measured through a small runner
 process (large_models.compile_measured), since doccc started straight from
-pytest would be booked pytest's resident size at its exec. When the compile fails under the
-limit it is repeated without one, so that the failure says how much memory
-doccc needed. A sanitizer build (`make asan`) reserves terabytes of address
-space for its shadow memory, so the limit cannot apply there, and its memory
-is no measure of doccc's: the test is skipped for such a doccc, saying so.
+pytest would be booked pytest's resident size at its exec. When the compile
+fails under the limit it is repeated without one, so that the failure says
+how much memory doccc needed. A sanitizer build (`make asan`) reserves
+terabytes of address space for its shadow memory, so the limit cannot apply
+there, and its memory is no measure of doccc's: the test is skipped for such
+a doccc, saying so.
 
 test_weight_pages_shared[embedded|external]: two processes load the same
 library (a 64 MB MLP) through its C API (ctypes: NAME_create_from with the
 weights file, or NAME_create), run it once and hold the instance. While both
 do, /proc/PID/smaps of each shows the weights' mapping (NAME.weights, or the
-largest mapping of libNAME.so) read-only, fully resident, every resident
-page shared with the other process (Shared_Clean + Shared_Dirty = Rss: a
-page of a file just written is dirty in the page cache until written back,
-shared all the same; Private_Clean = Private_Dirty = 0), and
-the process's private dirty memory less than half the weights: nobody copied
+largest mapping of libNAME.so) read-only, at least 90% resident, every resident
+page shared with the other process (Shared_Clean + Shared_Dirty = Rss and
+Private_Clean = Private_Dirty = 0: a page of a file just written stays dirty
+in the page cache until it is written back, shared all the same), and the
+process's private dirty memory less than half the weights: nobody copied
 them.
 
 test_weights_keep_dtype[bfloat16|float16]: a small MLP whose weights, biases
@@ -280,7 +281,8 @@ def test_weights_keep_dtype(tmp_path, dtype):
         f"{lib}: weights_size {info['weights_size']}, the {dtype} weights are {e.weight_bytes} bytes " \
         f"({e.weight_bytes * 2} widened to fp32)"
     (y,) = run_lib(lib, [e.x])
-    from ops.harness import TOL  # the op suite's tolerance per dtype
+    from ops.harness import TOL, _from_numpy  # the op suite's tolerance per dtype, its .npy reading
     rtol, atol = TOL[str(dt)]
-    torch.testing.assert_close(lm.from_numpy(y, dt), lm.from_numpy(e.ref, dt), rtol=rtol, atol=atol,
+    like = torch.empty(0, dtype=dt)
+    torch.testing.assert_close(_from_numpy(y, like), _from_numpy(e.ref, like), rtol=rtol, atol=atol,
                                msg=lambda m: f"{dtype} MLP: {m}")
