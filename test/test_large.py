@@ -258,6 +258,7 @@ def test_weight_pages_shared(tmp_path, mode):
                 f"process {p.pid}: {lm.fmt_mib(pdirty)} private dirty memory: the weights were copied"
     finally:
         stop_holders(procs)
+        shutil.rmtree(tmp_path, ignore_errors=True)  # 200 MB: the .pt2 and the library
     for p in procs:
         assert p.returncode == 0, f"holder {p.pid}: exit {p.returncode}\n{p.stderr.read()[-4000:]}"
 
