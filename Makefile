@@ -6,11 +6,12 @@
 #   make test       install what is missing, run the whole suite
 #   make asan       the suite under address and undefined-behaviour sanitizers
 #   make fuzz       every fuzz harness for FUZZ_SECONDS each (test/fuzz/fuzz.mk)
-#   make bench      latency of doccc libraries next to PyTorch
+#   make bench      latency of doccc libraries next to PyTorch, then the compile-scaling table
+#   make bench-compile  compile time and memory for 0.1 to 2 GB of weights (test/bench_compile.py)
 #   make bench-gpu-build  fill build/bench-gpu/ for the GPU benchmark (test/bench_gpu.py)
 #   make bench-gpu  the same, then the benchmark here if a GPU is visible, else the
 #                   device command that runs it on the GPU machine
-#   make demo-only, test-only, bench-only, bench-gpu-only, bench-gpu-build-only:
+#   make demo-only, test-only, bench-only, bench-compile-only, bench-gpu-only, bench-gpu-build-only:
 #                   the same without the setup
 #   make install PREFIX=/usr/local DESTDIR=
 #   make golden     rewrite golden files (review the diff in git)
@@ -98,7 +99,7 @@ setup:
 # demo, test and bench run setup, then their work in a second make: that one
 # reads pkg-config and finds the venv afresh, after setup has installed them,
 # and nothing of it starts before setup has finished, under make -j too.
-demo test bench bench-gpu bench-gpu-build: setup
+demo test bench bench-compile bench-gpu bench-gpu-build: setup
 	@$(MAKE) --no-print-directory $@-only
 
 # The suite runs ThreadSanitizer on generated libraries (test/test_faults.py)
@@ -130,6 +131,12 @@ demo-only: all
 
 bench-only: all
 	$(PYTHON) test/bench.py
+	$(PYTHON) test/bench_compile.py
+
+# Compile time and memory as the weights grow (issue 12): synthetic MLPs of
+# 0.1, 0.5, 1 and 2 GB, embedded and external; build/bench-compile.json.
+bench-compile-only: all
+	$(PYTHON) test/bench_compile.py
 
 # The GPU benchmark's two stages: build here (exports, a check compile with
 # nvcc, doccc and its libraries, into build/bench-gpu/), then run where the GPU
@@ -170,5 +177,6 @@ clean:
 	rm -rf build
 
 .PHONY: all unit build-deps setup setup-sanitizers test demo bench test-only demo-only bench-only \
+	bench-compile bench-compile-only \
 	bench-gpu bench-gpu-build bench-gpu-only bench-gpu-build-only \
 	asan golden install clean
