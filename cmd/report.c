@@ -62,12 +62,20 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 	buf_quote(&b, ba->outhdr);
 	buf_printf(&b, ",\n  \"weights_bytes\": %lld,\n  \"workspace_bytes\": %lld,\n", (long long)wbytes,
 	           (long long)g->arena_size);
-	/* peak resident memory of doccc itself (ru_maxrss, KiB on Linux). Not
-	 * its compilers': a child started by posix_spawn shares doccc's memory
+	/* peak resident memory of doccc itself: VmHWM of /proc/self/status,
+	 * which starts afresh at exec (ru_maxrss does not: it keeps the peak of
+	 * the process doccc was started from), else ru_maxrss. Not its
+	 * compilers': a child started by posix_spawn shares doccc's memory
 	 * until it execs, and Linux then books doccc's peak to the child. */
 	struct rusage self = {0};
 	getrusage(RUSAGE_SELF, &self);
-	buf_printf(&b, "  \"peak_rss_bytes\": %lld,\n", (long long)self.ru_maxrss * 1024);
+	long long peak = (long long)self.ru_maxrss * 1024;
+	char *st = file_exists("/proc/self/status") ? file_read("/proc/self/status", NULL) : NULL;
+	const char *hwm = st ? strstr(st, "\nVmHWM:") : NULL;
+	if (hwm)
+		peak = strtoll(hwm + 7, NULL, 10) * 1024;
+	free(st);
+	buf_printf(&b, "  \"peak_rss_bytes\": %lld,\n", peak);
 	/* the most bytes of constants doccc held at once (ir/consts.c) */
 	int64_t held;
 	sdfg_const_held(g, &held);
