@@ -81,7 +81,7 @@ def main():
 
         out = work / "out"
         cmd = [e.path, "-t", args.target, "-c", args.category, "-n", "gpt2", "-o", f"{out}/"]
-        cmd += [] if args.embedded else ["--external-weights"]
+        cmd += ["--embed-weights"] if args.embedded else ["--external-weights"]
         c = lm.compile_measured(DOCCC, cmd, report=work / "report.json")
         if c.returncode != 0:
             fig["error"] = f"compile: exit {c.returncode}: {c.stderr.strip()[-2000:]}"

@@ -82,7 +82,7 @@ def sanitized(doccc):
 
 
 def mode_args(mode):
-    return ["--external-weights"] if mode == "external" else []
+    return ["--external-weights"] if mode == "external" else ["--embed-weights"]  # past 1 GiB external is the default
 
 
 @pytest.fixture(scope="module")
