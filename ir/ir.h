@@ -16,7 +16,7 @@
  *            optionally with write-conflict resolution (wcr: +=, max=, ...).
  *
  * Containers are typed, shaped arrays: inputs, outputs, constants (weights,
- * with their bytes during compilation), transients (placed in one arena by
+ * whose bytes are read or made when the compile needs them: consts.c), transients (placed in one arena by
  * the memory plan), views (aliases of another container's memory with their
  * own shape, strides and offset: permute, expand, slice and view of
  * contiguous data cost nothing) and locals (small per-iteration buffers such
