@@ -31,7 +31,7 @@ PKG_LIBS   = $(eval PKG_LIBS := $$(shell pkg-config --libs $(PKGS) 2>/dev/null))
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(PKG_CFLAGS) $(SANFLAGS)
-LDLIBS   = $(PKG_LIBS) -ldl -lm
+LDLIBS   = $(PKG_LIBS) -lpthread -ldl -lm
 
 LIB_SRC  = $(sort $(wildcard lib/*.c))
 IR_SRC   = $(sort $(wildcard ir/*.c ir/passes/*.c ir/lower/*.c ir/expand/*.c))

@@ -28,6 +28,7 @@
  * was written.
  */
 #include <elf.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -51,32 +52,112 @@ void blob_layout(Sdfg *g, Blob *b)
 	b->size = (size_t)off;
 }
 
-int blob_write(Sdfg *g, Blob *b, Ofile *f)
+/* blob_write's second thread: it hashes and appends one constant's bytes
+ * while the main thread makes the next (reading, checking the CRC,
+ * packing), which about halves the time per GB. Only the main thread
+ * touches the graph (consts.c is not thread-safe); the writer gets a job
+ * (padding, then n bytes at d) and hands it back done. */
+typedef struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	Sha256 h;
+	Ofile *f;
+	const void *d;
+	size_t pad, n;
+	int busy, quit;
+} Writer;
+
+static void writer_do(Writer *w, const void *d, size_t pad, size_t n)
 {
 	static const unsigned char zeros[64];
-	Sha256 h;
-	sha256_init(&h);
-	int64_t at = 0;
-	for (int i = 0; i < g->ncs; i++) {
+	sha256_update(&w->h, zeros, pad);
+	sha256_update(&w->h, d, n);
+	if (w->f) {
+		ofile_write(w->f, zeros, pad);
+		ofile_write(w->f, d, n);
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	Writer *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->busy && !w->quit)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->busy)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		writer_do(w, w->d, w->pad, w->n);
+		pthread_mutex_lock(&w->mu);
+		w->busy = 0;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Wait until the writer is idle. */
+static void writer_wait(Writer *w)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->busy)
+		pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void writer_post(Writer *w, const void *d, size_t pad, size_t n)
+{
+	pthread_mutex_lock(&w->mu);
+	w->d = d, w->pad = pad, w->n = n, w->busy = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+int blob_write(Sdfg *g, Blob *b, Ofile *f)
+{
+	Writer w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .f = f};
+	sha256_init(&w.h);
+	pthread_t th;
+	int threaded = pthread_create(&th, NULL, writer_main, &w) == 0; /* else all on this thread */
+	int64_t at = 0, held = -1, rc = 0;
+	for (int i = 0; i < g->ncs && !rc; i++) {
 		Container *c = &g->cs[i];
 		if (c->kind != CK_CONST || c->dead)
 			continue;
 		int64_t n = sdfg_numel(g, i) * dtype_info[c->dt].size, pad = c->wofs - at;
-		sha256_update(&h, zeros, (size_t)pad);
-		if (f)
-			ofile_write(f, zeros, (size_t)pad);
-		const void *d = sdfg_const_get(g, i);
-		if (!d)
-			return -1;
-		sha256_update(&h, d, (size_t)n);
-		if (f)
-			ofile_write(f, d, (size_t)n);
-		sdfg_const_put(g, i);
+		const void *d = sdfg_const_get(g, i); /* while the writer has the one before */
+		if (threaded)
+			writer_wait(&w);
+		if (held >= 0)
+			sdfg_const_put(g, (int)held);
+		held = -1;
+		if (!d) {
+			rc = -1;
+			break;
+		}
+		if (threaded)
+			writer_post(&w, d, (size_t)pad, (size_t)n);
+		else
+			writer_do(&w, d, (size_t)pad, (size_t)n);
+		held = i;
 		at = c->wofs + n;
 	}
+	if (threaded) {
+		writer_wait(&w);
+		pthread_mutex_lock(&w.mu);
+		w.quit = 1;
+		pthread_cond_broadcast(&w.cv);
+		pthread_mutex_unlock(&w.mu);
+		pthread_join(th, NULL);
+	}
+	if (held >= 0)
+		sdfg_const_put(g, (int)held);
+	if (rc)
+		return -1;
 	DOCC_ASSERT((size_t)at == b->size);
 	unsigned char d[32];
-	sha256_final(&h, d);
+	sha256_final(&w.h, d);
 	sha256_hex(d, b->sha);
 	return 0;
 }
