@@ -34,6 +34,12 @@ in the page cache until it is written back, shared all the same), and the
 process's private dirty memory less than half the weights: nobody copied
 them.
 
+test_create_touches_little[embedded|external-trusted|external-checked]: one
+process creates an instance (no run) of a 64 MB MLP; its weights mapping is
+at most 5% resident for an embedded library and for NAME.weights under
+DOCCC_TRUST_WEIGHTS=1, and at least 90% when create checks the sha256 of the
+data (the default, which reads every page once).
+
 test_weights_keep_dtype[bfloat16|float16]: a small MLP whose weights, biases
 and input are bf16 (fp16) compiles for openmp; the report's weights_bytes and
 `doccc inspect --json`'s weights_size are the bf16 (fp16) byte count of the
@@ -47,6 +53,7 @@ end of its test.
 """
 
 import json
+import os
 import select
 import shutil
 import subprocess
@@ -160,10 +167,11 @@ HOLDER = textwrap.dedent("""
         st = getattr(dll, name + "_create")(ctypes.byref(m))
     if st != 0:
         sys.exit(f"create: status {st}")
-    x, y = (ctypes.c_float * nin)(), (ctypes.c_float * nout)()
-    st = getattr(dll, name + "_run")(m, x, y)
-    if st != 0:
-        sys.exit(f"run: status {st}")
+    if sys.argv[6:] != ["norun"]:
+        x, y = (ctypes.c_float * nin)(), (ctypes.c_float * nout)()
+        st = getattr(dll, name + "_run")(m, x, y)
+        if st != 0:
+            sys.exit(f"run: status {st}")
     print("ready", flush=True)
     sys.stdin.readline()
     getattr(dll, name + "_destroy")(m)
@@ -190,9 +198,10 @@ def private_dirty(pid):
     raise AssertionError(f"/proc/{pid}/smaps_rollup has no Private_Dirty")
 
 
-def start_holders(lib, name, weights, nin, nout, count=2, timeout=120):
-    procs = [subprocess.Popen([sys.executable, "-c", HOLDER, str(lib), name, str(weights or ""), str(nin), str(nout)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def start_holders(lib, name, weights, nin, nout, count=2, timeout=120, run=True, env=None):
+    args = [sys.executable, "-c", HOLDER, str(lib), name, str(weights or ""), str(nin), str(nout)] + ([] if run else ["norun"])
+    procs = [subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, **(env or {})))
              for _ in range(count)]
     deadline = time.monotonic() + timeout
     for p in procs:
@@ -261,6 +270,43 @@ def test_weight_pages_shared(tmp_path, mode):
         shutil.rmtree(tmp_path, ignore_errors=True)  # 200 MB: the .pt2 and the library
     for p in procs:
         assert p.returncode == 0, f"holder {p.pid}: exit {p.returncode}\n{p.stderr.read()[-4000:]}"
+
+
+@pytest.mark.parametrize("mode", ["embedded", "external-trusted", "external-checked"])
+def test_create_touches_little(tmp_path, mode):
+    """create() touches no more of the weights than it must: an embedded
+    library's and a trusted (DOCCC_TRUST_WEIGHTS=1) external file's pages
+    stay out of the process until a run reads them (at most 5% resident:
+    the kernel maps a few pages around each fault), while the default
+    external create, which checks the data's sha256, reads every page."""
+    require("torch")
+    import large_models as lm
+    e = lm.mlp_export(tmp_path / "lazy.pt2", 64 * MIB, layers=2)
+    out = tmp_path / "out"
+    external = mode != "embedded"
+    lib = compile_model(e.path, "openmp", out, "-c", "desktop", "-n", "lazy",
+                        *mode_args("external" if external else "embedded"))
+    macros = parse_header(out / "lazy.h")
+    nin, nout = int(macros["LAZY_INPUT0_NUMEL"]), int(macros["LAZY_OUTPUT0_NUMEL"])
+    weights = (out / "lazy.weights").resolve() if external else None
+    mapped = weights or lib.resolve()
+    env = {"DOCCC_TRUST_WEIGHTS": "1"} if mode == "external-trusted" else {}
+    procs = start_holders(lib, "lazy", weights, nin, nout, count=1, run=False, env=env)
+    try:
+        mine = [m for m in smaps(procs[0].pid) if m[0] == str(mapped)]
+        assert mine, f"no mapping of {mapped}"
+        seg = max(mine, key=lambda m: m[2]["Size"])  # the weights (the largest segment of the library)
+        rss = seg[2].get("Rss", 0)
+        print(f"{mode}: {mapped.name} {lm.fmt_mib(seg[2]['Size'])} mapped, {lm.fmt_mib(rss)} resident after create")
+        if mode == "external-checked":
+            assert rss >= 0.9 * e.weight_bytes, f"{mapped}: {rss} bytes resident: create did not check the data"
+        else:
+            assert rss <= 0.05 * e.weight_bytes, \
+                f"{mapped}: {lm.fmt_mib(rss)} of {lm.fmt_mib(e.weight_bytes)} resident after create alone"
+    finally:
+        stop_holders(procs)
+        shutil.rmtree(tmp_path, ignore_errors=True)
+    assert procs[0].returncode == 0, procs[0].stderr.read()[-4000:]
 
 
 # ---- weight dtypes stay as exported ----------------------------------------------------
