@@ -1,5 +1,8 @@
 /* fuzz_pt2.c - the .pt2 archive reader (lib/zipread.c) on any file: open it,
- * then read every entry under the root, as the importer does. */
+ * then read every entry under the root, as the importer does: whole
+ * (pt2_read), and as weights are read, its size first (pt2_size) and then
+ * its bytes into memory of that size (pt2_read_into), which must agree. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -34,6 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		volatile unsigned sum = 0;
 		for (size_t k = 0; k < len; k++) sum += (unsigned char)d[k];
 		(void)sum;
+		size_t sz = 0;
+		if (pt2_size(z, name + rl, &sz) || sz != len) fuzz_fail("pt2_size of '%s': %zu, pt2_read read %zu", name, sz, len);
+		char *e = malloc(len ? len : 1);
+		if (!e) fuzz_fail("out of memory");
+		if (pt2_read_into(z, name + rl, e, len) || memcmp(d, e, len))
+			fuzz_fail("pt2_read_into of '%s' disagrees with pt2_read", name);
+		if (fuzz_errors() != had) fuzz_fail("reading '%s' again reported an error", name);
+		free(e);
 		free(d);
 	}
 	if (pt2_has(z, "no/such/entry")) fuzz_fail("pt2_has found a missing entry");
