@@ -375,14 +375,12 @@ static int configure(Arena *a, const Cli *c, Options *o, Target *tg)
  * from the files' sizes, so that the outputs are known up front (the
  * cache, -MD). */
 #define EMBED_MAX ((int64_t)1 << 30)
-static int embed_too_large(Arena *a, const Cli *c)
+static int embed_too_large(const Cli *c, const Paths *reads)
 {
-	Paths reads = {0};
-	compile_reads(a, c->bs.prereqs, &reads);
 	int64_t n = 0;
-	for (int i = 0; i < reads.n; i++) {
+	for (int i = 0; i < reads->n; i++) {
 		struct stat sb;
-		if (stat(reads.v[i], &sb) == 0)
+		if (stat(reads->v[i], &sb) == 0)
 			n += (int64_t)sb.st_size;
 	}
 	if (n <= EMBED_MAX)
@@ -396,7 +394,7 @@ static int embed_too_large(Arena *a, const Cli *c)
 /* The output paths of -o (DIR/, an existing directory, PATH.so, or PATH.a
  * for a static archive) into ba, the output directory made, the compiler
  * variables checked: -1 to go on, or the exit code (reported). */
-static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, BuildArgs *ba)
+static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, const Paths *reads, BuildArgs *ba)
 {
 	c->nm = c->name ? arena_strdup(a, c->name) : path_to_ident(a, c->input);
 	c->dir = ".";
@@ -424,7 +422,7 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, Bu
 	ba->profile = debug_has("profile");
 	ba->outhdr = arena_printf(a, "%s/%s.h", c->dir, c->nm);
 	ba->outsrc = c->emit_source ? arena_printf(a, "%s/%s%s", c->dir, c->nm, TARGET_IS_GPU(tg) ? ".cu" : ".c") : NULL;
-	if (!c->external && !c->embed && embed_too_large(a, c))
+	if (!c->external && !c->embed && embed_too_large(c, reads))
 		c->external = 1;
 	ba->outweights = c->external ? arena_printf(a, "%s/%s.weights", c->dir, c->nm) : NULL;
 	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg->name, tg->category, o->march ? " march=" : "",
@@ -526,11 +524,11 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 		return cmd_check(a, c.name ? c.name : path_to_ident(a, c.input), &ia, &o, &tg, c.json);
 	}
 	BuildArgs ba = {0};
-	if ((rc = plan_outputs(a, &c, &o, &tg, &ba)) >= 0)
+	Paths reads = {0}; /* what the compile reads: for the cache key and the size of the weights */
+	compile_reads(a, c.bs.prereqs, &reads);
+	if ((rc = plan_outputs(a, &c, &o, &tg, &reads, &ba)) >= 0)
 		return rc;
 	Cache cache = {0};
-	Paths reads = {0};
-	compile_reads(a, c.bs.prereqs, &reads);
 	/* a --report describes a compilation: with one, compile (and store) */
 	if ((rc = cache_lookup(a, &cache, &ba, &reads, cache_key(a, &c, &o, &tg, &ba), !c.report)) < 0)
 		return EXIT_INPUT;

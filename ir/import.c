@@ -624,13 +624,16 @@ int lw_meta(Imp *m, const char *name, Meta *o)
  * a storage (an archive entry, an extracted archive's data file, or bytes
  * of the mapped safetensors file) of len bytes, and the strided view of it
  * the weight is (element strides and offset; contig when it is the first
- * numel elements in order). len 0 with numel > 0 is a fake tensor: zeros. */
+ * numel elements in order). len 0 with numel > 0 is a fake tensor: zeros.
+ * A view of part of a storage reads only [lo, hi) of it, so that weights
+ * sharing one storage do not each read all of it. */
 typedef struct {
 	Pt2 *zip;
 	const char *rel;     /* archive entry, or the data file's path when zip is NULL */
 	const void *mapped;  /* safetensors: the bytes themselves */
 	const char *where;   /* for messages: the file */
 	size_t len;
+	size_t lo, hi;       /* the bytes of the storage the view reads */
 	int rank, esz, contig;
 	int64_t shape[MAXDIM], stride[MAXDIM], offset;
 } WeightSrc;
@@ -655,9 +658,13 @@ static void gather(char *dst, const char *src, int rank, const int64_t *shape, c
 	}
 }
 
-static int read_storage(const WeightSrc *w, void *dst)
+/* Bytes [lo, hi) of the storage into dst. */
+static int read_storage(const WeightSrc *w, size_t lo, size_t hi, void *dst)
 {
-	return w->zip ? pt2_read_into(w->zip, w->rel, dst, w->len) : file_read_at(w->rel, 0, dst, w->len);
+	if (w->zip)
+		return lo == 0 && hi == w->len ? pt2_read_into(w->zip, w->rel, dst, w->len)
+		                               : pt2_read_range(w->zip, w->rel, lo, dst, hi - lo);
+	return file_read_at(w->rel, (int64_t)lo, dst, hi - lo);
 }
 
 /* ConstSrc.make of an input's weight. */
@@ -681,20 +688,16 @@ static int weight_make(Sdfg *g, const ConstSrc *s, void *dst)
 		file_map_drop(w->mapped, w->len);
 		return 0;
 	}
-	if (w->contig && w->len == bytes)
-		return read_storage(w, dst);
-	char *tmp = malloc(w->len);
+	if (w->contig && w->lo == 0 && w->hi == bytes)
+		return read_storage(w, 0, bytes, dst);
+	char *tmp = malloc(w->hi - w->lo);
 	if (!tmp) {
-		diag_error(w->where, "out of memory reading '%s' (%zu bytes)", w->rel, w->len);
+		diag_error(w->where, "out of memory reading '%s' (%zu bytes)", w->rel, w->hi - w->lo);
 		return -1;
 	}
-	int rc = read_storage(w, tmp);
-	if (!rc) {
-		if (w->contig)
-			memcpy(dst, tmp, bytes);
-		else
-			gather(dst, tmp, w->rank, w->shape, w->stride, w->offset, w->esz);
-	}
+	int rc = read_storage(w, w->lo, w->hi, tmp);
+	if (!rc) /* the view's first element is the span's */
+		gather(dst, tmp, w->rank, w->shape, w->stride, 0, w->esz);
 	free(tmp);
 	return rc;
 }
@@ -825,6 +828,8 @@ static const WeightSrc *load_weight(Imp *m, const char *fqn, int isconst, const 
 	}
 	memcpy(w->stride, meta.stride, sizeof w->stride);
 	w->offset = meta.offset;
+	w->lo = (size_t)(meta.offset * esz); /* within hi, checked above */
+	w->hi = (size_t)hi;
 	return w;
 }
 

@@ -226,13 +226,12 @@ int file_copy(const char *from, const char *to, int mode)
 
 int file_move(const char *from, const char *to, int mode)
 {
-	if (rename(from, to) == 0)
-		return mode >= 0 && chmod(to, (mode_t)mode) != 0 ? (diag_error(to, "cannot write: %s", strerror(errno)), -1) : 0;
-	if (errno != EXDEV) {
-		diag_error(to, "cannot write: %s", strerror(errno));
-		return -1;
-	}
-	return file_copy(from, to, mode);
+	int err = rename(from, to) != 0 ? errno : mode >= 0 && chmod(to, (mode_t)mode) != 0 ? errno : 0;
+	if (err == EXDEV)
+		return file_copy(from, to, mode);
+	if (err)
+		diag_error(to, "cannot write: %s", strerror(err));
+	return err ? -1 : 0;
 }
 
 int file_hash(const char *path, Sha256 *h)

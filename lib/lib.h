@@ -259,6 +259,8 @@ void *pt2_read(Pt2 *z, const char *name, size_t *len);
  * an entry of exactly len bytes read into dst. 0, or -1 reported. */
 int pt2_size(Pt2 *z, const char *name, size_t *len);
 int pt2_read_into(Pt2 *z, const char *name, void *dst, size_t len);
+/* len bytes from byte off of an entry (no CRC check: a part). */
+int pt2_read_range(Pt2 *z, const char *name, size_t off, void *dst, size_t len);
 int pt2_count(Pt2 *z);
 const char *pt2_name(Pt2 *z, int i);   /* full name, root included */
 

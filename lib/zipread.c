@@ -21,6 +21,8 @@
  * to reach the end, where libzip checks the CRC. pt2_size checks an entry
  * without reading it and pt2_read_into reads one into the caller's memory:
  * weights are read when the compile needs them (ir/consts.c), one at a time.
+ * pt2_read_range reads a part (a weight that views part of a storage),
+ * which libzip cannot check against the CRC of the whole.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +140,7 @@ int pt2_has(Pt2 *z, const char *name)
 
 /* The index of entry name, checked as described at the top of the file;
  * its size in *size; -1 reported. */
-static zip_int64_t pt2_entry(Pt2 *z, const char *name, Buf *full, zip_uint64_t *size)
+static zip_int64_t pt2_entry(Pt2 *z, const char *name, Buf *full, zip_uint64_t *size, int *stored)
 {
 	zip_int64_t i = pt2_locate(z, name, full);
 	if (i < 0) {
@@ -168,6 +170,8 @@ static zip_int64_t pt2_entry(Pt2 *z, const char *name, Buf *full, zip_uint64_t *
 		return -1;
 	}
 	*size = st.size;
+	if (stored)
+		*stored = st.comp_method == ZIP_CM_STORE;
 	return i;
 }
 
@@ -213,7 +217,7 @@ void *pt2_read(Pt2 *z, const char *name, size_t *len)
 	Buf full = {0};
 	char *data = NULL;
 	zip_uint64_t size;
-	zip_int64_t i = pt2_entry(z, name, &full, &size);
+	zip_int64_t i = pt2_entry(z, name, &full, &size, NULL);
 	if (i < 0)
 		goto fail;
 	if (!(data = malloc((size_t)size + 1))) {
@@ -238,7 +242,7 @@ int pt2_size(Pt2 *z, const char *name, size_t *len)
 {
 	Buf full = {0};
 	zip_uint64_t size;
-	zip_int64_t i = pt2_entry(z, name, &full, &size);
+	zip_int64_t i = pt2_entry(z, name, &full, &size, NULL);
 	buf_free(&full);
 	*len = (size_t)size;
 	return i < 0 ? -1 : 0;
@@ -248,7 +252,7 @@ int pt2_read_into(Pt2 *z, const char *name, void *dst, size_t len)
 {
 	Buf full = {0};
 	zip_uint64_t size;
-	zip_int64_t i = pt2_entry(z, name, &full, &size);
+	zip_int64_t i = pt2_entry(z, name, &full, &size, NULL);
 	int rc = i < 0 ? -1 : 0;
 	if (!rc && size != len) {
 		diag_error(z->path, "entry '%s' holds %llu bytes, %zu when the program was read (the archive changed)", full.s,
@@ -256,6 +260,47 @@ int pt2_read_into(Pt2 *z, const char *name, void *dst, size_t len)
 		rc = -1;
 	}
 	rc = rc || pt2_fill(z, i, full.s, dst, size);
+	buf_free(&full);
+	return rc;
+}
+
+int pt2_read_range(Pt2 *z, const char *name, size_t off, void *dst, size_t len)
+{
+	Buf full = {0};
+	zip_uint64_t size;
+	int stored = 0;
+	zip_int64_t i = pt2_entry(z, name, &full, &size, &stored);
+	zip_file_t *f = NULL;
+	int rc = i < 0 ? -1 : 0;
+	if (!rc && (off > size || len > size - off)) {
+		diag_error(z->path, "entry '%s' holds %llu bytes, fewer than when the program was read (the archive changed)",
+		           full.s, (unsigned long long)size);
+		rc = -1;
+	}
+	if (!rc && !(f = zip_fopen_index(z->zip, (zip_uint64_t)i, 0))) {
+		diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_strerror(z->zip));
+		rc = -1;
+	}
+	/* a stored entry seeks; a deflated one is read up to off */
+	char skip[4096];
+	if (!rc && stored && off)
+		rc = zip_fseek(f, (zip_int64_t)off, SEEK_SET) != 0 ? -1 : 0;
+	else if (!rc)
+		for (size_t k = 0, n; !rc && k < off; k += n) {
+			n = MIN(sizeof skip, off - k);
+			rc = zip_fread(f, skip, n) == (zip_int64_t)n ? 0 : -1;
+		}
+	for (size_t got = 0; !rc && got < len;) {
+		zip_int64_t r = zip_fread(f, (char *)dst + got, len - got);
+		if (r <= 0)
+			rc = -1;
+		else
+			got += (size_t)r;
+	}
+	if (rc && f)
+		diag_error(z->path, "cannot read entry '%s': %s", full.s, zip_file_strerror(f));
+	if (f)
+		(void)zip_fclose(f); /* not read to the end: libzip checks no CRC for a part */
 	buf_free(&full);
 	return rc;
 }

@@ -33,7 +33,7 @@ def _cxx():
 
 
 def _build(compiler, std, src, outdir, exe, extra=()):
-    cmd = [compiler, f"-std={std}", "-O1", "-g", "-Wall", "-Wextra", "-Werror", f"-I{outdir}",
+    cmd = [compiler, f"-std={std}", "-O1", "-g", "-Wall", "-Wextra", "-Werror", f"-I{outdir}", f"-I{HERE / 'capi'}",
            '-DMODEL_HEADER="mlp.h"', str(src), "-o", str(exe), f"-L{outdir}", "-lmlp",
            f"-Wl,-rpath,{outdir}", "-lpthread", *extra]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)

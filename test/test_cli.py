@@ -496,3 +496,42 @@ def test_report_json_gpu(tmp_path, exports):
     assert data["device_resident"] is True and data["device_backend"] == "cuda" and data["simulated"] is True
     assert data["host_fallback"] is False
     assert "gpu_thread" in json.dumps(data["sdfg"]), "no map scheduled onto GPU threads"
+
+
+@pytest.mark.parametrize("form", ["pt2", "extracted"])
+def test_weights_viewing_one_storage(form, tmp_path):
+    """Two buffers that are views of one storage (a slice, and a transposed
+    slice at an offset): torch.export.save writes the storage once, and
+    each weight is read as its own part of it (a ranged read of the entry or
+    the data file), in the archive and in an extracted archive."""
+    import zipfile
+    torch = require("torch")
+    from conftest import compare, run_lib
+
+    class Views(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            big = torch.randn(16, 24)
+            self.register_buffer("a", big[:, :8])
+            self.register_buffer("b", big[:, 8:].t())
+
+        def forward(self, x):
+            return x @ self.a + x @ self.b.t()[:, :8]
+
+    torch.manual_seed(0)
+    m = Views().eval()
+    x = torch.randn(3, 16)
+    pt2 = tmp_path / "views.pt2"
+    with torch.no_grad():
+        torch.export.save(torch.export.export(m, (x,)), str(pt2))
+        want = m(x)
+    names = zipfile.ZipFile(pt2).namelist()
+    assert sum("/data/weights/weight_" in n for n in names) == 1, names  # one storage for both
+    src = pt2
+    if form == "extracted":
+        zipfile.ZipFile(pt2).extractall(tmp_path / "x")
+        src = tmp_path / "x" / "views" / "models" / "model.json"
+    r = doccc_cmd(src, "-o", f"{tmp_path}/out/", "-n", "views")
+    assert r.returncode == 0, fmt_result(r)
+    (got,) = run_lib(tmp_path / "out" / "libviews.so", [x.numpy()])
+    compare(got, want.numpy(), f"weights viewing one storage, {form}")

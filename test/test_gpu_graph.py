@@ -150,7 +150,7 @@ def build_program(outdir, exe, extra=()):
     """test/capi/gpu_graph.c against the gather library in outdir."""
     cc = shutil.which("clang") or shutil.which("cc")
     assert cc, "no C compiler (clang or cc) on PATH"
-    cmd = [cc, "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", f"-I{outdir}", str(HERE / "capi" / "gpu_graph.c"),
+    cmd = [cc, "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", f"-I{outdir}", f"-I{HERE / 'capi'}", str(HERE / "capi" / "gpu_graph.c"),
            "-o", str(exe), f"-L{outdir}", "-lgather", f"-Wl,-rpath,{outdir}", "-lpthread", *extra]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"

@@ -26,13 +26,7 @@
 
 #include MODEL_HEADER
 
-#define CHECK(x)                                                               \
-	do {                                                                       \
-		if (!(x)) {                                                            \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #x); \
-			exit(1);                                                           \
-		}                                                                      \
-	} while (0)
+#include "check.h"
 
 static float x[MLP_INPUT0_NUMEL], y[MLP_OUTPUT0_NUMEL];
 

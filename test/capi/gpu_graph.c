@@ -34,13 +34,7 @@
 
 #include "gather.h"
 
-#define CHECK(x)                                                               \
-	do {                                                                       \
-		if (!(x)) {                                                            \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #x); \
-			exit(1);                                                           \
-		}                                                                      \
-	} while (0)
+#include "check.h"
 
 #define NOUT 6
 

@@ -1,7 +1,7 @@
 /* fuzz_pt2.c - the .pt2 archive reader (lib/zipread.c) on any file: open it,
  * then read every entry under the root, as the importer does: whole
  * (pt2_read), and as weights are read, its size first (pt2_size) and then
- * its bytes into memory of that size (pt2_read_into), which must agree. */
+ * its bytes into memory of that size (pt2_read_into) or a part of them (pt2_read_range), which must agree. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +43,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!e) fuzz_fail("out of memory");
 		if (pt2_read_into(z, name + rl, e, len) || memcmp(d, e, len))
 			fuzz_fail("pt2_read_into of '%s' disagrees with pt2_read", name);
+		size_t off = len / 3, part = len / 2;
+		if (pt2_read_range(z, name + rl, off, e, part) || memcmp(d + off, e, part))
+			fuzz_fail("pt2_read_range of '%s' [%zu, +%zu) disagrees with pt2_read", name, off, part);
 		if (fuzz_errors() != had) fuzz_fail("reading '%s' again reported an error", name);
 		free(e);
 		free(d);
