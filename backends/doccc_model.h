@@ -12,7 +12,7 @@
  * knowing its name; `doccc run` and the tests do exactly that. The struct
  * only grows at its end; abi_version says which fields exist (2: the
  * device fields after set_num_threads; 3: march, options, the weights'
- * size and sha256, and the info text). A loader reads a field only when
+ * size and sha256, and the info text; 4: the run-time dims). A loader reads a field only when
  * abi_version says it is there, so libraries of abi 2 still load.
  *
  * The info text (abi 3) is the same description as one JSON object,
@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DOCCC_ABI_VERSION 3
+#define DOCCC_ABI_VERSION 4
 
 #ifdef __cplusplus
 typedef bool doccc_bool;
@@ -64,8 +64,11 @@ enum {
 	DOCCC_ERR_DEVICE = 7,     /* GPU runtime failure, or a pointer on the wrong side
 	                           * (host memory to a device run, device memory to a
 	                           * host library): NAME_last_error() says which */
-	DOCCC_ERR_ASSERT = 8      /* run: a run-time assertion of the graph failed
+	DOCCC_ERR_ASSERT = 8,     /* run: a run-time assertion of the graph failed
 	                           * (torch._assert_async): NAME_last_error() has its message */
+	DOCCC_ERR_SHAPE = 9       /* set_dims / infer_dims: the dims are outside the export's
+	                           * ranges or break its guards, the inputs' sizes disagree, or
+	                           * run before any dims were set: NAME_last_error() says which */
 };
 
 /* Log levels of the log hook, and directions of device_copy. */
@@ -84,6 +87,12 @@ typedef struct {
 	int64_t numel;
 	size_t nbytes;
 } doccc_tensor_desc;
+
+/* A run-time dim (abi 4): the export's symbol and its range (max -1: no bound). */
+typedef struct {
+	const char *name;
+	int64_t min, max;
+} doccc_dim_desc;
 
 typedef struct {
 	int abi_version;
@@ -120,6 +129,17 @@ typedef struct {
 	size_t weights_size;      /* bytes of weights, embedded or in NAME.weights */
 	const char *weights_sha256; /* sha256 of the weights (hex): what create() checks in NAME.weights */
 	const char *info;         /* this description as JSON text (the .doccc_info section) */
+	/* abi_version >= 4: run-time dims. ndims 0: every size is fixed. Else a
+	 * tensor's shape holds -1 (numel -1, nbytes 0) where a size depends on
+	 * the dims; input_dims[i] and output_dims[i] give every size as a C
+	 * expression of the dims' names ("s77,8", "2*s77"). */
+	int ndims;
+	const doccc_dim_desc *dims;
+	const char *const *input_dims;
+	const char *const *output_dims;
+	int (*set_dims)(void *model, const int64_t *dims);    /* NULL when ndims is 0 */
+	int (*infer_dims)(const int64_t *const *input_shapes, int64_t *dims, char *msg, size_t msglen);
+	int (*output_shape)(const int64_t *dims, int output, int64_t *shape);
 } doccc_model_desc;
 
 #endif

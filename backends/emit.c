@@ -753,11 +753,18 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 		case CK_OUTPUT: buf_printf(&args, "(%s *)dc_out[%d], ", T, ct->io); break;
 		case CK_CONST: buf_printf(&args, "(const %s *)(dc_W + %lld), ", T, (long long)ct->wofs); break;
 		case CK_TRANSIENT:
-			DOCC_ASSERT(ct->aofs >= 0);
-			buf_printf(&args, "(%s *)(dc_ws + %lld), ", T, (long long)ct->aofs);
+			DOCC_ASSERT(ct->aofs >= 0 || ct->aofs == -2);
+			if (ct->aofs == -2) /* a slot whose offset depends on the run-time dims */
+				buf_printf(&args, "(%s *)(dc_ws + dc_ofs[%d]), ", T, ct->aslot);
+			else
+				buf_printf(&args, "(%s *)(dc_ws + %lld), ", T, (long long)ct->aofs);
 			break;
 		default: DOCC_UNREACHABLE();
 		}
+	}
+	for (int d = 0; d < g->ndims; d++) { /* the run-time dims, by their canonical names */
+		buf_printf(&params, "const int64_t dc_d%d, ", d);
+		buf_printf(&args, "dc_d%d, ", d);
 	}
 	subtree_syms(g, k, syms, &nsyms);
 	for (int i = 0; i < nsyms; i++) {
@@ -865,7 +872,7 @@ void emit_desc_tables(Em *e)
 			Container *c = sdfg_c(g, ids[i]);
 			buf_printf(b, "static const int64_t dc_%s%d_shape[] = {", io ? "out" : "in", i);
 			for (int d = 0; d < c->rank; d++) {
-				int64_t v = 0;
+				int64_t v = -1; /* a run-time dim */
 				ex_isint(c->shape[d], &v);
 				buf_printf(b, "%s%lld", d ? ", " : "", (long long)v);
 			}
@@ -878,12 +885,13 @@ void emit_desc_tables(Em *e)
 			buf_puts(b, "\t{");
 			buf_cstr(b, c->origin && *c->origin ? c->origin : c->name);
 			buf_printf(b, ", %s, %d, dc_%s%d_shape, %lld, %lld},\n", emit_dtype_macro(c->dt), c->rank, io ? "out" : "in", i,
-			           (long long)numel, (long long)(numel * dtype_info[c->dt].size));
+			           (long long)numel, (long long)(numel < 0 ? 0 : numel * dtype_info[c->dt].size));
 		}
 		if (!n)
 			buf_puts(b, "\t{0, 0, 0, 0, 0, 0},\n");
 		buf_puts(b, "};\n");
 	}
+	emit_dims_desc_tables(e, e->dimnames);
 }
 
 /* The info text: the descriptor as one JSON object, a key per line. Every
@@ -909,6 +917,21 @@ static void info_json(Em *e, const BuildArgs *a, const Blob *w, Buf *j)
 	buf_quote(j, a->cmdline);
 	buf_printf(j, ",\n\"weights_size\": %zu,\n\"weights_external\": %s,\n\"weights_sha256\": \"%s\",\n"
 	              "\"workspace_size\": %lld,\n", w->size, a->outweights ? "true" : "false", w->sha, (long long)g->arena_size);
+	/* the run-time dims, and the sizes below, in the export's names */
+	char **cur = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ndims + 1));
+	emit_dims_rename(g, cur);
+	emit_dims_restore(g, e->dimnames);
+	buf_puts(j, "\"dims\": [");
+	for (int k = 0; k < g->ndims; k++) {
+		const Symbol *y = &g->syms[g->dims[k]];
+		buf_puts(j, k ? ", {\"name\": " : "{\"name\": ");
+		buf_quote(j, y->name);
+		if (y->hi < INT32_MAX)
+			buf_printf(j, ", \"min\": %lld, \"max\": %lld}", (long long)y->lo, (long long)y->hi);
+		else
+			buf_printf(j, ", \"min\": %lld, \"max\": null}", (long long)y->lo);
+	}
+	buf_puts(j, "],\n");
 	for (int io = 0; io < 2; io++) {
 		int n = io ? g->noutputs : g->ninputs;
 		int *ids = io ? g->outputs : g->inputs;
@@ -932,12 +955,17 @@ static void info_json(Em *e, const BuildArgs *a, const Blob *w, Buf *j)
 					buf_free(&x);
 				}
 			}
-			buf_printf(j, "], \"numel\": %lld, \"nbytes\": %lld}", (long long)numel,
-			           (long long)(numel * dtype_info[c->dt].size));
+			if (numel < 0)
+				buf_puts(j, "], \"numel\": null, \"nbytes\": null}");
+			else
+				buf_printf(j, "], \"numel\": %lld, \"nbytes\": %lld}", (long long)numel,
+				           (long long)(numel * dtype_info[c->dt].size));
 		}
 		buf_puts(j, n ? "\n]" : "]");
 		buf_puts(j, io ? "\n}\n" : ",\n");
 	}
+	for (int k = 0; k < g->ndims; k++)
+		g->syms[g->dims[k]].name = cur[k];
 }
 
 /* The descriptor NAME_desc and its fixed-name alias doccc_model (not in a
@@ -970,7 +998,9 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 	buf_cstr(b, e->t->march);
 	buf_puts(b, ", ");
 	buf_cstr(b, a->cmdline);
-	buf_puts(b, ", DC_WEIGHTS_SIZE, dc_weights_sha, dc_info,\n};\n");
+	buf_puts(b, ", DC_WEIGHTS_SIZE, dc_weights_sha, dc_info,\n");
+	emit_dims_desc(e, b);
+	buf_puts(b, "};\n");
 	if (!a->static_lib) /* for dlopen; two models link into one static program */
 		buf_printf(b, "extern %sconst doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", lang, nm);
 }
@@ -981,7 +1011,11 @@ void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a,
 	        .launches = a->launches};
 	if (e.lanes < 2)
 		e.lanes = 0;
+	char **names = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ndims + 1));
+	emit_dims_rename(g, names);
+	e.dimnames = names;
 	p->emit_file(&e, a, w);
+	emit_dims_restore(g, names);
 }
 
 /* --external-weights: dc_weights_map(path, &map, msg, n) maps NAME.weights

@@ -63,6 +63,7 @@ struct Em {
 	int nkern;
 	int wmma;           /* GPU: a kernel uses tensor cores (CUDA wmma) */
 	Buf *launches;      /* GPU with --report: the launches, one JSON object a line (emit_gpu.c), or NULL */
+	char **dimnames;    /* the run-time dims' names in the export (s77), g->ndims of them */
 	char **funcs;       /* text of each step function so far (dedup) */
 	int nfuncs, capfuncs;
 };
@@ -98,6 +99,17 @@ void emit_weights_loader(Buf *b, const char *nm);
 extern const char emit_scalar_helpers[];
 /* The whole source of g for printer p. */
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out);
+
+/* emit_dims.c: the run-time dims (dynamic libraries; see there). While a
+ * source is printed the dims are named dc_dK (rename, restore with the
+ * export's names kept in saved[ndims]). */
+void emit_dims_rename(Sdfg *g, char **saved);
+void emit_dims_restore(Sdfg *g, char **saved);
+void emit_dims_params(Sdfg *g, Buf *params, Buf *args, const char *sep);
+void emit_dims_locals(Em *e, const char *from);
+void emit_dims_api(Em *e, char **names);
+void emit_dims_desc_tables(Em *e, char **names);
+void emit_dims_desc(Em *e, Buf *b);
 
 /* The printers. */
 extern const Printer printer_cpu, printer_gpu;

@@ -149,6 +149,7 @@ static void emit_parallel(Em *e, Node *n)
 		buf_printf(&params, "%sint64_t %s", params.len ? ", " : "", v);
 		buf_printf(&args, "%s%s", args.len ? ", " : "", v);
 	}
+	emit_dims_params(g, &params, &args, ", ");
 	int check = emit_has_check(n);
 	if (check) {
 		buf_printf(&params, ", int *dc_err");
@@ -309,10 +310,17 @@ static void emit_forward(Em *e)
 	/* forward returns DOCCC_OK, or DOCCC_ERR_INDEX / DOCCC_ERR_ZERODIV from a check */
 	e->checks = emit_has_check(g->root);
 	emit_line(e, "static int %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, int dc_nth,", e->nm);
-	emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof)");
+	if (g->ndims)
+		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof, const int64_t *dc_dims, const int64_t *dc_ofs)");
+	else
+		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof)");
 	emit_line(e, "{");
 	e->ind++;
 	emit_line(e, "(void)dc_W; (void)dc_ws; (void)dc_nth; (void)dc_in; (void)dc_out; (void)dc_prof;");
+	if (g->ndims) {
+		emit_line(e, "(void)dc_ofs;");
+		emit_dims_locals(e, "dc_dims");
+	}
 	if (e->checks)
 		emit_line(e, "int dc_err = DOCCC_OK;");
 	if (e->profile)
@@ -413,7 +421,10 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 
 	/* The API. */
 	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tconst unsigned char *w;\n\tint nth;\n\tvoid *map;\n\tsize_t maplen;\n"
-	              "\tlong runs;\n\tdouble prof[%d];\n\tchar msg[256];\n};\n\n", nm, g->root->nkids + 1);
+	              "\tlong runs;\n\tdouble prof[%d];\n\tchar msg[256];\n", nm, g->root->nkids + 1);
+	if (g->ndims)
+		buf_printf(b, "\tint64_t dims[%d];\n\tint64_t ofs[%d];\n\tsize_t wscap;\n\tint dims_set;\n", g->ndims, g->nws + 1);
+	buf_puts(b, "};\n\n");
 	if (t->fallback)
 		cpu_reject_device(&e);
 	emit_status_decode(&e);
@@ -430,6 +441,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_printf(b, "extern const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
 	buf_printf(b, "static const char dc_weights_sha[] = \"%s\";\n\n", w->sha);
+	emit_dims_api(&e, e.dimnames);
 	if (a->outweights) {
 		emit_weights_loader(b, nm);
 		buf_puts(b, "static _Thread_local char dc_create_msg[512]; /* why the last create on this thread failed */\n\n");
@@ -438,7 +450,10 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "int %s_create_from(%s_t **model, const char *weights_path)\n{\n", nm, nm);
 	buf_printf(b, "\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n%s\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n",
 	           a->outweights ? "\tdc_create_msg[0] = 0;\n" : "", nm);
-	buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
+	if (g->ndims)
+		buf_puts(b, "\tm->wscap = dc_prealloc();\n\tif (m->wscap && posix_memalign((void **)&m->ws, 64, m->wscap)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
+	else
+		buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
 	if (a->outweights) {
 		buf_puts(b, "\tint rc = dc_weights_map(weights_path, &m->map, dc_create_msg, sizeof dc_create_msg);\n"
 		            "\tif (rc) {\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn rc;\n\t}\n"
@@ -480,8 +495,24 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "%s};\n", g->noutputs ? "" : "0");
 	if (t->fallback)
 		buf_puts(b, "\tif (dc_reject_device(model, ins, outs))\n\t\treturn DOCCC_ERR_DEVICE;\n");
-	buf_printf(b, "\tmodel->runs++;\n\treturn %s%s_forward(model->w, model->ws, model->nth, ins, outs, model->prof)%s;\n}\n\n",
-	           g->nmsgs ? "dc_status(model, " : "", nm, g->nmsgs ? ")" : "");
+	const char *dimargs = g->ndims ? ", model->dims, model->ofs" : "";
+	if (g->ndims)
+		buf_puts(b, "\tif (!model->dims_set)\n\t\treturn dc_unset(model);\n");
+	buf_printf(b, "\tmodel->runs++;\n\treturn %s%s_forward(model->w, model->ws, model->nth, ins, outs, model->prof%s)%s;\n}\n\n",
+	           g->nmsgs ? "dc_status(model, " : "", nm, dimargs, g->nmsgs ? ")" : "");
+	if (g->ndims) {
+		buf_printf(b, "int %s_run_dims(%s_t *model, const int64_t *dims", nm, nm);
+		for (int i = 0; i < g->ninputs; i++)
+			buf_printf(b, ", const %s *in%d", emit_storage_type[sdfg_c(g, g->inputs[i])->dt], i);
+		for (int i = 0; i < g->noutputs; i++)
+			buf_printf(b, ", %s *out%d", emit_storage_type[sdfg_c(g, g->outputs[i])->dt], i);
+		buf_printf(b, ")\n{\n\tint rc = %s_set_dims(model, dims);\n\tif (rc)\n\t\treturn rc;\n\treturn %s_run(model", nm, nm);
+		for (int i = 0; i < g->ninputs; i++)
+			buf_printf(b, ", in%d", i);
+		for (int i = 0; i < g->noutputs; i++)
+			buf_printf(b, ", out%d", i);
+		buf_puts(b, ");\n}\n\n");
+	}
 	buf_printf(b, "static int %s_run_generic(void *model, const void *const *ins, void *const *outs)\n{\n", nm);
 	buf_puts(b, "\tif (!model || (!ins && ");
 	buf_printf(b, "%d) || (!outs && %d))\n\t\treturn DOCCC_ERR_ARG;\n", g->ninputs > 0, g->noutputs > 0);
@@ -492,8 +523,10 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "\t%s_t *m = model;\n", nm);
 	if (t->fallback)
 		buf_puts(b, "\tif (dc_reject_device(m, ins, outs))\n\t\treturn DOCCC_ERR_DEVICE;\n");
-	buf_printf(b, "\tm->runs++;\n\treturn %s%s_forward(m->w, m->ws, m->nth, ins, outs, m->prof)%s;\n}\n\n", g->nmsgs ? "dc_status(m, " : "",
-	           nm, g->nmsgs ? ")" : "");
+	if (g->ndims)
+		buf_puts(b, "\tif (!m->dims_set)\n\t\treturn dc_unset(m);\n");
+	buf_printf(b, "\tm->runs++;\n\treturn %s%s_forward(m->w, m->ws, m->nth, ins, outs, m->prof%s)%s;\n}\n\n", g->nmsgs ? "dc_status(m, " : "",
+	           nm, g->ndims ? ", m->dims, m->ofs" : "", g->nmsgs ? ")" : "");
 	/* destroy, strerror, threads, workspace */
 	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n", nm, nm);
 	if (e.profile)

@@ -33,15 +33,16 @@ static const char *const ctypes[NDTYPES] = {
 static const char desc_block[] =
 	"#ifndef DOCCC_MODEL_DESC_H\n"
 	"#define DOCCC_MODEL_DESC_H\n"
-	"#define DOCCC_ABI_VERSION 3\n"
+	"#define DOCCC_ABI_VERSION 4\n"
 	"#ifdef __cplusplus\ntypedef bool doccc_bool;\n#else\ntypedef _Bool doccc_bool;\n#endif\n"
 	"enum {\n\tDOCCC_F32 = 0, DOCCC_F64 = 1, DOCCC_F16 = 2, DOCCC_BF16 = 3,\n"
 	"\tDOCCC_I64 = 4, DOCCC_I32 = 5, DOCCC_I16 = 6, DOCCC_I8 = 7,\n\tDOCCC_U8 = 8, DOCCC_BOOL = 9\n};\n"
-	"enum {\n\tDOCCC_OK = 0,\n\tDOCCC_ERR_NOMEM = 1,\n\tDOCCC_ERR_WEIGHTS = 2,\n\tDOCCC_ERR_ARG = 3,\n\tDOCCC_ERR_THREADS = 4,\n\tDOCCC_ERR_INDEX = 5,\n\tDOCCC_ERR_ZERODIV = 6,\n\tDOCCC_ERR_DEVICE = 7,\n\tDOCCC_ERR_ASSERT = 8\n};\n"
+	"enum {\n\tDOCCC_OK = 0,\n\tDOCCC_ERR_NOMEM = 1,\n\tDOCCC_ERR_WEIGHTS = 2,\n\tDOCCC_ERR_ARG = 3,\n\tDOCCC_ERR_THREADS = 4,\n\tDOCCC_ERR_INDEX = 5,\n\tDOCCC_ERR_ZERODIV = 6,\n\tDOCCC_ERR_DEVICE = 7,\n\tDOCCC_ERR_ASSERT = 8,\n\tDOCCC_ERR_SHAPE = 9\n};\n"
 	"enum { DOCCC_LOG_NOTE = 0, DOCCC_LOG_WARNING = 1 };\n"
 	"enum { DOCCC_COPY_TO_DEVICE = 1, DOCCC_COPY_TO_HOST = 2 };\n"
 	"typedef void (*doccc_log_fn)(void *user, int level, const char *msg);\n"
 	"typedef struct {\n\tconst char *name;\n\tint dtype;\n\tint rank;\n\tconst int64_t *shape;\n\tint64_t numel;\n\tsize_t nbytes;\n} doccc_tensor_desc;\n"
+	"typedef struct {\n\tconst char *name;\n\tint64_t min, max;\n} doccc_dim_desc;\n"
 	"typedef struct {\n\tint abi_version;\n\tconst char *name;\n\tconst char *target;\n\tconst char *category;\n"
 	"\tconst char *doccc_version;\n\tconst char *input_hash;\n\tint ninputs, noutputs;\n"
 	"\tconst doccc_tensor_desc *inputs;\n\tconst doccc_tensor_desc *outputs;\n\tsize_t workspace_size;\n"
@@ -55,6 +56,10 @@ static const char desc_block[] =
 	"\tint (*device_alloc)(void **ptr, size_t nbytes);\n\tint (*device_free)(void *ptr);\n"
 	"\tint (*device_copy)(void *dst, const void *src, size_t nbytes, int direction);\n"
 	"\tconst char *march;\n\tconst char *options;\n\tsize_t weights_size;\n\tconst char *weights_sha256;\n\tconst char *info;\n"
+	"\tint ndims;\n\tconst doccc_dim_desc *dims;\n\tconst char *const *input_dims;\n\tconst char *const *output_dims;\n"
+	"\tint (*set_dims)(void *model, const int64_t *dims);\n"
+	"\tint (*infer_dims)(const int64_t *const *input_shapes, int64_t *dims, char *msg, size_t msglen);\n"
+	"\tint (*output_shape)(const int64_t *dims, int output, int64_t *shape);\n"
 	"} doccc_model_desc;\n"
 	"#endif\n";
 
@@ -103,12 +108,27 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 			buf_cstr(b, c->origin && *c->origin ? c->origin : c->name);
 			buf_printf(b, "\n#define %s_%s%d_DTYPE %s\n#define %s_%s%d_RANK %d\n#define %s_%s%d_SHAPE {", up, w, i,
 			           emit_dtype_macro(c->dt), up, w, i, c->rank, up, w, i);
+			Buf dims = {0};
 			for (int d = 0; d < c->rank; d++) {
-				int64_t v = 0;
+				int64_t v = -1; /* a run-time dim: its expression is in _DIMS */
 				ex_isint(c->shape[d], &v);
 				buf_printf(b, "%s%lld", d ? ", " : "", (long long)v);
+				buf_puts(&dims, d ? "," : "");
+				ex_print(&dims, g, c->shape[d]);
 			}
 			buf_printf(b, "}\n#define %s_%s%d_NUMEL %lld\n", up, w, i, (long long)sdfg_numel(g, ids[i]));
+			if (g->ndims)
+				buf_printf(b, "#define %s_%s%d_DIMS \"%s\"\n", up, w, i, dims.s ? dims.s : "");
+			buf_free(&dims);
+		}
+	}
+	if (g->ndims) {
+		buf_printf(b, "\n/* Run-time dims, in the order of the dims arrays below: each the\n"
+		              " * export's symbol with its range (MAX -1: no bound). */\n#define %s_NUM_DIMS %d\n", up, g->ndims);
+		for (int k = 0; k < g->ndims; k++) {
+			const Symbol *y = &g->syms[g->dims[k]];
+			buf_printf(b, "#define %s_DIM%d_NAME \"%s\"\n#define %s_DIM%d_MIN %lld\n#define %s_DIM%d_MAX %lld\n#define %s_DIM_%s %d\n", up, k,
+			           y->name, up, k, (long long)y->lo, up, k, (long long)(y->hi < INT32_MAX ? y->hi : -1), up, y->name, k);
 		}
 	}
 	buf_printf(b, "\ntypedef struct %s %s_t;\n\n", nm, nm);
@@ -121,6 +141,23 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 		for (int i = 0; i < g->noutputs; i++)
 			buf_printf(b, ", %s *out%d", ctypes[sdfg_c(g, g->outputs[i])->dt], i);
 		buf_puts(b, ");\n");
+	}
+	if (g->ndims) {
+		buf_printf(b, "/* The dims of the next runs (NAME_NUM_DIMS values): DOCCC_ERR_SHAPE if\n"
+		              " * outside the ranges or the export's guards; grows the workspace if\n"
+		              " * these dims need more than it has. %s_run fails until they are set. */\n", nm);
+		buf_printf(b, "int %s_set_dims(%s_t *model, const int64_t *dims);\n", nm, nm);
+		buf_printf(b, "int %s_run_dims(%s_t *model, const int64_t *dims", nm, nm);
+		for (int i = 0; i < g->ninputs; i++)
+			buf_printf(b, ", const %s *in%d", ctypes[sdfg_c(g, g->inputs[i])->dt], i);
+		for (int i = 0; i < g->noutputs; i++)
+			buf_printf(b, ", %s *out%d", ctypes[sdfg_c(g, g->outputs[i])->dt], i);
+		buf_puts(b, ");\n");
+		buf_printf(b, "/* The dims from the inputs' shapes (shapes[i] has input i's rank sizes);\n"
+		              " * DOCCC_ERR_SHAPE with the reason in msg if they disagree. */\n");
+		buf_printf(b, "int %s_infer_dims(const int64_t *const *shapes, int64_t *dims, char *msg, size_t msglen);\n", nm);
+		buf_printf(b, "int %s_input_shape(const int64_t *dims, int input, int64_t *shape);\n", nm);
+		buf_printf(b, "int %s_output_shape(const int64_t *dims, int output, int64_t *shape);\n", nm);
 	}
 	if (dev) {
 		buf_printf(b, "int %s_set_stream(%s_t *model, void *stream);\n", nm, nm);

@@ -40,6 +40,9 @@ static const char usage_text[] =
 	"      --weights FILE    safetensors weights for a bare ExportedProgram JSON\n"
 	"      --shape IN=D0,D1  sizes of input IN's dynamic dims (repeatable)\n"
 	"      --dim SYM=N       value of the export's shape symbol SYM, e.g. s0=8 (repeatable)\n"
+	"      --dynamic=no      specialize every dynamic dim to the export's example size\n"
+	"                        (default yes: dims the options leave open are taken at run time)\n"
+	"      --max-dim SYM=N   largest run-time value of dim SYM (sizes the workspace at create)\n"
 	"      --march ARCH      ISA for clang -march (default: from the category; 'native');\n"
 	"                        on cuda/rocm the GPU architecture (sm_90, gfx90a)\n"
 	"      --offload-arch A  GPU architecture for cuda/rocm (as --march; wins over DOCC_CUDA_ARCH)\n"
@@ -160,8 +163,9 @@ typedef struct {
 	int nset;
 	const char *popts[128];
 	int npopts;
-	const char *shapes[64], *dims[64];
-	int nshapes, ndims;
+	const char *shapes[64], *dims[64], *maxdims[64];
+	int nshapes, ndims, nmaxdims;
+	int fixed;           /* --dynamic=no */
 	const char *dimkey;  /* --shape and --dim, for the cache key */
 	Buf *cmdline;        /* the settings, for the generated comment */
 	BuildSys bs;         /* -MD -MF -MT, --emit-pkgconfig, --emit-cmake */
@@ -291,6 +295,18 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 			else
 				c->shapes[c->nshapes++] = v;
 			c->dimkey = arena_printf(a, "%s %s=%s", c->dimkey, isdim ? "dim" : "shape", v);
+		} else if (TAKE("--max-dim")) {
+			if (!v || !strchr(v, '='))
+				return usage_error("--max-dim takes SYMBOL=N (got '%s')", v ? v : "");
+			if (c->nmaxdims == 64)
+				return usage_error("%s", "too many --max-dim options");
+			c->maxdims[c->nmaxdims++] = v;
+			c->dimkey = arena_printf(a, "%s max-dim=%s", c->dimkey, v);
+		} else if (TAKE("--dynamic")) {
+			if (!v || (strcmp(v, "yes") && strcmp(v, "no")))
+				return usage_error("--dynamic takes yes or no (got '%s')", v ? v : "");
+			c->fixed = !strcmp(v, "no");
+			c->dimkey = arena_printf(a, "%s dynamic=%s", c->dimkey, v);
 		} else if (TAKE("--report")) {
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
@@ -444,7 +460,11 @@ static const char *cache_key(Arena *a, const Cli *c, const Options *o, const Tar
  * steps). NULL when reported. */
 static Sdfg *compile_graph(Arena *a, const Cli *c, Options *o, Target *tg, BuildArgs *ba, Times *tm)
 {
-	ImportArgs ia = {c->input, c->weights, c->shapes, c->nshapes, c->dims, c->ndims, NULL};
+	ImportArgs ia = {.path = c->input, .weights = c->weights, .shapes = c->shapes, .nshapes = c->nshapes, .dims = c->dims,
+	                 .ndims = c->ndims, .maxdims = c->maxdims, .nmaxdims = c->nmaxdims, .fixed = c->fixed};
+	/* the GPU printer takes no run-time dims yet: its dims are the example's */
+	if (TARGET_IS_GPU(tg))
+		ia.fixed = 1;
 	double t0 = now_ms();
 	Sdfg *g = import_program(a, c->nm, &ia);
 	if (!g)
@@ -520,7 +540,8 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 	if ((rc = configure(a, &c, &o, &tg)) >= 0)
 		return rc;
 	if (c.check) {
-		ImportArgs ia = {c.input, c.weights, c.shapes, c.nshapes, c.dims, c.ndims, NULL};
+		ImportArgs ia = {.path = c.input, .weights = c.weights, .shapes = c.shapes, .nshapes = c.nshapes, .dims = c.dims,
+		                 .ndims = c.ndims, .maxdims = c.maxdims, .nmaxdims = c.nmaxdims, .fixed = c.fixed};
 		return cmd_check(a, c.name ? c.name : path_to_ident(a, c.input), &ia, &o, &tg, c.json);
 	}
 	BuildArgs ba = {0};

@@ -89,7 +89,7 @@ static const struct {
 };
 
 /* Largest rank an .npy file can carry through lib/npy.c. */
-enum { MAX_RANK = (int)COUNTOF(((Npy *)0)->shape) };
+enum { MAX_RANK = (int)COUNTOF(((Npy *)0)->shape), MAX_IO = 256, MAX_DIMS = 64 };
 
 /* The user's command line, parsed. */
 typedef struct {
@@ -301,14 +301,68 @@ static int check_desc(const char *lib, const doccc_model_desc *d)
 	}
 	for (int k = 0; k < d->ninputs + d->noutputs; k++) {
 		const doccc_tensor_desc *t = k < d->ninputs ? &d->inputs[k] : &d->outputs[k - d->ninputs];
+		int dyn = d->abi_version >= 4 && d->ndims > 0;
 		if (t->dtype < 0 || t->dtype >= (int)COUNTOF(dtypes) || t->rank < 0 ||
-		    t->rank > MAX_RANK || (t->rank && !t->shape) || t->numel < 0) {
+		    t->rank > MAX_RANK || (t->rank && !t->shape) || t->numel < (dyn ? -1 : 0) ||
+		    (dyn && (!d->set_dims || !d->infer_dims || !d->output_shape || d->ndims > MAX_DIMS))) {
 			diag_error(lib, "damaged doccc descriptor (%s %d)",
 			           k < d->ninputs ? "input" : "output",
 			           k < d->ninputs ? k : k - d->ninputs);
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* A library with run-time dims (abi 4, ndims > 0): the dims from the
+ * input files' shapes (their ranks checked first), and *dd a copy of the
+ * descriptor whose tensors have the sizes at those dims, so that the rest
+ * of the command reads sizes as from a fixed library. 0, or -1 reported. */
+static int bind_dims(const char *lib, const doccc_model_desc *d, const char **paths, doccc_model_desc *dd,
+                     doccc_tensor_desc *tabs, int64_t *shapes, int64_t *dims)
+{
+	const int64_t *sp[MAX_IO];
+	int bad = 0;
+	*dd = *d;
+	for (int k = 0; k < d->ninputs; k++) {
+		Npy a;
+		const doccc_tensor_desc *t = &d->inputs[k];
+		if (npy_read(paths[k], &a) != 0) {
+			bad = 1;
+			continue;
+		}
+		if (a.rank != t->rank) {
+			diag_error(paths[k], "input %d ('%s') has rank %d but the model expects rank %d", k, t->name, a.rank, t->rank);
+			bad = 1;
+		}
+		memcpy(shapes + k * MAX_RANK, a.shape, sizeof(int64_t) * MAX_RANK);
+		sp[k] = shapes + k * MAX_RANK;
+		npy_free(&a);
+	}
+	if (bad)
+		return -1;
+	char msg[512] = "";
+	if (d->infer_dims(sp, dims, msg, sizeof msg)) {
+		diag_error(lib, "the inputs do not fit the library's run-time dims: %s", msg);
+		return -1;
+	}
+	for (int k = 0; k < d->ninputs + d->noutputs; k++) {
+		int io = k >= d->ninputs, i = io ? k - d->ninputs : k;
+		doccc_tensor_desc *t = &tabs[k];
+		*t = io ? d->outputs[i] : d->inputs[i];
+		int64_t *sh = shapes + k * MAX_RANK;
+		if (io && d->output_shape(dims, i, sh)) {
+			diag_error(lib, "damaged doccc descriptor (output %d's shape)", i);
+			return -1;
+		}
+		t->shape = sh;
+		t->numel = 1;
+		for (int r = 0; r < t->rank; r++)
+			t->numel *= sh[r];
+		t->nbytes = (size_t)t->numel * dtypes[t->dtype].size;
+	}
+	dd->inputs = tabs;
+	dd->outputs = tabs + d->ninputs;
 	return 0;
 }
 
@@ -454,7 +508,8 @@ static const char *status_text(const doccc_model_desc *d, const void *model, int
 		snprintf(num, sizeof num, "status %d", status);
 		s = num;
 	}
-	if ((status == DOCCC_ERR_DEVICE || status == DOCCC_ERR_ASSERT || status == DOCCC_ERR_WEIGHTS) && d->abi_version >= 2 &&
+	if ((status == DOCCC_ERR_DEVICE || status == DOCCC_ERR_ASSERT || status == DOCCC_ERR_WEIGHTS || status == DOCCC_ERR_SHAPE ||
+	     status == DOCCC_ERR_NOMEM) && d->abi_version >= 2 &&
 	    d->last_error) {
 		const char *m = d->last_error(model);
 		if (m && *m) {
@@ -909,6 +964,9 @@ int cmd_run(int argc, char **argv)
 	Buf libpath = {0};
 	void *dl = NULL, *model = NULL;
 	const doccc_model_desc *d = NULL;
+	doccc_model_desc dyn_desc;            /* a library with run-time dims: at the inputs' dims */
+	static doccc_tensor_desc dyn_tabs[MAX_IO];
+	static int64_t dyn_shapes[MAX_IO * MAX_RANK], dims[MAX_DIMS];
 	void **in = NULL, **out = NULL;
 	Npy *ref = NULL;            /* --expect */
 	int nin = 0, nout = 0;      /* entries of in, out and ref to free */
@@ -956,6 +1014,15 @@ int cmd_run(int argc, char **argv)
 		status |= check_count(a.lib, d->noutputs, d->outputs, "output", a.nexpect, "--expect");
 	if (status)
 		goto done;
+	if (d->abi_version >= 4 && d->ndims > 0) {
+		if (d->ninputs + d->noutputs > MAX_IO) {
+			diag_error(a.lib, "doccc run takes at most %d inputs and outputs of a library with run-time dims", MAX_IO);
+			goto done;
+		}
+		if (bind_dims(a.lib, d, a.in, &dyn_desc, dyn_tabs, dyn_shapes, dims) != 0)
+			goto done;
+		d = &dyn_desc;
+	}
 	in = calloc((size_t)d->ninputs + 1, sizeof *in);
 	out = calloc((size_t)d->noutputs + 1, sizeof *out);
 	ref = calloc((size_t)d->noutputs + 1, sizeof *ref);
@@ -997,6 +1064,10 @@ int cmd_run(int argc, char **argv)
 			diag_error(weights, "cannot load the weights of %s: %s", a.lib, msg);
 		} else
 			diag_error(a.lib, "create failed: %s", status_text(d, NULL, status));
+		goto done;
+	}
+	if (d->abi_version >= 4 && d->ndims > 0 && (status = d->set_dims(model, dims)) != 0) {
+		diag_error(a.lib, "cannot run at these dims: %s", status_text(d, model, status));
 		goto done;
 	}
 	if (a.threads) {

@@ -116,6 +116,8 @@ static void sym_grow(Imp *m)
 	arena_grow(m->a, (void **)&m->symval, &cap, n, sizeof(int64_t));
 	cap = m->capsym;
 	arena_grow(m->a, (void **)&m->symset, &cap, n, sizeof(int));
+	cap = m->capsym;
+	arena_grow(m->a, (void **)&m->gsym, &cap, n, sizeof(int));
 	m->capsym = cap;
 }
 
@@ -142,6 +144,159 @@ static const char *expr_text(Imp *m, const Expr *e)
 	char *t = arena_strdup(m->a, b.len ? b.s : "?");
 	buf_free(&b);
 	return t;
+}
+
+/* e (over the scratch graph's symbols) over g's: run-time dims become g's
+ * symbols, specialized ones their values. */
+static Expr *to_g(Imp *m, const Expr *e)
+{
+	Sdfg *g = m->g;
+	switch (e->k) {
+	case E_INT: return ex_int(g, e->v);
+	case E_SYM: return m->gsym[e->v] ? ex_sym(g, m->gsym[e->v] - 1) : ex_int(g, m->symval[e->v]);
+	default: break;
+	}
+	Expr *r = to_g(m, e->a[0]);
+	for (int i = 1; i < e->n; i++) {
+		Expr *b = to_g(m, e->a[i]);
+		switch (e->k) {
+		case E_ADD: r = ex_add(g, r, b); break;
+		case E_MUL: r = ex_mul(g, r, b); break;
+		case E_DIV: r = ex_div(g, r, b); break;
+		case E_MOD: r = ex_mod(g, r, b); break;
+		case E_MIN: r = ex_min(g, r, b); break;
+		case E_MAX: r = ex_max(g, r, b); break;
+		default: DOCC_UNREACHABLE();
+		}
+	}
+	return r;
+}
+
+/* Does e use a run-time dim? */
+static int uses_dyn(Imp *m, const Expr *e)
+{
+	for (int i = 0; i < m->sg->nsyms && m->ndyn; i++)
+		if (m->gsym[i] && ex_uses(e, i))
+			return 1;
+	return 0;
+}
+
+/* The export's SymBool expression s as guards a op b (over the scratch
+ * graph: And(...) is one guard per argument; Eq, Ne and the comparisons,
+ * written Ne(a, b) or a <= b); the number of guards, or -1 if s is not of
+ * that form. */
+static int read_guard(Imp *m, const char *s, Guard *gs, int cap)
+{
+	while (*s == ' ')
+		s++;
+	size_t n = strlen(s);
+	static const struct { const char *fn; GuardOp op; int swap; } fns[] = {
+		{"Eq(", G_EQ, 0}, {"Ne(", G_NE, 0}, {"Lt(", G_LT, 0}, {"Le(", G_LE, 0}, {"Gt(", G_LT, 1}, {"Ge(", G_LE, 1},
+		{"StrictLessThan(", G_LT, 0}, {"LessThan(", G_LE, 0}, {"StrictGreaterThan(", G_LT, 1}, {"GreaterThan(", G_LE, 1},
+		{"Equality(", G_EQ, 0}, {"Unequality(", G_NE, 0}, {"And(", G_EQ, 2},
+	};
+	for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++) {
+		size_t fl = strlen(fns[f].fn);
+		if (strncmp(s, fns[f].fn, fl) || n < fl + 1 || s[n - 1] != ')')
+			continue;
+		/* split the arguments at top-level commas */
+		char *body = arena_strndup(m->a, s + fl, n - fl - 1);
+		char *args[16];
+		int na = 0, depth = 0;
+		args[na++] = body;
+		for (char *p = body; *p; p++) {
+			if (*p == '(') depth++;
+			else if (*p == ')') depth--;
+			else if (*p == ',' && !depth) {
+				if (na == 16)
+					return -1;
+				*p = 0;
+				args[na++] = p + 1;
+			}
+		}
+		if (fns[f].swap == 2) { /* And */
+			int k = 0;
+			for (int i = 0; i < na; i++) {
+				int r = read_guard(m, args[i], gs + k, cap - k);
+				if (r < 0)
+					return -1;
+				k += r;
+			}
+			return k;
+		}
+		if (na != 2 || cap < 1)
+			return -1;
+		const char *err = NULL;
+		Expr *a = ex_parse(m->sg, args[0], &err), *b = a ? ex_parse(m->sg, args[1], &err) : NULL;
+		if (!b)
+			return -1;
+		sym_grow(m);
+		gs[0] = (Guard){fns[f].swap ? b : a, fns[f].swap ? a : b, fns[f].op, arena_strdup(m->a, s)};
+		return 1;
+	}
+	static const struct { const char *tok; GuardOp op; int swap; } infix[] = {
+		{"<=", G_LE, 0}, {">=", G_LE, 1}, {"==", G_EQ, 0}, {"!=", G_NE, 0}, {"<", G_LT, 0}, {">", G_LT, 1},
+	};
+	for (size_t f = 0; f < sizeof infix / sizeof infix[0]; f++) {
+		const char *p = strstr(s, infix[f].tok);
+		if (!p || cap < 1)
+			continue;
+		const char *err = NULL;
+		Expr *a = ex_parse(m->sg, arena_strndup(m->a, s, (size_t)(p - s)), &err);
+		Expr *b = a ? ex_parse(m->sg, p + strlen(infix[f].tok), &err) : NULL;
+		if (!b)
+			return -1;
+		sym_grow(m);
+		gs[0] = (Guard){infix[f].swap ? b : a, infix[f].swap ? a : b, infix[f].op, arena_strdup(m->a, s)};
+		return 1;
+	}
+	return -1;
+}
+
+/* Is SymBool expression s about run-time dims? (Unreadable: yes.) */
+static int guard_uses_dyn(Imp *m, const char *s)
+{
+	Guard gs[16];
+	int n = read_guard(m, s, gs, 16);
+	if (n < 0)
+		return 1;
+	for (int i = 0; i < n; i++)
+		if (uses_dyn(m, gs[i].a) || uses_dyn(m, gs[i].b))
+			return 1;
+	return 0;
+}
+
+/* The guards of SymBool expression s, over g, checked at run time; -1 if
+ * doccc cannot read them (the caller then needs static sizes). */
+int lw_add_guard(Imp *m, const char *s)
+{
+	Guard gs[16];
+	int n = read_guard(m, s, gs, 16);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		Guard g = {to_g(m, gs[i].a), to_g(m, gs[i].b), gs[i].op, gs[i].text};
+		VEC_PUSH(m->a, m->g->guards, m->g->nguards, m->g->capguards, g);
+	}
+	return 0;
+}
+
+Expr *lw_expr(Imp *m, const char *s, const char *what)
+{
+	Expr *e = parse_sym_expr(m, s, what);
+	return e ? to_g(m, e) : NULL;
+}
+
+int lw_dynamic(Imp *m, int id)
+{
+	Container *c = sdfg_c(m->g, id);
+	int64_t v;
+	if (!m->ndyn)
+		return 0;
+	for (int d = 0; d < c->rank; d++)
+		if (!ex_isint(c->shape[d], &v) || !ex_isint(c->stride[d], &v))
+			return 1;
+	return !ex_isint(c->offset, &v);
 }
 
 int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what)
@@ -354,6 +509,40 @@ static int sym_check(Imp *m, int k, Buf *spec)
 	return -1;
 }
 
+/* --max-dim SYMBOL=N: the largest value a run-time dim may take (the
+ * workspace is sized for it at create). */
+static int apply_max_dims(Imp *m, const ImportArgs *args)
+{
+	for (int i = 0; i < args->nmaxdims; i++) {
+		const char *a = args->maxdims[i], *eq = strchr(a, '=');
+		char *end = NULL;
+		errno = 0;
+		long long v = eq ? strtoll(eq + 1, &end, 10) : -1;
+		if (!eq || eq == a || end == eq + 1 || *end || v < 1 || errno) {
+			diag_error(NULL, "--max-dim takes SYMBOL=N with N >= 1 (got '%s')", a);
+			return -1;
+		}
+		int sym = sym_find(m, arena_strndup(m->a, a, (size_t)(eq - a)));
+		if (sym < 0 || !m->gsym[sym]) {
+			Buf b = {0};
+			for (int k = 0; k < m->g->ndims; k++)
+				buf_printf(&b, "%s%s", b.len ? ", " : "", m->g->syms[m->g->dims[k]].name);
+			diag_error(NULL, "--max-dim %s: '%.*s' is not a run-time dim of the model (its run-time dims: %s)", a,
+			           (int)(eq - a), a, b.len ? b.s : "none");
+			buf_free(&b);
+			return -1;
+		}
+		Symbol *y = &m->g->syms[m->gsym[sym] - 1];
+		if (v < y->lo) {
+			diag_error(NULL, "--max-dim %s: the export allows %s only from %lld", a, y->name, (long long)y->lo);
+			return -1;
+		}
+		if (v < y->hi)
+			y->hi = m->sg->syms[sym].hi = v;
+	}
+	return 0;
+}
+
 /* Specialize every symbol that sizes a graph input (see above). */
 static int bind_shapes(Imp *m, const ImportArgs *args)
 {
@@ -437,6 +626,15 @@ static int bind_shapes(Imp *m, const ImportArgs *args)
 						m->symset[k] = 2;
 						continue;
 					}
+					if (!args->fixed) { /* a run-time dim; the example's value is a probe for messages */
+						int id = sdfg_add_sym(m->g, y->name, SYM_SHAPE, y->lo, y->hi);
+						m->gsym[k] = id + 1;
+						VEC_PUSH(m->a, m->g->dims, m->g->ndims, m->g->capdims, id);
+						m->ndyn++;
+						m->symval[k] = sv;
+						m->symset[k] = 2;
+						continue;
+					}
 					diag_note(m->path, "input '%s' dim %d is dynamic (%s%s%s in %s); compiled for %lld, "
 					                   "the export's example size (choose with --shape or --dim %s=N)",
 					          nm, d, e->k == E_SYM ? "" : expr_text(m, e), e->k == E_SYM ? "" : ", ", y->name,
@@ -454,6 +652,7 @@ static int bind_shapes(Imp *m, const ImportArgs *args)
 		if (m->symset[k] == 2)
 			m->symset[k] = 1;
 	}
+	bad |= apply_max_dims(m, args);
 	if (spec.len)
 		m->g->specialized = arena_strdup(m->a, spec.s);
 	buf_free(&spec);
@@ -563,6 +762,20 @@ int64_t lw_tensor_bytes(int rank, const int64_t *shape, int esz)
 	return n;
 }
 
+/* A size recorded as an expression of run-time dims: it over g; else NULL. */
+static Expr *dyn_expr(Imp *m, const cJSON *j)
+{
+	cJSON *x;
+	const char *tag = json_union_tag(j, &x);
+	const char *es = m->ndyn && tag && !strcmp(tag, "as_expr") ? json_str(json_get(x, "expr_str")) : NULL;
+	const char *err = NULL;
+	Expr *e = es ? ex_parse(m->sg, es, &err) : NULL;
+	if (!e)
+		return NULL; /* read_dim has read (or reported) it */
+	sym_grow(m);
+	return uses_dyn(m, e) ? to_g(m, e) : NULL;
+}
+
 static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 {
 	memset(o, 0, sizeof *o);
@@ -581,9 +794,12 @@ static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 		meta_error(m, tv, "rank %d is too large (doccc's limit is %d)", o->rank, DOCC_MAX_RANK);
 		return -1;
 	}
-	for (int i = 0; i < o->rank; i++)
+	for (int i = 0; i < o->rank; i++) {
 		if (read_dim(m, json_at(sizes, i), &o->shape[i], what, "size", i))
 			return -1;
+		if ((o->x[i] = dyn_expr(m, json_at(sizes, i))))
+			o->dyn = 1;
+	}
 	if (lw_tensor_bytes(o->rank, o->shape, o->dt >= 0 ? dtype_info[o->dt].size : 1) < 0) {
 		meta_error(m, tv, "the tensor is too large (more than %lld bytes)", (long long)DOCC_MAX_TENSOR_BYTES);
 		return -1;
@@ -594,12 +810,18 @@ static int read_meta(Imp *m, const cJSON *tm, Meta *o, const char *what)
 		s *= o->shape[i] ? o->shape[i] : 1;   /* at most the numel checked above */
 	}
 	if (cJSON_IsArray(strides) && json_len(strides) == o->rank)
-		for (int i = 0; i < o->rank; i++)
+		for (int i = 0; i < o->rank; i++) {
 			if (read_dim(m, json_at(strides, i), &o->stride[i], what, "stride", i))
 				return -1;
+			o->dyn |= dyn_expr(m, json_at(strides, i)) != NULL;
+		}
 	cJSON *so = json_get(tm, "storage_offset");
 	if (so && read_dim(m, so, &o->offset, what, "storage offset", -1))
 		return -1;
+	o->dyn |= so && dyn_expr(m, so) != NULL;
+	for (int i = 0; i < o->rank && o->dyn; i++)
+		if (!o->x[i])
+			o->x[i] = ex_int(m->g, o->shape[i]);
 	int64_t layout;
 	if (json_int(json_get(tm, "layout"), &layout) == 0 && layout != 7 && layout != 0) {
 		meta_error(m, tv, "only strided tensors are supported (layout %lld)", (long long)layout);
@@ -853,7 +1075,8 @@ int lw_new_value(Imp *m, const char *name, CKind k)
 	Meta mt;
 	if (lw_meta(m, name, &mt) || lw_check_dtype(m, &mt, name))
 		return -1;
-	int id = sdfg_add_container(m->g, name, mt.dt, k, mt.rank, mt.shape);
+	int id = mt.dyn ? sdfg_add_container_x(m->g, name, mt.dt, k, mt.rank, mt.x)
+	                : sdfg_add_container(m->g, name, mt.dt, k, mt.rank, mt.shape);
 	sdfg_c(m->g, id)->origin = arena_strdup(m->a, name);
 	lw_bind(m, name, id);
 	return id;
@@ -923,8 +1146,28 @@ SymVal *lw_symval(Imp *m, const char *name)
 	return NULL;
 }
 
+/* With run-time dims, a SymInt's expression as the export records it
+ * (graph.sym_int_values); a SymBool's is kept as text for a guard; a
+ * SymFloat computed from run-time dims is only marked dynamic. */
 void lw_set_symval(Imp *m, const char *name, SymVal v)
 {
+	v.x = NULL;
+	v.bexpr = NULL;
+	if (m->ndyn && (v.k == SV_INT || v.k == SV_BOOL)) {
+		cJSON *x, *j = json_get(json_get(m->graph, v.k == SV_INT ? "sym_int_values" : "sym_bool_values"), name);
+		const char *tag = json_union_tag(j, &x);
+		const char *es = tag && !strcmp(tag, "as_expr") ? json_str(json_get(x, "expr_str")) : NULL;
+		const char *err = NULL;
+		Expr *e = es && v.k == SV_INT ? ex_parse(m->sg, es, &err) : NULL;
+		if (e) {
+			sym_grow(m);
+			if (uses_dyn(m, e))
+				v.x = to_g(m, e), v.dyn = 1;
+		} else if (es && v.k == SV_BOOL && guard_uses_dyn(m, es))
+			v.bexpr = arena_strdup(m->a, es), v.dyn = 1;
+		else if (es && v.k == SV_INT)
+			v.dyn = 1; /* an expression doccc cannot read: nothing may take it as a number */
+	}
 	v.name = arena_strdup(m->a, name);
 	VEC_PUSH(m->a, m->svs, m->nsvs, m->capsvs, v);
 }
@@ -960,6 +1203,12 @@ static int read_ints(Imp *m, const cJSON *arr, Val *v, const char *argname)
 				return -1;
 			}
 			v->is[i] = sv->i;
+			if (sv->dyn) {
+				m->argdyn = 1;
+				if (!v->xs)
+					v->xs = arena_alloc(m->a, sizeof(Expr *) * (size_t)(v->n + 1));
+				v->xs[i] = sv->x;
+			}
 			continue;
 		} else if (tag) {
 			lw_error(m, "argument '%s' element %d is malformed", argname, i);
@@ -981,9 +1230,10 @@ static int read_symscalar(Imp *m, const cJSON *x, Val *v, const char *argname)
 	SymVal *sv = sym_ref(m, x, argname);
 	if (!sv)
 		return -1;
+	m->argdyn |= sv->dyn;
 	switch (sv->k) {
-	case SV_INT: v->k = V_INT; v->i = sv->i; break;
-	case SV_BOOL: v->k = V_BOOL; v->i = sv->i; break;
+	case SV_INT: v->k = V_INT; v->i = sv->i; v->x = sv->x; break;
+	case SV_BOOL: v->k = V_BOOL; v->i = sv->i; v->s = sv->bexpr; break;
 	case SV_FLOAT: v->k = V_FLOAT; v->f = sv->f; break;
 	case SV_TENSOR: v->k = V_TENSOR; v->t = sv->t; break;
 	}
@@ -1650,6 +1900,8 @@ static int import_nodes(Imp *m)
 			bad = 1;
 			continue;
 		}
+		if (m->need_static)
+			break;
 		Buf msgs = {0}, *sink = m->census ? diag_capture(&msgs) : NULL;
 		int nodebad = import_node(m, node, target);
 		if (m->census) {
@@ -1690,6 +1942,57 @@ static int check_outputs(Imp *m, const cJSON *node)
 	return 0;
 }
 
+/* ---- run-time dims: which lowerings take them ---------------------------------------
+ * A lowering reads sizes as numbers (Meta.shape, lw_dim, V_INT arguments),
+ * which with run-time dims are the export's example values; only the
+ * lowerings listed here build their IR from the expressions instead
+ * (Meta.x, lw_dimx, Val.x), those marked ints also for the size arguments
+ * of the node. A node of any other lowering that touches a run-time dim
+ * stops the dynamic import, and the program is imported again with every
+ * dim specialized, with a note naming the node. */
+static const struct {
+	const char *lowering;
+	int ints;               /* takes SymInt arguments of run-time dims */
+} dyn_lowerings[] = {
+	{"sym_query", 1}, {"assert_scalar", 1}, {"unary", 0}, {"binary", 0}, {"clamp", 0}, {"linear", 0}, {"gemm", 0},
+	{"view", 1},
+};
+
+static int dyn_ready(const char *lowering, int *ints)
+{
+	for (size_t i = 0; i < sizeof dyn_lowerings / sizeof dyn_lowerings[0]; i++)
+		if (!strcmp(dyn_lowerings[i].lowering, lowering)) {
+			*ints = dyn_lowerings[i].ints;
+			return 1;
+		}
+	return 0;
+}
+
+/* 0 if the node may be lowered with run-time dims; -1 (m->need_static
+ * set, nothing reported) if not. */
+static int dyn_gate(Imp *m, const cJSON *node)
+{
+	if (!m->ndyn || m->need_static)
+		return m->need_static ? -1 : 0;
+	int touch = m->argdyn, ints = 0;
+	for (int i = 0; i < m->info->nargs && !touch; i++) {
+		Val *v = &m->args[i];
+		if (v->k == V_TENSOR && v->t >= 0)
+			touch = lw_dynamic(m, v->t);
+		for (int k = 0; v->k == V_TENSORS && k < v->n && !touch; k++)
+			touch = v->ts[k] >= 0 && lw_dynamic(m, v->ts[k]);
+	}
+	for (int k = 0; k < json_len(json_get(node, "outputs")) && !touch; k++) {
+		const char *on = lw_out_name(node, k);
+		Meta mt;
+		touch = on && json_get(m->tvals, on) && read_meta(m, json_get(m->tvals, on), &mt, on) == 0 && mt.dyn;
+	}
+	if (!touch || (dyn_ready(m->info->lowering, &ints) && (ints || !m->argdyn)))
+		return 0;
+	m->need_static = arena_printf(m->a, "node '%s' (aten.%s) takes its sizes as numbers", m->nodename, m->info->target);
+	return -1;
+}
+
 /* One node: 0 if it lowered, -1 if not (reported). */
 static int import_node(Imp *m, cJSON *node, const char *target)
 {
@@ -1715,12 +2018,15 @@ static int import_node(Imp *m, cJSON *node, const char *target)
 		         why ? why : "doccc has no lowering for it yet (doccc --list-ops lists the supported overloads)");
 	}
 	int from = m->g->ncs;
-	if (m->info && !m->failed && check_outputs(m, node) == 0 && bind_args(m, node) == 0 &&
+	m->argdyn = 0;
+	if (m->info && !m->failed && check_outputs(m, node) == 0 && bind_args(m, node) == 0 && dyn_gate(m, node) == 0 &&
 	    m->info->lower(m, node) == 0 && !m->failed && check_new_containers(m, from) == 0) {
 		track_aliases(m, node);
 		rebind_mutated(m, node);
 		return 0;
 	}
+	if (m->need_static)
+		return -1;
 	if (!m->failed) /* a lowering that gave up on input it did not expect */
 		lw_error(m, "malformed node: doccc cannot lower it as recorded");
 	/* keep going: report every problem of the graph */
@@ -1836,7 +2142,42 @@ static int open_input(Imp *m, const ImportArgs *args, char **text, size_t *len)
 	return 0;
 }
 
+static Sdfg *import_once(Arena *a, const char *name, const ImportArgs *args, const char **need_static);
+
+/* With run-time dims a node whose lowering reads sizes as numbers stops the
+ * import (dyn_gate); its messages so far are dropped, and the program is
+ * imported again with every dim at the export's example size. */
 Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args)
+{
+	if (args->fixed)
+		return import_once(a, name, args, NULL);
+	Buf msgs = {0};
+	int nerr = diag_errors();
+	Buf *sink = diag_capture(&msgs);
+	const char *why = NULL;
+	Sdfg *g = import_once(a, name, args, &why);
+	diag_capture(sink);
+	if (!why) {
+		if (msgs.len) {
+			if (sink)
+				buf_puts(sink, msgs.s);
+			else
+				fputs(msgs.s, stderr), fflush(stderr);
+		}
+		buf_free(&msgs);
+		return g;
+	}
+	buf_free(&msgs);
+	diag_rewind(nerr);
+	ImportArgs fixed = *args;
+	fixed.fixed = 1;
+	fixed.nmaxdims = 0;
+	diag_note(args->path, "the library is specialized to the export's example sizes: %s; doccc compiles it "
+	                      "for run-time dims once that op takes them (--dynamic=no says this without the note)", why);
+	return import_once(a, name, &fixed, NULL);
+}
+
+static Sdfg *import_once(Arena *a, const char *name, const ImportArgs *args, const char **need_static)
 {
 	Imp mm, *m = &mm;
 	memset(m, 0, sizeof *m);
@@ -1893,6 +2234,8 @@ Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args)
 		bad |= import_outputs(m);
 	if (!bad)
 		g = m->g;
+	if (m->need_static && need_static)
+		*need_static = m->need_static, g = NULL;
 out:
 	free(text);
 	if (m->ep)

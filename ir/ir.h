@@ -173,7 +173,9 @@ typedef struct {
 	int pins;               /* CK_CONST: holders of data (sdfg_const_get) */
 	int64_t used;           /* CK_CONST with a source: when last put (consts.c's clock) */
 	int64_t wofs;           /* CK_CONST: byte offset in the weight blob (backend) */
-	int64_t aofs;           /* CK_TRANSIENT: byte offset in the arena, -1 = unplanned */
+	int64_t aofs;           /* CK_TRANSIENT: byte offset in the arena, -1 = unplanned,
+	                         * -2 = set at run time (Sdfg.ws[aslot]: a size with run-time dims) */
+	int aslot;
 	int owner;              /* CK_LOCAL: node id of the loop whose body declares it */
 	int dead;               /* removed (dead-code elimination); ids stay stable */
 } Container;
@@ -378,6 +380,26 @@ struct Node {
 };
 
 /* ---- the SDFG ---------------------------------------------------------------- */
+/* A guard of the export on the run-time dims (_assert_scalar, a range of a
+ * derived dim): a op b must hold, else the run fails with DOCCC_ERR_SHAPE
+ * and text in the message. */
+typedef enum { G_EQ, G_NE, G_LT, G_LE } GuardOp;
+typedef struct {
+	Expr *a, *b;
+	GuardOp op;
+	const char *text;         /* as the export wrote it ("Ne(s0, 1000)") */
+} Guard;
+/* A transient whose size depends on run-time dims: its offset is computed
+ * at run time as the largest end (offset + size, 64-byte aligned) of the
+ * slots below it (earlier in ws) whose lifetimes meet its own, so that no
+ * two live transients overlap at any dims. */
+typedef struct {
+	int id;                   /* container */
+	Expr *size;               /* bytes, a multiple of 64 */
+	int *below;               /* indices of earlier slots */
+	int nbelow;
+} WsSlot;
+
 struct Sdfg {
 	Arena *arena;
 	char *name;               /* model name, a C identifier */
@@ -406,6 +428,15 @@ struct Sdfg {
 	/* Messages of the run-time assertions (T_ASSERT's p[0] indexes them). */
 	const char **msgs;
 	int nmsgs, capmsgs;
+	/* Run-time dims: the SYM_SHAPE symbols a dynamic library takes at run
+	 * time, in the API's order (NAME_DIM_*), the export's guards on them,
+	 * and (memplan) the workspace plan whose offsets depend on them. */
+	int *dims;
+	int ndims, capdims;
+	Guard *guards;
+	int nguards, capguards;
+	WsSlot *ws;
+	int nws;
 	/* consts.c: bytes of made constants held, their peak, a use clock */
 	int64_t const_held, const_peak, const_clock;
 	int const_freer;         /* the arena frees what is held (registered once) */
@@ -555,6 +586,9 @@ typedef struct {
 	int nshapes;
 	const char *const *dims;    /* --dim SYMBOL=SIZE */
 	int ndims;
+	const char *const *maxdims; /* --max-dim SYMBOL=N */
+	int nmaxdims;
+	int fixed;                  /* --dynamic=no: every dynamic dim at the export's example size */
 	Census *census;             /* doccc check, or NULL */
 } ImportArgs;
 /* NULL on failure (all problems reported, e.g. every unsupported op). */

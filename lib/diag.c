@@ -84,6 +84,11 @@ void diag_reset(void)
 	diag_nerrors = 0;
 }
 
+void diag_rewind(int nerrors)
+{
+	diag_nerrors = nerrors;
+}
+
 Buf *diag_capture(Buf *b)
 {
 	Buf *prev = diag_sink;

@@ -43,6 +43,7 @@ void diag_note(const char *loc, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void diag_verror(const char *loc, const char *fmt, va_list ap);
 int diag_errors(void);
 void diag_reset(void);
+void diag_rewind(int nerrors);   /* forget the errors counted since diag_errors() was nerrors */
 /* When set, diagnostics are appended to this buffer instead of stderr (unit
  * tests use it to check messages). NULL restores stderr. */
 struct Buf;

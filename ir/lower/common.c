@@ -21,6 +21,34 @@ int64_t lw_dim(Imp *m, int id, int d)
 	return v;
 }
 
+Expr *lw_dimx(Imp *m, int id, int d)
+{
+	return lw_c(m, id)->shape[d];
+}
+
+Expr *lw_mdim(Imp *m, const Meta *mt, int d)
+{
+	return mt->dyn ? mt->x[d] : ex_int(m->g, mt->shape[d]);
+}
+
+/* Is size e 1 (1), surely not 1 (0: a run-time dim the export keeps >= 2),
+ * or either (-1)? */
+int lw_is_one(Imp *m, const Expr *e)
+{
+	int64_t v, lo, hi;
+	if (ex_isint(e, &v))
+		return v == 1;
+	ex_range(m->g, e, &lo, &hi);
+	return lo > 1 || hi < 1 ? 0 : -1;
+}
+
+int lw_need_static(Imp *m, const char *why)
+{
+	if (!m->need_static)
+		m->need_static = arena_printf(m->a, "node '%s' (aten.%s): %s", m->nodename, m->info ? m->info->target : "?", why);
+	return -1;
+}
+
 LibNode *lw_lib(Imp *m, int op)
 {
 	Node *b = sdfg_libblock(m->g, m->nodename, op);
@@ -65,6 +93,14 @@ int lw_view(Imp *m, const char *name, int src, int rank, const int64_t *shape, E
 	for (int i = 0; i < rank; i++)
 		sh[i] = ex_int(m->g, shape[i]);
 	int id = sdfg_add_view(m->g, name, src, rank, sh, stride, offset);
+	lw_c(m, id)->origin = arena_strdup(m->a, name);
+	lw_bind(m, name, id);
+	return id;
+}
+
+int lw_view_x(Imp *m, const char *name, int src, int rank, Expr *const *shape, Expr **stride, Expr *offset)
+{
+	int id = sdfg_add_view(m->g, name, src, rank, shape, stride, offset);
 	lw_c(m, id)->origin = arena_strdup(m->a, name);
 	lw_bind(m, name, id);
 	return id;
@@ -143,6 +179,50 @@ int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out
 	return 1;
 }
 
+/* lw_reshape_strides for sizes that may hold run-time dims: the integer
+ * algorithm when every size is a number; else a contiguous c (row-major
+ * strides, offset 0) takes the new shape's row-major strides, and c of the
+ * same shape keeps its strides; anything else needs a copy first (0).
+ * Element counts are compared in canonical form. */
+int lw_reshape_strides_x(Imp *m, int c, int rank, Expr *const *shape, Expr **out)
+{
+	Container *s = lw_c(m, c);
+	int64_t sh[MAXDIM];
+	int fixed = 1;
+	for (int i = 0; i < rank; i++)
+		fixed &= ex_isint(shape[i], &sh[i]);
+	if (fixed && !lw_dynamic(m, c))
+		return lw_reshape_strides(m, c, rank, sh, out);
+	for (int i = 0; i < rank; i++)
+		out[i] = ex_int(m->g, 0);
+	Expr *n0 = ex_int(m->g, 1), *n1 = ex_int(m->g, 1);
+	for (int i = 0; i < s->rank; i++)
+		n0 = ex_mul(m->g, n0, s->shape[i]);
+	for (int i = 0; i < rank; i++)
+		n1 = ex_mul(m->g, n1, shape[i]);
+	if (!ex_eq(n0, n1)) {
+		lw_error(m, "'%s' of %s elements cannot be viewed in the shape recorded for the result",
+		         s->origin && *s->origin ? s->origin : s->name, "a run-time number of");
+		return -1;
+	}
+	int same = s->rank == rank;
+	for (int i = 0; same && i < rank; i++)
+		same = ex_eq(s->shape[i], shape[i]);
+	if (same) {
+		for (int i = 0; i < rank; i++)
+			out[i] = s->stride[i];
+		return 1;
+	}
+	if (!sdfg_is_contiguous(m->g, c))
+		return 0;
+	Expr *st = ex_int(m->g, 1);
+	for (int i = rank - 1; i >= 0; i--) {
+		out[i] = st;
+		st = ex_mul(m->g, st, shape[i]);
+	}
+	return 1;
+}
+
 /* Is value `name` read by any node or returned? (Tensor arguments only.) */
 static int arg_mentions(const cJSON *arg, const char *name)
 {
@@ -165,6 +245,19 @@ static int arg_mentions(const cJSON *arg, const char *name)
  * a reduction's full result): the value is a view of all of it. A transient
  * made for the purpose is contiguous, so only differing element counts (an
  * internal error, reported) can stop it. */
+int lw_view_whole_x(Imp *m, const char *name, int c, int rank, Expr *const *shape)
+{
+	Expr *st[MAXDIM];
+	int rc = lw_reshape_strides_x(m, c, rank, shape, st);
+	if (rc != 1) {
+		if (rc == 0)
+			lw_error(m, "internal: '%s' is not a view of its computed shape", name);
+		return -1;
+	}
+	lw_view_x(m, name, c, rank, shape, st, ex_int(m->g, 0));
+	return 0;
+}
+
 int lw_view_whole(Imp *m, const char *name, int c, int rank, const int64_t *shape)
 {
 	Expr *st[MAXDIM];
@@ -193,16 +286,23 @@ int lw_value_used(Imp *m, const char *name)
 /* ---- lowerings ------------------------------------------------------------------- */
 
 /* Does container in broadcast to out (numpy rules, dims aligned on the
- * right)? The elementwise expansion indexes in by out's loop variables. */
+ * right)? The elementwise expansion indexes in by out's loop variables
+ * (a size 1 by 0). A run-time dim that may be 1 where out's is not the
+ * same expression would broadcast or not by its value: -1, needs static. */
 static int broadcasts(Imp *m, int in, int out)
 {
 	Container *c = lw_c(m, in), *o = lw_c(m, out);
 	if (c->rank > o->rank)
 		return 0;
 	for (int j = 0; j < c->rank; j++) {
-		int64_t n = lw_dim(m, in, j);
-		if (n != 1 && (!ex_eq(c->shape[j], o->shape[j + o->rank - c->rank]) || n < 0))
-			return 0;
+		Expr *n = c->shape[j], *to = o->shape[j + o->rank - c->rank];
+		int one = lw_is_one(m, n);
+		int64_t v;
+		if (one == 1 || ex_eq(n, to))
+			continue;
+		if (one < 0 || !ex_isint(n, &v))
+			return -1;
+		return 0;
 	}
 	return 1;
 }
@@ -217,7 +317,10 @@ int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 	l->nin = n;
 	for (int i = 0; i < n; i++) {
 		Val *v = ops[i];
-		if (v->k == V_TENSOR && !broadcasts(m, v->t, out)) {
+		int bc = v->k == V_TENSOR ? broadcasts(m, v->t, out) : 1;
+		if (bc < 0)
+			return lw_need_static(m, "an operand's run-time dim may or may not broadcast");
+		if (!bc) {
 			lw_error(m, "operand %d (rank %d) does not broadcast to '%s' as recorded (rank %d)", i, lw_c(m, v->t)->rank,
 			         lw_c(m, out)->origin, lw_c(m, out)->rank);
 			return -1;

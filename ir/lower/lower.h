@@ -27,7 +27,9 @@ typedef struct {
 	int64_t *is;        /* V_INTS */
 	double f;           /* V_FLOAT */
 	double *fs;         /* V_FLOATS */
-	const char *s;      /* V_STR */
+	const char *s;      /* V_STR; V_BOOL of run-time dims: the export's expression */
+	Expr *x;            /* V_INT of a run-time dim's expression (else NULL) */
+	Expr **xs;          /* V_INTS: per element, the same (NULL if none is) */
 } Val;
 
 /* A binding of a torch value name to a container (the newest one counts).
@@ -52,6 +54,9 @@ typedef struct {
 	int64_t i;          /* SV_INT, SV_BOOL */
 	double f;           /* SV_FLOAT */
 	int t;              /* SV_TENSOR: container id */
+	Expr *x;            /* SV_INT depending on run-time dims: its expression (i is the example's value) */
+	const char *bexpr;  /* SV_BOOL depending on them: the export's expression ("Ne(s0, 1000)") */
+	int dyn;            /* the value depends on run-time dims */
 } SymVal;
 
 typedef struct Imp {
@@ -82,7 +87,11 @@ typedef struct Imp {
 	Sdfg *sg;
 	int64_t *symval;
 	int *symset;
+	int *gsym;           /* a run-time dim: its symbol in g plus one, else 0 */
 	int capsym;
+	int ndyn;            /* run-time dims (0: everything specialized) */
+	const char *need_static; /* why a node cannot take run-time dims (import retries specialized) */
+	int argdyn;          /* the current node's arguments hold a number of run-time dims */
 	SymVal *svs;
 	int nsvs, capsvs;
 	int64_t wbytes;      /* weight bytes bound so far (DOCC_MAX_WEIGHT_BYTES) */
@@ -97,6 +106,8 @@ typedef struct {
 	int64_t shape[MAXDIM];
 	int64_t stride[MAXDIM];
 	int64_t offset;
+	Expr *x[MAXDIM];   /* the sizes as expressions of g (run-time dims), or NULL when static */
+	int dyn;           /* a size depends on a run-time dim (shape holds the example's) */
 } Meta;
 
 /* import.c: values, metadata, messages, bound arguments */
@@ -118,6 +129,26 @@ void lw_set_symval(Imp *m, const char *name, SymVal v);
  * specialization; -1 (after a message naming `what`) if a symbol is unbound. */
 int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what);
 
+/* Run-time dims (import.c): the export's expression string in terms of
+ * g's symbols (the specialized ones as numbers); NULL (reported) if it
+ * does not parse. lw_dynamic: does container id have a size, stride or
+ * offset that depends on a run-time dim? */
+Expr *lw_expr(Imp *m, const char *s, const char *what);
+int lw_dynamic(Imp *m, int id);
+/* Add the guards of a SymBool expression of the export ("Ne(s0, 1000)") to
+ * g's run-time checks; -1 if doccc cannot read it. */
+int lw_add_guard(Imp *m, const char *s);
+/* Size d of container id as an expression (run-time dims included), and
+ * of a value's metadata; whether a size is 1 (1), surely not (0) or may be
+ * either at run time (-1). */
+Expr *lw_dimx(Imp *m, int id, int d);
+Expr *lw_mdim(Imp *m, const Meta *mt, int d);
+int lw_is_one(Imp *m, const Expr *e);
+/* A lowering that meets run-time dims it cannot build for: the import is
+ * retried with every dim specialized (why names the reason); -1. */
+int lw_need_static(Imp *m, const char *why);
+int lw_view_x(Imp *m, const char *name, int src, int rank, Expr *const *shape, Expr **stride, Expr *offset);
+
 /* Bind the unbacked symbol that sizes dim `dim` of value `name` to v. */
 int lw_bind_size(Imp *m, const char *name, int dim, int64_t v);
 /* elem.c: at::result_type of tensors and python scalars (ops[0..n)). */
@@ -136,6 +167,9 @@ int lw_copy(Imp *m, int src, const char *name);
 int lw_reshape_strides(Imp *m, int c, int rank, const int64_t *shape, Expr **out);
 /* Value name as container c (a fresh transient) reshaped to shape[rank]; 0, or -1 reported. */
 int lw_view_whole(Imp *m, const char *name, int c, int rank, const int64_t *shape);
+/* The same for sizes that may hold run-time dims (see common.c). */
+int lw_reshape_strides_x(Imp *m, int c, int rank, Expr *const *shape, Expr **out);
+int lw_view_whole_x(Imp *m, const char *name, int c, int rank, Expr *const *shape);
 int lw_value_used(Imp *m, const char *name);
 void lw_mark_stale(Imp *m, const cJSON *node, const char *argname, const char *why);
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops);

@@ -133,16 +133,14 @@ static int mat_operand(Imp *m, int c, int isleft)
 	Container *s = lw_c(m, c);
 	if (s->rank >= 2)
 		return c;
-	int64_t shape[2];
-	Expr *st[2];
+	Expr *sh[2], *st[2];
 	if (isleft) {
-		shape[0] = 1, shape[1] = lw_dim(m, c, 0);
+		sh[0] = ex_int(m->g, 1), sh[1] = s->shape[0];
 		st[0] = ex_int(m->g, 0), st[1] = s->stride[0];
 	} else {
-		shape[0] = lw_dim(m, c, 0), shape[1] = 1;
+		sh[0] = s->shape[0], sh[1] = ex_int(m->g, 1);
 		st[0] = s->stride[0], st[1] = ex_int(m->g, 0);
 	}
-	Expr *sh[2] = {ex_int(m->g, shape[0]), ex_int(m->g, shape[1])};
 	int id = sdfg_add_view(m->g, arena_printf(m->a, "%s_mat", s->name), c, 2, sh, st, s->offset);
 	lw_c(m, id)->origin = "";
 	return id;
@@ -151,15 +149,20 @@ static int mat_operand(Imp *m, int c, int isleft)
 /* The shapes of a matrix product against the IR's GEMM node: operands of
  * rank 2 or more (after mat_operand) that agree in K, and an output of
  * rank 2 or more of [batch..., M, N] where each operand's batch dims
- * broadcast. The expansion indexes by these without further checks. */
-static int gemm_shapes(Imp *m, int a, int b, int rank, const int64_t *out, const char *on)
+ * broadcast. The expansion indexes by these without further checks. Sizes
+ * are compared as expressions, so run-time dims must match exactly; a
+ * batch dim that may or may not be 1 at run time needs static sizes (1). */
+static int gemm_shapes(Imp *m, int a, int b, int rank, Expr *const *out, const char *on)
 {
 	int ra = lw_c(m, a)->rank, rb = lw_c(m, b)->rank;
-	int ok = ra >= 2 && rb >= 2 && rank >= 2 && lw_dim(m, a, ra - 1) == lw_dim(m, b, rb - 2) &&
-	         lw_dim(m, a, ra - 2) == out[rank - 2] && lw_dim(m, b, rb - 1) == out[rank - 1] && ra <= rank && rb <= rank;
+	int ok = ra >= 2 && rb >= 2 && rank >= 2 && ra <= rank && rb <= rank && ex_eq(lw_dimx(m, a, ra - 1), lw_dimx(m, b, rb - 2)) &&
+	         ex_eq(lw_dimx(m, a, ra - 2), out[rank - 2]) && ex_eq(lw_dimx(m, b, rb - 1), out[rank - 1]);
 	for (int i = 3; ok && i <= rank; i++) {
-		int64_t da = ra - i >= 0 ? lw_dim(m, a, ra - i) : 1, db = rb - i >= 0 ? lw_dim(m, b, rb - i) : 1;
-		ok = (da == 1 || da == out[rank - i]) && (db == 1 || db == out[rank - i]);
+		Expr *da = ra - i >= 0 ? lw_dimx(m, a, ra - i) : ex_int(m->g, 1), *db = rb - i >= 0 ? lw_dimx(m, b, rb - i) : ex_int(m->g, 1);
+		int oa = lw_is_one(m, da), ob = lw_is_one(m, db);
+		if ((oa < 0 && !ex_eq(da, out[rank - i])) || (ob < 0 && !ex_eq(db, out[rank - i])))
+			return 1;
+		ok = (oa == 1 || ex_eq(da, out[rank - i])) && (ob == 1 || ex_eq(db, out[rank - i]));
 	}
 	if (!ok)
 		lw_error(m, "matrix product of operands of rank %d and %d cannot give '%s' of rank %d with the shape recorded for it",
@@ -181,51 +184,41 @@ static int gemm(Imp *m, const cJSON *node, int a, int b, int bias, double alpha,
 	}
 	a = mat_operand(m, a, 1);
 	b = mat_operand(m, b, 0);
-	{
-		/* the product's shape: the output's, with the 1-d operands' dims as 1 */
-		int r = MAX(lw_c(m, a)->rank, lw_c(m, b)->rank), k = 0;
-		int64_t full[MAXDIM + 2];
-		for (int i = 0; i < r - 2 && i < mt.rank; i++)
-			full[k++] = mt.shape[i];
-		full[k++] = ra == 1 ? 1 : lw_dim(m, a, lw_c(m, a)->rank - 2);
-		full[k++] = rb == 1 ? 1 : lw_dim(m, b, lw_c(m, b)->rank - 1);
-		int want = (ra >= 2) + (rb >= 2) + (r - 2);   /* rank torch gives the result */
-		if (mt.rank != want || (ra >= 2 && rb >= 2 && memcmp(full, mt.shape, sizeof(int64_t) * (size_t)k)) ||
-		    gemm_shapes(m, a, b, k, full, on))
-		{
-			if (!m->failed)
-				lw_error(m, "matrix product cannot give '%s' of rank %d with the shape recorded for it", on, mt.rank);
-			return -1;
-		}
+	/* the product's shape: the output's, with the 1-d operands' dims as 1 */
+	int r = MAX(lw_c(m, a)->rank, lw_c(m, b)->rank), k = 0;
+	Expr *full[MAXDIM + 2];
+	for (int i = 0; i < r - 2 && i < mt.rank; i++)
+		full[k++] = lw_mdim(m, &mt, i);
+	full[k++] = ra == 1 ? ex_int(m->g, 1) : lw_dimx(m, a, lw_c(m, a)->rank - 2);
+	full[k++] = rb == 1 ? ex_int(m->g, 1) : lw_dimx(m, b, lw_c(m, b)->rank - 1);
+	int want = (ra >= 2) + (rb >= 2) + (r - 2);   /* rank torch gives the result */
+	int same = mt.rank == want;
+	for (int i = 0; same && ra >= 2 && rb >= 2 && i < k; i++)
+		same = ex_eq(full[i], lw_mdim(m, &mt, i));
+	int sh = same ? gemm_shapes(m, a, b, k, full, on) : -1;
+	if (sh > 0)
+		return lw_need_static(m, "a batch dim of the product may or may not broadcast at run time");
+	if (sh) {
+		if (!m->failed)
+			lw_error(m, "matrix product cannot give '%s' of rank %d with the shape recorded for it", on, mt.rank);
+		return -1;
 	}
 	int out;
 	if (ra >= 2 && rb >= 2) {
 		out = lw_new_out(m, node, 0);
 	} else {
 		/* Compute into [.., M, N] with the missing dim as 1, then view. */
-		int r = MAX(lw_c(m, a)->rank, lw_c(m, b)->rank);
-		int64_t full[MAXDIM];
-		int nb = r - 2;
-		for (int i = 0; i < nb; i++)
-			full[i] = mt.shape[i];
-		full[nb] = ra == 1 ? 1 : lw_dim(m, a, lw_c(m, a)->rank - 2);
-		full[nb + 1] = rb == 1 ? 1 : lw_dim(m, b, lw_c(m, b)->rank - 1);
-		int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_mm", on), (Dtype)mt.dt, CK_TRANSIENT, r, full);
+		int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_mm", on), (Dtype)mt.dt, CK_TRANSIENT, r, full);
 		lw_c(m, id)->origin = "";
 		LibNode *l = lw_lib(m, LIB_GEMM);
 		l->in[0] = a, l->in[1] = b, l->in[2] = bias, l->nin = 3;
 		l->out[0] = id, l->nout = 1;
 		lib_set_float(m->g, l, "alpha", alpha);
 		lib_set_float(m->g, l, "beta", beta);
-		Expr *st[MAXDIM];
-		Expr *sh[MAXDIM];
+		Expr *shx[MAXDIM];
 		for (int i = 0; i < mt.rank; i++)
-			sh[i] = ex_int(m->g, mt.shape[i]);
-		lw_reshape_strides(m, id, mt.rank, mt.shape, st);
-		int v = sdfg_add_view(m->g, on, id, mt.rank, sh, st, ex_int(m->g, 0));
-		lw_c(m, v)->origin = arena_strdup(m->a, on);
-		lw_bind(m, on, v);
-		return 0;
+			shx[i] = lw_mdim(m, &mt, i);
+		return lw_view_whole_x(m, on, id, mt.rank, shx);
 	}
 	if (out < 0)
 		return -1;

@@ -33,6 +33,39 @@ static int view_mismatch(Imp *m, int r, const char *on, const Meta *mt, int nwan
 	return -1;
 }
 
+/* The same with sizes that may hold run-time dims (want NULL: the rank only). */
+static int view_mismatch_x(Imp *m, int r, const char *on, const Meta *mt, int nwant, Expr *const *want)
+{
+	int same = nwant == mt->rank;
+	for (int i = 0; same && want && i < nwant; i++)
+		same = ex_eq(want[i], lw_mdim(m, mt, i));
+	if (same)
+		return 0;
+	lw_error(m, "%s of a rank-%d tensor cannot give '%s' with the rank %d and shape recorded for it", m->info->target, r,
+	         on, mt->rank);
+	return -1;
+}
+
+/* Start of a slice of a dim of size n as an expression: start clamped to
+ * [0, n] as torch does; NULL if a run-time start doccc cannot clamp. */
+static Expr *slice_start(Imp *m, const Val *sv, Expr *n)
+{
+	int64_t nv, st = sv->k == V_INT ? sv->i : 0;
+	if (sv->k == V_INT && sv->x) {
+		int64_t lo, hi;
+		ex_range(m->g, sv->x, &lo, &hi);
+		return lo >= 0 ? ex_min(m->g, sv->x, n) : NULL;
+	}
+	if (ex_isint(n, &nv)) {
+		if (st < 0)
+			st += nv;
+		return ex_int(m->g, st < 0 ? 0 : st > nv ? nv : st);
+	}
+	if (st < 0)
+		return ex_max(m->g, ex_addi(m->g, n, st), ex_int(m->g, 0));
+	return ex_min(m->g, ex_int(m->g, st), n);
+}
+
 int lower_view(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "self");
@@ -46,13 +79,13 @@ int lower_view(Imp *m, const cJSON *node)
 	int r = s->rank;
 	/* The shape the view ops that keep or drop dims give (nwant dims, -1:
 	 * the recorded shape, which the remaining ones fill every stride for) */
-	int64_t want[MAXDIM];
+	Expr *want[MAXDIM];
 	int nwant = -1;
 	switch (m->info->param) {
 	case VW_ALIAS:
 		for (int i = 0; i < r; i++) {
 			st[i] = s->stride[i];
-			want[i] = lw_dim(m, x, i);
+			want[i] = lw_dimx(m, x, i);
 		}
 		nwant = r;
 		break;
@@ -100,7 +133,7 @@ int lower_view(Imp *m, const cJSON *node)
 		}
 		for (int i = 0; i < r; i++) {
 			st[i] = s->stride[perm[i]];
-			want[i] = lw_dim(m, x, perm[i]);
+			want[i] = lw_dimx(m, x, perm[i]);
 		}
 		nwant = r;
 		break;
@@ -109,10 +142,12 @@ int lower_view(Imp *m, const cJSON *node)
 		int lead = mt.rank - r;
 		for (int i = 0; i < mt.rank; i++) {
 			int j = i - lead;
-			if (j < 0)
+			if (j < 0 || lw_is_one(m, lw_dimx(m, x, j)) == 1)
 				st[i] = ex_int(m->g, 0);
-			else if (lw_dim(m, x, j) == mt.shape[i])
+			else if (ex_eq(lw_dimx(m, x, j), lw_mdim(m, &mt, i)))
 				st[i] = s->stride[j];
+			else if (!ex_isint(lw_dimx(m, x, j), &(int64_t){0}))
+				return lw_need_static(m, "expand of a run-time dim that may be 1");
 			else
 				st[i] = ex_int(m->g, 0);
 		}
@@ -123,10 +158,17 @@ int lower_view(Imp *m, const cJSON *node)
 		/* Keep strides of the dims that remain; size-1 dims get stride 0. */
 		int j = 0;
 		for (int i = 0; i < mt.rank; i++) {
-			while (j < r && lw_dim(m, x, j) == 1 && mt.shape[i] != 1)
+			Expr *oi = lw_mdim(m, &mt, i);
+			int one = lw_is_one(m, oi);
+			for (int k = j; k < r; k++)
+				if (lw_is_one(m, lw_dimx(m, x, k)) < 0)
+					return lw_need_static(m, "squeeze or unsqueeze of a run-time dim that may be 1");
+			if (one < 0)
+				return lw_need_static(m, "squeeze or unsqueeze of a run-time dim that may be 1");
+			while (j < r && lw_is_one(m, lw_dimx(m, x, j)) == 1 && !one)
 				j++;
-			if (j < r && lw_dim(m, x, j) == mt.shape[i] && (mt.shape[i] != 1 || m->info->param == VW_SQUEEZE || 1)) {
-				if (mt.shape[i] == 1 && m->info->param == VW_UNSQUEEZE) {
+			if (j < r && ex_eq(lw_dimx(m, x, j), oi)) {
+				if (one && m->info->param == VW_UNSQUEEZE) {
 					st[i] = ex_int(m->g, 0);
 					/* the size-1 input dim may also match; consume it only
 					 * if counts require (rank grows by one) */
@@ -143,18 +185,23 @@ int lower_view(Imp *m, const cJSON *node)
 		int d = lw_norm_dim(m, lw_int(m, "dim", 0), r);
 		if (d < 0)
 			return -1;
-		int64_t idx = lw_int(m, "index", 0), n = lw_dim(m, x, d);
-		if (idx < 0)
-			idx += n;
-		if (idx < 0 || idx >= n) {
-			lw_error(m, "select: index %lld out of range for size %lld", (long long)idx, (long long)n);
-			return -1;
-		}
-		off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], idx));
+		int64_t idx = lw_int(m, "index", 0), n;
+		if (lw_arg(m, "index")->x)
+			return lw_need_static(m, "select at a run-time index");
+		if (ex_isint(lw_dimx(m, x, d), &n)) {
+			if (idx < 0)
+				idx += n;
+			if (idx < 0 || idx >= n) {
+				lw_error(m, "select: index %lld out of range for size %lld", (long long)idx, (long long)n);
+				return -1;
+			}
+			off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], idx));
+		} else /* torch's guards keep idx inside the run-time dim */
+			off = ex_add(m->g, off, ex_mul(m->g, s->stride[d], idx < 0 ? ex_addi(m->g, lw_dimx(m, x, d), idx) : ex_int(m->g, idx)));
 		nwant = 0;
 		for (int i = 0; i < r; i++)
 			if (i != d) {
-				want[nwant] = lw_dim(m, x, i);
+				want[nwant] = lw_dimx(m, x, i);
 				st[nwant++] = s->stride[i];
 			}
 		break;
@@ -163,41 +210,64 @@ int lower_view(Imp *m, const cJSON *node)
 		int d = lw_norm_dim(m, lw_int(m, "dim", 0), r);
 		if (d < 0)
 			return -1;
-		int64_t n = lw_dim(m, x, d), step = lw_int(m, "step", 1);
+		int64_t step = lw_int(m, "step", 1), n;
 		Val *sv = lw_arg(m, "start"), *ev = lw_arg(m, "end");
-		int64_t start = sv->k == V_INT ? sv->i : 0, end = ev->k == V_INT ? ev->i : n;
 		if (step <= 0) {
 			lw_error(m, "slice: step must be positive (got %lld)", (long long)step);
 			return -1;
 		}
-		if (start < 0)
-			start += n;
-		if (end < 0)
-			end += n;
-		start = start < 0 ? 0 : start > n ? n : start;
-		end = end < start ? start : end > n ? n : end;
-		off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], start));
-		for (int i = 0; i < r; i++) {
-			st[i] = i == d ? ex_muli(m->g, s->stride[i], step) : s->stride[i];
-			want[i] = i == d ? (end - start + step - 1) / step : lw_dim(m, x, i);
+		if (ex_isint(lw_dimx(m, x, d), &n) && !sv->x && !ev->x) {
+			int64_t start = sv->k == V_INT ? sv->i : 0, end = ev->k == V_INT ? ev->i : n;
+			if (start < 0)
+				start += n;
+			if (end < 0)
+				end += n;
+			start = start < 0 ? 0 : start > n ? n : start;
+			end = end < start ? start : end > n ? n : end;
+			off = ex_add(m->g, off, ex_muli(m->g, s->stride[d], start));
+			for (int i = 0; i < r; i++) {
+				st[i] = i == d ? ex_muli(m->g, s->stride[i], step) : s->stride[i];
+				want[i] = i == d ? ex_int(m->g, (end - start + step - 1) / step) : lw_dimx(m, x, i);
+			}
+		} else {
+			/* run-time dims: the start clamped as torch does; the size is
+			 * the one torch recorded for the result (its own clamping) */
+			Expr *start = slice_start(m, sv, lw_dimx(m, x, d));
+			if (!start || r != mt.rank)
+				return lw_need_static(m, "a slice with a run-time start doccc cannot clamp");
+			off = ex_add(m->g, off, ex_mul(m->g, s->stride[d], start));
+			for (int i = 0; i < r; i++) {
+				st[i] = i == d ? ex_muli(m->g, s->stride[i], step) : s->stride[i];
+				want[i] = i == d ? lw_mdim(m, &mt, i) : lw_dimx(m, x, i);
+			}
 		}
 		nwant = r;
 		break;
 	}
 	case VW_RESHAPE:
 	case VW_FLATTEN:
-	case VW_UNFLATTEN:
-		if (!lw_reshape_strides(m, x, mt.rank, mt.shape, st)) {
+	case VW_UNFLATTEN: {
+		Expr *sh[MAXDIM];
+		for (int i = 0; i < mt.rank; i++)
+			sh[i] = lw_mdim(m, &mt, i);
+		int rc = lw_reshape_strides_x(m, x, mt.rank, sh, st);
+		if (rc < 0)
+			return -1;
+		if (!rc) {
 			x = lw_copy(m, x, arena_printf(m->a, "%s_contig", on));
 			s = lw_c(m, x);
 			off = s->offset;
-			lw_reshape_strides(m, x, mt.rank, mt.shape, st);
+			lw_reshape_strides_x(m, x, mt.rank, sh, st);
 		}
 		break;
 	}
-	if (nwant >= 0 && view_mismatch(m, r, on, &mt, nwant, want))
+	}
+	if (nwant >= 0 && view_mismatch_x(m, r, on, &mt, nwant, want))
 		return -1;
-	lw_view(m, on, x, mt.rank, mt.shape, st, off);
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < mt.rank; i++)
+		sh[i] = lw_mdim(m, &mt, i);
+	lw_view_x(m, on, x, mt.rank, sh, st, off);
 	return 0;
 }
 

@@ -15,8 +15,17 @@
  * each at the lowest 64-byte-aligned offset where it overlaps no already
  * placed transient whose lifetime intersects its own. Offsets and the
  * arena size are multiples of 64, so every transient is 64-byte aligned if
- * the arena is. Transients need constant sizes; a symbolic one is an error
- * naming the container (all are reported before the pass fails).
+ * the arena is.
+ *
+ * Transients whose sizes depend on run-time dims (g->ndims) go above the
+ * fixed ones, into slots (g->ws) whose offsets the library computes when
+ * the dims are set: a slot starts at the largest end of the slots below it
+ * that are live at the same time (or at the fixed part's end), so no two
+ * live transients overlap at any dims. The order of the slots is the
+ * greedy plan's at reference sizes (each dim at its largest value, at most
+ * 64 for one without a finite bound), so at sizes like those the plan
+ * shares memory as the fixed one does. A symbolic size without run-time
+ * dims (an internal error) is reported naming the container.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +39,10 @@ int pass_memplan(PassCtx *c);
 
 typedef struct {
 	int id;
-	int64_t size;        /* bytes */
+	int64_t size;        /* bytes (the reference size for a run-time one) */
 	int first, last;     /* lifetime in top-level positions; first > last: empty */
 	int64_t off;
+	Expr *xsize;         /* bytes with run-time dims, 64-aligned; NULL if fixed */
 } Item;
 
 typedef struct {
@@ -86,6 +96,72 @@ static int overlap_in_time(const Item *a, const Item *b)
 	return a->first <= b->last && b->first <= a->last;
 }
 
+/* Greedy placement of it[0..n) (sorted by size); the end of the highest. */
+static int place(Item *it, int n, Item **conf, int64_t *total, const char *loc)
+{
+	*total = 0;
+	for (int i = 0; i < n; i++) {
+		/* The already placed items alive at the same time, by offset. */
+		int m = 0;
+		for (int j = 0; j < i; j++)
+			if (overlap_in_time(&it[i], &it[j]) && it[j].size > 0) conf[m++] = &it[j];
+		qsort(conf, (size_t)m, sizeof *conf, by_off);
+		int64_t off = 0;
+		if (it[i].size > 0)
+			for (int j = 0; j < m; j++) {
+				if (conf[j]->off >= off + it[i].size) break;   /* fits in the gap before it */
+				off = MAX(off, align_up(conf[j]->off + conf[j]->size));
+			}
+		it[i].off = off;
+		int64_t end;
+		if (ck_add(off, it[i].size, &end) || end > INT64_MAX - ALIGN) {
+			diag_error(loc, "the transients are too large for one workspace (more than %lld bytes)", (long long)INT64_MAX);
+			return -1;
+		}
+		*total = MAX(*total, align_up(end));
+	}
+	return 0;
+}
+
+/* The size of a run-time dim in the reference plan. */
+static int64_t ref_value(const Symbol *y)
+{
+	return y->hi < (1 << 20) ? y->hi : MAX(y->lo, 64);
+}
+
+/* The slots of the run-time transients dy[0..n) (see above). */
+static int plan_slots(Sdfg *g, Arena *a, Item *dy, int n, const char *loc)
+{
+	int64_t *vals = arena_alloc(a, sizeof(int64_t) * (size_t)(g->nsyms + 1));
+	int *bound = arena_alloc(a, sizeof(int) * (size_t)(g->nsyms + 1));
+	for (int k = 0; k < g->ndims; k++)
+		vals[g->dims[k]] = ref_value(&g->syms[g->dims[k]]), bound[g->dims[k]] = 1;
+	for (int i = 0; i < n; i++) {
+		int64_t v;
+		if (ex_eval(g, dy[i].xsize, vals, bound, &v) || v < 0) v = 0;
+		dy[i].size = MIN(v, INT64_MAX / 4 / (n + 1));
+	}
+	qsort(dy, (size_t)n, sizeof *dy, by_size);
+	Item **conf = arena_alloc(a, (size_t)n * sizeof *conf + 1);
+	int64_t total;
+	if (place(dy, n, conf, &total, loc)) return -1;
+	for (int i = 0; i < n; i++) conf[i] = &dy[i];
+	qsort(conf, (size_t)n, sizeof *conf, by_off);
+	g->ws = arena_alloc(g->arena, sizeof(WsSlot) * (size_t)(n + 1));
+	g->nws = n;
+	for (int i = 0; i < n; i++) {
+		WsSlot *w = &g->ws[i];
+		w->id = conf[i]->id;
+		w->size = conf[i]->xsize;
+		w->below = arena_alloc(g->arena, sizeof(int) * (size_t)(i + 1));
+		for (int j = 0; j < i; j++)
+			if (overlap_in_time(conf[i], conf[j])) w->below[w->nbelow++] = j;
+		g->cs[w->id].aofs = -2;
+		g->cs[w->id].aslot = i;
+	}
+	return 0;
+}
+
 int pass_memplan(PassCtx *c)
 {
 	Sdfg *g = c->g;
@@ -100,11 +176,19 @@ int pass_memplan(PassCtx *c)
 	}
 
 	Item *it = arena_alloc(a, (size_t)g->ncs * sizeof *it + 1);
-	int n = 0, errors = 0;
+	Item *dy = arena_alloc(a, (size_t)g->ncs * sizeof *dy + 1);
+	int n = 0, ndy = 0, errors = 0;
 	for (int i = 0; i < g->ncs; i++) {
 		const Container *ct = &g->cs[i];
 		if (ct->kind != CK_TRANSIENT || ct->dead) continue;
 		int64_t numel = sdfg_numel(g, i), esz = dtype_info[ct->dt].size;
+		if (numel < 0 && g->ndims) {
+			Expr *b = ex_muli(g, sdfg_numel_x(g, i), esz);
+			Item d = {i, 0, L.first[i], L.last[i], 0, ex_muli(g, ex_div(g, ex_addi(g, b, ALIGN - 1), ex_int(g, ALIGN)), ALIGN)};
+			if (d.first < 0) d.first = 1, d.last = 0;
+			dy[ndy++] = d;
+			continue;
+		}
 		if (numel < 0) {
 			Buf t = {0};
 			for (int d = 0; d < ct->rank; d++) {
@@ -130,6 +214,7 @@ int pass_memplan(PassCtx *c)
 		it[n].last = L.last[i];
 		if (it[n].first < 0) it[n].first = 1, it[n].last = 0;   /* never touched: empty */
 		it[n].off = 0;
+		it[n].xsize = NULL;
 		n++;
 	}
 	if (errors) return -1;
@@ -137,27 +222,9 @@ int pass_memplan(PassCtx *c)
 	qsort(it, (size_t)n, sizeof *it, by_size);
 	Item **conf = arena_alloc(a, (size_t)n * sizeof *conf + 1);
 	int64_t total = 0;
-	for (int i = 0; i < n; i++) {
-		/* The already placed items alive at the same time, by offset. */
-		int m = 0;
-		for (int j = 0; j < i; j++)
-			if (overlap_in_time(&it[i], &it[j]) && it[j].size > 0) conf[m++] = &it[j];
-		qsort(conf, (size_t)m, sizeof *conf, by_off);
-		int64_t off = 0;
-		if (it[i].size > 0)
-			for (int j = 0; j < m; j++) {
-				if (conf[j]->off >= off + it[i].size) break;   /* fits in the gap before it */
-				off = MAX(off, align_up(conf[j]->off + conf[j]->size));
-			}
-		it[i].off = off;
-		int64_t end;
-		if (ck_add(off, it[i].size, &end) || end > INT64_MAX - ALIGN) {
-			diag_error(loc, "the transients are too large for one workspace (more than %lld bytes)", (long long)INT64_MAX);
-			return -1;
-		}
-		total = MAX(total, align_up(end));
-	}
+	if (place(it, n, conf, &total, loc)) return -1;
 	for (int i = 0; i < n; i++) g->cs[it[i].id].aofs = it[i].off;
 	g->arena_size = total;
-	return 0;
+	g->nws = 0;
+	return ndy ? plan_slots(g, a, dy, ndy, loc) : 0;
 }

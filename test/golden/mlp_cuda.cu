@@ -289,6 +289,9 @@ static const int64_t dc_out0_shape[] = {1, 10};
 static const doccc_tensor_desc dc_outs[] = {
 	{"addmm_2", DOCCC_F32, 2, dc_out0_shape, 10, 40},
 };
+static const doccc_dim_desc dc_dims_desc[1] = {{0, 0, 0}};
+static const char *const dc_in_dims[2] = {"1,64"};
+static const char *const dc_out_dims[2] = {"1,10"};
 
 #define DC_STATUS(m, st) (st)
 static thread_local char dc_create_msg[512];
@@ -684,7 +687,7 @@ static const char dc_info[] __attribute__((section(".doccc_info"), used)) =
 	"\"doccc_info\": 1,\n"
 	"\"name\": \"mlp\",\n"
 	"\"doccc_version\": \"0.1.0\",\n"
-	"\"abi_version\": 3,\n"
+	"\"abi_version\": 4,\n"
 	"\"target\": \"cuda\",\n"
 	"\"category\": \"desktop\",\n"
 	"\"march\": \"sm_89\",\n"
@@ -698,6 +701,7 @@ static const char dc_info[] __attribute__((section(".doccc_info"), used)) =
 	"\"weights_external\": false,\n"
 	"\"weights_sha256\": \"<sha256>\",\n"
 	"\"workspace_size\": 768,\n"
+	"\"dims\": [],\n"
 	"\"inputs\": [\n"
 	"  {\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [1, 64], \"numel\": 64, \"nbytes\": 256}\n"
 	"],\n"
@@ -713,6 +717,7 @@ const doccc_model_desc mlp_desc = {
 	1, "cuda", 1, dc_run_host_generic, dc_set_stream, dc_sync, dc_last_error, dc_set_log,
 	dc_dev_alloc, dc_dev_free, dc_dev_copy,
 	"sm_89", "target=cuda category=desktop simulate", DC_WEIGHTS_SIZE, dc_weights_sha, dc_info,
+	0, dc_dims_desc, dc_in_dims, dc_out_dims, NULL, NULL, NULL,
 };
 extern "C" const doccc_model_desc doccc_model __attribute__((weak, alias("mlp_desc")));
 #endif

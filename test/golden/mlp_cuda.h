@@ -31,7 +31,7 @@ extern "C" {
 
 #ifndef DOCCC_MODEL_DESC_H
 #define DOCCC_MODEL_DESC_H
-#define DOCCC_ABI_VERSION 3
+#define DOCCC_ABI_VERSION 4
 #ifdef __cplusplus
 typedef bool doccc_bool;
 #else
@@ -51,7 +51,8 @@ enum {
 	DOCCC_ERR_INDEX = 5,
 	DOCCC_ERR_ZERODIV = 6,
 	DOCCC_ERR_DEVICE = 7,
-	DOCCC_ERR_ASSERT = 8
+	DOCCC_ERR_ASSERT = 8,
+	DOCCC_ERR_SHAPE = 9
 };
 enum { DOCCC_LOG_NOTE = 0, DOCCC_LOG_WARNING = 1 };
 enum { DOCCC_COPY_TO_DEVICE = 1, DOCCC_COPY_TO_HOST = 2 };
@@ -64,6 +65,10 @@ typedef struct {
 	int64_t numel;
 	size_t nbytes;
 } doccc_tensor_desc;
+typedef struct {
+	const char *name;
+	int64_t min, max;
+} doccc_dim_desc;
 typedef struct {
 	int abi_version;
 	const char *name;
@@ -97,6 +102,13 @@ typedef struct {
 	size_t weights_size;
 	const char *weights_sha256;
 	const char *info;
+	int ndims;
+	const doccc_dim_desc *dims;
+	const char *const *input_dims;
+	const char *const *output_dims;
+	int (*set_dims)(void *model, const int64_t *dims);
+	int (*infer_dims)(const int64_t *const *input_shapes, int64_t *dims, char *msg, size_t msglen);
+	int (*output_shape)(const int64_t *dims, int output, int64_t *shape);
 } doccc_model_desc;
 #endif
 

@@ -344,6 +344,9 @@ static const int64_t dc_out0_shape[] = {1, 10};
 static const doccc_tensor_desc dc_outs[] = {
 	{"addmm_2", DOCCC_F32, 2, dc_out0_shape, 10, 40},
 };
+static const doccc_dim_desc dc_dims_desc[1] = {{0, 0, 0}};
+static const char *const dc_in_dims[2] = {"1,64"};
+static const char *const dc_out_dims[2] = {"1,10"};
 
 static int dc_create(void **m, const char *p) { return mlp_create_from((mlp_t **)m, p); }
 static void dc_destroy(void *m) { mlp_destroy(m); }
@@ -355,7 +358,7 @@ static const char dc_info[] __attribute__((section(".doccc_info"), used)) =
 	"\"doccc_info\": 1,\n"
 	"\"name\": \"mlp\",\n"
 	"\"doccc_version\": \"0.1.0\",\n"
-	"\"abi_version\": 3,\n"
+	"\"abi_version\": 4,\n"
 	"\"target\": \"openmp\",\n"
 	"\"category\": \"desktop\",\n"
 	"\"march\": \"x86-64-v3\",\n"
@@ -369,6 +372,7 @@ static const char dc_info[] __attribute__((section(".doccc_info"), used)) =
 	"\"weights_external\": false,\n"
 	"\"weights_sha256\": \"<sha256>\",\n"
 	"\"workspace_size\": 768,\n"
+	"\"dims\": [],\n"
 	"\"inputs\": [\n"
 	"  {\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [1, 64], \"numel\": 64, \"nbytes\": 256}\n"
 	"],\n"
@@ -383,5 +387,6 @@ const doccc_model_desc mlp_desc = {
 	dc_create, mlp_run_generic, dc_destroy, mlp_strerror, dc_threads,
 	0, NULL, 0, mlp_run_generic, NULL, NULL, dc_last_error, NULL, NULL, NULL, NULL,
 	"x86-64-v3", "target=openmp category=desktop", DC_WEIGHTS_SIZE, dc_weights_sha, dc_info,
+	0, dc_dims_desc, dc_in_dims, dc_out_dims, NULL, NULL, NULL,
 };
 extern const doccc_model_desc doccc_model __attribute__((weak, alias("mlp_desc")));
