@@ -95,14 +95,61 @@ static void tile_zero(Sdfg *g, Node *seq, int acc, int tm, int tn, const char *l
 
 /* The loop over one tile dimension [lo, hi) in steps of tm, with its
  * accumulator tile acc[tm][tn] declared and zeroed in the body. */
-static Node *tile_open(Sdfg *g, Node *seq, const char *hint, int64_t lo, int64_t hi, int tm, int tn, const char *label,
-                       int *var, int *acc)
+static Node *tile_open_x(Sdfg *g, Node *seq, const char *hint, Expr *lo, Expr *hi, int tm, int tn, const char *label,
+                         int *var, int *acc)
 {
-	Node *l = xp_loop(g, seq, N_MAP, hint, ex_int(g, lo), ex_int(g, hi), tm, var);
+	Node *l = xp_loop(g, seq, N_MAP, hint, lo, hi, tm, var);
 	int64_t ash[2] = {tm, tn};
 	*acc = xp_local(g, "acc", DT_F32, 2, ash, l);
 	tile_zero(g, l->body, *acc, tm, tn, label);
 	return l;
+}
+
+static Node *tile_open(Sdfg *g, Node *seq, const char *hint, int64_t lo, int64_t hi, int tm, int tn, const char *label,
+                       int *var, int *acc)
+{
+	return tile_open_x(g, seq, hint, ex_int(g, lo), ex_int(g, hi), tm, tn, label, var, acc);
+}
+
+/* The rows [0, M) of a matrix product in parts of constant tiles: whole
+ * tm-row tiles, then the rest. A constant M has one remainder tile of its
+ * own height. A run-time M (a dynamic batch or sequence) has the rest,
+ * fewer than tm rows, in tiles of falling powers of two below tm, each
+ * loop running at most once: every kernel keeps constant trip counts, and
+ * B is read at most 1 + log2(tm) times per column block. */
+enum { MAXPARTS = 8 };
+typedef struct {
+	Expr *lo[MAXPARTS], *hi[MAXPARTS];
+	int tm[MAXPARTS];
+	int n;
+} RowParts;
+
+static RowParts row_parts(Sdfg *g, Expr *M, int tm)
+{
+	RowParts p = {.n = 0};
+	int64_t m;
+	if (ex_isint(M, &m)) {
+		int64_t full = m / tm * tm;
+		if (full > 0)
+			p.lo[p.n] = ex_int(g, 0), p.hi[p.n] = ex_int(g, full), p.tm[p.n++] = tm;
+		if (m > full)
+			p.lo[p.n] = ex_int(g, full), p.hi[p.n] = ex_int(g, m), p.tm[p.n++] = (int)(m - full);
+		return p;
+	}
+	/* rest = M mod tm < 2*top: the tile of s rows covers the rows between
+	 * M - rest mod 2s and M - rest mod s (between M - rest and M - rest
+	 * mod top for s = top) */
+	Expr *rest = ex_mod(g, M, ex_int(g, tm));
+	int top = 1;
+	while (top * 2 < tm)
+		top *= 2;
+	p.lo[p.n] = ex_int(g, 0), p.hi[p.n] = ex_sub(g, M, rest), p.tm[p.n++] = tm;
+	for (int s = top; s >= 1 && p.n < MAXPARTS; s /= 2) {
+		p.lo[p.n] = ex_sub(g, M, s == top ? rest : ex_mod(g, rest, ex_int(g, 2 * s)));
+		p.hi[p.n] = ex_sub(g, M, ex_mod(g, rest, ex_int(g, s)));
+		p.tm[p.n++] = s;
+	}
+	return p;
 }
 
 /* The x (rows, unrolled) and o (lanes, vectorized) maps of the update
@@ -600,6 +647,23 @@ static int epilogue(Sdfg *g, Node *b, Operand accv, LibNode *l, int r, Expr *con
 	return v;
 }
 
+/* A matrix extent the tiled kernels take: a positive constant, or a
+ * run-time one (rows; the reduction). */
+static int extent_ok(Sdfg *g, Expr *e)
+{
+	int64_t v, lo, hi;
+	if (ex_isint(e, &v))
+		return v > 0;
+	ex_range(g, e, &lo, &hi);
+	return lo >= 0;
+}
+
+static int rows_ok(Sdfg *g, int out)
+{
+	Container *o = sdfg_c(g, out);
+	return extent_ok(g, o->shape[o->rank - 2]);
+}
+
 static int gemm_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 {
 	int A = l->in[0], B = l->in[1], out = l->out[0];
@@ -671,14 +735,16 @@ static int gemm_direct(Sdfg *g, LibNode *l, Node *seq, const char *label, const 
 	int A = l->in[0], B = l->in[1], out = l->out[0];
 	Container *o = sdfg_c(g, out), *a = sdfg_c(g, A);
 	int r = o->rank, rb = sdfg_c(g, B)->rank;
-	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), K = dim(g, B, rb - 2), bst = 0;
+	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), bst = 0;
+	Expr *Mx = o->shape[r - 2], *K = sdfg_c(g, B)->shape[rb - 2];
 	if (!ex_isint(sdfg_c(g, B)->stride[rb - 1], &bst) || (bst != 1 && N > 1))
 		B = gemm_copy_b(g, seq, B, label);
 	int tn = t->tn;
 	if (N < tn && t->vec_lanes && N >= t->vec_lanes)
 		tn = t->vec_lanes;
-	int tm = (int)MIN((int64_t)t->tm, M);
-	int64_t NBf = N / tn, Nr = N - NBf * tn, full = M / tm * tm;
+	int tm = M < 0 ? t->tm : (int)MIN((int64_t)t->tm, M);
+	int64_t NBf = N / tn, Nr = N - NBf * tn;
+	RowParts rp = row_parts(g, Mx, tm);
 	int bv[MAXDIM];
 	Node *cur = seq;
 	for (int i = 0; i < r - 2; i++) {
@@ -697,14 +763,11 @@ static int gemm_direct(Sdfg *g, LibNode *l, Node *seq, const char *label, const 
 			ncur = lnb->body;
 			n0 = ex_muli(g, ex_sym(g, vnb), tn);
 		}
-		for (int part = 0; part < 2; part++) {
-			int64_t lo = part ? full : 0, hi = part ? M : full;
-			int ttm = part ? (int)(M - full) : tm;
-			if (hi <= lo)
-				continue;
+		for (int part = 0; part < rp.n; part++) {
+			int ttm = rp.tm[part];
 			int vm, acc, vk, vx, vo;
-			Node *lm = tile_open(g, ncur, "m", lo, hi, ttm, ttn, label, &vm, &acc);
-			Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), ex_int(g, K), 1, &vk);
+			Node *lm = tile_open_x(g, ncur, "m", rp.lo[part], rp.hi[part], ttm, ttn, label, &vm, &acc);
+			Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), K, 1, &vk);
 			Node *ub = tile_update_block(g, lk->body, ttm, ttn, label, &vx, &vo);
 			Expr *oi[MAXDIM];
 			for (int i = 0; i < r - 2; i++)
@@ -740,18 +803,20 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	int bd = const_known(g, B);
 	int r = o->rank;
 	int f32 = a->dt == DT_F32 && o->dt == DT_F32 && sdfg_c(g, B)->dt == DT_F32;
-	if (f32 && (!bd || !t->pack || sdfg_c(g, B)->rank != 2) && dim(g, out, r - 2) > 0 && dim(g, out, r - 1) > 0 &&
-	    dim(g, B, sdfg_c(g, B)->rank - 2) > 0 && (l->in[2] < 0 || sdfg_c(g, l->in[2])->dt == DT_F32))
+	/* a run-time M or K (a dynamic batch or sequence) is fine: rows go in
+	 * row_parts, k is a loop; the N blocks need a constant N */
+	if (f32 && (!bd || !t->pack || sdfg_c(g, B)->rank != 2) && rows_ok(g, out) && dim(g, out, r - 1) > 0 &&
+	    extent_ok(g, sdfg_c(g, B)->shape[sdfg_c(g, B)->rank - 2]) && (l->in[2] < 0 || sdfg_c(g, l->in[2])->dt == DT_F32))
 		return gemm_direct(g, l, seq, label, t);
 	if (!bd || !t->pack || sdfg_c(g, B)->rank != 2 || !f32)
 		return gemm_generic(g, l, seq, label);
 	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), K = dim(g, B, 0);
-	if (M <= 0 || N <= 0 || K <= 0)
+	if (!rows_ok(g, out) || N <= 0 || K <= 0)
 		return gemm_generic(g, l, seq, label);
 	int tn = t->tn;
 	if (N < tn && t->vec_lanes && N <= t->vec_lanes)
 		tn = t->vec_lanes;
-	int tm = (int)MIN((int64_t)t->tm, M);
+	int tm = M < 0 ? t->tm : (int)MIN((int64_t)t->tm, M);
 	int64_t NB = (N + tn - 1) / tn;
 	int64_t st[2] = {1, 0}, ofs = 0;
 	ex_isint(sdfg_c(g, B)->offset, &ofs);
@@ -768,14 +833,11 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	}
 	int vnb;
 	Node *lnb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb);
-	int64_t full = M / tm * tm;
-	for (int part = 0; part < 2; part++) {
-		int64_t lo = part ? full : 0, hi = part ? M : full;
-		int ttm = part ? (int)(M - full) : tm;
-		if (hi <= lo)
-			continue;
+	RowParts rp = row_parts(g, o->shape[r - 2], tm);
+	for (int part = 0; part < rp.n; part++) {
+		int ttm = rp.tm[part];
 		int vm, acc, vk, vx, vo;
-		Node *lm = tile_open(g, lnb->body, "m", lo, hi, ttm, tn, label, &vm, &acc);
+		Node *lm = tile_open_x(g, lnb->body, "m", rp.lo[part], rp.hi[part], ttm, tn, label, &vm, &acc);
 		Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), ex_int(g, K), 1, &vk);
 		Node *ub = tile_update_block(g, lk->body, ttm, tn, label, &vx, &vo);
 		Expr *oi[MAXDIM];
