@@ -932,6 +932,14 @@ static void info_json(Em *e, const BuildArgs *a, const Blob *w, Buf *j)
 			buf_printf(j, ", \"min\": %lld, \"max\": null}", (long long)y->lo);
 	}
 	buf_puts(j, "],\n");
+	if (g->ndims) {
+		int64_t at_create, mx = memplan_max_bytes(g, &at_create);
+		if (mx >= 0)
+			buf_printf(j, "\"workspace_max_size\": %lld,\n", (long long)mx);
+		else
+			buf_puts(j, "\"workspace_max_size\": null,\n");
+		buf_printf(j, "\"workspace_at_create\": %lld,\n", (long long)at_create);
+	}
 	for (int io = 0; io < 2; io++) {
 		int n = io ? g->noutputs : g->ninputs;
 		int *ids = io ? g->outputs : g->inputs;

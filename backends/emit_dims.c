@@ -27,7 +27,7 @@
  *                           size is checked against its expression
  *   NAME_input_shape, NAME_output_shape   the sizes at given dims
  * create() sizes the workspace for the largest dims when every dim has a
- * finite bound and that workspace fits DOCCC_PREALLOC_BYTES; else for the
+ * finite bound and that workspace fits DOCCC_MEMPLAN_PREALLOC; else for the
  * fixed part only, and the first set_dims grows it.
  */
 #include <math.h>
@@ -38,8 +38,6 @@
 /* A run's sizes are refused past 2^50 bytes: far beyond any machine, and
  * far from int64 overflow in the size arithmetic. */
 #define MAX_RUN_BYTES "1125899906842624.0"
-/* create() allocates the workspace for the largest dims up to 1 GiB. */
-#define PREALLOC_BYTES (1ll << 30)
 
 void emit_dims_rename(Sdfg *g, char **saved)
 {
@@ -348,7 +346,7 @@ void emit_dims_api(Em *e, char **names)
 	if (bounded)
 		buf_printf(b, "\tchar msg[8];\n\tint64_t ofs[%d];\n\tif (dc_check_dims(dc_maxdims, msg, sizeof msg) == DOCCC_OK) {\n"
 		              "\t\tint64_t t = dc_plan(dc_maxdims, ofs);\n\t\tif (t <= %lldLL)\n\t\t\treturn (size_t)t;\n\t}\n",
-		           g->nws + 1, PREALLOC_BYTES);
+		           g->nws + 1, (long long)MEMPLAN_PREALLOC);
 	buf_printf(b, "\treturn DC_WORKSPACE_SIZE;\n}\n\n");
 	buf_printf(b, "int %s_set_dims(%s_t *m, const int64_t *dims)\n{\n\tif (!m || !dims)\n\t\treturn DOCCC_ERR_ARG;\n"
 	              "\tint rc = dc_check_dims(dims, m->msg, sizeof m->msg);\n\tif (rc)\n\t\treturn rc;\n"

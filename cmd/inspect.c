@@ -218,7 +218,7 @@ static int ar_find(Arena *a, const char *path, const unsigned char *p, size_t n,
 /* ---- the info text ----------------------------------------------------------- */
 
 /* The keys printed, in order; an entry's kind says what its value is. */
-typedef enum { K_STR, K_NSTR, K_INT, K_BOOL, K_TENSORS } Kind;
+typedef enum { K_STR, K_NSTR, K_INT, K_BOOL, K_TENSORS, K_DIMS, K_OPTINT } Kind;
 static const struct {
 	const char *key, *label;
 	Kind kind;
@@ -240,6 +240,9 @@ static const struct {
 	{"weights_external", "weights external", K_BOOL},
 	{"weights_sha256", "weights sha256", K_STR},
 	{"workspace_size", "workspace size", K_INT},
+	{"workspace_max_size", "workspace max", K_OPTINT},      /* libraries with run-time dims: */
+	{"workspace_at_create", "workspace create", K_OPTINT}, /* the bound (null: none), create's */
+	{"dims", "run-time dims", K_DIMS},   /* absent before abi 4: none */
 	{"inputs", "inputs", K_TENSORS},
 	{"outputs", "outputs", K_TENSORS},
 };
@@ -265,7 +268,10 @@ static int check_tensors(const char *loc, const char *key, const cJSON *arr)
 		const cJSON *t = json_at(arr, i);
 		const cJSON *shape = json_get(t, "shape");
 		int64_t v;
-		if (!json_str(json_get(t, "name")) || !json_str(json_get(t, "dtype")) || !cJSON_IsArray(shape) || json_int(json_get(t, "numel"), &v) || json_int(json_get(t, "nbytes"), &v)) {
+		/* numel and nbytes are null when a size is a run-time dim's expression */
+		int dyn = json_is_null(json_get(t, "numel")) && json_is_null(json_get(t, "nbytes"));
+		if (!json_str(json_get(t, "name")) || !json_str(json_get(t, "dtype")) || !cJSON_IsArray(shape) ||
+		    (!dyn && (json_int(json_get(t, "numel"), &v) || json_int(json_get(t, "nbytes"), &v)))) {
 			diag_error(loc, "damaged doccc info: %s[%d] lacks name, dtype, shape, numel or nbytes", key, i);
 			return -1;
 		}
@@ -274,6 +280,26 @@ static int check_tensors(const char *loc, const char *key, const cJSON *arr)
 				diag_error(loc, "damaged doccc info: %s[%d].shape[%d] is neither a number nor an expression", key, i, d);
 				return -1;
 			}
+	}
+	return 0;
+}
+
+/* Checks the run-time dims (absent: none; else [{name, min, max|null}]). */
+static int check_dims(const char *loc, const cJSON *arr)
+{
+	if (!arr)
+		return 0;
+	if (!cJSON_IsArray(arr)) {
+		diag_error(loc, "damaged doccc info: 'dims' is no list");
+		return -1;
+	}
+	for (int i = 0; i < json_len(arr); i++) {
+		const cJSON *d = json_at(arr, i), *hi = json_get(d, "max");
+		int64_t v;
+		if (!json_str(json_get(d, "name")) || json_int(json_get(d, "min"), &v) || (json_int(hi, &v) && !json_is_null(hi))) {
+			diag_error(loc, "damaged doccc info: dims[%d] lacks name, min or max", i);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -300,6 +326,14 @@ static int check_info(const char *loc, const cJSON *j)
 			break;
 		case K_TENSORS:
 			if (check_tensors(loc, keys[k].key, x))
+				return -1;
+			break;
+		case K_DIMS:
+			if (check_dims(loc, x))
+				return -1;
+			break;
+		case K_OPTINT:
+			if (x && !json_is_null(x) && want_count(loc, keys[k].key, x, &v))
 				return -1;
 			break;
 		}
@@ -358,10 +392,45 @@ static void put_tensors(Buf *b, const cJSON *arr, int json)
 			else
 				put_term(b, json_str(json_at(shape, d)));
 		}
-		if (json)
+		int dyn = json_is_null(json_get(t, "numel"));
+		if (json && dyn)
+			buf_puts(b, "], \"numel\": null, \"nbytes\": null}");
+		else if (json)
 			buf_printf(b, "], \"numel\": %lld, \"nbytes\": %lld}", (long long)numel, (long long)nbytes);
+		else if (dyn)
+			buf_puts(b, "]  bytes by the run-time dims\n");
 		else
 			buf_printf(b, "]  %lld bytes\n", (long long)nbytes);
+	}
+	if (json)
+		buf_putc(b, ']');
+}
+
+/* The run-time dims, as text ("    s77  [1, 64]") or as JSON. */
+static void put_dims(Buf *b, const cJSON *arr, int json)
+{
+	if (json)
+		buf_putc(b, '[');
+	for (int i = 0; i < json_len(arr); i++) {
+		const cJSON *d = json_at(arr, i);
+		int64_t lo = 0, hi = 0;
+		json_int(json_get(d, "min"), &lo);
+		int bounded = json_int(json_get(d, "max"), &hi) == 0;
+		if (json) {
+			buf_puts(b, i ? ", {\"name\": " : "{\"name\": ");
+			buf_quote(b, json_str(json_get(d, "name")));
+			if (bounded)
+				buf_printf(b, ", \"min\": %lld, \"max\": %lld}", (long long)lo, (long long)hi);
+			else
+				buf_printf(b, ", \"min\": %lld, \"max\": null}", (long long)lo);
+			continue;
+		}
+		buf_puts(b, "    ");
+		put_term(b, json_str(json_get(d, "name")));
+		if (bounded)
+			buf_printf(b, "  [%lld, %lld]\n", (long long)lo, (long long)hi);
+		else
+			buf_printf(b, "  [%lld, inf)\n", (long long)lo);
 	}
 	if (json)
 		buf_putc(b, ']');
@@ -375,6 +444,8 @@ static void put_info(Buf *b, const cJSON *j, int json)
 		const cJSON *x = json_get(j, keys[k].key);
 		int64_t v = 0;
 		int bv = 0;
+		if (keys[k].kind == K_OPTINT && !x)
+			continue;
 		if (json) {
 			buf_printf(b, ",\n  \"%s\": ", keys[k].key);
 			switch (keys[k].kind) {
@@ -388,6 +459,13 @@ static void put_info(Buf *b, const cJSON *j, int json)
 			case K_INT: json_int(x, &v); buf_printf(b, "%lld", (long long)v); break;
 			case K_BOOL: json_bool(x, &bv); buf_puts(b, bv ? "true" : "false"); break;
 			case K_TENSORS: put_tensors(b, x, 1); break;
+			case K_DIMS: put_dims(b, x, 1); break;
+			case K_OPTINT:
+				if (json_int(x, &v))
+					buf_puts(b, "null");
+				else
+					buf_printf(b, "%lld", (long long)v);
+				break;
 			}
 			continue;
 		}
@@ -399,11 +477,20 @@ static void put_info(Buf *b, const cJSON *j, int json)
 		case K_NSTR: put_term(b, json_str(x) ? json_str(x) : "-"); break;
 		case K_INT: json_int(x, &v); buf_printf(b, "%lld", (long long)v); break;
 		case K_BOOL: json_bool(x, &bv); buf_puts(b, bv ? "yes" : "no"); break;
-		case K_TENSORS: buf_printf(b, "%d", json_len(x)); break;
+		case K_OPTINT:
+			if (json_int(x, &v))
+				buf_puts(b, "no bound (grown by set_dims)");
+			else
+				buf_printf(b, "%lld", (long long)v);
+			break;
+		case K_TENSORS:
+		case K_DIMS: buf_printf(b, "%d%s", json_len(x), keys[k].kind == K_DIMS && !json_len(x) ? " (every size fixed)" : ""); break;
 		}
 		buf_putc(b, '\n');
 		if (keys[k].kind == K_TENSORS)
 			put_tensors(b, x, 0);
+		if (keys[k].kind == K_DIMS)
+			put_dims(b, x, 0);
 	}
 }
 

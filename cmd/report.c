@@ -62,6 +62,22 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 	buf_quote(&b, ba->outhdr);
 	buf_printf(&b, ",\n  \"weights_bytes\": %lld,\n  \"workspace_bytes\": %lld,\n", (long long)wbytes,
 	           (long long)g->arena_size);
+	/* run-time dims: their ranges and the workspace's bound */
+	buf_puts(&b, "  \"run_time_dims\": [");
+	for (int k = 0; k < g->ndims; k++) {
+		const Symbol *y = &g->syms[g->dims[k]];
+		buf_puts(&b, k ? ", {\"name\": " : "{\"name\": ");
+		buf_quote(&b, y->name);
+		buf_printf(&b, ", \"min\": %lld, \"max\": ", (long long)y->lo);
+		buf_printf(&b, y->hi < INT32_MAX ? "%lld}" : "null}", (long long)y->hi);
+	}
+	buf_puts(&b, "],\n");
+	if (g->ndims) {
+		int64_t at_create, mx = memplan_max_bytes(g, &at_create);
+		buf_printf(&b, mx >= 0 ? "  \"workspace_max_bytes\": %lld,\n" : "  \"workspace_max_bytes\": null,\n", (long long)mx);
+		buf_printf(&b, "  \"workspace_at_create_bytes\": %lld,\n  \"workspace_policy\": \"%s\",\n", (long long)at_create,
+		           at_create == mx ? "sized at create for the largest dims" : "grown by set_dims when the dims need more");
+	}
 	/* peak resident memory of doccc itself: VmHWM of /proc/self/status,
 	 * which starts afresh at exec (ru_maxrss does not: it keeps the peak of
 	 * the process doccc was started from), else ru_maxrss. Not its

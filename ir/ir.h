@@ -627,6 +627,14 @@ int pass_expand(PassCtx *c);
 int pass_map_fusion(PassCtx *c);
 int pass_schedule(PassCtx *c);
 int pass_memplan(PassCtx *c);
+/* memplan.c: the workspace's bytes at run-time dims vals (g->dims order);
+ * -1 if they cannot be had. memplan_max_bytes: at the largest dims (-1 if
+ * a dim has no bound), and *at_create what create() allocates: that when
+ * it is at most MEMPLAN_PREALLOC (and the largest dims pass the export's
+ * guards), else the fixed part, which the first set_dims grows. */
+enum { MEMPLAN_PREALLOC = 1 << 30 };
+int64_t memplan_bytes_at(Sdfg *g, const int64_t *vals);
+int64_t memplan_max_bytes(Sdfg *g, int64_t *at_create);
 extern const Pass pass_table[];
 extern const int npasses;
 /* Typed parameter lookup: option "pass.param" from opts, else the default. */

@@ -71,7 +71,8 @@ def check_report(lib, target, device, simulated, external=False):
     hdr = lib.parent / "tiny.h"
     tg, cat, opts, sha, ws = header_facts(hdr)
     macros = parse_header(hdr)
-    assert info["doccc_info"] == 1 and info["abi_version"] == 3, info
+    assert info["doccc_info"] == 1 and info["abi_version"] == 4, info
+    assert info["dims"] == [], info
     assert info["format"] == "shared library" and info["member"] is None and info["file"] == str(lib)
     assert info["name"] == "tiny" and info["target"] == tg == target and info["category"] == cat
     assert info["options"] == opts and info["input_sha256"] == sha and info["workspace_size"] == ws
@@ -117,14 +118,19 @@ ModelDesc = type("ModelDesc", (ctypes.Structure,), {"_fields_": [
     ("run_host", _FN), ("set_stream", _FN), ("sync", _FN), ("last_error", _FN), ("set_log", _FN),
     ("device_alloc", _FN), ("device_free", _FN), ("device_copy", _FN),
     ("march", ctypes.c_char_p), ("options", ctypes.c_char_p), ("weights_size", ctypes.c_size_t),
-    ("weights_sha256", ctypes.c_char_p), ("info", ctypes.c_char_p)]})
+    ("weights_sha256", ctypes.c_char_p), ("info", ctypes.c_char_p),
+    ("ndims", ctypes.c_int), ("dims", ctypes.c_void_p), ("input_dims", ctypes.POINTER(ctypes.c_char_p)),
+    ("output_dims", ctypes.POINTER(ctypes.c_char_p)), ("set_dims", _FN), ("infer_dims", _FN), ("output_shape", _FN)]})
 
 
 def check_descriptor(lib, info):
-    """The abi-3 fields of doccc_model (dlopen) agree with inspect's report."""
+    """The abi-3 and abi-4 fields of doccc_model (dlopen) agree with inspect's report."""
     so = ctypes.CDLL(str(lib))
     d = ModelDesc.in_dll(so, "doccc_model")
-    assert d.abi_version == 3
+    assert d.abi_version == 4
+    assert d.ndims == len(info["dims"]) and (d.set_dims is None) == (d.ndims == 0)
+    for i, t in enumerate(info["inputs"]):
+        assert d.input_dims[i].decode() == ",".join(str(x) for x in t["shape"])
     assert d.march.decode() == info["march"] and d.options.decode() == info["options"]
     assert d.weights_size == info["weights_size"] and d.weights_sha256.decode() == info["weights_sha256"]
     text = json.loads(d.info.decode())
@@ -402,3 +408,43 @@ def test_odd_names(tiny, tmp_path):
     text = r.stdout.decode()
     assert '    x in "q\\" \\n\\x1b[2J\\xe2\\x80\\xae é\\t%s  float32 [2, 8]  64 bytes' in text.splitlines(), text
     check_descriptor(lib, info)
+
+
+def test_dynamic_library(tmp_path):
+    """A library with a run-time batch: inspect shows the dim and its range,
+    sizes as expressions, numel and nbytes null; the descriptor's abi-4
+    fields say the same, and --report gives the workspace's bound."""
+    torch = require("torch")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            return torch.relu(self.l(x)).reshape(-1)
+
+    torch.manual_seed(0)
+    b = torch.export.Dim("b", min=1, max=32)
+    ep = torch.export.export(Net().eval(), (torch.randn(3, 8),), dynamic_shapes={"x": {0: b}})
+    pt2 = tmp_path / "dyn.pt2"
+    torch.export.save(ep, str(pt2))
+    lib = compile_model(pt2, "sequential", tmp_path / "out", "--report", str(tmp_path / "r.json"))
+    info = inspect_json(lib)
+    (sym,) = info["dims"]
+    assert sym["min"] == 1 and sym["max"] == 32, info["dims"]
+    s = sym["name"]
+    assert info["inputs"] == [{"name": "x", "dtype": "float32", "shape": [s, 8], "numel": None, "nbytes": None}]
+    assert info["outputs"][0]["shape"] == [f"{s}*4"] and info["outputs"][0]["numel"] is None
+    check_descriptor(lib, info)
+    text = inspect(lib).stdout.splitlines()
+    assert "  run-time dims     1" in text and f"    {s}  [1, 32]" in text, text
+    assert f"    x  float32 [{s}, 8]  bytes by the run-time dims" in text, text
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["run_time_dims"] == [{"name": s, "min": 1, "max": 32}]
+    assert rep["workspace_max_bytes"] == rep["workspace_at_create_bytes"] > 0
+    assert rep["workspace_policy"] == "sized at create for the largest dims"
+    # --dynamic=no: the example size, no dims
+    lib2 = compile_model(pt2, "sequential", tmp_path / "fixed", "--dynamic=no")
+    info2 = inspect_json(lib2)
+    assert info2["dims"] == [] and info2["inputs"][0]["shape"] == [3, 8]

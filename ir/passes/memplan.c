@@ -228,3 +228,67 @@ int pass_memplan(PassCtx *c)
 	g->nws = 0;
 	return ndy ? plan_slots(g, a, dy, ndy, loc) : 0;
 }
+
+/* The workspace's bytes at the run-time dims vals[k] (g->dims order), as
+ * the library's plan computes them; -1 if a size cannot be evaluated or
+ * passes 2^50 bytes (the library refuses such dims). */
+int64_t memplan_bytes_at(Sdfg *g, const int64_t *vals)
+{
+	int64_t *sv = calloc((size_t)g->nsyms + 1, sizeof *sv), *ofs = calloc((size_t)g->nws + 1, sizeof *ofs);
+	int *bound = calloc((size_t)g->nsyms + 1, sizeof *bound);
+	int64_t total = g->arena_size;
+	for (int k = 0; k < g->ndims && sv && bound; k++)
+		sv[g->dims[k]] = vals[k], bound[g->dims[k]] = 1;
+	for (int i = 0; i < g->nws && total >= 0 && ofs; i++) {
+		int64_t z, o = g->arena_size;
+		if (ex_eval(g, g->ws[i].size, sv, bound, &z) || z < 0 || z > ((int64_t)1 << 50)) {
+			total = -1;
+			break;
+		}
+		for (int j = 0; j < g->ws[i].nbelow; j++) {
+			const WsSlot *w = &g->ws[g->ws[i].below[j]];
+			int64_t wz = 0;
+			ex_eval(g, w->size, sv, bound, &wz);
+			o = MAX(o, ofs[g->ws[i].below[j]] + wz);
+		}
+		ofs[i] = o;
+		total = MAX(total, o + z);
+	}
+	if (!sv || !bound || !ofs)
+		total = -1;
+	free(sv);
+	free(bound);
+	free(ofs);
+	return total;
+}
+
+/* The workspace at the largest dims (-1: a dim has no bound, or a size
+ * cannot be had there), and what create() allocates: that, when it is at
+ * most MEMPLAN_PREALLOC and the largest dims pass the export's guards, else
+ * the fixed part (arena_size), grown by the first set_dims. */
+int64_t memplan_max_bytes(Sdfg *g, int64_t *at_create)
+{
+	int64_t *vals = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(g->ndims + 1));
+	int64_t *sv = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(g->nsyms + 1));
+	int *bound = arena_alloc(g->arena, sizeof(int) * (size_t)(g->nsyms + 1));
+	int64_t mx = g->ndims ? 0 : g->arena_size;
+	*at_create = g->arena_size;
+	for (int k = 0; k < g->ndims; k++) {
+		const Symbol *y = &g->syms[g->dims[k]];
+		if (y->hi >= INT32_MAX)
+			return -1;
+		vals[k] = sv[g->dims[k]] = y->hi, bound[g->dims[k]] = 1;
+	}
+	if (g->ndims)
+		mx = memplan_bytes_at(g, vals);
+	int ok = mx >= 0 && mx <= MEMPLAN_PREALLOC;
+	for (int i = 0; i < g->nguards && ok; i++) {
+		int64_t a, b;
+		const Guard *gd = &g->guards[i];
+		ok = !ex_eval(g, gd->a, sv, bound, &a) && !ex_eval(g, gd->b, sv, bound, &b) &&
+		     (gd->op == G_EQ ? a == b : gd->op == G_NE ? a != b : gd->op == G_LT ? a < b : a <= b);
+	}
+	if (ok)
+		*at_create = mx;
+	return mx;
+}
