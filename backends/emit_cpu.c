@@ -423,7 +423,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tconst unsigned char *w;\n\tint nth;\n\tvoid *map;\n\tsize_t maplen;\n"
 	              "\tlong runs;\n\tdouble prof[%d];\n\tchar msg[256];\n", nm, g->root->nkids + 1);
 	if (g->ndims)
-		buf_printf(b, "\tint64_t dims[%d];\n\tint64_t ofs[%d];\n\tsize_t wscap;\n\tint dims_set;\n", g->ndims, g->nws + 1);
+		buf_printf(b, "\tint64_t dims[%d];\n\tint64_t ofs[%d];\n\tsize_t wscap;\n\tint dims_set;\n\tsize_t inb[%d], outb[%d];\n",
+		           g->ndims, g->nws + 1, g->ninputs + 1, g->noutputs + 1);
 	buf_puts(b, "};\n\n");
 	if (t->fallback)
 		cpu_reject_device(&e);
@@ -441,6 +442,11 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_printf(b, "extern const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
 	buf_printf(b, "static const char dc_weights_sha[] = \"%s\";\n\n", w->sha);
+	if (g->ndims) /* set_dims' workspace: host memory, nothing else made for the dims */
+		buf_printf(b, "#include <stdio.h>\nstatic int dc_grow(%s_t *m, size_t n)\n{\n\tunsigned char *ws = NULL;\n"
+		              "\tif (posix_memalign((void **)&ws, 64, n))\n\t\treturn DOCCC_ERR_NOMEM;\n"
+		              "\tfree(m->ws);\n\tm->ws = ws;\n\tm->wscap = n;\n\treturn DOCCC_OK;\n}\n\n"
+		              "static void dc_moved(%s_t *m)\n{\n\t(void)m;\n}\n\n", nm, nm);
 	emit_dims_api(&e, e.dimnames);
 	if (a->outweights) {
 		emit_weights_loader(b, nm);

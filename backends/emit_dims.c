@@ -317,7 +317,9 @@ static void emit_shape_fn(Em *e, int io)
 }
 
 /* Everything above, printed after the instance's struct (which has dims[],
- * ofs[], wscap and dims_set when g->ndims) and before create. */
+ * ofs[], wscap, dims_set, inb[] and outb[] (the inputs' and outputs' bytes
+ * at the dims) when g->ndims) and the printer's dc_grow and dc_moved,
+ * before create. */
 void emit_dims_api(Em *e, char **names)
 {
 	Sdfg *g = e->g;
@@ -325,7 +327,7 @@ void emit_dims_api(Em *e, char **names)
 	const char *nm = e->nm;
 	if (!g->ndims)
 		return;
-	buf_printf(b, "#include <stdio.h>\nstatic const char dc_name[] = \"%s\";\n", nm);
+	buf_printf(b, "static const char dc_name[] = \"%s\";\n", nm);
 	emit_check(e, names);
 	emit_plan(e);
 	emit_infer(e, names);
@@ -348,15 +350,32 @@ void emit_dims_api(Em *e, char **names)
 		              "\t\tint64_t t = dc_plan(dc_maxdims, ofs);\n\t\tif (t <= %lldLL)\n\t\t\treturn (size_t)t;\n\t}\n",
 		           g->nws + 1, (long long)MEMPLAN_PREALLOC);
 	buf_printf(b, "\treturn DC_WORKSPACE_SIZE;\n}\n\n");
+	/* set_dims: the printer's dc_grow(m, bytes) replaces the workspace by
+	 * a larger one, dc_moved(m) forgets what was made for other dims */
 	buf_printf(b, "int %s_set_dims(%s_t *m, const int64_t *dims)\n{\n\tif (!m || !dims)\n\t\treturn DOCCC_ERR_ARG;\n"
 	              "\tint rc = dc_check_dims(dims, m->msg, sizeof m->msg);\n\tif (rc)\n\t\treturn rc;\n"
-	              "\tint64_t need = dc_plan(dims, m->ofs);\n"
-	              "\tif ((size_t)need > m->wscap) {\n\t\tunsigned char *ws = NULL;\n"
-	              "\t\tif (posix_memalign((void **)&ws, 64, (size_t)need)) {\n"
-	              "\t\t\tsnprintf(m->msg, sizeof m->msg, \"%%s: cannot grow the workspace to %%lld bytes for these dims\", dc_name, (long long)need);\n"
-	              "\t\t\treturn DOCCC_ERR_NOMEM;\n\t\t}\n\t\tfree(m->ws);\n\t\tm->ws = ws;\n\t\tm->wscap = (size_t)need;\n\t}\n"
-	              "\tmemcpy(m->dims, dims, sizeof m->dims);\n\tm->dims_set = 1;\n\treturn DOCCC_OK;\n}\n\n",
-	           nm, nm);
+	              "\tint64_t ofs[%d];\n\tint64_t need = dc_plan(dims, ofs);\n"
+	              "\tconst int64_t *dc_dims = dims;\n"
+	              "\tif ((size_t)need > m->wscap && (rc = dc_grow(m, (size_t)need)) != DOCCC_OK) {\n"
+	              "\t\tsnprintf(m->msg, sizeof m->msg, \"%%s: cannot grow the workspace to %%lld bytes for these dims\", dc_name, (long long)need);\n"
+	              "\t\treturn rc;\n\t}\n"
+	              "\tif (!m->dims_set || memcmp(m->dims, dims, sizeof m->dims))\n\t\tdc_moved(m);\n"
+	              "\tmemcpy(m->ofs, ofs, sizeof ofs);\n\tmemcpy(m->dims, dims, sizeof m->dims);\n",
+	           nm, nm, g->nws + 1);
+	int ind = e->ind;
+	e->ind = 1;
+	emit_dims_locals(e, "dc_dims");
+	e->ind = ind;
+	for (int io = 0; io < 2; io++) {
+		int cnt = io ? g->noutputs : g->ninputs;
+		int *ids = io ? g->outputs : g->inputs;
+		for (int i = 0; i < cnt; i++) {
+			Container *ct = sdfg_c(g, ids[i]);
+			buf_printf(b, "\tm->%sb[%d] = (size_t)(%s) * %d;\n", io ? "out" : "in", i, expr_c(g, numel_x(g, ids[i])),
+			           dtype_info[ct->dt].size);
+		}
+	}
+	buf_puts(b, "\tm->dims_set = 1;\n\treturn DOCCC_OK;\n}\n\n");
 	buf_printf(b, "static int dc_set_dims(void *m, const int64_t *dims) { return %s_set_dims((%s_t *)m, dims); }\n", nm, nm);
 	buf_printf(b, "static int dc_unset(%s_t *m)\n{\n\tsnprintf(m->msg, sizeof m->msg, \"%%s: the library takes its dims at run time: "
 	              "call %s_set_dims (or %s_run_dims) before %s_run\", dc_name);\n\treturn DOCCC_ERR_SHAPE;\n}\n\n",

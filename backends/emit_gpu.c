@@ -111,7 +111,11 @@ static void kernel_params(Em *e, Node *n, Buf *params, Buf *args)
 		buf_printf(params, "%sint *dc_err", params->len ? ", " : "");
 		buf_puts(args, ", dc_err");
 	}
-	/* the variables of the host loops around the launch, by value */
+	/* the run-time dims and the variables of the host loops around the launch, by value */
+	for (int k = 0; k < g->ndims; k++) {
+		buf_printf(params, "%sconst int64_t dc_d%d", params->len ? ", " : "", k);
+		buf_printf(args, ", dc_d%d", k);
+	}
 	for (Node *p = n->parent; p; p = p->parent)
 		if (p->kind == N_FOR) {
 			const char *v = g->syms[p->var].name;
@@ -1196,10 +1200,17 @@ static void gpu_forward(Em *e)
 	Sdfg *g = e->g;
 	emit_line(e, "static void %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, cudaStream_t dc_stream, int *dc_err,",
 	          e->nm);
-	emit_line(e, "\tconst void *const *dc_in, void *const *dc_out)");
+	if (g->ndims)
+		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, const int64_t *dc_dims, const int64_t *dc_ofs)");
+	else
+		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out)");
 	emit_line(e, "{");
 	e->ind++;
 	emit_line(e, "(void)dc_W; (void)dc_ws; (void)dc_in; (void)dc_out;");
+	if (g->ndims) {
+		emit_line(e, "(void)dc_ofs;");
+		emit_dims_locals(e, "dc_dims");
+	}
 	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
 	for (int i = 0; i < g->root->nkids; i++) {
 		Node *k = g->root->kids[i];
@@ -1236,7 +1247,7 @@ static const char api_common[] =
 	"\t\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"clearing the run's status\");\n\t}\n\treturn DC_STATUS(m, f);\n}\n\n"
 	"/* the run on stream s: its kernels, then the copy of its status flag to the host */\n"
 	"static cudaError_t dc_enqueue(@N@_t *m, cudaStream_t s, const void *const *ins, void *const *outs)\n{\n"
-	"\t@N@_forward(m->w, m->ws, s, m->err, ins, outs);\n\tcudaError_t e = cudaGetLastError();\n"
+	"\t@N@_forward(m->w, m->ws, s, m->err, ins, outs@DIMS@);\n\tcudaError_t e = cudaGetLastError();\n"
 	"\treturn e != cudaSuccess ? e : cudaMemcpyAsync(m->flag, m->err, sizeof(int), cudaMemcpyDeviceToHost, s);\n}\n\n"
 	"/* the graph slot of these pointers (*hit = 1), else an empty or the least recently used one */\n"
 	"static dc_graph *dc_graph_for(@N@_t *m, const void *const *ins, void *const *outs, int *hit)\n{\n"
@@ -1295,20 +1306,20 @@ static const char api_common[] =
 	"\tif (!m->warned) {\n\t\tm->warned = 1;\n\t\tm->log(m->log_user, DOCCC_LOG_WARNING, \"@N@: performance warning: @N@_run_host \"\n"
 	"\t\t       \"copies the inputs to the GPU and the outputs back on every call; pass device pointers to @N@_run to avoid it\");\n\t}\n"
 	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tif (!m->hin[i])\n"
-	"\t\t\tDC_TRY(m, cudaMalloc(&m->hin[i], dc_ins[i].nbytes ? dc_ins[i].nbytes : 1), \"cudaMalloc of an input buffer\");\n"
+	"\t\t\tDC_TRY(m, cudaMalloc(&m->hin[i], @INB@ ? @INB@ : 1), \"cudaMalloc of an input buffer\");\n"
 	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tif (!m->hout[i])\n"
-	"\t\t\tDC_TRY(m, cudaMalloc(&m->hout[i], dc_outs[i].nbytes ? dc_outs[i].nbytes : 1), \"cudaMalloc of an output buffer\");\n"
+	"\t\t\tDC_TRY(m, cudaMalloc(&m->hout[i], @OUTB@ ? @OUTB@ : 1), \"cudaMalloc of an output buffer\");\n"
 	"\tint rc = dc_order(m);\n\tif (rc)\n\t\treturn rc;\n"
 	"\tfor (int i = 0; i < @NIN@; i++)\n"
-	"\t\tDC_TRY(m, cudaMemcpyAsync(m->hin[i], ins[i], dc_ins[i].nbytes, cudaMemcpyHostToDevice, m->stream), \"copying an input to the GPU\");\n"
+	"\t\tDC_TRY(m, cudaMemcpyAsync(m->hin[i], ins[i], @INB@, cudaMemcpyHostToDevice, m->stream), \"copying an input to the GPU\");\n"
 	"\trc = dc_launch(m, (const void *const *)m->hin, m->hout);\n\tif (rc)\n\t\treturn rc;\n"
 	"\tfor (int i = 0; i < @NOUT@; i++)\n"
-	"\t\tDC_TRY(m, cudaMemcpyAsync(outs[i], m->hout[i], dc_outs[i].nbytes, cudaMemcpyDeviceToHost, m->stream), \"copying an output to the host\");\n"
+	"\t\tDC_TRY(m, cudaMemcpyAsync(outs[i], m->hout[i], @OUTB@, cudaMemcpyDeviceToHost, m->stream), \"copying an output to the host\");\n"
 	"\treturn dc_finish(m);\n}\n\n";
 
 static const char api_create[] =
 	"static int dc_setup(@N@_t *m, const char *weights_path)\n{\n\t(void)weights_path;\n"
-	"\tif (DC_WORKSPACE_SIZE)\n\t\tDC_TRY(m, cudaMalloc((void **)&m->ws, DC_WORKSPACE_SIZE), \"cudaMalloc of the workspace\");\n"
+	"\tif (@WS@)\n\t\tDC_TRY(m, cudaMalloc((void **)&m->ws, @WS@), \"cudaMalloc of the workspace\");\n"
 	"\tDC_TRY(m, cudaMalloc((void **)&m->err, sizeof(int)), \"cudaMalloc of the status flag\");\n"
 	"\tDC_TRY(m, cudaMemset(m->err, 0, sizeof(int)), \"cudaMemset of the status flag\");\n"
 	"\tint *flag = NULL;\n\tDC_TRY(m, cudaMallocHost((void **)&flag, sizeof(int)), \"cudaMallocHost of the status flag\");\n"
@@ -1364,7 +1375,7 @@ static const char api_rest[] =
 	"static int dc_generic(void *model, const void *const *ins, void *const *outs, int host)\n{\n"
 	"\tif (!model || (!ins && @NIN@) || (!outs && @NOUT@))\n\t\treturn DOCCC_ERR_ARG;\n"
 	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tif (!ins[i])\n\t\t\treturn DOCCC_ERR_ARG;\n"
-	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tif (!outs[i])\n\t\t\treturn DOCCC_ERR_ARG;\n"
+	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tif (!outs[i])\n\t\t\treturn DOCCC_ERR_ARG;\n@UNSET@"
 	"\treturn host ? dc_run_host((@N@_t *)model, ins, outs) : dc_run((@N@_t *)model, ins, outs);\n}\n\n"
 	"static int dc_run_generic(void *m, const void *const *ins, void *const *outs) { return dc_generic(m, ins, outs, 0); }\n"
 	"static int dc_run_host_generic(void *m, const void *const *ins, void *const *outs) { return dc_generic(m, ins, outs, 1); }\n"
@@ -1385,19 +1396,33 @@ static const char api_rest[] =
 	"\tif (cudaMemcpy(dst, src, n, dir == DOCCC_COPY_TO_DEVICE ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost) != cudaSuccess) {\n"
 	"\t\t(void)cudaGetLastError();\n\t\treturn DOCCC_ERR_DEVICE;\n\t}\n\treturn DOCCC_OK;\n}\n\n";
 
-static void put_api(Buf *b, const char *text, const char *nm, int nin, int nout)
+/* The API text with its placeholders: the name, the counts, and what a
+ * library with run-time dims does differently (the dims to forward, the
+ * inputs' and outputs' bytes at the dims, the workspace create allocates,
+ * a run before set_dims). */
+static void put_api(Buf *b, const char *text, const char *nm, int nin, int nout, int dyn)
 {
-	Buf t1 = {0}, t2 = {0}, t3 = {0};
-	emit_replace_all(&t1, text, "@N@", nm);
-	char n[16];
-	snprintf(n, sizeof n, "%d", nin);
-	emit_replace_all(&t2, t1.s, "@NIN@", n);
-	snprintf(n, sizeof n, "%d", nout);
-	emit_replace_all(&t3, t2.s, "@NOUT@", n);
-	buf_puts(b, t3.s);
-	buf_free(&t1);
-	buf_free(&t2);
-	buf_free(&t3);
+	char nin_s[16], nout_s[16];
+	snprintf(nin_s, sizeof nin_s, "%d", nin);
+	snprintf(nout_s, sizeof nout_s, "%d", nout);
+	const char *subst[][2] = {
+		{"@N@", nm}, {"@NIN@", nin_s}, {"@NOUT@", nout_s},
+		{"@DIMS@", dyn ? ", m->dims, m->ofs" : ""},
+		{"@INB@", dyn ? "m->inb[i]" : "dc_ins[i].nbytes"}, {"@OUTB@", dyn ? "m->outb[i]" : "dc_outs[i].nbytes"},
+		{"@WS@", dyn ? "(m->wscap = dc_prealloc())" : "DC_WORKSPACE_SIZE"},
+		{"@UNSET@", dyn ? "\tif (!((@N@_t *)model)->dims_set)\n\t\treturn dc_unset((@N@_t *)model);\n" : ""},
+	};
+	Buf cur = {0};
+	buf_puts(&cur, text);
+	for (int pass = 0; pass < 2; pass++) /* @UNSET@ brings an @N@ of its own */
+		for (size_t k = 0; k < sizeof subst / sizeof subst[0]; k++) {
+			Buf next = {0};
+			emit_replace_all(&next, cur.s, subst[k][0], subst[k][1]);
+			buf_free(&cur);
+			cur = next;
+		}
+	buf_puts(b, cur.s);
+	buf_free(&cur);
 }
 
 /* NAME_run or NAME_run_host with typed pointers. */
@@ -1465,7 +1490,11 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tunsigned char *w;\n\tint *err;\n\tint *flag;\n\tcudaStream_t stream;\n"
 	              "\tcudaStream_t own;\n\tcudaEvent_t legacy;\n\tint async;\n"
 	              "\tvoid *hin[%d];\n\tvoid *hout[%d];\n\tint warned;\n\tdoccc_log_fn log;\n\tvoid *log_user;\n\tlong runs;\n"
-	              "\tdc_graph graphs[DC_GRAPHS];\n\tchar msg[512];\n};\n\n", nm, g->ninputs + 1, g->noutputs + 1);
+	              "\tdc_graph graphs[DC_GRAPHS];\n\tchar msg[512];\n", nm, g->ninputs + 1, g->noutputs + 1);
+	if (g->ndims)
+		buf_printf(b, "\tint64_t dims[%d];\n\tint64_t ofs[%d];\n\tsize_t wscap;\n\tint dims_set;\n\tsize_t inb[%d], outb[%d];\n",
+		           g->ndims, g->nws + 1, g->ninputs + 1, g->noutputs + 1);
+	buf_puts(b, "};\n\n");
 	if (w->size && !a->outweights)
 		buf_printf(b, "extern \"C\" const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
@@ -1476,13 +1505,39 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_puts(b, "\n");
 	emit_status_decode(&e);
 	buf_puts(b, g->nmsgs ? "#define DC_STATUS(m, st) dc_status((m), (st))\n" : "#define DC_STATUS(m, st) (st)\n");
-	put_api(b, api_common, nm, g->ninputs, g->noutputs);
-	put_api(b, api_create, nm, g->ninputs, g->noutputs);
+	if (g->ndims) {
+		/* set_dims: a larger device workspace; graphs and run_host's
+		 * buffers were made for other dims (sizes and kernel arguments) */
+		buf_printf(b, "static int dc_grow(%s_t *m, size_t n)\n{\n\tunsigned char *ws = NULL;\n"
+		              "\tif (cudaMalloc((void **)&ws, n) != cudaSuccess) {\n\t\t(void)cudaGetLastError();\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n"
+		              "\t(void)cudaFree(m->ws);\n\tm->ws = ws;\n\tm->wscap = n;\n\treturn DOCCC_OK;\n}\n\n", nm);
+		buf_printf(b, "static void dc_moved(%s_t *m)\n{\n\tfor (int k = 0; k < DC_GRAPHS; k++)\n\t\tif (m->graphs[k].exec) {\n"
+		              "\t\t\t(void)cudaGraphExecDestroy(m->graphs[k].exec);\n\t\t\tm->graphs[k].exec = NULL;\n\t\t}\n"
+		              "\tfor (int i = 0; i < %d; i++) {\n\t\t(void)cudaFree(m->hin[i]);\n\t\tm->hin[i] = NULL;\n\t}\n"
+		              "\tfor (int i = 0; i < %d; i++) {\n\t\t(void)cudaFree(m->hout[i]);\n\t\tm->hout[i] = NULL;\n\t}\n}\n\n",
+		           nm, g->ninputs, g->noutputs);
+		emit_dims_api(&e, e.dimnames);
+	}
+	put_api(b, api_common, nm, g->ninputs, g->noutputs, g->ndims > 0);
+	put_api(b, api_create, nm, g->ninputs, g->noutputs, g->ndims > 0);
 	put_api(b, a->outweights ? api_weights_file : w->size ? api_weights_embedded : "\treturn DOCCC_OK;\n}\n\n", nm, g->ninputs,
-	        g->noutputs);
-	put_api(b, api_rest, nm, g->ninputs, g->noutputs);
+	        g->noutputs, g->ndims > 0);
+	put_api(b, api_rest, nm, g->ninputs, g->noutputs, g->ndims > 0);
 	typed_run(&e, 0);
 	typed_run(&e, 1);
+	if (g->ndims) {
+		buf_printf(b, "int %s_run_dims(%s_t *model, const int64_t *dims", nm, nm);
+		for (int i = 0; i < g->ninputs; i++)
+			buf_printf(b, ", const %s *in%d", emit_storage_type[sdfg_c(g, g->inputs[i])->dt], i);
+		for (int i = 0; i < g->noutputs; i++)
+			buf_printf(b, ", %s *out%d", emit_storage_type[sdfg_c(g, g->outputs[i])->dt], i);
+		buf_printf(b, ")\n{\n\tint rc = %s_set_dims(model, dims);\n\tif (rc)\n\t\treturn rc;\n\treturn %s_run(model", nm, nm);
+		for (int i = 0; i < g->ninputs; i++)
+			buf_printf(b, ", in%d", i);
+		for (int i = 0; i < g->noutputs; i++)
+			buf_printf(b, ", out%d", i);
+		buf_puts(b, ");\n}\n\n");
+	}
 	emit_strerror(&e);
 	emit_descriptor(&e, a, w, "dc_run_generic",
 	                arena_printf(g->arena, "1, \"%s\", %d, dc_run_host_generic, dc_set_stream, dc_sync, dc_last_error, dc_set_log,\n"

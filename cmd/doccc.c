@@ -462,9 +462,6 @@ static Sdfg *compile_graph(Arena *a, const Cli *c, Options *o, Target *tg, Build
 {
 	ImportArgs ia = {.path = c->input, .weights = c->weights, .shapes = c->shapes, .nshapes = c->nshapes, .dims = c->dims,
 	                 .ndims = c->ndims, .maxdims = c->maxdims, .nmaxdims = c->nmaxdims, .fixed = c->fixed};
-	/* the GPU printer takes no run-time dims yet: its dims are the example's */
-	if (TARGET_IS_GPU(tg))
-		ia.fixed = 1;
 	double t0 = now_ms();
 	Sdfg *g = import_program(a, c->nm, &ia);
 	if (!g)
