@@ -140,7 +140,9 @@ static void print_text(const char *input, const Census *c, const Target *tg, con
 			printf("inf]");
 		else
 			printf("%lld]", (long long)y->hi);
-		if (y->value >= 0)
+		if (y->run_time)
+			printf(", taken at run time");
+		else if (y->value >= 0)
 			printf(", compiled for %lld", (long long)y->value);
 		printf("%s%s\n", *y->uses ? ": " : "", y->uses);
 	}
@@ -202,7 +204,8 @@ static void print_json(const char *input, const Census *c, const Target *tg, con
 			buf_puts(&b, "null");
 		else
 			buf_printf(&b, "%lld", (long long)y->hi);
-		if (y->value >= 0)
+		buf_printf(&b, ", \"run_time\": %s", y->run_time ? "true" : "false");
+		if (y->value >= 0 && !y->run_time)
 			buf_printf(&b, ", \"compiled_for\": %lld, \"inputs\": ", (long long)y->value);
 		else
 			buf_puts(&b, ", \"compiled_for\": null, \"inputs\": ");

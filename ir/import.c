@@ -713,7 +713,7 @@ static void census_syms(Imp *m)
 					buf_printf(&uses, "%s%s[%d]", uses.len ? ", " : "", nm ? nm : "?", d);
 			}
 		}
-		CensusSym cs = {arena_strdup(c->a, y->name), y->lo, y->hi, m->symset[k] ? m->symval[k] : -1,
+		CensusSym cs = {arena_strdup(c->a, y->name), y->lo, y->hi, m->symset[k] ? m->symval[k] : -1, m->gsym[k] != 0,
 		                arena_strdup(c->a, uses.len ? uses.s : "")};
 		VEC_PUSH(c->a, c->syms, c->nsyms, c->capsyms, cs);
 		buf_free(&uses);
@@ -2169,6 +2169,10 @@ Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args)
 	}
 	buf_free(&msgs);
 	diag_rewind(nerr);
+	if (args->census) { /* counted again by the second import */
+		Census *c = args->census;
+		c->nops = c->nnodes = c->ndtypes = c->nsyms = 0;
+	}
 	ImportArgs fixed = *args;
 	fixed.fixed = 1;
 	fixed.nmaxdims = 0;

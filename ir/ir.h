@@ -567,6 +567,7 @@ typedef struct {
 typedef struct {
 	const char *name;    /* s0 */
 	int64_t lo, hi, value;  /* hi INT64_MAX: unbounded; value -1: not bound */
+	int run_time;        /* a run-time dim of the library (value: the export's example) */
 	const char *uses;    /* "x[0], mask[1]" */
 } CensusSym;
 typedef struct {
