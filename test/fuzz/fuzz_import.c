@@ -29,7 +29,7 @@ static void import_once(const char *path, const char *weights, Census *census)
 {
 	fuzz_begin();
 	Arena *a = arena_new();
-	ImportArgs ia = {path, weights, NULL, 0, NULL, 0, census};
+	ImportArgs ia = {.path = path, .weights = weights, .census = census};
 	Sdfg *g = import_program(a, "fuzz", &ia);
 	int errs = fuzz_errors();
 	if (!g && !errs) fuzz_fail("import failed without a message");

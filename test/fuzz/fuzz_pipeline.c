@@ -40,7 +40,7 @@ static int pipeline(const char *path, const char *weights, int k)
 	if (opt_set(&o, "target", configs[k].target, "fuzz") || opt_set(&o, "category", configs[k].category, "fuzz") ||
 	    target_resolve(&tg, &o))
 		fuzz_fail("target %s does not resolve", configs[k].target);
-	ImportArgs ia = {path, weights, NULL, 0, NULL, 0, NULL};
+	ImportArgs ia = {.path = path, .weights = weights};
 	Sdfg *g = import_program(a, "fuzz", &ia);
 	int errs = fuzz_errors();
 	if (!g && !errs) fuzz_fail("import failed without a message");
