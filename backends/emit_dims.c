@@ -186,8 +186,17 @@ static void emit_check(Em *e, char **names)
 			check_size(b, g, ex_muli(g, numel_x(g, ids[i]), dtype_info[sdfg_c(g, ids[i])->dt].size),
 			           arena_printf(g->arena, "%s %d", io ? "output" : "input", i));
 	}
-	for (int i = 0; i < g->nws; i++)
-		check_size(b, g, g->ws[i].size, "the workspace");
+	/* the slots together, which bound every offset of the plan */
+	if (g->nws) {
+		buf_puts(b, "\tdouble dc_ws = 0;\n");
+		for (int i = 0; i < g->nws; i++) {
+			buf_puts(b, "\tdc_ws += ");
+			approx(b, g, g->ws[i].size);
+			buf_puts(b, ";\n");
+		}
+		buf_printf(b, "\tif (dc_ws > %s) {\n\t\tsnprintf(msg, n, \"%%s: at these dims the workspace would be too large "
+		              "(more than 2^50 bytes)\", dc_name);\n\t\treturn DOCCC_ERR_SHAPE;\n\t}\n", MAX_RUN_BYTES);
+	}
 	buf_puts(b, "\t(void)msg; (void)n;\n\treturn DOCCC_OK;\n}\n\n");
 }
 
