@@ -1244,6 +1244,79 @@ static void test_memplan(Arena *a)
 	arena_free(scratch);
 }
 
+/* Run-time sizes: transients of s0*k and fixed bytes with random
+ * lifetimes (a chain of steps, each also reading a random earlier value).
+ * At every s0 of the range, the offsets the library would compute (the
+ * slots' rule, as dc_plan runs it) keep every two transients that are live
+ * at the same time apart, and memplan_bytes_at is the end of the highest. */
+static void test_memplan_slots(Arena *a)
+{
+	Arena *scratch = arena_new();
+	uint64_t seed = 12345;
+	for (int round = 0; round < 20; round++) {
+		Sdfg *g = sdfg_new(a, "slots");
+		int s0 = sdfg_add_sym(g, "s0", SYM_SHAPE, 1, 100);
+		VEC_PUSH(g->arena, g->dims, g->ndims, g->capdims, s0);
+		int64_t n[1] = {16};
+		int x = sdfg_add_container(g, "x", DT_F32, CK_INPUT, 1, n);
+		int t[12], first[12], last[12];
+		for (int i = 0; i < 12; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			int k = (int)(seed >> 33) % 9 + 1;
+			Expr *sh[1] = {(seed >> 20) % 3 ? ex_muli(g, ex_sym(g, s0), k) : ex_int(g, 16 * k)};
+			t[i] = sdfg_add_container_x(g, "t", DT_F32, CK_TRANSIENT, 1, sh);
+			first[i] = last[i] = i;
+		}
+		for (int i = 0; i < 12; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			int j = i > 1 ? (int)((seed >> 33) % (uint64_t)(i - 1)) : -1;
+			map1(g, t[i], i ? t[i - 1] : x, j >= 0 ? t[j] : -1, j >= 0 ? T_ADD : T_NEG, 4);
+			if (i)
+				last[i - 1] = i;
+			if (j >= 0 && last[j] < i)
+				last[j] = i;
+		}
+		CHECK_INT(memplan(g, scratch), 0);
+		CHECK(g->nws > 0 && g->nws < 12);
+		for (int64_t v = 1; v <= 100; v += 11) {
+			int64_t sv[4] = {0}, ofs[16], lo[12], hi[12], total = g->arena_size;
+			int bound[4] = {0};
+			sv[s0] = v, bound[s0] = 1;
+			for (int i = 0; i < g->nws; i++) {
+				int64_t o = g->arena_size, z;
+				for (int j = 0; j < g->ws[i].nbelow; j++) {
+					int b = g->ws[i].below[j];
+					ex_eval(g, g->ws[b].size, sv, bound, &z);
+					o = MAX(o, ofs[b] + z);
+				}
+				ofs[i] = o;
+				ex_eval(g, g->ws[i].size, sv, bound, &z);
+				total = MAX(total, o + z);
+			}
+			CHECK_INT(memplan_bytes_at(g, &v), total);
+			for (int i = 0; i < 12; i++) {
+				Container *c = sdfg_c(g, t[i]);
+				int64_t numel;
+				ex_eval(g, c->shape[0], sv, bound, &numel);
+				lo[i] = c->aofs == -2 ? ofs[c->aslot] : c->aofs;
+				hi[i] = lo[i] + 4 * numel;
+				CHECK(c->aofs >= 0 || c->aofs == -2);
+				CHECK(hi[i] <= total);
+			}
+			for (int i = 0; i < 12; i++)
+				for (int j = i + 1; j < 12; j++) {
+					int live = first[i] <= last[j] && first[j] <= last[i];
+					if (live && lo[i] < hi[j] && lo[j] < hi[i]) {
+						fprintf(stderr, "s0=%lld: t%d [%lld,%lld) and t%d [%lld,%lld) overlap\n", (long long)v, i,
+						        (long long)lo[i], (long long)hi[i], j, (long long)lo[j], (long long)hi[j]);
+						CHECK(0);
+					}
+				}
+		}
+	}
+	arena_free(scratch);
+}
+
 int main(void)
 {
 	Arena *a = arena_new();
@@ -1257,6 +1330,7 @@ int main(void)
 	test_dce(a);
 	test_value_syms(a);
 	test_memplan(a);
+	test_memplan_slots(a);
 	arena_free(a);
 	buf_free(&diagbuf);
 	return check_done("test_ir");
