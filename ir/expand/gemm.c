@@ -201,14 +201,15 @@ static int pack_panels(Sdfg *g, const char *name, Panels p)
 
 /* A zero-padded float32 copy of input `in` [N][C][spatial...] with
  * spatial sizes ps[] and pb[d] zeros before dim d (the rest after), made
- * in seq, so the kernels that read it need no bounds checks. */
+ * in seq, so the kernels that read it need no bounds checks. The batch N
+ * may be a run-time dim (the copy is then sized at run time). */
 static int padded_input(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, const int64_t *pb, const char *label)
 {
 	int r = nd + 2;
-	int64_t shape[MAXDIM] = {dim(g, in, 0), dim(g, in, 1)};
+	Expr *shape[MAXDIM] = {sdfg_c(g, in)->shape[0], sdfg_c(g, in)->shape[1]};
 	for (int i = 0; i < nd; i++)
-		shape[2 + i] = ps[i];
-	int src = sdfg_add_container(g, arena_printf(g->arena, "%s_pad", sdfg_c(g, in)->name), DT_F32, CK_TRANSIENT, r, shape);
+		shape[2 + i] = ex_int(g, ps[i]);
+	int src = sdfg_add_container_x(g, arena_printf(g->arena, "%s_pad", sdfg_c(g, in)->name), DT_F32, CK_TRANSIENT, r, shape);
 	sdfg_c(g, src)->origin = "";
 	int v[MAXDIM];
 	Node *body = xp_nest(g, seq, src, v);
@@ -275,7 +276,7 @@ static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 	lib_ints(l, "stride", s, 2);
 	lib_ints(l, "padding", p, 2);
 	lib_ints(l, "dilation", d, 2);
-	int64_t N = dim(g, in, 0), C = dim(g, in, 1), H = dim(g, in, 2), W = dim(g, in, 3);
+	int64_t C = dim(g, in, 1), H = dim(g, in, 2), W = dim(g, in, 3);
 	int64_t OC = dim(g, out, 1), OH = dim(g, out, 2), OW = dim(g, out, 3);
 	int64_t KH = dim(g, w, 2), KW = dim(g, w, 3), mult = OC / C;
 	int64_t PH = MAX(H + 2 * p[0], (OH - 1) * s[0] + (KH - 1) * d[0] + 1);
@@ -286,7 +287,7 @@ static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 		src = padded_input(g, seq, in, 2, ps, p, label);
 	}
 	int vn, vc, voh;
-	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), ex_int(g, N), 1, &vn);
+	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), sdfg_c(g, out)->shape[0], 1, &vn);
 	Node *lc = xp_loop(g, ln->body, N_MAP, "oc", ex_int(g, 0), ex_int(g, OC), 1, &vc);
 	Node *loh = xp_loop(g, lc->body, N_MAP, "oh", ex_int(g, 0), ex_int(g, OH), 1, &voh);
 	Expr *ci = ex_div(g, ex_sym(g, vc), ex_int(g, mult));
@@ -385,7 +386,7 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 	static const char *const hint[3] = {"od", "oh", "ow"};
 	int64_t NB = (OCg + tn - 1) / tn;
 	int vn, vg = -1, vnb, vv[3];
-	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), ex_int(g, dim(g, out, 0)), 1, &vn);
+	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), sdfg_c(g, out)->shape[0], 1, &vn);
 	Node *cur = ln->body;
 	if (G > 1) {
 		Node *lg = xp_loop(g, cur, N_MAP, "g", ex_int(g, 0), ex_int(g, G), 1, &vg);
@@ -478,7 +479,8 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		return conv_depthwise(g, l, seq, label, t);
 	int64_t C = dim(g, in, 1), OC = dim(g, out, 1);
 	int64_t Cg = C / G, OCg = OC / G;
-	int sized = dim(g, in, 0) > 0 && C > 0;
+	/* a run-time batch (dim -1) is an outer loop around the same kernels */
+	int sized = (dim(g, in, 0) > 0 || !ex_isint(x->shape[0], NULL)) && C > 0;
 	for (int i = 0; i < nd; i++)
 		sized &= dim(g, out, 2 + i) > 0 && dim(g, in, 2 + i) > 0;
 	if (!wd || !t->pack || !f32 || !sized || (OCg < 4 && !tr))

@@ -299,13 +299,19 @@ int expand_reduce(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 			sdfg_c(g, acc2)->origin = "";
 		}
 	}
+	/* the number of reduced elements; a run-time one (a reduced batch dim)
+	 * divides the mean as an expression (var/std are static there) */
 	int64_t count = 1;
+	Expr *countx = NULL;
 	for (int d = 0; d < x->rank; d++) {
 		int64_t n = 0;
-		ex_isint(x->shape[d], &n);
-		if (red[d])
+		if (red[d] && !ex_isint(x->shape[d], &n))
+			countx = countx ? ex_mul(g, countx, x->shape[d]) : x->shape[d];
+		else if (red[d])
 			count *= n;
 	}
+	if (countx)
+		countx = ex_muli(g, countx, count);
 	Node *ib = xp_block(g, body, label);
 	double p = lib_float(l, "p", 2);
 	double init = mode == RD_MAX || mode == RD_LSE_ ? -INFINITY : mode == RD_MIN || (mode == RD_NORM_ && p == -INFINITY) ? INFINITY
@@ -333,7 +339,7 @@ int expand_reduce(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	Node *fb = xp_block(g, body, label);
 	Expr **oidx = xp_vars(g, o->rank, ovars);
 	if (!twopass) {
-		Operand fin[2] = {opd_mem(acc, 0, none), opd_const((double)count)};
+		Operand fin[2] = {opd_mem(acc, 0, none), countx ? opd_expr(countx) : opd_const((double)count)};
 		int v = sdfg_tasklet(g, fb, mode == RD_MEAN ? T_DIV : T_ASSIGN, o->dt, mode == RD_MEAN ? 2 : 1, fin);
 		sdfg_store(fb, v, xp_memlet(out, o->rank, oidx), W_NONE);
 		return 0;
@@ -347,7 +353,7 @@ int expand_reduce(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 		Operand wh[3] = {opd_val(isinf_), opd_const(0), opd_mem(acc, 0, none)};
 		sdfg_store(fb, sdfg_tasklet(g, fb, T_WHERE, adt, 3, wh), xp_memlet(acc, 0, none), W_NONE);
 	} else {
-		Operand mn[2] = {opd_mem(acc, 0, none), opd_const((double)count)};
+		Operand mn[2] = {opd_mem(acc, 0, none), countx ? opd_expr(countx) : opd_const((double)count)};
 		sdfg_store(fb, sdfg_tasklet(g, fb, T_DIV, adt, 2, mn), xp_memlet(acc, 0, none), W_NONE);
 	}
 	Node *sb = reduce_pass(g, body, in, red, keep, ovars, idx, label);

@@ -52,21 +52,42 @@ static int squeezed_out(Imp *m, const cJSON *node)
 	Meta mt;
 	if (!on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
 		return -1;
-	int64_t full[MAXDIM];
-	for (int i = 0; i < mt.rank - 1; i++)
-		full[i] = mt.shape[i];
-	full[mt.rank - 1] = 1;
-	full[mt.rank] = mt.shape[mt.rank - 1];
-	int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_2d", on), (Dtype)mt.dt, CK_TRANSIENT, mt.rank + 1, full);
-	lw_c(m, id)->origin = "";
-	Expr *sh[MAXDIM], *st[MAXDIM];
+	Expr *full[MAXDIM], *sh[MAXDIM], *st[MAXDIM];
 	for (int i = 0; i < mt.rank; i++)
-		sh[i] = ex_int(m->g, mt.shape[i]);
-	lw_reshape_strides(m, id, mt.rank, mt.shape, st);
+		sh[i] = full[i] = lw_mdim(m, &mt, i);
+	full[mt.rank - 1] = ex_int(m->g, 1);
+	full[mt.rank] = sh[mt.rank - 1];
+	int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_2d", on), (Dtype)mt.dt, CK_TRANSIENT, mt.rank + 1, full);
+	lw_c(m, id)->origin = "";
+	if (lw_reshape_strides_x(m, id, mt.rank, sh, st) != 1) {
+		if (!m->failed)
+			lw_error(m, "internal: '%s' is not a view of its computed shape", on);
+		return -1;
+	}
 	int v = sdfg_add_view(m->g, on, id, mt.rank, sh, st, ex_int(m->g, 0));
 	lw_c(m, v)->origin = arena_strdup(m->a, on);
 	lw_bind(m, on, v);
 	return id;
+}
+
+/* Whether tensor c, or output 0 of the node when c < 0, has a run-time
+ * size only in its batch dim (dim 0 of a batched tensor): the expansions
+ * of convolution, batch norm and pooling take a symbolic batch as an
+ * outer loop around per-image kernels built for constant channels and
+ * spatial sizes. -1 through lw_need_static otherwise. */
+static int batch_only(Imp *m, const cJSON *node, int c, int batched)
+{
+	Meta mt;
+	const char *on = c < 0 ? lw_out_name(node, 0) : NULL;
+	if (c < 0 && (!on || lw_meta(m, on, &mt)))
+		return 0;   /* reported by the lowering itself */
+	int rank = c < 0 ? mt.rank : lw_c(m, c)->rank;
+	for (int d = batched ? 1 : 0; d < rank; d++) {
+		Expr *e = c < 0 ? lw_mdim(m, &mt, d) : lw_dimx(m, c, d);
+		if (!ex_isint(e, NULL))
+			return lw_need_static(m, "a run-time size other than the batch (dim 0)");
+	}
+	return 0;
 }
 
 int lower_conv(Imp *m, const cJSON *node)
@@ -80,6 +101,8 @@ int lower_conv(Imp *m, const cJSON *node)
 		lw_error(m, "convolution of a rank-%d input is not supported (batched 1-d, 2-d or 3-d inputs only)", lw_c(m, x)->rank);
 		return -1;
 	}
+	if (m->ndyn && (batch_only(m, node, x, 1) || batch_only(m, node, w, 0) || batch_only(m, node, -1, 1)))
+		return -1;
 	Val *st = lw_arg(m, "stride"), *pd = lw_arg(m, "padding"), *dl = lw_arg(m, "dilation");
 	int64_t s[3], p[3], d[3];
 	for (int i = 0; i < nd; i++) {
@@ -286,6 +309,8 @@ int lower_batchnorm(Imp *m, const cJSON *node)
 		/* batch statistics without running ones (weight standardization,
 		 * BiT's and others' F.batch_norm(w, None, None, training=True)):
 		 * no state to update, an inference computation */
+		if (x >= 0 && rm < 0 && rv < 0 && lw_dynamic(m, x))
+			return lw_need_static(m, "batch statistics over a run-time batch");
 		if (x >= 0 && rm < 0 && rv < 0)
 			return norm_lib(m, node, x, w, b, NM_BATCH, 0, 1, lw_num(m, "eps", 1e-5));
 		lw_error(m, "batch_norm in training mode; doccc compiles inference only (call model.eval() before export)");
@@ -295,6 +320,8 @@ int lower_batchnorm(Imp *m, const cJSON *node)
 		lw_error(m, "batch_norm without running statistics is not supported");
 		return -1;
 	}
+	if (m->ndyn && (batch_only(m, node, x, lw_c(m, x)->rank > 1) || batch_only(m, node, -1, lw_c(m, x)->rank > 1)))
+		return -1;
 	return batchnorm_node(m, node, x, w, b, rm, rv);
 }
 
@@ -312,6 +339,8 @@ int lower_pool(Imp *m, const cJSON *node)
 		lw_error(m, "%d-d pooling of a rank-%d tensor is not supported", ns, r);
 		return -1;
 	}
+	if (m->ndyn && (batch_only(m, node, x, r == ns + 2) || batch_only(m, node, -1, r == ns + 2)))
+		return -1;
 	int idx = -1;
 	if ((mode == PL_MAX || mode == PL_ADAPTIVE_MAX_) && m->info->nrets == 2)
 		idx = used_out(m, node, 1);
@@ -446,6 +475,10 @@ int lower_reduce(Imp *m, const cJSON *node)
 			if (!strcmp(m->info->args[i].name, "unbiased"))
 				has_unb = 1;
 		corr = has_unb ? (double)lw_int(m, "unbiased", 1) : lw_num(m, "correction", 1);
+		/* the count minus the correction is a compile-time divisor */
+		for (int i = 0; i < nd; i++)
+			if (!ex_isint(lw_dimx(m, x, (int)dims[i]), NULL))
+				return lw_need_static(m, "the variance over a run-time dim");
 	}
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
