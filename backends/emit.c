@@ -780,6 +780,7 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 	e->b = &body, e->kern = &kern, e->ind = 1, e->nkern = 0, e->nm = "@F@", e->top = "this step";
 	e->launches = sl ? &launches : NULL;
 	e->p->step_begin(e, check);
+	emit_dims_assume(e);
 	emit_node(e, k);
 	if (e->p->step_end)
 		e->p->step_end(e, &body, check);

@@ -106,6 +106,7 @@ void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a,
 void emit_dims_rename(Sdfg *g, char **saved);
 void emit_dims_restore(Sdfg *g, char **saved);
 void emit_dims_params(Sdfg *g, Buf *params, Buf *args, const char *sep);
+void emit_dims_assume(Em *e);
 void emit_dims_locals(Em *e, const char *from);
 void emit_dims_api(Em *e, char **names);
 void emit_dims_desc_tables(Em *e, char **names);

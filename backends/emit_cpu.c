@@ -163,6 +163,7 @@ static void emit_parallel(Em *e, Node *n)
 	emit_line(e, "static void %s_k%d(%s)", e->nm, id, params.s);
 	emit_line(e, "{");
 	e->ind++;
+	emit_dims_assume(e);
 	for (int i = 0; i < k; i++)
 		emit_locals(e, maps[i]);
 	emit_node(e, maps[k - 1]->body);

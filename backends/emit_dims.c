@@ -62,11 +62,24 @@ void emit_dims_params(Sdfg *g, Buf *params, Buf *args, const char *sep)
 	}
 }
 
+/* The range each run-time dim was checked against (set_dims), told to
+ * the C compiler: with it, index arithmetic over a run-time bound is known
+ * not to wrap (-fwrapv), and loops vectorize as they do with a constant. */
+void emit_dims_assume(Em *e)
+{
+	for (int k = 0; k < e->g->ndims; k++) {
+		const Symbol *s = &e->g->syms[e->g->dims[k]];
+		emit_line(e, "if (dc_d%d < %lldLL || dc_d%d > %lldLL) __builtin_unreachable();", k, (long long)s->lo, k,
+		          (long long)(s->hi < INT32_MAX ? s->hi : INT32_MAX)); /* dc_check_dims' bounds */
+	}
+}
+
 /* "const int64_t dc_d0 = from[0], ...;" at e's indentation. */
 void emit_dims_locals(Em *e, const char *from)
 {
 	for (int k = 0; k < e->g->ndims; k++)
 		emit_line(e, "const int64_t dc_d%d = %s[%d]; (void)dc_d%d;", k, from, k, k);
+	emit_dims_assume(e);
 }
 
 /* An upper bound of |e| in double arithmetic (sizes are non-negative). */
