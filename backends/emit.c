@@ -838,7 +838,9 @@ void emit_strerror(Em *e)
 	              "GPU memory to a host library); %s_last_error() has the details\";\n"
 	              "\tcase DOCCC_ERR_ASSERT: return \"a run-time assertion of the model failed (torch._assert_async); "
 	              "%s_last_error() has its message\";\n"
-	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", e->nm, e->nm, e->nm);
+	              "\tcase DOCCC_ERR_SHAPE: return \"the run-time dims are outside the export's ranges or guards, or the inputs' sizes "
+	              "disagree, or none were set; %s_last_error() says which\";\n"
+	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", e->nm, e->nm, e->nm, e->nm);
 }
 
 /* dc_status(m, st): a run's status, where a failed run-time assertion

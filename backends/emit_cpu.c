@@ -121,6 +121,20 @@ static void cpu_step_end(Em *e, Buf *body, int check)
 }
 
 
+/* " if(work >= min)" for a parallel map whose work depends on the run-time
+ * dims (the schedule pass's estimate): small dims run it on one thread,
+ * as the specialized library's schedule would. */
+static const char *par_if(Em *e, const Node *n)
+{
+	if (!n->par_work)
+		return "";
+	Buf w = {0};
+	ex_print(&w, e->g, n->par_work);
+	const char *s = arena_printf(e->g->arena, " if((%s) >= %lldLL)", w.s, (long long)n->par_min);
+	buf_free(&w);
+	return s;
+}
+
 /* A parallel map nest becomes a static kernel function taking restrict
  * pointers and the collapsed loop variables, called from an OpenMP loop:
  * the C compiler then keeps the aliasing facts (and the register tiles)
@@ -172,7 +186,7 @@ static void emit_parallel(Em *e, Node *n)
 	e->b = saved;
 	e->ind = sind;
 	e->inkern = 0;
-	emit_line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)", k);
+	emit_line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)%s", k, par_if(e, n));
 	for (int i = 0; i < k; i++) {
 		Buf lo = {0}, hi = {0};
 		const char *v = g->syms[maps[i]->var].name;
@@ -207,7 +221,8 @@ static void cpu_loop(Em *e, Node *n)
 	if (vec)
 		step = e->lanes;
 	if (n->sched == SCHED_PARALLEL)
-		emit_line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)", n->collapse > 0 ? n->collapse : 1);
+		emit_line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)%s", n->collapse > 0 ? n->collapse : 1,
+		          par_if(e, n));
 	else if (n->sched == SCHED_UNROLL)
 		emit_line(e, "#pragma clang loop unroll(full)");
 	else if (n->sched == SCHED_VECTOR && !vec)

@@ -268,9 +268,10 @@ static void emit_infer(Em *e, char **names)
 					continue; /* not affine after all (a floor division) */
 				found = 1;
 				buf_printf(b, "\tif (!shapes[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
+				/* below the range: dc_check_dims names the range */
 				buf_printf(b, "\tif ((shapes[%d][%d] - %lldLL) %% %lldLL != 0 || shapes[%d][%d] < %lldLL) {\n"
-				              "\t\tsnprintf(msg, n, \"%%s: input %d (%%s) dim %d is %%lld, which is not %%s for any %%s in its range\", dc_name, ",
-				           i, d, (long long)k0, (long long)c, i, d, (long long)k0 + c, i, d);
+				              "\t\tsnprintf(msg, n, \"%%s: input %d (%%s) dim %d is %%lld, which is not %%s for any %%s\", dc_name, ",
+				           i, d, (long long)k0, (long long)c, i, d, (long long)k0, i, d);
 				emit_message(b, ct->origin && *ct->origin ? ct->origin : ct->name);
 				buf_printf(b, ", (long long)shapes[%d][%d], ", i, d);
 				emit_message(b, expr_named(g, names, x));

@@ -1954,7 +1954,7 @@ static const struct {
 	const char *lowering;
 	int ints;               /* takes SymInt arguments of run-time dims */
 } dyn_lowerings[] = {
-	{"sym_query", 1}, {"assert_scalar", 1}, {"unary", 0}, {"binary", 0}, {"clamp", 0}, {"linear", 0}, {"gemm", 0},
+	{"sym_query", 1}, {"assert_scalar", 1}, {"unary", 0}, {"binary", 1}, {"clamp", 0}, {"linear", 0}, {"gemm", 0},
 	{"view", 1}, {"conv", 0}, {"batchnorm", 0}, {"pool", 0}, {"reduce", 0},
 };
 

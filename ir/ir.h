@@ -372,6 +372,9 @@ struct Node {
 	int64_t step;
 	Sched sched;
 	int collapse;             /* SCHED_PARALLEL: number of perfectly nested maps merged */
+	Expr *par_work;           /* SCHED_PARALLEL with run-time extents: the work estimate, run
+	                           * in parallel only when it is at least par_min (else NULL) */
+	int64_t par_min;
 	Node *body;               /* an N_SEQ */
 	/* N_BLOCK */
 	LibNode *lib;             /* a library-node block, or NULL */

@@ -307,9 +307,29 @@ static int broadcasts(Imp *m, int in, int out)
 	return 1;
 }
 
-/* Elementwise: inputs are tensors or scalars ("scalarK" attrs). */
+/* A SymInt of run-time dims as a 0-d int64 transient holding its value
+ * (the expression, computed by a block of its own). */
+static int symint_value(Imp *m, Expr *x)
+{
+	int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_symint", m->nodename), DT_I64, CK_TRANSIENT, 0, NULL);
+	lw_c(m, id)->origin = "";
+	Node *b = sdfg_block(m->g, m->nodename);
+	Operand o = {.kind = OPD_EXPR, .e = x};
+	Memlet ml = {.data = id};
+	sdfg_store(b, sdfg_tasklet(m->g, b, T_ASSIGN, DT_I64, 1, &o), ml, W_NONE);
+	sdfg_append(m->g, m->g->root, b);
+	return id;
+}
+
+/* Elementwise: inputs are tensors or scalars ("scalarK" attrs); a scalar
+ * that is a SymInt of run-time dims becomes a 0-d tensor of its value. */
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 {
+	for (int i = 0; i < n; i++)
+		if (ops[i]->k == V_INT && ops[i]->x) {
+			ops[i]->t = symint_value(m, ops[i]->x);
+			ops[i]->k = V_TENSOR;
+		}
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;

@@ -150,6 +150,13 @@ int lower_assert_scalar(Imp *m, const cJSON *node)
 	Val *v = lw_arg(m, "self");
 	if (v->k == V_TENSOR)
 		return 0; /* a run-time number: torch checks it when it runs; doccc cannot */
+	if (v->k == V_BOOL && v->s) { /* on the run-time dims: checked by set_dims */
+		if (lw_add_guard(m, v->s))
+			return lw_need_static(m, arena_printf(m->a, "a guard doccc cannot read (%s)", v->s));
+		return 0;
+	}
+	if (m->argdyn)
+		return lw_need_static(m, "a guard on the run-time dims without an expression");
 	int ok = v->k == V_FLOAT ? v->f != 0 : v->i != 0;
 	if (!ok) {
 		const char *msg = lw_arg(m, "assert_msg")->s;

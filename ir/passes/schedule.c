@@ -168,6 +168,35 @@ static int64_t work(Node *n)
 	return 0;
 }
 
+/* work() as an expression of the run-time dims, for a nest whose extents
+ * depend on them (NULL where work() is exact). */
+static Expr *work_x(Sdfg *g, Node *n)
+{
+	Expr *w = ex_int(g, 0), *k;
+	int64_t v;
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			w = ex_add(g, w, (k = work_x(g, n->kids[i])) ? k : ex_int(g, work(n->kids[i])));
+		return ex_isint(w, &v) ? NULL : w;
+	case N_MAP:
+	case N_FOR: {
+		Expr *e = ex_div(g, ex_addi(g, ex_sub(g, n->hi, n->lo), n->step - 1), ex_int(g, n->step));
+		int64_t lo, hi;
+		ex_range(g, e, &lo, &hi);
+		if (ex_isint(e, &v) && !(k = work_x(g, n->body)))
+			return NULL;
+		if (ex_uses_kind(g, e, SYM_LOOP) || ex_uses_kind(g, e, SYM_VALUE))
+			return NULL; /* a triangular or data-dependent extent: keep work()'s guess */
+		k = work_x(g, n->body);
+		return ex_mul(g, e, k ? k : ex_int(g, work(n->body)));
+	}
+	case N_BLOCK:
+		return NULL;
+	}
+	return NULL;
+}
+
 static void parallelize(Sdfg *g, Node *n, int64_t minwork)
 {
 	(void)g;
@@ -196,6 +225,9 @@ static void parallelize(Sdfg *g, Node *n, int64_t minwork)
 	}
 	n->sched = SCHED_PARALLEL;
 	n->collapse = depth;
+	/* run-time extents: work() guessed 64 for each; the library decides */
+	n->par_work = work_x(g, n);
+	n->par_min = minwork;
 }
 
 /* Does every wcr store below n (to a non-local container) index with var? */
