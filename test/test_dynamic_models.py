@@ -203,3 +203,21 @@ def test_specialized_library_agrees(exported, tmp_path, model):
 
 def arg_name(model):
     return {"mlp": "input", "bert": "input_ids"}[model]
+
+
+def test_bench_dynamic_quick(tmp_path, root):
+    """test/bench_dynamic.py in its quick mode (DOCCC_BENCH_QUICK=1): every
+    row has both libraries' medians and a ratio, and it exits 0."""
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, DOCCC_BENCH_QUICK="1")
+    r = subprocess.run([sys.executable, str(root / "test" / "bench_dynamic.py"), "--out", str(tmp_path)],
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    rows = json.loads((tmp_path / "bench_dynamic.json").read_text())["rows"]
+    assert {row["model"] for row in rows} == {"resnet18", "bert_mini"}, rows
+    for row in rows:
+        assert "ratio" in row and row["ratio"] > 0, row
+    assert "run-time dims vs specialized" in r.stdout, r.stdout
