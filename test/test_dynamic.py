@@ -209,13 +209,30 @@ def test_bad_dims(dyn, tmp_path, args, code, needle):
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
 
 
+def add_guard_ne(ep, value, text):
+    """Add the guard x.shape[0] != value to ep's graph, as
+    insert_deferred_runtime_asserts writes one: sym_size, ne, _assert_scalar."""
+    torch = require("torch")
+    import operator
+    g = ep.graph
+    x = next(n for n in g.nodes if n.op == "placeholder")
+    with g.inserting_after(x):
+        s = g.call_function(torch.ops.aten.sym_size.int, (x, 0))
+    with g.inserting_after(s):
+        ne = g.call_function(operator.ne, (s, value))
+    with g.inserting_after(ne):
+        a = g.call_function(torch.ops.aten._assert_scalar.default, (ne, text))
+    s.meta["val"] = x.meta["val"].shape[0]
+    ne.meta["val"] = s.meta["val"] != value
+    a.meta["val"] = None
+
+
 def test_guard_checked_at_compile_time(tmp_path):
     """An _assert_scalar on the shape symbols (torch inserts them for guards it
     cannot state as ranges) is checked against the sizes compiled for. Export
     folds a simple torch._check into the range, so the guard is added to the
     exported graph by hand, as insert_deferred_runtime_asserts does."""
     torch = require("torch")
-    import operator
     from torch.export import Dim
 
     class G(torch.nn.Module):
@@ -223,17 +240,7 @@ def test_guard_checked_at_compile_time(tmp_path):
             return x * 2
 
     ep = torch.export.export(G(), (torch.randn(4, 3),), dynamic_shapes=({0: Dim("n", min=2, max=32)},))
-    g = ep.graph
-    x = next(n for n in g.nodes if n.op == "placeholder")
-    with g.inserting_after(x):
-        s = g.call_function(torch.ops.aten.sym_size.int, (x, 0))
-    with g.inserting_after(s):
-        ne = g.call_function(operator.ne, (s, 6))
-    with g.inserting_after(ne):
-        a = g.call_function(torch.ops.aten._assert_scalar.default, (ne, "n must not be 6"))
-    s.meta["val"] = x.meta["val"].shape[0]
-    ne.meta["val"] = s.meta["val"] != 6
-    a.meta["val"] = None
+    add_guard_ne(ep, 6, "n must not be 6")
     src = tmp_path / "g.pt2"
     torch.export.save(ep, str(src))
     lib = compile_model(src, "none", tmp_path / "ok", "--shape", "x=5,3")
@@ -297,7 +304,6 @@ def ready(tmp_path_factory):
     (an _assert_scalar n != 6 on batch [2, 32]), derived (dim 0 is 2*h,
     h in [2, 64]). {name: (pt2, lib, eager model, symbol name)}."""
     torch = require("torch")
-    import operator
     from torch.export import Dim
     tmp = tmp_path_factory.mktemp("ready")
     torch.manual_seed(0)
@@ -334,19 +340,8 @@ def ready(tmp_path_factory):
                                                    dynamic_shapes=({0: Dim("h", min=2, max=64) * 2},))),
     }
     eps["lin"] = (eps["lin"][1].module(), eps["lin"][1])
-    # the guard as insert_deferred_runtime_asserts writes one (export folds a
-    # simple torch._check into the range or drops it)
-    g = eps["guard"][1].graph
-    x = next(nd for nd in g.nodes if nd.op == "placeholder")
-    with g.inserting_after(x):
-        s = g.call_function(torch.ops.aten.sym_size.int, (x, 0))
-    with g.inserting_after(s):
-        ne = g.call_function(operator.ne, (s, 6))
-    with g.inserting_after(ne):
-        a = g.call_function(torch.ops.aten._assert_scalar.default, (ne, "n must not be 6"))
-    s.meta["val"] = x.meta["val"].shape[0]
-    ne.meta["val"] = s.meta["val"] != 6
-    a.meta["val"] = None
+    # export folds a simple torch._check into the range or drops it
+    add_guard_ne(eps["guard"][1], 6, "n must not be 6")
     out = {}
     for name, (model, ep) in eps.items():
         src = tmp / f"{name}.pt2"

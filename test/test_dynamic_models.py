@@ -156,7 +156,6 @@ def assert_dynamic(lib, stderr, ranges):
 @pytest.mark.parametrize("ir", IRS)
 @pytest.mark.parametrize("model", list(SIZES))
 def test_one_library_every_size(exported, tmp_path, model, ir, target):
-    torch = require("torch")
     src, m, _, _, inputs, ranges = exported.get(model, ir)
     out = tmp_path / "o"
     out.mkdir()
@@ -165,40 +164,35 @@ def test_one_library_every_size(exported, tmp_path, model, ir, target):
     lib = out / f"lib{src.stem}.so"
     assert_dynamic(lib, r.stderr, ranges)
     for size in SIZES[model]:
-        args = inputs(size)
-        with torch.no_grad():
-            want = m(*args)
-        want = want if isinstance(want, tuple) else (want,)
-        got = run_lib(lib, [a.numpy() for a in args])
-        assert len(got) == len(want)
-        for i, (g, w) in enumerate(zip(got, want)):
-            compare(g, w.numpy(), f"dynamic {model} {ir} {target} at {size}: output {i}")
+        check_at(lib, m, inputs(size), f"dynamic {model} {ir} {target} at {size}")
+
+
+def check_at(lib, model, args, label):
+    """The library's outputs on args against eager model(*args)."""
+    torch = require("torch")
+    with torch.no_grad():
+        want = model(*args)
+    want = want if isinstance(want, tuple) else (want,)
+    got = run_lib(lib, [a.numpy() for a in args])
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        compare(g, w.numpy(), f"{label}: output {i}")
 
 
 @pytest.mark.parametrize("model", ["mlp", "bert"])
 def test_specialized_library_agrees(exported, tmp_path, model):
     """--dynamic=no and --shape still give a specialized library (no
     NAME_NUM_DIMS), with the same numbers as the dynamic one."""
-    torch = require("torch")
     src, m, args, _, inputs, _ = exported.get(model, "training")
     size = SIZES[model][2]
     lib = compile_model(src, "sequential", tmp_path / "fixed", "--dynamic=no")
     h = parse_header(header_of(lib))
     assert not any(k.endswith("_NUM_DIMS") for k in h), "--dynamic=no declared run-time dims"
-    with torch.no_grad():
-        want = m(*args)
-    want = want if isinstance(want, tuple) else (want,)
-    for g, w in zip(run_lib(lib, [a.numpy() for a in args]), want):
-        compare(g, w.numpy(), f"--dynamic=no {model} at the example size")
+    check_at(lib, m, args, f"--dynamic=no {model} at the example size")
     shape = ["--shape", f"{arg_name(model)}={','.join(map(str, inputs(size)[0].shape))}"]
     lib = compile_model(src, "sequential", tmp_path / "shape", *shape)
     assert not any(k.endswith("_NUM_DIMS") for k in parse_header(header_of(lib))), "--shape declared run-time dims"
-    args = inputs(size)
-    with torch.no_grad():
-        want = m(*args)
-    want = want if isinstance(want, tuple) else (want,)
-    for g, w in zip(run_lib(lib, [a.numpy() for a in args]), want):
-        compare(g, w.numpy(), f"--shape {model} at {size}")
+    check_at(lib, m, inputs(size), f"--shape {model} at {size}")
 
 
 def arg_name(model):
