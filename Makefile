@@ -131,6 +131,7 @@ demo-only: all
 
 bench-only: all
 	$(PYTHON) test/bench.py
+	$(PYTHON) test/bench_dynamic.py
 	$(PYTHON) test/bench_compile.py
 
 # Compile time and memory as the weights grow (issue 12): synthetic MLPs of

@@ -32,9 +32,9 @@ def _cxx():
     pytest.fail("no C++ compiler (clang++ or g++) on PATH", pytrace=False)
 
 
-def _build(compiler, std, src, outdir, exe, extra=()):
+def _build(compiler, std, src, outdir, exe, extra=(), name="mlp"):
     cmd = [compiler, f"-std={std}", "-O1", "-g", "-Wall", "-Wextra", "-Werror", f"-I{outdir}", f"-I{HERE / 'capi'}",
-           '-DMODEL_HEADER="mlp.h"', str(src), "-o", str(exe), f"-L{outdir}", "-lmlp",
+           f'-DMODEL_HEADER="{name}.h"', str(src), "-o", str(exe), f"-L{outdir}", f"-l{name}",
            f"-Wl,-rpath,{outdir}", "-lpthread", *extra]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"
@@ -129,3 +129,44 @@ def test_gpu_c_program(mlp_export, session_tmp, check_close):
     stdout = _run([exe_cpp, x_bin, out / "y_cpp.bin"])
     assert stdout.rstrip().endswith("ok"), stdout
     assert np.array_equal(np.fromfile(out / "y_cpp.bin", dtype="<f4"), np.fromfile(out / "y_c.bin", dtype="<f4"))
+
+
+@pytest.mark.parametrize("target", ["none", "openmp"])
+def test_dynamic_c_and_cpp_programs(session_tmp, check_close, target):
+    """The run-time dims API from C and C++ (test/capi/dyn.c, dyn.cpp): an
+    MLP exported with a dynamic batch in [1, 64], compiled with `-n dyn`,
+    run at batches 7 and 33 by set_dims/run and run_dims (see dyn.c's
+    comment for what the programs check themselves); the outputs are
+    compared with eager PyTorch, and C++ must give the C program's bits."""
+    import numpy as np
+    import torch
+    from torch.export import Dim
+    out = session_tmp / f"capi_dyn_{target}"
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.ReLU(), torch.nn.Linear(32, 5)).eval()
+    src = out / "dyn.pt2"
+    ep = torch.export.export(model, (torch.randn(3, 12),), dynamic_shapes=({0: Dim("batch", min=1, max=64)},))
+    torch.export.save(ep, str(src))
+    compile_model(src, target, out, "-n", "dyn")
+    sizes, ins, refs = (7, 33), [], []
+    for n in sizes:
+        x = torch.randn(n, 12, generator=torch.Generator().manual_seed(n))
+        ins.append(out / f"x{n}.bin")
+        x.numpy().astype("<f4").tofile(ins[-1])
+        with torch.no_grad():
+            refs.append(model(x).numpy())
+    args = [ins[0], sizes[0], ins[1], sizes[1]]
+
+    exe_c = _build("clang", "c11", HERE / "capi" / "dyn.c", out, out / "dyn_c", name="dyn")
+    stdout = _run([exe_c, *args, out / "ya_c.bin", out / "yb_c.bin"])
+    assert stdout.rstrip().endswith("ok"), stdout
+    for n, ref, f in zip(sizes, refs, ("ya_c.bin", "yb_c.bin")):
+        check_close(np.fromfile(out / f, dtype="<f4").reshape(ref.shape), ref, f"capi dyn C, {target}, batch {n}")
+
+    exe_cpp = _build(_cxx(), "c++17", HERE / "capi" / "dyn.cpp", out, out / "dyn_cpp", name="dyn")
+    stdout = _run([exe_cpp, *args, out / "ya_cpp.bin", out / "yb_cpp.bin"])
+    assert stdout.rstrip().endswith("ok"), stdout
+    for f in ("ya", "yb"):
+        assert np.array_equal(np.fromfile(out / f"{f}_cpp.bin", dtype="<f4"), np.fromfile(out / f"{f}_c.bin", dtype="<f4")), \
+            f"{f}: the C++ program got other bits than the C program"
