@@ -186,10 +186,14 @@ static void emit_check(Em *e, char **names)
 		           gop_c[gd->op], expr_c(g, gd->b));
 		for (int k = 0; k < g->ndims; k++)
 			buf_printf(b, "%s%s=%%lld", k ? " " : "", names[k]);
-		buf_puts(b, ")\", dc_name, ");
+		buf_puts(b, ")%s%s\", dc_name, ");
 		emit_message(b, gd->text);
 		for (int k = 0; k < g->ndims; k++)
 			buf_printf(b, ", (long long)dc_d%d", k);
+		buf_puts(b, ", ");
+		emit_message(b, gd->msg && *gd->msg ? ": " : "");
+		buf_puts(b, ", ");
+		emit_message(b, gd->msg ? gd->msg : "");
 		buf_puts(b, ");\n\t\treturn DOCCC_ERR_SHAPE;\n\t}\n");
 	}
 	for (int io = 0; io < 2; io++) {

@@ -72,11 +72,11 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 		buf_printf(&b, y->hi < INT32_MAX ? "%lld}" : "null}", (long long)y->hi);
 	}
 	buf_puts(&b, "],\n");
-	if (g->ndims) {
+	if (g->ndims) { /* sized at create for the largest dims, or grown by set_dims */
 		int64_t at_create, mx = memplan_max_bytes(g, &at_create);
-		buf_printf(&b, mx >= 0 ? "  \"workspace_max_bytes\": %lld,\n" : "  \"workspace_max_bytes\": null,\n", (long long)mx);
-		buf_printf(&b, "  \"workspace_at_create_bytes\": %lld,\n  \"workspace_policy\": \"%s\",\n", (long long)at_create,
-		           at_create == mx ? "sized at create for the largest dims" : "grown by set_dims when the dims need more");
+		buf_printf(&b, "  \"workspace\": {\"bound\": \"%s\", \"bytes_at_create\": %lld, \"max_bytes\": ",
+		           at_create == mx ? "max_dims" : "on_demand", (long long)at_create);
+		buf_printf(&b, mx >= 0 ? "%lld},\n" : "null},\n", (long long)mx);
 	}
 	/* peak resident memory of doccc itself: VmHWM of /proc/self/status,
 	 * which starts afresh at exec (ru_maxrss does not: it keeps the peak of

@@ -231,7 +231,7 @@ static int read_guard(Imp *m, const char *s, Guard *gs, int cap)
 		if (!b)
 			return -1;
 		sym_grow(m);
-		gs[0] = (Guard){fns[f].swap ? b : a, fns[f].swap ? a : b, fns[f].op, arena_strdup(m->a, s)};
+		gs[0] = (Guard){fns[f].swap ? b : a, fns[f].swap ? a : b, fns[f].op, arena_strdup(m->a, s), NULL};
 		return 1;
 	}
 	static const struct { const char *tok; GuardOp op; int swap; } infix[] = {
@@ -247,7 +247,7 @@ static int read_guard(Imp *m, const char *s, Guard *gs, int cap)
 		if (!b)
 			return -1;
 		sym_grow(m);
-		gs[0] = (Guard){infix[f].swap ? b : a, infix[f].swap ? a : b, infix[f].op, arena_strdup(m->a, s)};
+		gs[0] = (Guard){infix[f].swap ? b : a, infix[f].swap ? a : b, infix[f].op, arena_strdup(m->a, s), NULL};
 		return 1;
 	}
 	return -1;
@@ -268,14 +268,14 @@ static int guard_uses_dyn(Imp *m, const char *s)
 
 /* The guards of SymBool expression s, over g, checked at run time; -1 if
  * doccc cannot read them (the caller then needs static sizes). */
-int lw_add_guard(Imp *m, const char *s)
+int lw_add_guard(Imp *m, const char *s, const char *msg)
 {
 	Guard gs[16];
 	int n = read_guard(m, s, gs, 16);
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		Guard g = {to_g(m, gs[i].a), to_g(m, gs[i].b), gs[i].op, gs[i].text};
+		Guard g = {to_g(m, gs[i].a), to_g(m, gs[i].b), gs[i].op, gs[i].text, msg ? arena_strdup(m->a, msg) : NULL};
 		VEC_PUSH(m->a, m->g->guards, m->g->nguards, m->g->capguards, g);
 	}
 	return 0;

@@ -391,6 +391,7 @@ typedef struct {
 	Expr *a, *b;
 	GuardOp op;
 	const char *text;         /* as the export wrote it ("Ne(s0, 1000)") */
+	const char *msg;          /* the assertion's message, or NULL */
 } Guard;
 /* A transient whose size depends on run-time dims: its offset is computed
  * at run time as the largest end (offset + size, 64-byte aligned) of the

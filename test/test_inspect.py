@@ -442,8 +442,8 @@ def test_dynamic_library(tmp_path):
     assert f"    x  float32 [{s}, 8]  bytes by the run-time dims" in text, text
     rep = json.loads((tmp_path / "r.json").read_text())
     assert rep["run_time_dims"] == [{"name": s, "min": 1, "max": 32}]
-    assert rep["workspace_max_bytes"] == rep["workspace_at_create_bytes"] > 0
-    assert rep["workspace_policy"] == "sized at create for the largest dims"
+    assert rep["workspace"]["max_bytes"] == rep["workspace"]["bytes_at_create"] > 0
+    assert rep["workspace"]["bound"] == "max_dims"
     # --dynamic=no: the example size, no dims
     lib2 = compile_model(pt2, "sequential", tmp_path / "fixed", "--dynamic=no")
     info2 = inspect_json(lib2)

@@ -136,8 +136,9 @@ int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what);
 Expr *lw_expr(Imp *m, const char *s, const char *what);
 int lw_dynamic(Imp *m, int id);
 /* Add the guards of a SymBool expression of the export ("Ne(s0, 1000)") to
- * g's run-time checks; -1 if doccc cannot read it. */
-int lw_add_guard(Imp *m, const char *s);
+ * g's run-time checks, with the assertion's message (or NULL); -1 if doccc
+ * cannot read it. */
+int lw_add_guard(Imp *m, const char *s, const char *msg);
 /* Size d of container id as an expression (run-time dims included), and
  * of a value's metadata; whether a size is 1 (1), surely not (0) or may be
  * either at run time (-1). */

@@ -151,7 +151,7 @@ int lower_assert_scalar(Imp *m, const cJSON *node)
 	if (v->k == V_TENSOR)
 		return 0; /* a run-time number: torch checks it when it runs; doccc cannot */
 	if (v->k == V_BOOL && v->s) { /* on the run-time dims: checked by set_dims */
-		if (lw_add_guard(m, v->s))
+		if (lw_add_guard(m, v->s, lw_arg(m, "assert_msg")->s))
 			return lw_need_static(m, arena_printf(m->a, "a guard doccc cannot read (%s)", v->s));
 		return 0;
 	}
