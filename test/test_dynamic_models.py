@@ -1,7 +1,7 @@
 """Run-time dims: one library per model serves every size the export allows.
 
 Each model is exported with dynamic dims (dynamic_shapes=), compiled once per
-IR level and CPU target with no size option, so that the library takes its
+IR level and target (CPU ones and cuda --simulate) with no size option, so that the library takes its
 dims at run time, and that one library is run by `doccc run` (which infers
 the dims from the input arrays) at several sizes: both ends of the range, 1,
 primes, and sizes that are no multiple of any tile size (7, 31, 33). Every
@@ -26,7 +26,7 @@ export's ranges.
 
 import pytest
 
-from conftest import CPU_TARGETS, IRS, compare, compile_model, doccc_cmd, fmt_result, header_of, \
+from conftest import IRS, TARGETS, compare, compile_model, doccc_cmd, fmt_result, header_of, \
     parse_header, require, run_lib, target_args
 
 # Sizes to run each library at: per model, (args maker, sizes). A size is the
@@ -152,7 +152,7 @@ def assert_dynamic(lib, stderr, ranges):
     assert got == sorted(ranges), f"the header's dim ranges {got}, the export's {ranges}"
 
 
-@pytest.mark.parametrize("target", CPU_TARGETS)
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("ir", IRS)
 @pytest.mark.parametrize("model", list(SIZES))
 def test_one_library_every_size(exported, tmp_path, model, ir, target):
