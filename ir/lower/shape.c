@@ -154,6 +154,20 @@ int lower_view(Imp *m, const cJSON *node)
 		break;
 	}
 	case VW_UNSQUEEZE:
+		/* unsqueeze names its dim: the input's dims keep their sizes and
+		 * strides around it whatever their run-time values (a size 1 too) */
+		if (!strcmp(m->info->target, "unsqueeze.default")) {
+			int d = lw_norm_dim(m, lw_int(m, "dim", 0), r + 1);
+			if (d < 0)
+				return -1;
+			for (int i = 0, j = 0; i <= r; i++) {
+				st[i] = i == d ? ex_int(m->g, 0) : s->stride[j];
+				want[i] = i == d ? ex_int(m->g, 1) : lw_dimx(m, x, j++);
+			}
+			nwant = r + 1;
+			break;
+		}
+		/* fall through */
 	case VW_SQUEEZE: {
 		/* Keep strides of the dims that remain; size-1 dims get stride 0. */
 		int j = 0;
@@ -735,6 +749,9 @@ int lower_fill(Imp *m, const cJSON *node)
 		lib_set_int(m->g, l, "code", T_CAST);
 		return 0;
 	}
+	/* the sizes come from the output's metadata; a value of run-time dims would be a number at run time */
+	if (sa && lw_arg(m, sa)->x)
+		return lw_need_static(m, "a fill value of run-time dims");
 	if (p == FL_VALUE)
 		v = lw_num(m, "fill_value", 0);
 	else if (p == FL_ONE)
@@ -755,8 +772,13 @@ int lower_arange(Imp *m, const cJSON *node)
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
-	double start = strcmp(m->info->target, "arange.default") ? lw_num(m, "start", 0) : 0;
-	double step = !strcmp(m->info->target, "arange.start_step") ? lw_num(m, "step", 1) : 1;
+	int hasstart = strcmp(m->info->target, "arange.default") != 0;
+	int hasstep = !strcmp(m->info->target, "arange.start_step");
+	/* the end may be a run-time dim: the output's size (from the metadata) holds it */
+	if ((hasstart && lw_arg(m, "start")->x) || (hasstep && lw_arg(m, "step")->x))
+		return lw_need_static(m, "a start or step of run-time dims");
+	double start = hasstart ? lw_num(m, "start", 0) : 0;
+	double step = hasstep ? lw_num(m, "step", 1) : 1;
 	LibNode *l = lw_lib(m, LIB_ARANGE);
 	l->nin = 0;
 	l->out[0] = out, l->nout = 1;
