@@ -631,6 +631,17 @@ static Node *loops(Sdfg *g, Node *seq, NodeKind k, int n, Expr *const *ext, int 
 	return seq;
 }
 
+/* The count n of the elements a statistic averages, as an operand in block
+ * b: a constant, or the run-time value of its dims as a double. */
+static Operand norm_count(Sdfg *g, Node *b, Expr *n, int fixed)
+{
+	int64_t v = 0;
+	if (fixed && ex_isint(n, &v))
+		return opd_const((double)v);
+	Operand e[1] = {opd_expr(n)};
+	return opd_val(sdfg_tasklet(g, b, T_ASSIGN, DT_F64, 1, e));
+}
+
 int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
 	(void)tile;
@@ -664,12 +675,12 @@ int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 				iext[ni++] = x->shape[d];
 		}
 	}
-	int64_t count = 1;
-	for (int d = 0; d < ni; d++) {
-		int64_t n = 0;
-		ex_isint(iext[d], &n);
-		count *= n;
-	}
+	/* the element count of a group: a run-time number where it holds run-time dims */
+	Expr *countx = ex_int(g, 1);
+	for (int d = 0; d < ni; d++)
+		countx = ex_mul(g, countx, iext[d]);
+	int64_t count = 0;
+	int cfix = ex_isint(countx, &count);
 	int ov[MAXDIM], iv[MAXDIM];
 	Node *owner = NULL;
 	Node *body = loops(g, seq, N_MAP, no, oext, ov, &owner);
@@ -700,7 +711,7 @@ int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		Operand a[2] = {opd_mem(s1, 0, none), opd_mem(in, r, xi)};
 		sdfg_store(pb, sdfg_tasklet(g, pb, T_ADD, DT_F64, 2, a), xp_memlet(s1, 0, none), W_NONE);
 		Node *mb = xp_block(g, body, label);
-		Operand dv[2] = {opd_mem(s1, 0, none), opd_const((double)count)};
+		Operand dv[2] = {opd_mem(s1, 0, none), norm_count(g, mb, countx, cfix)};
 		sdfg_store(mb, sdfg_tasklet(g, mb, T_DIV, DT_F64, 2, dv), xp_memlet(s1, 0, none), W_NONE);
 	}
 	{
@@ -718,7 +729,7 @@ int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	Operand m1[1] = {opd_mem(s1, 0, none)};
 	int mv = sdfg_tasklet(g, sb, T_ASSIGN, cdt, 1, m1);
 	sdfg_store(sb, mv, xp_memlet(mu, 0, none), W_NONE);
-	Operand vv[2] = {opd_mem(s2, 0, none), opd_const((double)count)};
+	Operand vv[2] = {opd_mem(s2, 0, none), norm_count(g, sb, countx, cfix)};
 	int var = sdfg_tasklet(g, sb, T_DIV, DT_F64, 2, vv);
 	Operand ve[1] = {opd_val(var)};
 	int varc = sdfg_tasklet(g, sb, T_ASSIGN, cdt, 1, ve);
