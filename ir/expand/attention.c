@@ -58,14 +58,14 @@ static Operand att_idx(Sdfg *g, int c, int out, const Expr *const *ov, int64_t g
 
 /* kT[..., e, j] = k[..., j, e] of dtype dt for j < n (n >= the key count;
  * the columns past it are 0), made in seq. */
-static int att_kt(Sdfg *g, Node *seq, int k, int64_t n, Dtype dt, const char *label)
+static int att_kt(Sdfg *g, Node *seq, int k, Expr *n, Dtype dt, const char *label)
 {
 	Container *kc = sdfg_c(g, k);
 	int r = kc->rank;
 	Expr *ksh[MAXDIM];
 	for (int d = 0; d < r; d++)
 		ksh[d] = kc->shape[d];
-	ksh[r - 2] = kc->shape[r - 1], ksh[r - 1] = ex_int(g, n);
+	ksh[r - 2] = kc->shape[r - 1], ksh[r - 1] = n;
 	int kt = sdfg_add_container_x(g, arena_printf(g->arena, "%s_t", kc->name), dt, CK_TRANSIENT, r, ksh);
 	sdfg_c(g, kt)->origin = "";
 	int tv[MAXDIM];
@@ -104,13 +104,23 @@ static void att_safe_max(Sdfg *g, Node *body, int mx, Dtype dt, const char *labe
 	sdfg_store(b, sdfg_tasklet(g, b, T_WHERE, dt, 3, wz), xp_memlet(mx, 0, none), W_NONE);
 }
 
+/* The most keys there can be: the key count, or the bound of its run-time
+ * dims (INT64_MAX: unbounded). The score rows are locals of that size. */
+static int64_t att_keys_max(Sdfg *g, int k)
+{
+	Container *kc = sdfg_c(g, k);
+	int64_t lo, hi;
+	ex_range(g, kc->shape[kc->rank - 2], &lo, &hi);
+	return hi;
+}
+
 static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
 {
 	int q = l->in[0], k = l->in[1], v = l->in[2], mask = l->in[3], out = l->out[0];
 	Container *o = sdfg_c(g, out), *qc = sdfg_c(g, q), *kc = sdfg_c(g, k);
 	int r = o->rank;
-	int64_t S = 0, E = 0, Ev = 0, group = 1;
-	ex_isint(kc->shape[r - 2], &S);
+	int64_t S = att_keys_max(g, k), E = 0, Ev = 0, group = 1;
+	Expr *Sx = kc->shape[r - 2];
 	ex_isint(qc->shape[r - 1], &E);
 	ex_isint(o->shape[r - 1], &Ev);
 	if (r >= 3) {
@@ -124,7 +134,7 @@ static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	int causal = (int)lib_int(l, "causal", 0);
 	Dtype cdt = o->dt == DT_F64 ? DT_F64 : DT_F32;
 	/* kT[..., e, j] = k[..., j, e], so the score row is a unit-stride map */
-	int kt = att_kt(g, seq, k, S, cdt, label);
+	int kt = att_kt(g, seq, k, Sx, cdt, label);
 	/* maps over every output dim but the last */
 	int ov[MAXDIM];
 	Node *body = seq, *owner = NULL;
@@ -141,7 +151,7 @@ static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	int mx = xp_local(g, "mx", cdt, 0, NULL, owner);
 	int sm = xp_local(g, "sum", cdt, 0, NULL, owner);
 	Expr *none[1] = {NULL};
-	Expr *hi = causal ? ex_min(g, ex_int(g, S), ex_addi(g, I, 1)) : ex_int(g, S);
+	Expr *hi = causal ? ex_min(g, Sx, ex_addi(g, I, 1)) : Sx;
 
 	Node *ib = xp_block(g, body, label);
 	Operand ninf[1] = {opd_const(-INFINITY)}, zero[1] = {opd_const(0)};
@@ -157,12 +167,12 @@ static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	 * (a map over j, vectorized), then scale, mask and the max over the
 	 * keys j < hi */
 	int vj, ve;
-	Node *lzs = xp_loop(g, body, N_MAP, "j", ex_int(g, 0), ex_int(g, S), 1, &vj);
+	Node *lzs = xp_loop(g, body, N_MAP, "j", ex_int(g, 0), Sx, 1, &vj);
 	Node *bz = xp_block(g, lzs->body, label);
 	Expr *jz[1] = {ex_sym(g, vj)};
 	sdfg_store(bz, sdfg_tasklet(g, bz, T_ASSIGN, cdt, 1, zero), xp_memlet(srow, 1, jz), W_NONE);
 	Node *le = xp_loop(g, body, N_FOR, "e", ex_int(g, 0), ex_int(g, E), 1, &ve);
-	Node *lj = xp_loop(g, le->body, N_MAP, "j", ex_int(g, 0), ex_int(g, S), 1, &vj);
+	Node *lj = xp_loop(g, le->body, N_MAP, "j", ex_int(g, 0), Sx, 1, &vj);
 	Node *b1 = xp_block(g, lj->body, label);
 	Expr *jd[1] = {ex_sym(g, vj)};
 	Operand qk[2] = {att_idx(g, q, out, (const Expr *const *)oe, 1, I, ex_sym(g, ve)),
@@ -246,34 +256,39 @@ static int attention_tiled(Sdfg *g, LibNode *l, Node *seq, const char *label, co
 	int q = l->in[0], k = l->in[1], v = l->in[2], mask = l->in[3], out = l->out[0];
 	Container *o = sdfg_c(g, out), *qc = sdfg_c(g, q), *kc = sdfg_c(g, k);
 	int r = o->rank, L = t->vec_lanes;
-	int64_t Lq = 0, S = 0, E = 0, Ev = 0, group = 1, hq = 0, hk = 0;
-	ex_isint(o->shape[r - 2], &Lq);
-	ex_isint(kc->shape[r - 2], &S);
+	int64_t Lq = 0, E = 0, Ev = 0, group = 1, hq = 0, hk = 0;
+	/* run-time query and key lengths: whole tiles of rows, then the rest
+	 * one row at a time; the score rows sized for the most keys */
+	int lqfix = ex_isint(o->shape[r - 2], &Lq);
+	Expr *Lqx = o->shape[r - 2], *Sx = kc->shape[r - 2];
+	int64_t S = att_keys_max(g, k);
 	ex_isint(qc->shape[r - 1], &E);
 	ex_isint(o->shape[r - 1], &Ev);
 	if (r >= 3 && ex_isint(qc->shape[r - 3], &hq) && ex_isint(kc->shape[r - 3], &hk) && hk > 0 && hq != hk)
 		group = hq / hk;
 	double scale = lib_float(l, "scale", 1);
 	int causal = (int)lib_int(l, "causal", 0);
-	int tn = t->tn, tm = (int)MIN((int64_t)t->tm, Lq);
-	int64_t NB = (S + tn - 1) / tn, Sp = NB * tn;
+	int tn = t->tn, tm = lqfix ? (int)MIN((int64_t)t->tm, Lq) : t->tm;
+	int64_t Sp = (S + tn - 1) / tn * tn;
+	Expr *NB = ex_div(g, ex_addi(g, Sx, tn - 1), ex_int(g, tn));
 	Expr *none[1] = {NULL};
-	/* kT[..., e, j] = k[..., j, e], zero for the padding S <= j < Sp */
-	int kt = att_kt(g, seq, k, Sp, DT_F32, label);
+	/* kT[..., e, j] = k[..., j, e], zero for the padding S <= j < NB * tn */
+	int kt = att_kt(g, seq, k, ex_muli(g, NB, tn), DT_F32, label);
 	/* maps over batch and head */
 	int ov[MAXDIM];
 	Node *hb = seq;
 	for (int d = 0; d < r - 2; d++)
 		hb = xp_loop(g, hb, N_MAP, "i", ex_int(g, 0), o->shape[d], 1, &ov[d])->body;
-	int64_t full = Lq / tm * tm;
+	Expr *full = ex_muli(g, ex_div(g, Lqx, ex_int(g, tm)), tm);
 	for (int part = 0; part < 2; part++) {
-		int rows = part ? (int)(Lq - full) : tm;
-		if (rows <= 0)
+		int rows = part ? (lqfix ? (int)(Lq - Lq / tm * tm) : 1) : tm;
+		if (rows <= 0 || (part && tm == 1))
 			continue;
 		int vb;
-		Node *lb = xp_loop(g, hb, N_MAP, "ib", ex_int(g, 0), ex_int(g, part ? 1 : Lq / tm), 1, &vb);
+		Expr *nblk = part ? (lqfix ? ex_int(g, 1) : ex_sub(g, Lqx, full)) : ex_div(g, Lqx, ex_int(g, tm));
+		Node *lb = xp_loop(g, hb, N_MAP, "ib", ex_int(g, 0), nblk, 1, &vb);
 		Node *body = lb->body;
-		Expr *i0 = part ? ex_int(g, full) : ex_muli(g, ex_sym(g, vb), tm);
+		Expr *i0 = part ? (lqfix ? full : ex_add(g, full, ex_sym(g, vb))) : ex_muli(g, ex_sym(g, vb), tm);
 		Expr *oe[MAXDIM];
 		for (int d = 0; d < r - 2; d++)
 			oe[d] = ex_sym(g, ov[d]);
@@ -282,10 +297,10 @@ static int attention_tiled(Sdfg *g, LibNode *l, Node *seq, const char *label, co
 		int s = xp_local(g, "s", DT_F32, 2, ssh, lb);
 		int fr = xp_local(g, "f", DT_F32, 1, fsh, lb);
 		/* causal: the keys this block needs at all, and each row's */
-		Expr *hib = causal ? ex_min(g, ex_int(g, S), ex_addi(g, i0, rows)) : ex_int(g, S);
+		Expr *hib = causal ? ex_min(g, Sx, ex_addi(g, i0, rows)) : Sx;
 		/* scores: s[x][j] = scale * sum_e q[i0 + x][e] * kT[e][j] */
 		int vn, ve, x, oo;
-		Expr *nbhi = causal ? ex_div(g, ex_addi(g, hib, tn - 1), ex_int(g, tn)) : ex_int(g, NB);
+		Expr *nbhi = causal ? ex_div(g, ex_addi(g, hib, tn - 1), ex_int(g, tn)) : NB;
 		Node *ln = xp_loop(g, body, N_MAP, "nb", ex_int(g, 0), nbhi, 1, &vn);
 		int64_t ash[2] = {rows, tn};
 		int acc = xp_local(g, "acc", DT_F32, 2, ash, ln);
@@ -309,7 +324,7 @@ static int attention_tiled(Sdfg *g, LibNode *l, Node *seq, const char *label, co
 		int64_t lsh[1] = {L};
 		int pm = xp_local(g, "pm", DT_F32, 1, lsh, lx), mx = xp_local(g, "mx", DT_F32, 0, NULL, lx);
 		int sm = xp_local(g, "sum", DT_F32, 0, NULL, lx);
-		Expr *hi = causal ? ex_min(g, ex_int(g, S), ex_addi(g, I, 1)) : ex_int(g, S);
+		Expr *hi = causal ? ex_min(g, Sx, ex_addi(g, I, 1)) : Sx;
 		if (mask >= 0) {
 			int vj;
 			Node *lm = xp_loop(g, lx->body, N_FOR, "j", ex_int(g, 0), hi, 1, &vj);
@@ -521,7 +536,14 @@ int expand_attention(Sdfg *g, LibNode *l, Node *seq, const char *label, const Xp
 	f32 &= sdfg_c(g, l->out[0])->dt == DT_F32;
 	int64_t n;
 	for (int d = 0; d < sdfg_c(g, l->out[0])->rank; d++)
-		f32 &= ex_isint(sdfg_c(g, l->out[0])->shape[d], &n) && n > 0;
+		f32 &= !ex_isint(sdfg_c(g, l->out[0])->shape[d], &n) || n > 0;
+	/* the score rows are locals sized for the most keys: a run-time key
+	 * count whose bound does not fit the stack takes the scores path */
+	Container *kc = sdfg_c(g, l->in[1]);
+	int64_t S = att_keys_max(g, l->in[1]), esz = dtype_info[sdfg_c(g, l->out[0])->dt == DT_F64 ? DT_F64 : DT_F32].size;
+	int rows = f32 && tile->vec_lanes > 1 && tile->tm > 0 && tile->tn > 0 ? tile->tm : 1;
+	if (!ex_isint(kc->shape[kc->rank - 2], &n) && S > tile->row_bytes / esz / rows - tile->tn)
+		return attention_scores(g, l, seq, label);
 	if (f32 && tile->vec_lanes > 1 && tile->tm > 0 && tile->tn > 0 && sdfg_c(g, l->out[0])->rank >= 2)
 		return attention_tiled(g, l, seq, label, tile);
 	return attention_rows(g, l, seq, label);

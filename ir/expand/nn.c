@@ -398,6 +398,25 @@ int expand_reduce(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 
 /* ---- softmax: max, sum of exp, normalize (exp recomputed, nothing stored twice) ---- */
 
+/* out[idx] = exp(in[idx] - mx) * fc (log: in[idx] - mx - fc) in block b. */
+static void softmax_out(Sdfg *g, Node *b, int in, int out, int r, Expr *const *idx, int mx, int fc, int islog)
+{
+	Expr *none[1] = {NULL};
+	Operand s3[2] = {opd_mem(in, r, idx), opd_mem(mx, 0, none)};
+	int dx = sdfg_tasklet(g, b, T_SUB, DT_F32, 2, s3);
+	int v;
+	if (islog) {
+		Operand sb[2] = {opd_val(dx), opd_mem(fc, 0, none)};
+		v = sdfg_tasklet(g, b, T_SUB, DT_F32, 2, sb);
+	} else {
+		Operand e3[1] = {opd_val(dx)};
+		int ex = sdfg_tasklet(g, b, T_EXP, DT_F32, 1, e3);
+		Operand mu[2] = {opd_val(ex), opd_mem(fc, 0, none)};
+		v = sdfg_tasklet(g, b, T_MUL, DT_F32, 2, mu);
+	}
+	sdfg_store(b, v, xp_memlet(out, r, idx), W_NONE);
+}
+
 /* Float32 softmax over the last, contiguous dim on a SIMD target: the max
  * and the sum of exponentials are kept per vector lane (pm[L], ps[L]) so
  * those passes vectorize, then folded into one value per row; the third
@@ -409,8 +428,7 @@ static int softmax_lanes(Sdfg *g, LibNode *l, Node *seq, const char *label, int 
 	Container *o = sdfg_c(g, out);
 	int islog = (int)lib_int(l, "log", 0), safe = (int)lib_int(l, "safe", 0);
 	int r = o->rank;
-	int64_t n;
-	ex_isint(o->shape[r - 1], &n);
+	Expr *n = o->shape[r - 1];
 	int vars[MAXDIM];
 	Node *body = seq, *owner = NULL;
 	for (int d = 0; d < r - 1; d++) {
@@ -426,7 +444,7 @@ static int softmax_lanes(Sdfg *g, LibNode *l, Node *seq, const char *label, int 
 	for (int d = 0; d < r - 1; d++)
 		idx[d] = ex_sym(g, vars[d]);
 	idx[r - 1] = NULL;
-	xp_lane_fold(g, body, L, ex_int(g, n), label, pm, mx, T_MAX, -INFINITY, in, r, idx, r - 1, -1, 0);
+	xp_lane_fold(g, body, L, n, label, pm, mx, T_MAX, -INFINITY, in, r, idx, r - 1, -1, 0);
 	if (safe) {
 		/* a row of -inf: max 0, so every exp is 0 (and the factor below 0) */
 		Node *sb = xp_block(g, body, label);
@@ -435,7 +453,7 @@ static int softmax_lanes(Sdfg *g, LibNode *l, Node *seq, const char *label, int 
 		Operand wz[3] = {opd_val(allinf), opd_const(0), opd_mem(mx, 0, none)};
 		sdfg_store(sb, sdfg_tasklet(g, sb, T_WHERE, DT_F32, 3, wz), xp_memlet(mx, 0, none), W_NONE);
 	}
-	xp_lane_fold(g, body, L, ex_int(g, n), label, pm, sm, T_ADD, 0, in, r, idx, r - 1, mx, 0);
+	xp_lane_fold(g, body, L, n, label, pm, sm, T_ADD, 0, in, r, idx, r - 1, mx, 0);
 	/* the per-row factor: 1/sum (0 for a masked-out row of safe softmax), or log(sum) */
 	Node *cb = xp_block(g, body, label);
 	Operand sv[1] = {opd_mem(sm, 0, none)};
@@ -447,24 +465,26 @@ static int softmax_lanes(Sdfg *g, LibNode *l, Node *seq, const char *label, int 
 		fac = sdfg_tasklet(g, cb, T_WHERE, DT_F32, 3, wh);
 	}
 	sdfg_store(cb, fac, xp_memlet(fc, 0, none), W_NONE);
-	/* pass 3: the output */
-	int j3;
-	Node *l3 = xp_loop(g, body, N_MAP, "j", ex_int(g, 0), ex_int(g, n), 1, &j3);
-	Node *b3 = xp_block(g, l3->body, label);
-	idx[r - 1] = ex_sym(g, j3);
-	Operand s3[2] = {opd_mem(in, r, idx), opd_mem(mx, 0, none)};
-	int dx = sdfg_tasklet(g, b3, T_SUB, DT_F32, 2, s3);
-	int v;
-	if (islog) {
-		Operand sb[2] = {opd_val(dx), opd_mem(fc, 0, none)};
-		v = sdfg_tasklet(g, b3, T_SUB, DT_F32, 2, sb);
-	} else {
-		Operand e3[1] = {opd_val(dx)};
-		int ex = sdfg_tasklet(g, b3, T_EXP, DT_F32, 1, e3);
-		Operand mu[2] = {opd_val(ex), opd_mem(fc, 0, none)};
-		v = sdfg_tasklet(g, b3, T_MUL, DT_F32, 2, mu);
+	/* pass 3: the output; a run-time row length in whole vectors of L
+	 * (a map the printer vectorizes), then a scalar tail */
+	int64_t k;
+	int split = !ex_isint(n, &k);
+	Expr *nv = ex_muli(g, ex_div(g, n, ex_int(g, L)), L);
+	for (int part = 0; part <= split; part++) {
+		int j3, jb;
+		Node *p3 = body;
+		Expr *J;
+		if (split && !part) {
+			p3 = xp_loop(g, p3, N_FOR, "jb", ex_int(g, 0), ex_div(g, n, ex_int(g, L)), 1, &jb)->body;
+			p3 = xp_loop(g, p3, N_MAP, "j", ex_int(g, 0), ex_int(g, L), 1, &j3)->body;
+			J = ex_add(g, ex_muli(g, ex_sym(g, jb), L), ex_sym(g, j3));
+		} else {
+			p3 = xp_loop(g, p3, split ? N_FOR : N_MAP, "j", split ? nv : ex_int(g, 0), n, 1, &j3)->body;
+			J = ex_sym(g, j3);
+		}
+		idx[r - 1] = J;
+		softmax_out(g, xp_block(g, p3, label), in, out, r, idx, mx, fc, islog);
 	}
-	sdfg_store(b3, v, xp_memlet(out, r, idx), W_NONE);
 	return 0;
 }
 
@@ -475,8 +495,9 @@ int expand_softmax(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 	int dim = (int)lib_int(l, "dim", 0), islog = (int)lib_int(l, "log", 0), safe = (int)lib_int(l, "safe", 0);
 	int r = o->rank;
 	int64_t n;
+	/* a run-time row length takes the lanes too: their fold has a scalar tail */
 	if (tile->vec_lanes > 1 && r >= 2 && dim == r - 1 && o->dt == DT_F32 && sdfg_c(g, in)->dt == DT_F32 &&
-	    ex_isint(o->shape[r - 1], &n) && n >= tile->vec_lanes)
+	    (!ex_isint(o->shape[r - 1], &n) || n >= tile->vec_lanes))
 		return softmax_lanes(g, l, seq, label, tile->vec_lanes);
 	/* Maps over all dims but `dim`. */
 	int vars[MAXDIM];
@@ -616,6 +637,17 @@ static Node *loops(Sdfg *g, Node *seq, NodeKind k, int n, Expr *const *ext, int 
 	return seq;
 }
 
+/* The count n of the elements a statistic averages, as an operand in block
+ * b: a constant, or the run-time value of its dims as a double. */
+static Operand norm_count(Sdfg *g, Node *b, Expr *n, int fixed)
+{
+	int64_t v = 0;
+	if (fixed && ex_isint(n, &v))
+		return opd_const((double)v);
+	Operand e[1] = {opd_expr(n)};
+	return opd_val(sdfg_tasklet(g, b, T_ASSIGN, DT_F64, 1, e));
+}
+
 int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
 	(void)tile;
@@ -649,12 +681,12 @@ int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 				iext[ni++] = x->shape[d];
 		}
 	}
-	int64_t count = 1;
-	for (int d = 0; d < ni; d++) {
-		int64_t n = 0;
-		ex_isint(iext[d], &n);
-		count *= n;
-	}
+	/* the element count of a group: a run-time number where it holds run-time dims */
+	Expr *countx = ex_int(g, 1);
+	for (int d = 0; d < ni; d++)
+		countx = ex_mul(g, countx, iext[d]);
+	int64_t count = 0;
+	int cfix = ex_isint(countx, &count);
 	int ov[MAXDIM], iv[MAXDIM];
 	Node *owner = NULL;
 	Node *body = loops(g, seq, N_MAP, no, oext, ov, &owner);
@@ -685,7 +717,7 @@ int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		Operand a[2] = {opd_mem(s1, 0, none), opd_mem(in, r, xi)};
 		sdfg_store(pb, sdfg_tasklet(g, pb, T_ADD, DT_F64, 2, a), xp_memlet(s1, 0, none), W_NONE);
 		Node *mb = xp_block(g, body, label);
-		Operand dv[2] = {opd_mem(s1, 0, none), opd_const((double)count)};
+		Operand dv[2] = {opd_mem(s1, 0, none), norm_count(g, mb, countx, cfix)};
 		sdfg_store(mb, sdfg_tasklet(g, mb, T_DIV, DT_F64, 2, dv), xp_memlet(s1, 0, none), W_NONE);
 	}
 	{
@@ -703,7 +735,7 @@ int expand_norm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	Operand m1[1] = {opd_mem(s1, 0, none)};
 	int mv = sdfg_tasklet(g, sb, T_ASSIGN, cdt, 1, m1);
 	sdfg_store(sb, mv, xp_memlet(mu, 0, none), W_NONE);
-	Operand vv[2] = {opd_mem(s2, 0, none), opd_const((double)count)};
+	Operand vv[2] = {opd_mem(s2, 0, none), norm_count(g, sb, countx, cfix)};
 	int var = sdfg_tasklet(g, sb, T_DIV, DT_F64, 2, vv);
 	Operand ve[1] = {opd_val(var)};
 	int varc = sdfg_tasklet(g, sb, T_ASSIGN, cdt, 1, ve);

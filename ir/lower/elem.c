@@ -325,10 +325,10 @@ int lower_cast(Imp *m, const cJSON *node)
 		return -1;
 	if (mt.dt == (int)lw_c(m, x)->dt) {
 		Container *s = lw_c(m, x);
-		Expr *st[MAXDIM];
+		Expr *st[MAXDIM], *sh[MAXDIM];
 		for (int i = 0; i < s->rank; i++)
-			st[i] = s->stride[i];
-		lw_view(m, on, x, mt.rank, mt.shape, st, s->offset);
+			st[i] = s->stride[i], sh[i] = lw_mdim(m, &mt, i);
+		lw_view_x(m, on, x, mt.rank, sh, st, s->offset);
 		return 0;
 	}
 	Val *v = &m->args[0];

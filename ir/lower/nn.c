@@ -614,6 +614,9 @@ static int norm_lib(Imp *m, const cJSON *node, int x, int w, int b, int mode, in
 		lw_error(m, "channel normalization of a rank-%d input", r);
 		return -1;
 	}
+	int64_t v;
+	if (mode == NM_GROUP && !ex_isint(lw_dimx(m, x, 1), &v))
+		return lw_need_static(m, "channel groups of a run-time channel count");
 	if (mode == NM_GROUP && (groups < 1 || lw_dim(m, x, 1) % groups)) {
 		lw_error(m, "%lld channels in %lld groups", (long long)lw_dim(m, x, 1), (long long)groups);
 		return -1;
@@ -650,6 +653,14 @@ int lower_attention(Imp *m, const cJSON *node)
 	if (r < 2 || lw_c(m, k)->rank != r || lw_c(m, v)->rank != r) {
 		lw_error(m, "scaled_dot_product_attention: query, key and value must have the same rank >= 2");
 		return -1;
+	}
+	/* run-time dims may size the batch and the query and key lengths; the
+	 * head counts and the head size pick the kernel and the scale */
+	int64_t n;
+	for (int i = 0; i < 3; i++) {
+		int t = i == 0 ? q : i == 1 ? k : v;
+		if (!ex_isint(lw_dimx(m, t, r - 1), &n) || (r >= 3 && !ex_isint(lw_dimx(m, t, r - 3), &n)))
+			return lw_need_static(m, "a head count or head size of run-time dims");
 	}
 	int gqa = (int)lw_int(m, "enable_gqa", 0);
 	if (r >= 3 && lw_dim(m, q, r - 3) != lw_dim(m, k, r - 3)) {

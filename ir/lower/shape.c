@@ -154,6 +154,20 @@ int lower_view(Imp *m, const cJSON *node)
 		break;
 	}
 	case VW_UNSQUEEZE:
+		/* unsqueeze names its dim: the input's dims keep their sizes and
+		 * strides around it whatever their run-time values (a size 1 too) */
+		if (!strcmp(m->info->target, "unsqueeze.default")) {
+			int d = lw_norm_dim(m, lw_int(m, "dim", 0), r + 1);
+			if (d < 0)
+				return -1;
+			for (int i = 0, j = 0; i <= r; i++) {
+				st[i] = i == d ? ex_int(m->g, 0) : s->stride[j];
+				want[i] = i == d ? ex_int(m->g, 1) : lw_dimx(m, x, j++);
+			}
+			nwant = r + 1;
+			break;
+		}
+		/* fall through */
 	case VW_SQUEEZE: {
 		/* Keep strides of the dims that remain; size-1 dims get stride 0. */
 		int j = 0;
@@ -714,6 +728,13 @@ int lower_remap(Imp *m, const cJSON *node)
 
 int lower_fill(Imp *m, const cJSON *node)
 {
+	int p = m->info->param;
+	double v = 0;
+	/* scalar_tensor(item()), full(size, item()): item's run-time number is a 0-d tensor */
+	const char *sa = p == FL_SCALAR ? "s" : p == FL_VALUE ? "fill_value" : p == FL_FILL ? "value" : NULL;
+	/* the sizes come from the output's metadata; a value of run-time dims would be a number at run time */
+	if (sa && lw_arg(m, sa)->x)
+		return lw_need_static(m, "a fill value of run-time dims");
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
@@ -721,16 +742,16 @@ int lower_fill(Imp *m, const cJSON *node)
 	l->out[0] = out, l->nout = 1;
 	l->nin = 1;
 	l->in[0] = -1;
-	int p = m->info->param;
-	double v = 0;
-	/* scalar_tensor(item()), full(size, item()): item's run-time number is a 0-d tensor */
-	const char *sa = p == FL_SCALAR ? "s" : p == FL_VALUE ? "fill_value" : p == FL_FILL ? "value" : NULL;
 	if (sa && lw_arg(m, sa)->k == V_TENSOR)
 		p = FL_FILL_TENSOR;
 	if (p == FL_FILL_TENSOR || p == FL_COPY) {
 		int src = lw_tensor(m, p == FL_COPY ? "src" : sa ? sa : "value");
 		if (src < 0)
 			return -1;
+		Container *sc = lw_c(m, src), *oc = lw_c(m, out);
+		for (int q = 1; q <= sc->rank && q <= oc->rank; q++)
+			if (lw_is_one(m, sc->shape[sc->rank - q]) < 0 && !ex_eq(sc->shape[sc->rank - q], oc->shape[oc->rank - q]))
+				return lw_need_static(m, "a source's run-time dim may or may not broadcast");
 		l->in[0] = src;
 		lib_set_int(m->g, l, "code", T_CAST);
 		return 0;
@@ -755,8 +776,13 @@ int lower_arange(Imp *m, const cJSON *node)
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
-	double start = strcmp(m->info->target, "arange.default") ? lw_num(m, "start", 0) : 0;
-	double step = !strcmp(m->info->target, "arange.start_step") ? lw_num(m, "step", 1) : 1;
+	int hasstart = strcmp(m->info->target, "arange.default") != 0;
+	int hasstep = !strcmp(m->info->target, "arange.start_step");
+	/* the end may be a run-time dim: the output's size (from the metadata) holds it */
+	if ((hasstart && lw_arg(m, "start")->x) || (hasstep && lw_arg(m, "step")->x))
+		return lw_need_static(m, "a start or step of run-time dims");
+	double start = hasstart ? lw_num(m, "start", 0) : 0;
+	double step = hasstep ? lw_num(m, "step", 1) : 1;
 	LibNode *l = lw_lib(m, LIB_ARANGE);
 	l->nin = 0;
 	l->out[0] = out, l->nout = 1;
@@ -775,6 +801,23 @@ static int index_tensor_ok(Imp *m, int t)
 	lw_error(m, "index tensors of dtype %s are not supported (int64 and int32 only; boolean and uint8 "
 	            "masks give a data-dependent result shape)", dtype_info[dt].name);
 	return -1;
+}
+
+/* Do index tensors ts[0..n) broadcast (right-aligned) by their run-time
+ * values: a dim that may be 1 facing another size? The expansion takes the
+ * broadcast shape from the expressions. */
+static int index_bcast_unknown(Imp *m, const int *ts, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			Container *a = lw_c(m, ts[i]), *b = lw_c(m, ts[j]);
+			for (int q = 1; q <= a->rank && q <= b->rank; q++) {
+				Expr *x = a->shape[a->rank - q], *y = b->shape[b->rank - q];
+				if (lw_is_one(m, x) < 0 && lw_is_one(m, y) != 1 && !ex_eq(x, y))
+					return 1;
+			}
+		}
+	return 0;
 }
 
 int lower_gather(Imp *m, const cJSON *node)
@@ -816,6 +859,8 @@ int lower_gather(Imp *m, const cJSON *node)
 			lw_error(m, "index: no index tensors");
 			return -1;
 		}
+		if (index_bcast_unknown(m, l->in + 1, nd))
+			return lw_need_static(m, "index tensors whose run-time dims may or may not broadcast");
 		lib_set_ints(m->g, l, "dims", dims, nd);
 		return 0;
 	}
