@@ -315,10 +315,12 @@ int lower_dropout(Imp *m, const cJSON *node)
 	Meta mt;
 	if (lw_meta(m, on, &mt))
 		return -1;
-	Expr *st[MAXDIM];
+	Expr *st[MAXDIM], *sh[MAXDIM];
 	for (int i = 0; i < s->rank; i++)
 		st[i] = s->stride[i];
-	lw_view(m, on, x, mt.rank, mt.shape, st, s->offset);
+	for (int i = 0; i < mt.rank; i++)
+		sh[i] = lw_mdim(m, &mt, i);
+	lw_view_x(m, on, x, mt.rank, sh, st, s->offset);
 	return 0;
 }
 
@@ -449,6 +451,8 @@ int lower_split(Imp *m, const cJSON *node)
 	out_list_name(node, 0, &n);
 	/* the size of every piece from the arguments, so that an unused
 	 * (unnamed) element still advances the offset */
+	if (lw_dynamic(m, x) && !ex_isint(lw_dimx(m, x, d), &(int64_t){0}))
+		return lw_need_static(m, "a split along a run-time dim");
 	int64_t len = lw_dim(m, x, d), size = 1;
 	if (p == SP_SIZE)
 		size = lw_int(m, "split_size", 1);
@@ -476,7 +480,10 @@ int lower_split(Imp *m, const cJSON *node)
 			for (int i = 0; i < r; i++)
 				st[i] = s->stride[i];
 		}
-		lw_view(m, on, x, mt.rank, mt.shape, st, off);
+		Expr *sh[MAXDIM];
+		for (int i = 0; i < mt.rank; i++)
+			sh[i] = lw_mdim(m, &mt, i);
+		lw_view_x(m, on, x, mt.rank, sh, st, off);
 	}
 	return 0;
 }
