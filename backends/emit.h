@@ -111,6 +111,7 @@ void emit_dims_locals(Em *e, const char *from);
 void emit_dims_api(Em *e, char **names);
 void emit_dims_desc_tables(Em *e, char **names);
 void emit_dims_desc(Em *e, Buf *b);
+void emit_dims_run_dims(Em *e);
 
 /* The printers. */
 extern const Printer printer_cpu, printer_gpu;

@@ -522,19 +522,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_puts(b, "\tif (!model->dims_set)\n\t\treturn dc_unset(model);\n");
 	buf_printf(b, "\tmodel->runs++;\n\treturn %s%s_forward(model->w, model->ws, model->nth, ins, outs, model->prof%s)%s;\n}\n\n",
 	           g->nmsgs ? "dc_status(model, " : "", nm, dimargs, g->nmsgs ? ")" : "");
-	if (g->ndims) {
-		buf_printf(b, "int %s_run_dims(%s_t *model, const int64_t *dims", nm, nm);
-		for (int i = 0; i < g->ninputs; i++)
-			buf_printf(b, ", const %s *in%d", emit_storage_type[sdfg_c(g, g->inputs[i])->dt], i);
-		for (int i = 0; i < g->noutputs; i++)
-			buf_printf(b, ", %s *out%d", emit_storage_type[sdfg_c(g, g->outputs[i])->dt], i);
-		buf_printf(b, ")\n{\n\tint rc = %s_set_dims(model, dims);\n\tif (rc)\n\t\treturn rc;\n\treturn %s_run(model", nm, nm);
-		for (int i = 0; i < g->ninputs; i++)
-			buf_printf(b, ", in%d", i);
-		for (int i = 0; i < g->noutputs; i++)
-			buf_printf(b, ", out%d", i);
-		buf_puts(b, ");\n}\n\n");
-	}
+	emit_dims_run_dims(&e);
 	buf_printf(b, "static int %s_run_generic(void *model, const void *const *ins, void *const *outs)\n{\n", nm);
 	buf_puts(b, "\tif (!model || (!ins && ");
 	buf_printf(b, "%d) || (!outs && %d))\n\t\treturn DOCCC_ERR_ARG;\n", g->ninputs > 0, g->noutputs > 0);

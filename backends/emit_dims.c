@@ -409,6 +409,27 @@ void emit_dims_api(Em *e, char **names)
 	           nm, nm, nm, nm);
 }
 
+/* NAME_run_dims with typed pointers: set_dims, then NAME_run. */
+void emit_dims_run_dims(Em *e)
+{
+	Sdfg *g = e->g;
+	Buf *b = e->b;
+	const char *nm = e->nm;
+	if (!g->ndims)
+		return;
+	buf_printf(b, "int %s_run_dims(%s_t *model, const int64_t *dims", nm, nm);
+	for (int i = 0; i < g->ninputs; i++)
+		buf_printf(b, ", const %s *in%d", emit_storage_type[sdfg_c(g, g->inputs[i])->dt], i);
+	for (int i = 0; i < g->noutputs; i++)
+		buf_printf(b, ", %s *out%d", emit_storage_type[sdfg_c(g, g->outputs[i])->dt], i);
+	buf_printf(b, ")\n{\n\tint rc = %s_set_dims(model, dims);\n\tif (rc)\n\t\treturn rc;\n\treturn %s_run(model", nm, nm);
+	for (int i = 0; i < g->ninputs; i++)
+		buf_printf(b, ", in%d", i);
+	for (int i = 0; i < g->noutputs; i++)
+		buf_printf(b, ", out%d", i);
+	buf_puts(b, ");\n}\n\n");
+}
+
 /* The descriptor's abi 4 fields. */
 void emit_dims_desc_tables(Em *e, char **names)
 {

@@ -1525,19 +1525,7 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	put_api(b, api_rest, nm, g->ninputs, g->noutputs, g->ndims > 0);
 	typed_run(&e, 0);
 	typed_run(&e, 1);
-	if (g->ndims) {
-		buf_printf(b, "int %s_run_dims(%s_t *model, const int64_t *dims", nm, nm);
-		for (int i = 0; i < g->ninputs; i++)
-			buf_printf(b, ", const %s *in%d", emit_storage_type[sdfg_c(g, g->inputs[i])->dt], i);
-		for (int i = 0; i < g->noutputs; i++)
-			buf_printf(b, ", %s *out%d", emit_storage_type[sdfg_c(g, g->outputs[i])->dt], i);
-		buf_printf(b, ")\n{\n\tint rc = %s_set_dims(model, dims);\n\tif (rc)\n\t\treturn rc;\n\treturn %s_run(model", nm, nm);
-		for (int i = 0; i < g->ninputs; i++)
-			buf_printf(b, ", in%d", i);
-		for (int i = 0; i < g->noutputs; i++)
-			buf_printf(b, ", out%d", i);
-		buf_puts(b, ");\n}\n\n");
-	}
+	emit_dims_run_dims(&e);
 	emit_strerror(&e);
 	emit_descriptor(&e, a, w, "dc_run_generic",
 	                arena_printf(g->arena, "1, \"%s\", %d, dc_run_host_generic, dc_set_stream, dc_sync, dc_last_error, dc_set_log,\n"

@@ -260,15 +260,10 @@ int lw_view_whole_x(Imp *m, const char *name, int c, int rank, Expr *const *shap
 
 int lw_view_whole(Imp *m, const char *name, int c, int rank, const int64_t *shape)
 {
-	Expr *st[MAXDIM];
-	int rc = lw_reshape_strides(m, c, rank, shape, st);
-	if (rc != 1) {
-		if (rc == 0)
-			lw_error(m, "internal: '%s' is not a view of its computed shape", name);
-		return -1;
-	}
-	lw_view(m, name, c, rank, shape, st, ex_int(m->g, 0));
-	return 0;
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < rank; i++)
+		sh[i] = ex_int(m->g, shape[i]);
+	return lw_view_whole_x(m, name, c, rank, sh);
 }
 
 int lw_value_used(Imp *m, const char *name)
