@@ -1957,7 +1957,7 @@ static const struct {
 	{"sym_query", 1}, {"assert_scalar", 1}, {"unary", 0}, {"binary", 1}, {"clamp", 0}, {"linear", 0}, {"gemm", 0},
 	{"view", 1}, {"conv", 0}, {"batchnorm", 0}, {"pool", 0}, {"reduce", 0}, {"gather", 0}, {"arange", 1}, {"fill", 1},
 	{"cat", 0}, {"stack", 0}, {"where", 0}, {"cast", 0}, {"softmax", 0}, {"norm", 1}, {"attention", 0}, {"noop", 1},
-	{"dropout", 0}, {"split", 0}, {"tri", 0}, {"assert_async", 0},
+	{"dropout", 0}, {"split", 0}, {"tri", 0}, {"assert_async", 0}, {"remap", 0},
 };
 
 static int dyn_ready(const char *lowering, int *ints)

@@ -651,6 +651,8 @@ int lower_remap(Imp *m, const cJSON *node)
 				lw_error(m, "roll: %d shifts without dims", sv->n);
 				return -1;
 			}
+			if (mt.dyn)
+				return lw_need_static(m, "a roll of the flattened tensor with run-time dims");
 			if (!sdfg_is_contiguous(m->g, x))
 				x = lw_copy(m, x, arena_printf(m->a, "%s_contig", on));
 			int64_t n = 1;
