@@ -17,6 +17,9 @@ run is compared with eager PyTorch at rtol 1e-4 / atol 1e-5.
               and sequence [1, 64]
     qwen2     a Qwen2 decoder layer (RMSNorm, rotary embedding, GQA, causal
               SDPA, SiLU MLP), dynamic sequence [1, 64]
+    ops       tril/masked_fill/softmax attention, constant and reflect
+              padding, flip, roll, repeat, split, dropout and a SymInt
+              operand on a dynamic sequence [4, 64]
 
 Each test also asserts that the library is dynamic: the compile printed no
 note that it was specialized to the export's example sizes, and the header
@@ -37,6 +40,7 @@ SIZES = {
     "resnet18": [(1,), (2,), (7,), (9,)],
     "bert": [(1, 1), (2, 7), (3, 31), (4, 33), (1, 64), (4, 64)],
     "qwen2": [(1,), (7,), (31,), (33,), (64,)],
+    "ops": [(4,), (5,), (31,), (64,)],
 }
 
 
@@ -86,7 +90,30 @@ def make_models():
         s = Dim("seq", min=1, max=64)
         return m, (torch.randn(1, 9, 64),), ({1: s},), lambda sz: (randn(1, sz[0], 64, seed=sz[0]),), [(1, 64)]
 
-    return {"mlp": mlp, "cnn": cnn, "resnet18": resnet18, "bert": bert, "qwen2": qwen2}
+    def ops():
+        # the smaller ops on a run-time sequence T: a causal mask from
+        # tril(ones(T, T)), masked_fill, padding (constant and reflect), flip,
+        # roll, repeat, split along a fixed dim, dropout, a SymInt operand
+        class Ops(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                torch.manual_seed(3)
+                self.q = torch.nn.Linear(8, 8)
+                self.drop = torch.nn.Dropout(0.1)
+
+            def forward(self, x):
+                t = x.shape[1]
+                mask = torch.tril(torch.ones(t, t, dtype=torch.bool))
+                a = (self.q(x) @ x.transpose(1, 2)).masked_fill(~mask, float("-inf")).softmax(-1) @ x
+                p = torch.nn.functional.pad(x, (1, 2, 3, 0)) + 1
+                r = torch.nn.functional.pad(x, (2, 2), mode="reflect")
+                u, v = self.drop(x).split([3, 5], dim=2)
+                return a * (t // 2), p, r, torch.flip(x, [1]) + torch.roll(x, 2, 1), x.repeat(1, 2, 1), u - v.sum(-1, True)
+
+        s = Dim("seq", min=4, max=64)
+        return Ops().eval(), (torch.randn(2, 9, 8),), ({1: s},), lambda sz: (randn(2, sz[0], 8, seed=sz[0]),), [(4, 64)]
+
+    return {"mlp": mlp, "cnn": cnn, "resnet18": resnet18, "bert": bert, "qwen2": qwen2, "ops": ops}
 
 
 def randn(*shape, seed):
