@@ -20,6 +20,9 @@ run is compared with eager PyTorch at rtol 1e-4 / atol 1e-5.
     ops       tril/masked_fill/softmax attention, constant and reflect
               padding, flip, roll, repeat, split, dropout and a SymInt
               operand on a dynamic sequence [4, 64]
+    ops2      square, lerp, nan_to_num, round, sort, topk, vector norms,
+              nearest and bilinear resampling, argmax/argmin, cumsum and
+              one_hot, along and across a dynamic batch [2, 40]
 
 Each test also asserts that the library is dynamic: the compile printed no
 note that it was specialized to the export's example sizes, and the header
@@ -41,6 +44,7 @@ SIZES = {
     "bert": [(1, 1), (2, 7), (3, 31), (4, 33), (1, 64), (4, 64)],
     "qwen2": [(1,), (7,), (31,), (33,), (64,)],
     "ops": [(4,), (5,), (31,), (64,)],
+    "ops2": [(2,), (7,), (40,)],
 }
 
 
@@ -113,7 +117,27 @@ def make_models():
         s = Dim("seq", min=4, max=64)
         return Ops().eval(), (torch.randn(2, 9, 8),), ({1: s},), lambda sz: (randn(2, sz[0], 8, seed=sz[0]),), [(4, 64)]
 
-    return {"mlp": mlp, "cnn": cnn, "resnet18": resnet18, "bert": bert, "qwen2": qwen2, "ops": ops}
+    def ops2():
+        # more ops on a run-time batch: elementwise math, sort and topk,
+        # norms, resampling, arg reductions, scans and one_hot, along the
+        # run-time dim and across it
+        class Ops2(torch.nn.Module):
+            def forward(self, x, img):
+                F = torch.nn.functional
+                e = torch.square(x) + torch.lerp(x, x * 2, 0.3) + torch.nan_to_num(x) + torch.round(x, decimals=2)
+                s = torch.sort(x, dim=1)[0] + torch.topk(x, 3, dim=1)[0].sum(1, True) + torch.sort(x, dim=0)[0]
+                n = torch.linalg.vector_norm(x, dim=1) + x.norm(dim=0).sum()
+                u = F.interpolate(img, scale_factor=2, mode="nearest") + F.interpolate(img, size=(7, 5), mode="bilinear")[..., :4, :4].sum()
+                a = torch.argmax(x, dim=1) + torch.argmin(x, dim=0).sum()
+                c = torch.cumsum(x, dim=1) + torch.cumsum(x, dim=0)
+                o = F.one_hot(torch.argmax(x, dim=1) % 5, 5).float().sum(1)
+                return e, s, n, u, a, c, o
+
+        b = Dim("batch", min=2, max=40)
+        return Ops2().eval(), (torch.randn(3, 8), torch.randn(3, 2, 4, 4)), ({0: b}, {0: b}), \
+            lambda sz: (randn(sz[0], 8, seed=sz[0]), randn(sz[0], 2, 4, 4, seed=sz[0] + 1)), [(2, 40)]
+
+    return {"mlp": mlp, "cnn": cnn, "resnet18": resnet18, "bert": bert, "qwen2": qwen2, "ops": ops, "ops2": ops2}
 
 
 def randn(*shape, seed):

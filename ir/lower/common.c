@@ -14,10 +14,14 @@ Container *lw_c(Imp *m, int id)
 	return sdfg_c(m->g, id);
 }
 
+/* A size as a number: a run-time dim has none, so a lowering that asks for
+ * one (a listed lowering on a path that was not made for run-time dims)
+ * has the import retried specialized instead of building for a wrong size. */
 int64_t lw_dim(Imp *m, int id, int d)
 {
 	int64_t v = 0;
-	ex_isint(lw_c(m, id)->shape[d], &v);
+	if (!ex_isint(lw_c(m, id)->shape[d], &v))
+		lw_need_static(m, "it reads a run-time size as a number");
 	return v;
 }
 

@@ -24,6 +24,14 @@ static int scratch(Imp *m, const char *hint, Dtype dt, int rank, const int64_t *
 	return id;
 }
 
+/* The same with sizes that may be run-time dims. */
+static int scratch_x(Imp *m, const char *hint, Dtype dt, int rank, Expr *const *shape)
+{
+	int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_%s", m->nodename, hint), dt, CK_TRANSIENT, rank, shape);
+	lw_c(m, id)->origin = "";
+	return id;
+}
+
 /* Output k computed into a container of shape[0..rank) (the graph's shape
  * with size-1 dims added): the value itself if ranks agree, else a view
  * of it bound as the value. A scratch container (dtype dt) for an unused
@@ -73,11 +81,9 @@ int lower_scan(Imp *m, const cJSON *node)
 	if (d < 0)
 		return -1;
 	int ext = p == CS_MAX || p == CS_MIN;
-	int64_t sh[MAXDIM];
-	for (int i = 0; i < r; i++)
-		sh[i] = lw_dim(m, x, i);
-	int out = lw_out_name(node, 0) || !ext ? lw_new_out(m, node, 0) : scratch(m, "values", lw_c(m, x)->dt, r, sh);
-	int idx = !ext ? -1 : lw_out_name(node, 1) ? lw_new_out(m, node, 1) : scratch(m, "indices", DT_I64, r, sh);
+	Expr *const *sh = lw_c(m, x)->shape;
+	int out = lw_out_name(node, 0) || !ext ? lw_new_out(m, node, 0) : scratch_x(m, "values", lw_c(m, x)->dt, r, sh);
+	int idx = !ext ? -1 : lw_out_name(node, 1) ? lw_new_out(m, node, 1) : scratch_x(m, "indices", DT_I64, r, sh);
 	if (out < 0 || (ext && idx < 0))
 		return -1;
 	if (p == CS_LSE && !dtype_info[lw_c(m, out)->dt].isfloat) {
@@ -463,10 +469,7 @@ int lower_one_hot(Imp *m, const cJSON *node)
 	if (out < 0)
 		return -1;
 	Container *o = lw_c(m, out);
-	int64_t sh[MAXDIM];
-	for (int i = 0; i < o->rank; i++)
-		sh[i] = lw_dim(m, out, i);
-	int z = scratch(m, "zeros", o->dt, o->rank, sh);
+	int z = scratch_x(m, "zeros", o->dt, o->rank, o->shape);
 	LibNode *f = lw_lib(m, LIB_ELEMWISE);
 	f->nin = 1, f->in[0] = -1;
 	f->out[0] = z, f->nout = 1;
