@@ -138,6 +138,10 @@ static void list_ops(void)
 	const char *why, *t;
 	for (int i = 0; (t = aten_unsupported_row(i, &why)); i++)
 		printf("%-48s unsupported  %s\n", t, why);
+	printf("# lowerings that take run-time dims (a node of any other touching one specializes the library):");
+	for (int i = 0; (t = import_dyn_lowering(i)); i++)
+		printf(" %s", t);
+	printf("\n");
 }
 
 /* Does DOCC_DEBUG contain key? (';' or ':' separated) */

@@ -1962,6 +1962,11 @@ static const struct {
 	{"upsample", 0}, {"argred", 0}, {"scan", 0}, {"one_hot", 0},
 };
 
+const char *import_dyn_lowering(int i)
+{
+	return i >= 0 && i < (int)(sizeof dyn_lowerings / sizeof dyn_lowerings[0]) ? dyn_lowerings[i].lowering : NULL;
+}
+
 static int dyn_ready(const char *lowering, int *ints)
 {
 	for (size_t i = 0; i < sizeof dyn_lowerings / sizeof dyn_lowerings[0]; i++)

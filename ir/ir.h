@@ -598,6 +598,8 @@ typedef struct {
 } ImportArgs;
 /* NULL on failure (all problems reported, e.g. every unsupported op). */
 Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args);
+/* The i-th lowering that takes run-time dims (NULL past the end), for --list-ops. */
+const char *import_dyn_lowering(int i);
 
 /* ---- passes.c: the pass table -------------------------------------------------- */
 typedef struct Target Target;
