@@ -77,7 +77,7 @@ def test_check_supported_model(progs, tmp_path):
         assert any(line.split()[:3] == [str(n), op, "supported"] for line in r.stdout.splitlines()), \
             f"{op} x{n} not listed as supported:\n{r.stdout}"
     assert "result: supported" in r.stdout
-    assert "in [1, 64], compiled for 3: x[0]" in r.stdout, r.stdout
+    assert "in [1, 64], taken at run time: x[0]" in r.stdout, r.stdout
     assert "gpu (cuda, server): runs on the GPU" in r.stdout, r.stdout
     assert list(tmp_path.iterdir()) == [], "doccc check wrote files"
 
@@ -90,12 +90,14 @@ def test_check_supported_model(progs, tmp_path):
     assert d["nodes"] == sum(census.values())
     assert {t["dtype"] for t in d["dtypes"]} == {"float32"} and all(t["supported"] for t in d["dtypes"])
     (sym,) = d["dynamic_dims"]
-    assert (sym["min"], sym["max"], sym["compiled_for"], sym["inputs"]) == (1, 64, 3, "x[0]"), sym
+    assert (sym["min"], sym["max"], sym["run_time"], sym["compiled_for"], sym["inputs"]) == (1, 64, True, None, "x[0]"), sym
     assert d["gpu"] == {"backend": "cuda", "category": "edge", "runs_on_gpu": True, "host_steps": 0, "reasons": []}
     assert d["errors"] == []
-    # a chosen size is what it reports as compiled for
+    # a chosen size is what it reports as compiled for; --dynamic=no: the example's
     r = doccc_cmd("check", pt2, "--json", "--dim", f"{sym['symbol']}=17", cwd=tmp_path)
     assert r.returncode == 0 and json.loads(r.stdout)["dynamic_dims"][0]["compiled_for"] == 17, fmt_result(r)
+    r = doccc_cmd("check", pt2, "--dynamic=no", cwd=tmp_path)
+    assert r.returncode == 0 and "in [1, 64], compiled for 3: x[0]" in r.stdout, fmt_result(r)
 
 
 def test_check_unsupported_ops(progs, tmp_path):
