@@ -11,7 +11,7 @@
  *
  * The API that this file prints (see the header's comment):
  *   static dc_check_dims    each dim in its range, the export's guards, and
- *                           every size within DOCCC_MAX_RUN_BYTES (checked
+ *                           every size within 2^50 bytes (checked
  *                           in floating point before any exact integer
  *                           arithmetic can overflow); DOCCC_ERR_SHAPE with
  *                           a message naming the dim, its value and the
@@ -27,7 +27,7 @@
  *                           size is checked against its expression
  *   NAME_input_shape, NAME_output_shape   the sizes at given dims
  * create() sizes the workspace for the largest dims when every dim has a
- * finite bound and that workspace fits DOCCC_MEMPLAN_PREALLOC; else for the
+ * finite bound and that workspace fits MEMPLAN_PREALLOC (1 GiB); else for the
  * fixed part only, and the first set_dims grows it.
  */
 #include <math.h>
@@ -133,12 +133,11 @@ static const char *expr_c(Sdfg *g, const Expr *e)
 /* e printed with the export's names for the dims (for messages). */
 static const char *expr_named(Sdfg *g, char **names, const Expr *e)
 {
-	char *cur[MAXDIM * 4 + 64];
-	int n = g->ndims < (int)(sizeof cur / sizeof cur[0]) ? g->ndims : (int)(sizeof cur / sizeof cur[0]);
-	for (int k = 0; k < n; k++)
+	char **cur = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ndims + 1));
+	for (int k = 0; k < g->ndims; k++)
 		cur[k] = g->syms[g->dims[k]].name, g->syms[g->dims[k]].name = names[k];
 	const char *s = expr_c(g, e);
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < g->ndims; k++)
 		g->syms[g->dims[k]].name = cur[k];
 	return s;
 }

@@ -281,12 +281,6 @@ int lw_add_guard(Imp *m, const char *s, const char *msg)
 	return 0;
 }
 
-Expr *lw_expr(Imp *m, const char *s, const char *what)
-{
-	Expr *e = parse_sym_expr(m, s, what);
-	return e ? to_g(m, e) : NULL;
-}
-
 int lw_dynamic(Imp *m, int id)
 {
 	Container *c = sdfg_c(m->g, id);

@@ -129,11 +129,8 @@ void lw_set_symval(Imp *m, const char *name, SymVal v);
  * specialization; -1 (after a message naming `what`) if a symbol is unbound. */
 int lw_eval_expr(Imp *m, const char *expr, int64_t *out, const char *what);
 
-/* Run-time dims (import.c): the export's expression string in terms of
- * g's symbols (the specialized ones as numbers); NULL (reported) if it
- * does not parse. lw_dynamic: does container id have a size, stride or
+/* Run-time dims (import.c): does container id have a size, stride or
  * offset that depends on a run-time dim? */
-Expr *lw_expr(Imp *m, const char *s, const char *what);
 int lw_dynamic(Imp *m, int id);
 /* Add the guards of a SymBool expression of the export ("Ne(s0, 1000)") to
  * g's run-time checks, with the assertion's message (or NULL); -1 if doccc
