@@ -16,6 +16,8 @@ whole models (MLP, CNN, ResNet-18, BERT, Qwen2) at many sizes.
 """
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -524,3 +526,19 @@ def test_inspect_shows_the_dims(ready):
     assert info["inputs"][0]["shape"] == [sym, 8] and info["outputs"][0]["shape"] == [sym, 4], info
     r = doccc_cmd("inspect", lib)
     assert r.returncode == 0 and sym in r.stdout and "[1, 64]" in r.stdout, fmt_result(r)
+
+
+@pytest.mark.parametrize("name", ["lin", "two", "guard", "derived"])
+def test_generated_source_passes_format_checks(ready, tmp_path, name):
+    """The run-time dims' checks and messages in the generated C (set_dims,
+    infer_dims, the guards) pass the C compiler's printf format checks as
+    errors: a wrong argument there is undefined behaviour in the library
+    (one such slip segfaulted a run before this test)."""
+    src, _, _, _ = ready[name]
+    out = tmp_path / "o"
+    compile_model(src, "sequential", out, "--emit-source")
+    (c,) = out.glob("*.c")
+    cc = os.environ.get("CC_FOR_TESTS", "clang")
+    r = subprocess.run([cc, "-fsyntax-only", "-std=c11", "-Wformat=2", "-Werror=format", "-Werror=format-security",
+                        "-I", str(out), str(c)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
