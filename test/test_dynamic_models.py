@@ -22,7 +22,7 @@ run is compared with eager PyTorch at rtol 1e-4 / atol 1e-5.
               operand on a dynamic sequence [4, 64]
     ops2      square, lerp, nan_to_num, round, sort, topk, vector norms,
               nearest and bilinear resampling, argmax/argmin, cumsum and
-              one_hot, along and across a dynamic batch [2, 40]
+              one_hot and glu, along and across a dynamic batch [2, 40]
 
 Each test also asserts that the library is dynamic: the compile printed no
 note that it was specialized to the export's example sizes, and the header
@@ -131,7 +131,7 @@ def make_models():
                 a = torch.argmax(x, dim=1) + torch.argmin(x, dim=0).sum()
                 c = torch.cumsum(x, dim=1) + torch.cumsum(x, dim=0)
                 o = F.one_hot(torch.argmax(x, dim=1) % 5, 5).float().sum(1)
-                return e, s, n, u, a, c, o
+                return e, s, n, u, a, c, o, F.glu(x, -1)
 
         b = Dim("batch", min=2, max=40)
         return Ops2().eval(), (torch.randn(3, 8), torch.randn(3, 2, 4, 4)), ({0: b}, {0: b}), \

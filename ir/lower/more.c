@@ -42,14 +42,19 @@ static void elem2(Imp *m, TCode code, int a, int b, int out, int cdt)
 }
 
 /* A view of x with shape[rank] and strides st (root units) at offset off. */
+static int view_x(Imp *m, const char *name, int x, int rank, Expr *const *shape, Expr **st, Expr *off)
+{
+	int id = sdfg_add_view(m->g, name, x, rank, shape, st, off);
+	lw_c(m, id)->origin = "";
+	return id;
+}
+
 static int view(Imp *m, const char *name, int x, int rank, const int64_t *shape, Expr **st, Expr *off)
 {
 	Expr *sh[MAXDIM];
 	for (int i = 0; i < rank; i++)
 		sh[i] = ex_int(m->g, shape[i]);
-	int id = sdfg_add_view(m->g, name, x, rank, sh, st, off);
-	lw_c(m, id)->origin = "";
-	return id;
+	return view_x(m, name, x, rank, sh, st, off);
 }
 
 /* x viewed in shape[rank] (copied first if its strides do not allow it). */
@@ -124,19 +129,21 @@ int lower_glu(Imp *m, const cJSON *node)
 	int d = lw_norm_dim(m, lw_int(m, "dim", -1), c->rank);
 	if (d < 0)
 		return -1;
-	int64_t sh[MAXDIM], n = lw_dim(m, x, d);
+	/* the halved dim is a number (a run-time one asks for static sizes);
+	 * the others keep their sizes, run-time dims included */
+	int64_t n = lw_dim(m, x, d);
 	if (n % 2) {
 		lw_error(m, "glu: dimension %d has odd size %lld; it must halve", d, (long long)n);
 		return -1;
 	}
-	Expr *st[MAXDIM];
+	Expr *st[MAXDIM], *sh[MAXDIM];
 	for (int i = 0; i < c->rank; i++) {
-		sh[i] = i == d ? n / 2 : lw_dim(m, x, i);
+		sh[i] = i == d ? ex_int(m->g, n / 2) : c->shape[i];
 		st[i] = c->stride[i];
 	}
-	Val a = {.k = V_TENSOR, .t = view(m, arena_printf(m->a, "%s_a", m->nodename), x, c->rank, sh, st, c->offset)};
-	Val b = {.k = V_TENSOR, .t = view(m, arena_printf(m->a, "%s_b", m->nodename), x, c->rank, sh, st,
-	                                  ex_add(m->g, c->offset, ex_muli(m->g, c->stride[d], n / 2)))};
+	Val a = {.k = V_TENSOR, .t = view_x(m, arena_printf(m->a, "%s_a", m->nodename), x, c->rank, sh, st, c->offset)};
+	Val b = {.k = V_TENSOR, .t = view_x(m, arena_printf(m->a, "%s_b", m->nodename), x, c->rank, sh, st,
+	                                    ex_add(m->g, c->offset, ex_muli(m->g, c->stride[d], n / 2)))};
 	Val *ops[2] = {&a, &b};
 	return lw_elemwise(m, node, T_GLU, 2, ops);
 }
