@@ -18,8 +18,8 @@ run is compared with eager PyTorch at rtol 1e-4 / atol 1e-5.
     qwen2     a Qwen2 decoder layer (RMSNorm, rotary embedding, GQA, causal
               SDPA, SiLU MLP), dynamic sequence [1, 64]
     ops       tril/masked_fill/softmax attention, constant and reflect
-              padding, flip, roll, repeat, split, dropout and a SymInt
-              operand on a dynamic sequence [4, 64]
+              padding, flip, roll, repeat, split, dropout, a SymInt
+              operand and a full() of one on a dynamic sequence [4, 64]
     ops2      square, lerp, nan_to_num, round, sort, topk, vector norms,
               nearest and bilinear resampling, argmax/argmin, cumsum and
               one_hot and glu, along and across a dynamic batch [2, 40]
@@ -112,7 +112,8 @@ def make_models():
                 p = torch.nn.functional.pad(x, (1, 2, 3, 0)) + 1
                 r = torch.nn.functional.pad(x, (2, 2), mode="reflect")
                 u, v = self.drop(x).split([3, 5], dim=2)
-                return a * (t // 2), p, r, torch.flip(x, [1]) + torch.roll(x, 2, 1), x.repeat(1, 2, 1), u - v.sum(-1, True)
+                return (a * (t // 2), p, r, torch.flip(x, [1]) + torch.roll(x, 2, 1), x.repeat(1, 2, 1), u - v.sum(-1, True),
+                        torch.full((t, 2), t) + x[0, :, :2])
 
         s = Dim("seq", min=4, max=64)
         return Ops().eval(), (torch.randn(2, 9, 8),), ({1: s},), lambda sz: (randn(2, sz[0], 8, seed=sz[0]),), [(4, 64)]

@@ -306,9 +306,7 @@ static int broadcasts(Imp *m, int in, int out)
 	return 1;
 }
 
-/* A SymInt of run-time dims as a 0-d int64 transient holding its value
- * (the expression, computed by a block of its own). */
-static int symint_value(Imp *m, Expr *x)
+int lw_symint_value(Imp *m, Expr *x)
 {
 	int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_symint", m->nodename), DT_I64, CK_TRANSIENT, 0, NULL);
 	lw_c(m, id)->origin = "";
@@ -326,7 +324,7 @@ int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 {
 	for (int i = 0; i < n; i++)
 		if (ops[i]->k == V_INT && ops[i]->x) {
-			ops[i]->t = symint_value(m, ops[i]->x);
+			ops[i]->t = lw_symint_value(m, ops[i]->x);
 			ops[i]->k = V_TENSOR;
 		}
 	int out = lw_new_out(m, node, 0);

@@ -146,6 +146,9 @@ int lw_is_one(Imp *m, const Expr *e);
  * retried with every dim specialized (why names the reason); -1. */
 int lw_need_static(Imp *m, const char *why);
 int lw_view_x(Imp *m, const char *name, int src, int rank, Expr *const *shape, Expr **stride, Expr *offset);
+/* A SymInt of run-time dims as a 0-d int64 transient holding its value
+ * (the expression, computed by a block of its own). */
+int lw_symint_value(Imp *m, Expr *x);
 
 /* Bind the unbacked symbol that sizes dim `dim` of value `name` to v. */
 int lw_bind_size(Imp *m, const char *name, int dim, int64_t v);

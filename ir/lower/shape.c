@@ -741,9 +741,13 @@ int lower_fill(Imp *m, const cJSON *node)
 	double v = 0;
 	/* scalar_tensor(item()), full(size, item()): item's run-time number is a 0-d tensor */
 	const char *sa = p == FL_SCALAR ? "s" : p == FL_VALUE ? "fill_value" : p == FL_FILL ? "value" : NULL;
-	/* the sizes come from the output's metadata; a value of run-time dims would be a number at run time */
-	if (sa && lw_arg(m, sa)->x)
-		return lw_need_static(m, "a fill value of run-time dims");
+	/* the sizes come from the output's metadata; a value of run-time dims
+	 * (full((b,), b)) is a 0-d tensor of its value, as item()'s */
+	Val *sv = sa ? lw_arg(m, sa) : NULL;
+	if (sv && sv->k == V_INT && sv->x) {
+		sv->t = lw_symint_value(m, sv->x);
+		sv->k = V_TENSOR;
+	}
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
