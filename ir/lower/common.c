@@ -91,23 +91,20 @@ int lw_norm_dim(Imp *m, int64_t d, int rank)
 }
 
 /* A view of container src with explicit shape/strides/offset (root units). */
-int lw_view(Imp *m, const char *name, int src, int rank, const int64_t *shape, Expr **stride, Expr *offset)
-{
-	Expr *sh[MAXDIM];
-	for (int i = 0; i < rank; i++)
-		sh[i] = ex_int(m->g, shape[i]);
-	int id = sdfg_add_view(m->g, name, src, rank, sh, stride, offset);
-	lw_c(m, id)->origin = arena_strdup(m->a, name);
-	lw_bind(m, name, id);
-	return id;
-}
-
 int lw_view_x(Imp *m, const char *name, int src, int rank, Expr *const *shape, Expr **stride, Expr *offset)
 {
 	int id = sdfg_add_view(m->g, name, src, rank, shape, stride, offset);
 	lw_c(m, id)->origin = arena_strdup(m->a, name);
 	lw_bind(m, name, id);
 	return id;
+}
+
+int lw_view(Imp *m, const char *name, int src, int rank, const int64_t *shape, Expr **stride, Expr *offset)
+{
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < rank; i++)
+		sh[i] = ex_int(m->g, shape[i]);
+	return lw_view_x(m, name, src, rank, sh, stride, offset);
 }
 
 /* A contiguous copy of src (materializes a view). */

@@ -17,19 +17,20 @@
 #include "lower.h"
 
 /* A contiguous transient of the given shape, unnamed in the graph. */
-static int scratch(Imp *m, const char *hint, Dtype dt, int rank, const int64_t *shape)
-{
-	int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_%s", m->nodename, hint), dt, CK_TRANSIENT, rank, shape);
-	lw_c(m, id)->origin = "";
-	return id;
-}
-
-/* The same with sizes that may be run-time dims. */
 static int scratch_x(Imp *m, const char *hint, Dtype dt, int rank, Expr *const *shape)
 {
 	int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_%s", m->nodename, hint), dt, CK_TRANSIENT, rank, shape);
 	lw_c(m, id)->origin = "";
 	return id;
+}
+
+/* The same with constant sizes. */
+static int scratch(Imp *m, const char *hint, Dtype dt, int rank, const int64_t *shape)
+{
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < rank && i < MAXDIM; i++)
+		sh[i] = ex_int(m->g, shape[i]);
+	return scratch_x(m, hint, dt, rank, sh);
 }
 
 /* Output k computed into a container of shape[0..rank) (the graph's shape

@@ -24,13 +24,14 @@
 /* A view op whose result has nwant dims (and, when want is not NULL, that
  * shape) against what graph.tensor_values records for it: the view gets
  * the recorded shape, with a stride for each of the nwant dims only. */
+static int view_mismatch_x(Imp *m, int r, const char *on, const Meta *mt, int nwant, Expr *const *want);
+
 static int view_mismatch(Imp *m, int r, const char *on, const Meta *mt, int nwant, const int64_t *want)
 {
-	if (nwant == mt->rank && (!want || !memcmp(want, mt->shape, sizeof(int64_t) * (size_t)nwant)))
-		return 0;
-	lw_error(m, "%s of a rank-%d tensor cannot give '%s' with the rank %d and shape recorded for it", m->info->target, r,
-	         on, mt->rank);
-	return -1;
+	Expr *w[MAXDIM];
+	for (int i = 0; want && i < nwant && i < MAXDIM; i++)
+		w[i] = ex_int(m->g, want[i]);
+	return view_mismatch_x(m, r, on, mt, nwant, want ? w : NULL);
 }
 
 /* The same with sizes that may hold run-time dims (want NULL: the rank only). */
@@ -146,7 +147,7 @@ int lower_view(Imp *m, const cJSON *node)
 				st[i] = ex_int(m->g, 0);
 			else if (ex_eq(lw_dimx(m, x, j), lw_mdim(m, &mt, i)))
 				st[i] = s->stride[j];
-			else if (!ex_isint(lw_dimx(m, x, j), &(int64_t){0}))
+			else if (!ex_isint(lw_dimx(m, x, j), NULL))
 				return lw_need_static(m, "expand of a run-time dim that may be 1");
 			else
 				st[i] = ex_int(m->g, 0);
@@ -451,7 +452,7 @@ int lower_split(Imp *m, const cJSON *node)
 	out_list_name(node, 0, &n);
 	/* the size of every piece from the arguments, so that an unused
 	 * (unnamed) element still advances the offset */
-	if (lw_dynamic(m, x) && !ex_isint(lw_dimx(m, x, d), &(int64_t){0}))
+	if (lw_dynamic(m, x) && !ex_isint(lw_dimx(m, x, d), NULL))
 		return lw_need_static(m, "a split along a run-time dim");
 	int64_t len = lw_dim(m, x, d), size = 1;
 	if (p == SP_SIZE)
