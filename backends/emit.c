@@ -497,7 +497,7 @@ void emit_block(Em *e, Node *n)
 		if (t->code != T_INDEX && t->bind < 0 && t->store && t->wcr == W_SUM && !used && (vec || dc->dt == t->dt)) {
 			Buf lv = {0};
 			if (vec) {
-				buf_printf(&lv, "*(%s *)&", e->p->vcast(e, t->out.data));
+				buf_printf(&lv, "*(%s *)&", e->p->vcast(e, &t->out));
 			}
 			emit_lvalue(e, &lv, &t->out);
 			emit_line(e, "%s += %s;", lv.s, ex.s);
@@ -520,7 +520,7 @@ void emit_block(Em *e, Node *n)
 			continue;
 		Buf lv = {0};
 		if (vec) {
-			buf_printf(&lv, "*(%s *)&", e->p->vcast(e, t->out.data));
+			buf_printf(&lv, "*(%s *)&", e->p->vcast(e, &t->out));
 		}
 		emit_lvalue(e, &lv, &t->out);
 		const char *conv = dc->dt == DT_BF16 ? "dc_f2b" : dc->dt == DT_F16 ? "dc_f2h" : "";

@@ -35,7 +35,7 @@ typedef struct Printer {
 	 * lvalue of an element ("dc_vf" for locals, "dc_vfu" for memory) */
 	void (*voperand)(Em *e, Buf *b, const Operand *o);
 	int (*vexpr)(Em *e, Buf *b, const Tasklet *t, char *const *a);
-	const char *(*vcast)(Em *e, int container);
+	const char *(*vcast)(Em *e, const Memlet *m);
 	/* step functions: whether a step that checks returns its status (else
 	 * it reports through a flag of its own), the parameters after the
 	 * pointers and the matching arguments; step_begin and step_end (or

@@ -69,6 +69,49 @@ static int cpu_vexpr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	return 1;
 }
 
+/* Is e a multiple of L in every iteration? The vector map's variable is
+ * (it runs 0, L, 2L, ...); other variables are not known to be. */
+static int ex_multiple(const Expr *x, int64_t L, int vv)
+{
+	switch (x->k) {
+	case E_INT:
+		return x->v % L == 0;
+	case E_SYM:
+		return x->v == vv;
+	case E_ADD:
+		for (int i = 0; i < x->n; i++)
+			if (!ex_multiple(x->a[i], L, vv))
+				return 0;
+		return 1;
+	case E_MUL:
+		for (int i = 0; i < x->n; i++)
+			if (ex_multiple(x->a[i], L, vv))
+				return 1;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* A vector access of a local (declared aligned to 64 bytes) at an offset
+ * that is a whole number of vectors in every iteration: an aligned load or
+ * store. Anything else (every other container, a local read at a sliding
+ * offset such as a depthwise tap) is unaligned. */
+static int vec_aligned(Em *e, const Memlet *m)
+{
+	Container *c = sdfg_c(e->g, m->data);
+	if (sdfg_c(e->g, sdfg_root_of(e->g, m->data))->kind != CK_LOCAL)
+		return 0;
+	for (int d = 0; d < c->rank; d++) {
+		int64_t st;
+		if (!ex_isint(c->stride[d], &st))
+			return 0;
+		if (st % e->lanes != 0 && !ex_multiple(m->idx[d], e->lanes, e->vecvar))
+			return 0;
+	}
+	return 1;
+}
+
 /* A SCHED_VECTOR operand: constants and invariant memlets broadcast,
  * unit-stride memlets loaded as one vector. */
 static void cpu_voperand(Em *e, Buf *b, const Operand *o)
@@ -79,9 +122,8 @@ static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 		buf_puts(b, ")");
 		return;
 	}
-	Container *r = sdfg_c(e->g, sdfg_root_of(e->g, o->m.data));
 	if (emit_uses_vec(e, &o->m)) {
-		buf_printf(b, "(*(%s *)&", r->kind == CK_LOCAL ? "dc_vf" : "const dc_vfu");
+		buf_printf(b, "(*(%s *)&", vec_aligned(e, &o->m) ? "dc_vf" : "const dc_vfu");
 		emit_lvalue(e, b, &o->m);
 		buf_puts(b, ")");
 	} else {
@@ -91,9 +133,9 @@ static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 	}
 }
 
-static const char *cpu_vcast(Em *e, int c)
+static const char *cpu_vcast(Em *e, const Memlet *m)
 {
-	return sdfg_c(e->g, sdfg_root_of(e->g, c))->kind == CK_LOCAL ? "dc_vf" : "dc_vfu";
+	return vec_aligned(e, m) ? "dc_vf" : "dc_vfu";
 }
 
 /* The statement that fails the run from inside the loops: forward jumps

@@ -29,8 +29,9 @@
  * counts. A float32 GEMM whose B is known only at run time (attention's
  * QK^T and PV, linear with an activation weight) uses the same tile reading
  * B in place (copied to row-major first when it is not unit-stride along
- * N). Depthwise 2-d convolution (groups == channels) has its own kernel,
- * vectorized along the output width. Anything else (non-float types,
+ * N). Depthwise 2-d convolution (groups == channels) has its own kernels:
+ * on SIMD targets the input in stride-phase planes read flat, whole rows
+ * per vector map (conv_depthwise); elsewhere strips along the width. Anything else (non-float types,
  * weights known only at run time, direct convolution with groups of
  * fewer than 4 output channels; a transposed one takes the tiled kernel
  * even then, its zero-padded channel lanes costing less than the
@@ -222,6 +223,18 @@ static int padded_input(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, c
 	return src;
 }
 
+/* acc + bias[oc] (no bias: acc), in block b; returns the value. */
+static int plus_bias(Sdfg *g, Node *b, Operand acc, int bias, Expr *oc)
+{
+	int v = sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, &acc);
+	if (bias >= 0) {
+		Expr *bix[1] = {oc};
+		Operand a2[2] = {opd_val(v), opd_mem(bias, 1, bix)};
+		v = sdfg_tasklet(g, b, T_ADD, DT_F32, 2, a2);
+	}
+	return v;
+}
+
 /* ---- convolution ----------------------------------------------------------------- */
 
 /* One spatial axis of a tiled convolution kernel. The output loop
@@ -262,14 +275,14 @@ static int64_t conv_w_at(const void *ctx, int gi, int64_t k, int64_t n)
 
 static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label);
 
-/* Depthwise 2-d convolution (one input channel per group, any channel
- * multiplier), float32: a zero-padded copy of the input as large as the
+/* Depthwise 2-d convolution without SIMD (target none, the GPUs: one
+ * output strip per thread), float32: a zero-padded copy of the input as large as the
  * kernel reads, then per (n, oc, oh) a strip acc[T] of output pixels along
  * the width, updated for every tap (kh, kw) with one weight scalar times
  * T consecutive input pixels (unit stride when stride_w is 1, so the strip
  * map is vectorized), stored once with the bias. The width remainder gets
  * its own narrower strip. Weights are read in place (constant or not). */
-static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+static int conv_depthwise_strips(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
 	int64_t s[2], p[2], d[2];
@@ -321,16 +334,185 @@ static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 		Node *ls = xp_loop(g, low->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tt), 1, &vo);
 		Node *sb = xp_block(g, ls->body, label);
 		Expr *si[1] = {ex_sym(g, vo)};
-		Operand a1[1] = {opd_mem(acc, 1, si)};
-		int v = sdfg_tasklet(g, sb, T_ASSIGN, DT_F32, 1, a1);
-		if (bias >= 0) {
-			Expr *bix[1] = {ex_sym(g, vc)};
-			Operand a2[2] = {opd_val(v), opd_mem(bias, 1, bix)};
-			v = sdfg_tasklet(g, sb, T_ADD, DT_F32, 2, a2);
-		}
+		int v = plus_bias(g, sb, opd_mem(acc, 1, si), bias, ex_sym(g, vc));
 		Expr *yi[4] = {ex_sym(g, vn), ex_sym(g, vc), ex_sym(g, voh), ex_add(g, ex_sym(g, vow), ex_sym(g, vo))};
 		sdfg_store(sb, v, xp_memlet(out, 4, yi), W_NONE);
 	}
+	return 0;
+}
+
+/* Depthwise 2-d convolution (one input channel per group, any channel
+ * multiplier), float32, on SIMD targets. Input channel c is copied into
+ * phase planes P[a][b][r][q] = x[n][c][r*sh + a - ph][q*sw + b - pw] (zero
+ * outside x), so tap (kh, kw) of output (oh, ow) reads plane ((kh*dh) % sh,
+ * (kw*dw) % sw) at row oh + (kh*dh)/sh, column ow + (kw*dw)/sw: unit stride
+ * along the width at any stride. A plane is read flat, one row of PW
+ * columns after the other, so one vector map covers R whole output rows at
+ * once: acc[f] += plane[base + f] * w[oc][kh][kw] for f in [0, F), F = R*PW
+ * rounded up to whole vectors. The columns past OW of each row (and the
+ * rows past OH of the last tile) are computed and dropped; the planes have
+ * rows enough that no read leaves them. Small feature maps (7x7, 14x14)
+ * thus run full vectors instead of one short strip per row, and stride 2
+ * reads no gathers. The planes are a local of the channel (copied while
+ * the channel's input is in cache, read from L1/L2 by its taps) when they
+ * fit the stack budget, else one transient for all channels. The store
+ * maps the valid (r, ow) of acc to y with the bias, where the epilogue
+ * fuses. */
+typedef struct {
+	int64_t s[2], p[2], d[2];
+	int64_t C, OC, OH, OW, KH, KW, mult;
+	int64_t R, ntiles, F, PH, PW;
+	int local, planes;        /* planes: a local [a][b][PH][PW], or a transient [N][C][a][b][PH][PW], flat */
+} DwConv;
+
+/* Read of plane (a, b) at flat position f, for batch n and input channel c. */
+static Operand dw_plane(Sdfg *g, const DwConv *k, Expr *n, Expr *c, Expr *a, Expr *b, Expr *f)
+{
+	Expr *i[3] = {n, c, ex_add(g, ex_muli(g, ex_add(g, ex_muli(g, a, k->s[1]), b), k->PH * k->PW), f)};
+	return k->local ? opd_mem(k->planes, 1, i + 2) : opd_mem(k->planes, 3, i);
+}
+
+/* The copy of input channel c of batch n into its planes, in seq (local
+ * planes), or of every channel into the transient (seq: the conv's): the
+ * planes zeroed, then per plane the rows and columns that fall inside x
+ * copied without bounds checks (unit stride, or a constant stride the C
+ * compiler vectorizes as an interleaved load). */
+static void dw_copy(Sdfg *g, DwConv *k, Node *seq, int in, Expr *n, Expr *c, const char *label)
+{
+	int v[2], vz, vr, vq;
+	Node *cur = seq;
+	if (!k->local) {
+		cur = xp_loop(g, cur, N_MAP, "n", ex_int(g, 0), sdfg_c(g, in)->shape[0], 1, &v[0])->body;
+		cur = xp_loop(g, cur, N_MAP, "c", ex_int(g, 0), ex_int(g, k->C), 1, &v[1])->body;
+		n = ex_sym(g, v[0]), c = ex_sym(g, v[1]);
+	}
+	int64_t H = dim(g, in, 2), W = dim(g, in, 3);
+	Node *zb = xp_block(g, xp_loop(g, cur, N_MAP, "z", ex_int(g, 0), ex_int(g, k->s[0] * k->s[1] * k->PH * k->PW), 1,
+	                               &vz)->body, label);
+	Operand z[1] = {opd_const(0)};
+	Operand zd = dw_plane(g, k, n, c, ex_int(g, 0), ex_int(g, 0), ex_sym(g, vz));
+	sdfg_store(zb, sdfg_tasklet(g, zb, T_ASSIGN, DT_F32, 1, z), zd.m, W_NONE);
+	for (int64_t a = 0; a < k->s[0]; a++) {
+		/* plane row r reads x row r*sh + a - ph: inside for r in [rlo, rhi);
+		 * column q of plane b reads x column q*sw + b - pw: inside for q in
+		 * [qlo[b], qhi[b]) */
+		int64_t rlo = MAX(0, (k->p[0] - a + k->s[0] - 1) / k->s[0]);
+		int64_t rhi = MIN(k->PH, (H - 1 + k->p[0] - a) / k->s[0] + 1);
+		int64_t qlo[8], qhi[8], QL = 0, QH = k->PW;
+		for (int64_t b = 0; b < k->s[1]; b++) {
+			qlo[b] = MAX(0, (k->p[1] - b + k->s[1] - 1) / k->s[1]);
+			qhi[b] = MIN(k->PW, (W - 1 + k->p[1] - b) / k->s[1] + 1);
+			QL = MAX(QL, qlo[b]), QH = MIN(QH, qhi[b]);
+		}
+		if (rhi <= rlo)
+			continue;
+		/* the columns every plane has in one loop (the planes' reads of one
+		 * x row together: the C compiler loads the row and deinterleaves),
+		 * then each plane's own first and last columns */
+		for (int part = 0; part < 3; part++)
+			for (int64_t b = 0; b < (part ? k->s[1] : 1); b++) {
+				int64_t lo = part == 0 ? QL : part == 1 ? qlo[b] : MAX(QH, qlo[b]);
+				int64_t hi = part == 0 ? QH : part == 1 ? MIN(QL, qhi[b]) : qhi[b];
+				if (hi <= lo)
+					continue;
+				Node *lr = xp_loop(g, cur, N_MAP, "r", ex_int(g, 0), ex_int(g, rhi - rlo), 1, &vr);
+				Node *cb = xp_block(g, xp_loop(g, lr->body, N_MAP, "q", ex_int(g, 0), ex_int(g, hi - lo), 1, &vq)->body,
+				                    label);
+				Expr *r = ex_addi(g, ex_sym(g, vr), rlo), *q = ex_addi(g, ex_sym(g, vq), lo);
+				for (int64_t bb = part ? b : 0; bb < (part ? b + 1 : k->s[1]); bb++) {
+					Expr *xi[4] = {n, c, ex_addi(g, ex_muli(g, r, k->s[0]), a - k->p[0]),
+					               ex_addi(g, ex_muli(g, q, k->s[1]), bb - k->p[1])};
+					Operand rd[1] = {opd_mem(in, 4, xi)};
+					Operand dst = dw_plane(g, k, n, c, ex_int(g, a), ex_int(g, bb), ex_add(g, ex_muli(g, r, k->PW), q));
+					sdfg_store(cb, sdfg_tasklet(g, cb, T_ASSIGN, DT_F32, 1, rd), dst.m, W_NONE);
+				}
+			}
+	}
+}
+
+/* The tile of R output rows at t of channel oc (input channel c): acc[F]
+ * zeroed, updated tap by tap, stored with the bias. */
+static void dw_tile(Sdfg *g, const DwConv *k, Node *seq, int w, int bias, int out, Expr *n, Expr *c, Expr *oc,
+                    const char *label)
+{
+	int vt, vkh, vkw, vo, vr, vw;
+	Node *lt = xp_loop(g, seq, N_MAP, "t", ex_int(g, 0), ex_int(g, k->ntiles), 1, &vt);
+	int64_t ash[1] = {k->F};
+	int acc = xp_local(g, "acc", DT_F32, 1, ash, lt);
+	Node *zb = xp_block(g, xp_loop(g, lt->body, N_MAP, "o", ex_int(g, 0), ex_int(g, k->F), 1, &vo)->body, label);
+	Expr *zi[1] = {ex_sym(g, vo)};
+	Operand z[1] = {opd_const(0)};
+	sdfg_store(zb, sdfg_tasklet(g, zb, T_ASSIGN, DT_F32, 1, z), xp_memlet(acc, 1, zi), W_NONE);
+
+	Node *lkh = xp_loop(g, lt->body, N_FOR, "kh", ex_int(g, 0), ex_int(g, k->KH), 1, &vkh);
+	Node *lkw = xp_loop(g, lkh->body, N_FOR, "kw", ex_int(g, 0), ex_int(g, k->KW), 1, &vkw);
+	Node *ub = xp_block(g, xp_loop(g, lkw->body, N_MAP, "o", ex_int(g, 0), ex_int(g, k->F), 1, &vo)->body, label);
+	Expr *th = ex_muli(g, ex_sym(g, vkh), k->d[0]), *tw = ex_muli(g, ex_sym(g, vkw), k->d[1]);
+	Expr *row = ex_add(g, ex_muli(g, ex_sym(g, vt), k->R), ex_div(g, th, ex_int(g, k->s[0])));
+	Expr *f = ex_add(g, ex_add(g, ex_muli(g, row, k->PW), ex_div(g, tw, ex_int(g, k->s[1]))), ex_sym(g, vo));
+	Expr *wi[4] = {oc, ex_int(g, 0), ex_sym(g, vkh), ex_sym(g, vkw)};
+	Operand ab[2] = {dw_plane(g, k, n, c, ex_mod(g, th, ex_int(g, k->s[0])), ex_mod(g, tw, ex_int(g, k->s[1])), f),
+	                 opd_mem(w, 4, wi)};
+	Expr *ai[1] = {ex_sym(g, vo)};
+	sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 1, ai), W_SUM);
+
+	/* y[n][oc][t*R + r][ow] = acc[r*PW + ow] + bias[oc] for the rows of the tile */
+	Expr *oh0 = ex_muli(g, ex_sym(g, vt), k->R);
+	Expr *rhi = k->OH % k->R == 0 ? ex_int(g, k->R) : ex_min(g, ex_int(g, k->R), ex_sub(g, ex_int(g, k->OH), oh0));
+	Node *lr = xp_loop(g, lt->body, N_MAP, "r", ex_int(g, 0), rhi, 1, &vr);
+	Node *sb = xp_block(g, xp_loop(g, lr->body, N_MAP, "ow", ex_int(g, 0), ex_int(g, k->OW), 1, &vw)->body, label);
+	Expr *si[1] = {ex_add(g, ex_muli(g, ex_sym(g, vr), k->PW), ex_sym(g, vw))};
+	int val = plus_bias(g, sb, opd_mem(acc, 1, si), bias, oc);
+	Expr *yi[4] = {n, oc, ex_add(g, oh0, ex_sym(g, vr)), ex_sym(g, vw)};
+	sdfg_store(sb, val, xp_memlet(out, 4, yi), W_NONE);
+}
+
+static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+{
+	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
+	DwConv k = {.C = dim(g, in, 1), .OC = dim(g, out, 1), .OH = dim(g, out, 2), .OW = dim(g, out, 3),
+	            .KH = dim(g, w, 2), .KW = dim(g, w, 3)};
+	lib_ints(l, "stride", k.s, 2);
+	lib_ints(l, "padding", k.p, 2);
+	lib_ints(l, "dilation", k.d, 2);
+	k.mult = k.OC / k.C;
+	if (k.s[1] > 8) /* dw_copy's planes per row */
+		return conv_depthwise_strips(g, l, seq, label, t);
+	int64_t L = t->vec_lanes, Fmax = 16 * L;
+	/* the furthest phase row and column a tap reaches */
+	int64_t mh = (k.KH - 1) * k.d[0] / k.s[0], mw = (k.KW - 1) * k.d[1] / k.s[1];
+	k.PW = k.OW + mw;
+	k.R = MAX(1, MIN(k.OH, Fmax / k.PW));
+	k.ntiles = (k.OH + k.R - 1) / k.R;
+	k.R = (k.OH + k.ntiles - 1) / k.ntiles;
+	k.F = (k.R * k.PW + L - 1) / L * L;
+	k.PH = ((k.ntiles - 1) * k.R * k.PW + mh * k.PW + mw + k.F + k.PW - 1) / k.PW;
+	int64_t plane = k.PH * k.PW, bytes = k.s[0] * k.s[1] * plane * 4;
+	k.local = bytes <= t->row_bytes / 2;
+
+	Expr *N = sdfg_c(g, in)->shape[0];
+	if (!k.local) {
+		Expr *psh[3] = {N, ex_int(g, k.C), ex_int(g, k.s[0] * k.s[1] * plane)};
+		k.planes = sdfg_add_container_x(g, arena_printf(g->arena, "%s_planes", sdfg_c(g, in)->name), DT_F32,
+		                                CK_TRANSIENT, 3, psh);
+		sdfg_c(g, k.planes)->origin = "";
+		dw_copy(g, &k, seq, in, NULL, NULL, label);
+	}
+	int vn, vc, vm;
+	Node *ln = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), sdfg_c(g, out)->shape[0], 1, &vn);
+	Node *lc = xp_loop(g, ln->body, N_MAP, "c", ex_int(g, 0), ex_int(g, k.C), 1, &vc);
+	Expr *n = ex_sym(g, vn), *c = ex_sym(g, vc), *oc = c;
+	if (k.local) {
+		int64_t psh[1] = {k.s[0] * k.s[1] * plane};
+		k.planes = xp_local(g, "planes", DT_F32, 1, psh, lc);
+		dw_copy(g, &k, lc->body, in, n, c, label);
+	}
+	Node *cur = lc->body;
+	if (k.mult > 1) {
+		cur = xp_loop(g, cur, N_MAP, "m", ex_int(g, 0), ex_int(g, k.mult), 1, &vm)->body;
+		oc = ex_add(g, ex_muli(g, c, k.mult), ex_sym(g, vm));
+	}
+	dw_tile(g, &k, cur, w, bias, out, n, c, oc, label);
 	return 0;
 }
 
@@ -446,13 +628,7 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 		Node *sb = xp_block(g, lsx->body, label);
 		Expr *oc = ex_add(g, ex_add(g, ex_muli(g, gi, OCg), ex_muli(g, ex_sym(g, vnb), tn)), ex_sym(g, so));
 		Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
-		Operand a1[1] = {opd_mem(acc, 2, ri)};
-		int v = sdfg_tasklet(g, sb, T_ASSIGN, DT_F32, 1, a1);
-		if (bias >= 0) {
-			Expr *bix[1] = {oc};
-			Operand a2[2] = {opd_val(v), opd_mem(bias, 1, bix)};
-			v = sdfg_tasklet(g, sb, T_ADD, DT_F32, 2, a2);
-		}
+		int v = plus_bias(g, sb, opd_mem(acc, 2, ri), bias, oc);
 		Expr *yi[MAXDIM] = {ex_sym(g, vn), oc};
 		for (int d = 0; d < nd; d++) {
 			Expr *vd = d == nd - 1 ? ex_add(g, V[d], ex_sym(g, sx)) : V[d];
@@ -476,7 +652,7 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	int f32 = x->dt == DT_F32 && sdfg_c(g, w)->dt == DT_F32 && sdfg_c(g, out)->dt == DT_F32 &&
 	          (bias < 0 || sdfg_c(g, bias)->dt == DT_F32);
 	if (nd == 2 && G > 1 && G == dim(g, in, 1) && !tr && f32 && dim(g, out, 3) > 0 && dim(g, out, 2) > 0)
-		return conv_depthwise(g, l, seq, label, t);
+		return t->vec_lanes > 1 ? conv_depthwise(g, l, seq, label, t) : conv_depthwise_strips(g, l, seq, label, t);
 	int64_t C = dim(g, in, 1), OC = dim(g, out, 1);
 	int64_t Cg = C / G, OCg = OC / G;
 	/* a run-time batch (dim -1) is an outer loop around the same kernels */

@@ -279,6 +279,39 @@ def test_conv(tmp_path):
     check_cases(tmp_path, "conv", cases)
 
 
+def test_depthwise(tmp_path):
+    """The depthwise kernel's phase planes and flat row tiles: strides 1 to 3
+    (and unequal), dilation, channel multipliers, kernels wider than the
+    image, no padding, several row tiles with a short last one, and planes
+    too large for the stack (one transient for every channel)."""
+    torch = require("torch")
+    nn = torch.nn
+    g = _gen(14)
+    torch.manual_seed(14)
+    k3s2 = nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=16).eval()
+    k5s2 = nn.Conv2d(16, 16, 5, stride=2, padding=2, groups=16, bias=False).eval()
+    k7 = nn.Conv2d(16, 16, 7, padding=3, groups=16).eval()
+    k3s3 = nn.Conv2d(16, 16, 3, stride=3, padding=(0, 2), groups=16).eval()
+    k3s12 = nn.Conv2d(16, 16, (3, 5), stride=(1, 2), padding=(1, 2), dilation=(2, 1), groups=16).eval()
+    mult = nn.Conv2d(8, 24, 3, stride=2, padding=1, groups=8).eval()
+    valid = nn.Conv2d(16, 16, 3, groups=16).eval()
+    big = nn.Conv2d(2, 2, 3, padding=1, groups=2).eval()
+    big_s2 = nn.Conv2d(2, 2, 3, stride=2, padding=1, groups=2).eval()
+    x = torch.randn(2, 16, 37, 41, generator=g)
+    small = torch.randn(1, 16, 5, 4, generator=g)
+    cases = [
+        Case("dw_strides", lambda a: (k3s2(a), k5s2(a), k3s3(a), k3s12(a)), (x,)),
+        Case("dw_k7_valid", lambda a, b: (k7(a), valid(a), k7(b), k3s2(b)), (x, small)),
+        Case("dw_multiplier", lambda a: F_relu6(mult(a)), (x[:, :8],)),
+        Case("dw_large_planes", lambda a: (big(a), big_s2(a)), (torch.randn(2, 2, 210, 203, generator=g),)),
+    ]
+    check_cases(tmp_path, "depthwise", cases)
+
+
+def F_relu6(t):
+    return t.clamp(0, 6)
+
+
 def _fold_input(g, n, c, out, k, d=(1, 1), p=(0, 0), s=(1, 1)):
     """Random columns for F.fold: ([n,] c*kh*kw, L), L the number of blocks."""
     torch = require("torch")
