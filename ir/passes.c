@@ -22,6 +22,9 @@ static const PassParam expand_params[] = {
 	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)"},
 	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)"},
 	{"pack_weights", "bool", "true", "repack constant weights into the micro-kernel's layout at compile time"},
+	{"pointwise_max_channels", "int", "32",
+	 "SIMD targets: 1x1 stride-1 convolutions with at most this many input channels vectorize along the pixels "
+	 "(stores of whole vectors) instead of the output channels; 0: never"},
 	{"attention_scores_mb", "int", "256",
 	 "GPU targets: attention whose scores (batch x heads x queries x keys) fit this many MiB runs as two tiled "
 	 "contractions and a softmax through device memory; 0: one query row per block (no scores in memory)"},

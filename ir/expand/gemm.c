@@ -638,6 +638,68 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 	}
 }
 
+/* Pointwise (1x1, stride 1, one group) 2-d convolution on SIMD targets,
+ * vectorized along the pixels, NCHW's contiguous dim: y[n][oc][h][w] =
+ * sum_c W[oc][c] * x[n][c][h][w] is the GEMM W x X with the weights as the
+ * broadcast operand, so the tile acc[to][tp] holds to output channels (the
+ * unrolled rows, weights packed wp[nb][c][to]) by tp pixels of one image
+ * row (the vector lanes), and the store writes whole vectors of y. The
+ * channel-vectorized kernel would store its tile transposed, one pixel per
+ * lane: with few input channels (MobileNet's expansions) those stores cost
+ * more than the FMAs. With many (ResNet-50's 256 -> 64), the channel
+ * kernel wins: its weight panel is one stream, where this kernel reads a
+ * row segment of every input channel (1.2 against 0.5 ms for ResNet-50's
+ * 56x56 256 -> 64 layers), hence expand.pointwise_max_channels. This covers the columns [0, W0), W0 a multiple of
+ * the lanes; the caller runs the rest. */
+static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *t, int in, int wp, int out, int bias,
+                           int64_t W0)
+{
+	int64_t C = dim(g, in, 1), OC = dim(g, out, 1), H = dim(g, out, 2);
+	int TO = t->tm, L = t->vec_lanes;
+	int64_t NBf = OC / TO;
+	for (int part = 0; part < 2; part++) {
+		int to = part ? (int)(OC % TO) : TO;
+		if (to == 0 || (!part && NBf == 0))
+			continue;
+		int vn, vnb, vh;
+		Node *cur = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), sdfg_c(g, out)->shape[0], 1, &vn)->body;
+		Expr *nb = ex_int(g, NBf);
+		if (!part) {
+			cur = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NBf), 1, &vnb)->body;
+			nb = ex_sym(g, vnb);
+		}
+		cur = xp_loop(g, cur, N_MAP, "h", ex_int(g, 0), ex_int(g, H), 1, &vh)->body;
+		Expr *oc0 = ex_muli(g, nb, TO);
+		/* pixel tiles of tn lanes, then of one vector */
+		int64_t wfull = W0 / t->tn * t->tn;
+		for (int wpart = 0; wpart < 2; wpart++) {
+			int64_t lo = wpart ? wfull : 0, hi = wpart ? W0 : wfull;
+			int tp = wpart ? L : t->tn;
+			if (hi <= lo)
+				continue;
+			int vw, acc, vk, vx, vo, sx, so;
+			Node *lw = xp_loop(g, cur, N_MAP, "w", ex_int(g, lo), ex_int(g, hi), tp, &vw);
+			int64_t ash[2] = {to, tp};
+			acc = xp_local(g, "acc", DT_F32, 2, ash, lw);
+			tile_zero(g, lw->body, acc, to, tp, label);
+			Node *lk = xp_loop(g, lw->body, N_FOR, "k", ex_int(g, 0), ex_int(g, C), 1, &vk);
+			Node *ub = tile_update_block(g, lk->body, to, tp, label, &vx, &vo);
+			Expr *wi[4] = {ex_int(g, 0), nb, ex_sym(g, vk), ex_sym(g, vx)};
+			Expr *xi[4] = {ex_sym(g, vn), ex_sym(g, vk), ex_sym(g, vh), ex_add(g, ex_sym(g, vw), ex_sym(g, vo))};
+			Operand ab[2] = {opd_mem(wp, 4, wi), opd_mem(in, 4, xi)};
+			Expr *ai[2] = {ex_sym(g, vx), ex_sym(g, vo)};
+			sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, ai), W_SUM);
+			Node *lsx = xp_loop(g, lw->body, N_MAP, "x", ex_int(g, 0), ex_int(g, to), 1, &sx);
+			Node *sb = xp_block(g, xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tp), 1, &so)->body, label);
+			Expr *oc = ex_add(g, oc0, ex_sym(g, sx));
+			Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
+			int v = plus_bias(g, sb, opd_mem(acc, 2, ri), bias, oc);
+			Expr *yi[4] = {ex_sym(g, vn), oc, ex_sym(g, vh), ex_add(g, ex_sym(g, vw), ex_sym(g, so))};
+			sdfg_store(sb, v, xp_memlet(out, 4, yi), W_NONE);
+		}
+	}
+}
+
 int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
@@ -700,6 +762,23 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	}
 	if (padded)
 		src = padded_input(g, seq, in, nd, ps, pb, label);
+
+	/* 1x1 stride 1: whole vectors of pixels in conv_pointwise, the
+	 * remaining columns below */
+	int64_t W0 = 0;
+	if (nd == 2 && G == 1 && !tr && !padded && C <= t->pw_max_c && t->vec_lanes > 1 && t->tn % t->vec_lanes == 0 && t->tm <= 16 &&
+	    dim(g, w, 2) == 1 && dim(g, w, 3) == 1 && s[0] == 1 && s[1] == 1)
+		W0 = dim(g, out, 3) / t->vec_lanes * t->vec_lanes;
+	if (W0 > 0) {
+		ConvW *cw = arena_alloc(g->arena, sizeof *cw);
+		*cw = (ConvW){g, w, 0, nd, OC, C, {ph[0][0], ph[1][0]}};
+		int wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name),
+		                     (Panels){sdfg_root_of(g, w), 1, t->tm, C, OC, 0, 0, 0, conv_w_at, cw});
+		conv_pointwise(g, seq, label, t, in, wp, out, bias, W0);
+		if (W0 == dim(g, out, 3))
+			return 0;
+		ph[1][0].lo = W0;
+	}
 
 	/* One kernel per combination of phases, each with its packed weights
 	 * [G][NB][Cg*taps][tn]. */

@@ -308,6 +308,27 @@ def test_depthwise(tmp_path):
     check_cases(tmp_path, "depthwise", cases)
 
 
+def test_pointwise(tmp_path):
+    """1x1 stride-1 convolutions with few input channels, vectorized along
+    the pixels: widths that are whole vectors and widths with a remainder
+    (run by the channel kernel), output channels that are and are not whole
+    tiles, a fused residual add and activation, a batch of two."""
+    torch = require("torch")
+    nn = torch.nn
+    g = _gen(15)
+    torch.manual_seed(15)
+    expand = nn.Conv2d(16, 96, 1).eval()
+    project = nn.Conv2d(24, 20, 1, bias=False).eval()
+    narrow = nn.Conv2d(8, 5, 1).eval()
+    x = torch.randn(2, 16, 9, 64, generator=g)
+    r = torch.randn(2, 20, 7, 37, generator=g)
+    cases = [
+        Case("pw_expand", lambda a: (F_relu6(expand(a)), narrow(a[:, :8])), (x,)),
+        Case("pw_residual", lambda a, b: torch.relu(project(a) + b), (torch.randn(2, 24, 7, 37, generator=g), r)),
+    ]
+    check_cases(tmp_path, "pointwise", cases)
+
+
 def F_relu6(t):
     return t.clamp(0, 6)
 
