@@ -147,6 +147,21 @@ void emit_lvalue(Em *e, Buf *b, const Memlet *m)
 	buf_puts(b, "]");
 }
 
+/* The distance in elements between lanes of a vector access (0: the same
+ * element in every lane, 1: consecutive; anything else the schedule
+ * allowed only for a map worth gathers, schedule.c). */
+int64_t emit_vec_stride(Em *e, const Memlet *m)
+{
+	Container *c = sdfg_c(e->g, m->data);
+	int64_t total = 0;
+	for (int d = 0; d < c->rank; d++) {
+		int64_t k = 0, st = 0;
+		if (ex_uses(m->idx[d], e->vecvar) && ex_coeff(e->g, m->idx[d], e->vecvar, &k) && ex_isint(c->stride[d], &st))
+			total += k * st;
+	}
+	return total;
+}
+
 int emit_uses_vec(Em *e, const Memlet *m)
 {
 	if (e->vecvar < 0)
@@ -519,6 +534,14 @@ void emit_block(Em *e, Node *n)
 		if (!t->store)
 			continue;
 		Buf lv = {0};
+		if (vec && emit_vec_stride(e, &t->out) != 1) {
+			/* a scattered store (schedule.c: W_NONE only) */
+			buf_puts(&lv, "&");
+			emit_lvalue(e, &lv, &t->out);
+			emit_line(e, "dc_vscatter(%s, %lld, t%d);", lv.s, (long long)emit_vec_stride(e, &t->out), i);
+			buf_free(&lv);
+			continue;
+		}
 		if (vec) {
 			buf_printf(&lv, "*(%s *)&", e->p->vcast(e, &t->out));
 		}

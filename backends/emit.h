@@ -75,6 +75,7 @@ void emit_line(Em *e, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void emit_double(Buf *b, double v, Dtype d);
 void emit_lvalue(Em *e, Buf *b, const Memlet *m);
 int emit_uses_vec(Em *e, const Memlet *m);
+int64_t emit_vec_stride(Em *e, const Memlet *m);
 /* An operand as a C expression of compute type want. */
 void emit_operand(Em *e, Buf *b, const Operand *o, Dtype want);
 /* Scalar C expression of tasklet t from formatted operands a; 0 if the

@@ -122,7 +122,11 @@ static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 		buf_puts(b, ")");
 		return;
 	}
-	if (emit_uses_vec(e, &o->m)) {
+	if (emit_uses_vec(e, &o->m) && emit_vec_stride(e, &o->m) != 1) {
+		buf_puts(b, "dc_vgather(&");
+		emit_lvalue(e, b, &o->m);
+		buf_printf(b, ", %lld)", (long long)emit_vec_stride(e, &o->m));
+	} else if (emit_uses_vec(e, &o->m)) {
 		buf_printf(b, "(*(%s *)&", vec_aligned(e, &o->m) ? "dc_vf" : "const dc_vfu");
 		emit_lvalue(e, b, &o->m);
 		buf_puts(b, ")");
@@ -338,6 +342,32 @@ static const char vmath[] =
 	"\tdc_vf r = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;\n"
 	"\treturn (dc_vf)((dc_vi)(1.0f - r * dc_vexp(-(x * x))) ^ sg); }\n";
 
+/* Does a vector map below n gather or scatter (a strided operand)? */
+static int has_strided(Em *e, Node *n)
+{
+	if (n->kind == N_SEQ) {
+		for (int i = 0; i < n->nkids; i++)
+			if (has_strided(e, n->kids[i]))
+				return 1;
+		return 0;
+	}
+	if (n->kind == N_BLOCK)
+		return 0;
+	if (n->sched != SCHED_VECTOR || n->body->nkids != 1 || n->body->kids[0]->kind != N_BLOCK)
+		return has_strided(e, n->body);
+	Node *b = n->body->kids[0];
+	int saved = e->vecvar, any = 0;
+	e->vecvar = n->var;
+	for (int i = 0; i < b->nts && !any; i++) {
+		Tasklet *t = &b->ts[i];
+		for (int j = 0; j < t->nin; j++)
+			any |= t->in[j].kind == OPD_MEM && emit_uses_vec(e, &t->in[j].m) && emit_vec_stride(e, &t->in[j].m) != 1;
+		any |= t->store && emit_uses_vec(e, &t->out) && emit_vec_stride(e, &t->out) != 1;
+	}
+	e->vecvar = saved;
+	return any;
+}
+
 static void emit_helpers(Em *e)
 {
 	Buf *b = e->b;
@@ -357,6 +387,10 @@ static void emit_helpers(Em *e)
 		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
 		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
 		buf_puts(b, vmath);
+		if (has_strided(e, e->g->root))
+			buf_printf(b, "static inline dc_vf dc_vgather(const float *p, int64_t s) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = p[i * s]; return v; }\n"
+			              "static inline void dc_vscatter(float *p, int64_t s, dc_vf v) { for (int i = 0; i < %d; i++) p[i * s] = v[i]; }\n",
+			           L, L);
 	}
 	buf_puts(b, "\n");
 }

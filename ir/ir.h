@@ -205,7 +205,9 @@ typedef struct {
 /* The tasklet codes, one row each: X(code, name, arity, vec). arity counts
  * the operands; vec is 1 where the CPU vector printer has a SIMD version
  * (float32 only; schedule.c vectorizes a map only if every code in it has
- * one). Every code has a scalar form in every printer: adding a code is one
+ * one), 2 where that version is also so much cheaper than the scalar one
+ * (exp and the functions built on it) that a map holding it vectorizes
+ * even when it must gather or scatter strided operands. Every code has a scalar form in every printer: adding a code is one
  * row here plus one case in each printer's switch (backends/emit.c,
  * backends/emit_cpu.c), and test_ir checks that no printer lacks it. */
 #define TCODES(X) \
@@ -213,9 +215,9 @@ typedef struct {
 	X(T_NEG, "neg", 1, 1) \
 	X(T_ABS, "abs", 1, 1) \
 	X(T_RELU, "relu", 1, 1) \
-	X(T_SIGMOID, "sigmoid", 1, 1) \
-	X(T_TANH, "tanh", 1, 1) \
-	X(T_EXP, "exp", 1, 1) \
+	X(T_SIGMOID, "sigmoid", 1, 2) \
+	X(T_TANH, "tanh", 1, 2) \
+	X(T_EXP, "exp", 1, 2) \
 	X(T_LOG, "log", 1, 0) \
 	X(T_SQRT, "sqrt", 1, 0) \
 	X(T_RSQRT, "rsqrt", 1, 0) \
@@ -228,9 +230,9 @@ typedef struct {
 	X(T_SIN, "sin", 1, 0) \
 	X(T_COS, "cos", 1, 0) \
 	X(T_NOT, "not", 1, 0) \
-	X(T_GELU, "gelu", 1, 1) \
-	X(T_GELU_TANH, "gelu_tanh", 1, 1) \
-	X(T_SILU, "silu", 1, 1) \
+	X(T_GELU, "gelu", 1, 2) \
+	X(T_GELU_TANH, "gelu_tanh", 1, 2) \
+	X(T_SILU, "silu", 1, 2) \
 	X(T_HARDSIGMOID, "hardsigmoid", 1, 1) \
 	X(T_HARDSWISH, "hardswish", 1, 1) \
 	X(T_SIGN, "sign", 1, 0) \
@@ -286,7 +288,7 @@ typedef struct {
 	X(T_FRAC, "frac", 1, 0)             /* a - trunc(a) */ \
 	X(T_ROUND_DEC, "round_decimals", 1, 0) /* a rounded to p[0] decimal digits (negative: tens) */ \
 	X(T_NAN_TO_NUM, "nan_to_num", 2, 0) /* NaN -> b, +inf -> p[0], -inf -> p[1] */ \
-	X(T_GLU, "glu", 2, 1)               /* a * sigmoid(b), rounded once */ \
+	X(T_GLU, "glu", 2, 2)               /* a * sigmoid(b), rounded once */ \
 	X(T_LERP, "lerp", 3, 0)             /* a + c*(b - a) if |c| < 0.5, else b - (b - a)*(1 - c) */ \
 	X(T_XLOGY, "xlogy", 2, 0)           /* NaN if b is NaN, else 0 if a == 0, else a*log(b) */ \
 	X(T_ASSERT, "assert", 1, 0)
@@ -306,7 +308,7 @@ typedef enum {
 typedef struct {
 	const char *name;
 	int arity;
-	int vec;        /* the CPU vector printer has a SIMD version */
+	int vec;        /* the CPU vector printer has a SIMD version (2: worth gathers) */
 } TCodeInfo;
 extern const TCodeInfo tcode_info[NTCODES];
 extern const char *const tcode_name[NTCODES];

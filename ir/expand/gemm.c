@@ -623,9 +623,11 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 		/* store: y[n][g*OCg + nb*tn + o][omul*v + oadd ...] = acc[x][o] + bias */
 		int so, sx;
 		Expr *ohi = OCg % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, OCg), ex_muli(g, ex_sym(g, vnb), tn)));
-		Node *lso = xp_loop(g, low->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
-		Node *lsx = xp_loop(g, lso->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
-		Node *sb = xp_block(g, lsx->body, label);
+		/* pixels outer, channels inner: the lanes run along the channels,
+		 * so a fused exp-based activation vectorizes (schedule.c) */
+		Node *lsx = xp_loop(g, low->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
+		Node *lso = xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
+		Node *sb = xp_block(g, lso->body, label);
 		Expr *oc = ex_add(g, ex_add(g, ex_muli(g, gi, OCg), ex_muli(g, ex_sym(g, vnb), tn)), ex_sym(g, so));
 		Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
 		int v = plus_bias(g, sb, opd_mem(acc, 2, ri), bias, oc);

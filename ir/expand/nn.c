@@ -65,14 +65,58 @@ int expand_batchnorm(Sdfg *g, LibNode *l, Node *seq, const char *label, const Xp
 
 /* ---- pooling ---------------------------------------------------------------------- */
 
+/* Global average pooling (adaptive to size 1, squeeze-excitation's
+ * squeeze) of a float32 input whose spatial dims are contiguous: each
+ * plane read flat, in vector lanes (xp_lane_fold), instead of one scalar
+ * chain of adds as long as the plane. 0: not that case. */
+static int pool_global_avg(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile, int sd)
+{
+	int in = l->in[0], out = l->out[0];
+	Container *o = sdfg_c(g, out), *x = sdfg_c(g, in);
+	int r = o->rank, L = tile->vec_lanes;
+	int64_t n, st, plane = 1;
+	if (L < 2 || lib_int(l, "mode", PL_MAX) != PL_ADAPTIVE || l->nout > 1 || o->dt != DT_F32 || x->dt != DT_F32)
+		return 0;
+	for (int d = r - 1; d >= sd; d--) {
+		if (!ex_isint(o->shape[d], &n) || n != 1 || !ex_isint(x->shape[d], &n) || !ex_isint(x->stride[d], &st) ||
+		    st != plane)
+			return 0;
+		plane *= n;
+	}
+	Expr *sh[MAXDIM], *str[MAXDIM], *idx[MAXDIM], *oi[MAXDIM];
+	int vars[MAXDIM];
+	Node *body = seq, *owner = NULL;
+	for (int d = 0; d < sd; d++) {
+		owner = xp_loop(g, body, N_MAP, "i", ex_int(g, 0), o->shape[d], 1, &vars[d]);
+		body = owner->body;
+		sh[d] = x->shape[d], str[d] = x->stride[d];
+		idx[d] = oi[d] = ex_sym(g, vars[d]);
+	}
+	if (!owner)
+		return 0;
+	sh[sd] = ex_int(g, plane), str[sd] = ex_int(g, 1), idx[sd] = NULL;
+	for (int d = sd; d < r; d++)
+		oi[d] = ex_int(g, 0);
+	int flat = sdfg_add_view(g, arena_printf(g->arena, "%s_planes", x->name), in, sd + 1, sh, str, x->offset);
+	int64_t sl[1] = {L};
+	int part = xp_local(g, "part", DT_F32, 1, sl, owner), tot = xp_local(g, "sum", DT_F32, 0, NULL, owner);
+	xp_lane_fold(g, body, L, ex_int(g, plane), label, part, tot, T_ADD, 0, flat, sd + 1, idx, sd, -1, 0);
+	Node *fb = xp_block(g, body, label);
+	Expr *none[1] = {NULL};
+	Operand fin[2] = {opd_mem(tot, 0, none), opd_const((double)plane)};
+	sdfg_store(fb, sdfg_tasklet(g, fb, T_DIV, DT_F32, 2, fin), xp_memlet(out, r, oi), W_NONE);
+	return 1;
+}
+
 int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
-	(void)tile;
 	int in = l->in[0], out = l->out[0];
 	Container *o = sdfg_c(g, out), *x = sdfg_c(g, in);
 	int r = o->rank;                        /* [N,] C, spatial dims */
 	int ns = (int)lib_int(l, "nd", 2);      /* spatial dims: 2 or 3 */
 	int sd = r - ns;                        /* first spatial dim */
+	if (pool_global_avg(g, l, seq, label, tile, sd))
+		return 0;
 	int vars[MAXDIM];
 	Node *body = xp_nest(g, seq, out, vars);
 	Node *owmap = body->parent;

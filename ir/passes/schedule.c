@@ -11,7 +11,13 @@
  *             a value symbol stays scalar in the vector body, so it must not
  *             depend on the map variable: the index is then the same in
  *             every lane (embedding rows, index_put rows); a gather along
- *             the innermost dim stays a scalar loop.
+ *             the innermost dim stays a scalar loop. A map whose block
+ *             has an exp-based tasklet (tcode_info vec 2: sigmoid, SiLU,
+ *             GELU, tanh) vectorizes also with constant non-unit strides:
+ *             the backend gathers and scatters those operands lane by
+ *             lane, still far cheaper than a scalar expf per element (the
+ *             channel-vectorized convolution's transposed store, where
+ *             the activation fuses).
  *   unroll    a map of constant extent <= 16 whose body holds a vector map:
  *             SCHED_UNROLL, so a register tile is straight-line code.
  *   parallel  (openmp) the outermost maps of each top-level child: the
@@ -44,7 +50,7 @@
 
 #include "../ir.h"
 
-static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses)
+static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses, int strided)
 {
 	Container *c = sdfg_c(g, m->data);
 	/* unit stride in var on the addressed memory: sum over dims of
@@ -62,10 +68,12 @@ static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses)
 		if (k * st != 0)
 			*uses = 1;
 	}
-	return total == 0 || total == 1;
+	return total == 0 || total == 1 || strided;
 }
 
-static int block_vec_ok(Sdfg *g, Node *b, int var)
+/* strided: constant non-unit strides are fine (gathered loads, scattered
+ * plain stores) */
+static int block_vec_ok(Sdfg *g, Node *b, int var, int strided)
 {
 	if (b->kind != N_BLOCK || b->lib)
 		return 0;
@@ -77,7 +85,7 @@ static int block_vec_ok(Sdfg *g, Node *b, int var)
 				Operand *o = &t->in[j];
 				int uses = 0;
 				if (o->kind == OPD_VAL || (o->kind == OPD_EXPR && ex_uses(o->e, var)) ||
-				    (o->kind == OPD_MEM && (o->guard || !memlet_vec_ok(g, &o->m, var, &uses) || uses)))
+				    (o->kind == OPD_MEM && (o->guard || !memlet_vec_ok(g, &o->m, var, &uses, 0) || uses)))
 					return 0;
 			}
 			if (t->store)
@@ -93,20 +101,29 @@ static int block_vec_ok(Sdfg *g, Node *b, int var)
 				return 0;
 			if (o->kind != OPD_MEM)
 				continue;
-			if (sdfg_c(g, o->m.data)->dt != DT_F32 || !memlet_vec_ok(g, &o->m, var, &uses))
+			if (sdfg_c(g, o->m.data)->dt != DT_F32 || !memlet_vec_ok(g, &o->m, var, &uses, strided))
 				return 0;
 			if (o->guard && uses)
 				return 0;
 		}
 		if (t->store) {
 			int uses = 0;
-			if (sdfg_c(g, t->out.data)->dt != DT_F32 || !memlet_vec_ok(g, &t->out, var, &uses))
+			if (sdfg_c(g, t->out.data)->dt != DT_F32 || !memlet_vec_ok(g, &t->out, var, &uses, strided && t->wcr == W_NONE))
 				return 0;
 			if (!uses)
 				return 0; /* every lane would store the same element */
 		}
 	}
 	return 1;
+}
+
+/* Does block b hold a tasklet whose SIMD version is worth gathers? */
+static int block_costly(Node *b)
+{
+	for (int i = 0; b->kind == N_BLOCK && i < b->nts; i++)
+		if (b->ts[i].bind < 0 && tcode_info[b->ts[i].code].vec == 2)
+			return 1;
+	return 0;
 }
 
 static int64_t extent(Node *m)
@@ -129,7 +146,9 @@ static void vectorize(Sdfg *g, Node *n, int lanes)
 		vectorize(g, n->body, lanes);
 		if (n->kind == N_MAP && n->step == 1 && n->body->nkids == 1) {
 			int64_t e = extent(n), lo;
-			if (e >= lanes && ex_isint(n->lo, &lo) && lo == 0 && block_vec_ok(g, n->body->kids[0], n->var))
+			Node *b = n->body->kids[0];
+			if (e >= lanes && ex_isint(n->lo, &lo) && lo == 0 &&
+			    (block_vec_ok(g, b, n->var, 0) || (block_costly(b) && block_vec_ok(g, b, n->var, 1))))
 				n->sched = SCHED_VECTOR;
 		}
 		/* unroll a small map around vector maps */

@@ -329,6 +329,28 @@ def test_pointwise(tmp_path):
     check_cases(tmp_path, "pointwise", cases)
 
 
+def test_conv_activations(tmp_path):
+    """exp-based activations fused into the channel-vectorized convolution's
+    store, which vectorizes along the channels with scattered stores (and a
+    gathered residual): SiLU, GELU, sigmoid, tanh; channel counts that are
+    and are not whole tiles; the global average pool read in lanes."""
+    torch = require("torch")
+    nn = torch.nn
+    F = torch.nn.functional
+    g = _gen(16)
+    torch.manual_seed(16)
+    c64 = nn.Conv2d(40, 64, 3, padding=1).eval()
+    c40 = nn.Conv2d(40, 40, 1).eval()
+    x = torch.randn(2, 40, 11, 13, generator=g)
+    cases = [
+        Case("conv_silu_gelu", lambda a: (F.silu(c64(a)), F.gelu(c40(a)), F.gelu(c64(a), approximate="tanh")), (x,)),
+        Case("conv_sigmoid_residual", lambda a: (torch.sigmoid(c40(a) + a), torch.tanh(c64(a)) * 2), (x,)),
+        Case("global_avg_pool", lambda a: (F.adaptive_avg_pool2d(a, 1), F.adaptive_avg_pool2d(a[:, :, 1:], (1, 1)),
+                                           F.adaptive_avg_pool2d(F.silu(a), 1) * a), (x,)),
+    ]
+    check_cases(tmp_path, "conv_act", cases)
+
+
 def F_relu6(t):
     return t.clamp(0, 6)
 
