@@ -13,11 +13,12 @@
  *             every lane (embedding rows, index_put rows); a gather along
  *             the innermost dim stays a scalar loop. A map whose block
  *             has an exp-based tasklet (tcode_info vec 2: sigmoid, SiLU,
- *             GELU, tanh) vectorizes also with constant non-unit strides:
- *             the backend gathers and scatters those operands lane by
- *             lane, still far cheaper than a scalar expf per element (the
- *             channel-vectorized convolution's transposed store, where
- *             the activation fuses).
+ *             GELU, tanh) or two operations at least vectorizes also with
+ *             constant non-unit strides: the backend gathers and scatters
+ *             those operands lane by lane, still far cheaper than a scalar
+ *             expf per element or a scalar epilogue (the channel-vectorized
+ *             convolution's transposed store, where bias, activation and
+ *             residual fuse).
  *   unroll    a map of constant extent <= 16 whose body holds a vector map:
  *             SCHED_UNROLL, so a register tile is straight-line code.
  *   parallel  (openmp) the outermost maps of each top-level child: the
@@ -117,13 +118,22 @@ static int block_vec_ok(Sdfg *g, Node *b, int var, int strided)
 	return 1;
 }
 
-/* Does block b hold a tasklet whose SIMD version is worth gathers? */
+/* Is block b's arithmetic worth gathers and scatters: a tasklet whose SIMD
+ * version is far cheaper than its scalar one, or two operations at least
+ * (a fused epilogue: bias and activation, a residual add)? A copy or one
+ * operation stays a scalar loop. */
 static int block_costly(Node *b)
 {
-	for (int i = 0; b->kind == N_BLOCK && i < b->nts; i++)
-		if (b->ts[i].bind < 0 && tcode_info[b->ts[i].code].vec == 2)
+	int ops = 0;
+	for (int i = 0; b->kind == N_BLOCK && i < b->nts; i++) {
+		Tasklet *t = &b->ts[i];
+		if (t->bind >= 0)
+			continue;
+		if (tcode_info[t->code].vec == 2)
 			return 1;
-	return 0;
+		ops += t->code != T_ASSIGN;
+	}
+	return ops >= 2;
 }
 
 static int64_t extent(Node *m)
