@@ -372,14 +372,29 @@ static Operand dw_plane(Sdfg *g, const DwConv *k, Expr *n, Expr *c, Expr *a, Exp
 	return k->local ? opd_mem(k->planes, 1, i + 2) : opd_mem(k->planes, 3, i);
 }
 
+/* Zeros into rows [r0, r1) x columns [q0, q1) of plane (a, b). */
+static void dw_zero(Sdfg *g, const DwConv *k, Node *seq, Expr *n, Expr *c, int64_t a, int64_t b, int64_t r0, int64_t r1,
+                    int64_t q0, int64_t q1, const char *label)
+{
+	int vr, vq;
+	if (r1 <= r0 || q1 <= q0)
+		return;
+	Node *lr = xp_loop(g, seq, N_MAP, "r", ex_int(g, 0), ex_int(g, r1 - r0), 1, &vr);
+	Node *zb = xp_block(g, xp_loop(g, lr->body, N_MAP, "q", ex_int(g, 0), ex_int(g, q1 - q0), 1, &vq)->body, label);
+	Operand z[1] = {opd_const(0)};
+	Expr *f = ex_add(g, ex_muli(g, ex_addi(g, ex_sym(g, vr), r0), k->PW), ex_addi(g, ex_sym(g, vq), q0));
+	Operand zd = dw_plane(g, k, n, c, ex_int(g, a), ex_int(g, b), f);
+	sdfg_store(zb, sdfg_tasklet(g, zb, T_ASSIGN, DT_F32, 1, z), zd.m, W_NONE);
+}
+
 /* The copy of input channel c of batch n into its planes, in seq (local
- * planes), or of every channel into the transient (seq: the conv's): the
- * planes zeroed, then per plane the rows and columns that fall inside x
- * copied without bounds checks (unit stride, or a constant stride the C
- * compiler vectorizes as an interleaved load). */
+ * planes), or of every channel into the transient (seq: the conv's): per
+ * plane the rows and columns that fall inside x copied without bounds
+ * checks (unit stride, or a constant stride the C compiler vectorizes as
+ * an interleaved load), and zeros around them. */
 static void dw_copy(Sdfg *g, DwConv *k, Node *seq, int in, Expr *n, Expr *c, const char *label)
 {
-	int v[2], vz, vr, vq;
+	int v[2], vr, vq;
 	Node *cur = seq;
 	if (!k->local) {
 		cur = xp_loop(g, cur, N_MAP, "n", ex_int(g, 0), sdfg_c(g, in)->shape[0], 1, &v[0])->body;
@@ -387,11 +402,6 @@ static void dw_copy(Sdfg *g, DwConv *k, Node *seq, int in, Expr *n, Expr *c, con
 		n = ex_sym(g, v[0]), c = ex_sym(g, v[1]);
 	}
 	int64_t H = dim(g, in, 2), W = dim(g, in, 3);
-	Node *zb = xp_block(g, xp_loop(g, cur, N_MAP, "z", ex_int(g, 0), ex_int(g, k->s[0] * k->s[1] * k->PH * k->PW), 1,
-	                               &vz)->body, label);
-	Operand z[1] = {opd_const(0)};
-	Operand zd = dw_plane(g, k, n, c, ex_int(g, 0), ex_int(g, 0), ex_sym(g, vz));
-	sdfg_store(zb, sdfg_tasklet(g, zb, T_ASSIGN, DT_F32, 1, z), zd.m, W_NONE);
 	for (int64_t a = 0; a < k->s[0]; a++) {
 		/* plane row r reads x row r*sh + a - ph: inside for r in [rlo, rhi);
 		 * column q of plane b reads x column q*sw + b - pw: inside for q in
@@ -403,6 +413,15 @@ static void dw_copy(Sdfg *g, DwConv *k, Node *seq, int in, Expr *n, Expr *c, con
 			qlo[b] = MAX(0, (k->p[1] - b + k->s[1] - 1) / k->s[1]);
 			qhi[b] = MIN(k->PW, (W - 1 + k->p[1] - b) / k->s[1] + 1);
 			QL = MAX(QL, qlo[b]), QH = MIN(QH, qhi[b]);
+		}
+		rlo = MIN(rlo, k->PH), rhi = MAX(rhi, rlo);
+		for (int64_t b = 0; b < k->s[1]; b++) {
+			/* inside x: [lo, hi) of rows [rlo, rhi); none if empty */
+			int64_t lo = qhi[b] > qlo[b] ? qlo[b] : 0, hi = qhi[b] > qlo[b] ? qhi[b] : 0;
+			dw_zero(g, k, cur, n, c, a, b, 0, rlo, 0, k->PW, label);
+			dw_zero(g, k, cur, n, c, a, b, rhi, k->PH, 0, k->PW, label);
+			dw_zero(g, k, cur, n, c, a, b, rlo, rhi, 0, lo, label);
+			dw_zero(g, k, cur, n, c, a, b, rlo, rhi, hi, k->PW, label);
 		}
 		if (rhi <= rlo)
 			continue;
@@ -430,31 +449,38 @@ static void dw_copy(Sdfg *g, DwConv *k, Node *seq, int in, Expr *n, Expr *c, con
 	}
 }
 
-/* The tile of R output rows at t of channel oc (input channel c): acc[F]
- * zeroed, updated tap by tap, stored with the bias. */
+/* The tile of R output rows at t of channel oc (input channel c): the
+ * register tile acc[X][L] (F = X*L flat positions) zeroed and updated tap
+ * by tap, copied to the flat row buffer rows[F], stored with the bias. The
+ * tile stays in vector registers through the taps because only constant
+ * indices reach it; the store's (r, ow) read the copy. */
 static void dw_tile(Sdfg *g, const DwConv *k, Node *seq, int w, int bias, int out, Expr *n, Expr *c, Expr *oc,
-                    const char *label)
+                    const char *label, int L)
 {
-	int vt, vkh, vkw, vo, vr, vw;
+	int vt, vkh, vkw, vx, vo, vr, vw;
+	int X = (int)(k->F / L);
 	Node *lt = xp_loop(g, seq, N_MAP, "t", ex_int(g, 0), ex_int(g, k->ntiles), 1, &vt);
-	int64_t ash[1] = {k->F};
-	int acc = xp_local(g, "acc", DT_F32, 1, ash, lt);
-	Node *zb = xp_block(g, xp_loop(g, lt->body, N_MAP, "o", ex_int(g, 0), ex_int(g, k->F), 1, &vo)->body, label);
-	Expr *zi[1] = {ex_sym(g, vo)};
-	Operand z[1] = {opd_const(0)};
-	sdfg_store(zb, sdfg_tasklet(g, zb, T_ASSIGN, DT_F32, 1, z), xp_memlet(acc, 1, zi), W_NONE);
+	int64_t ash[2] = {X, L}, fsh[1] = {k->F};
+	int acc = xp_local(g, "acc", DT_F32, 2, ash, lt), rows = xp_local(g, "rows", DT_F32, 1, fsh, lt);
+	tile_zero(g, lt->body, acc, X, L, label);
 
 	Node *lkh = xp_loop(g, lt->body, N_FOR, "kh", ex_int(g, 0), ex_int(g, k->KH), 1, &vkh);
 	Node *lkw = xp_loop(g, lkh->body, N_FOR, "kw", ex_int(g, 0), ex_int(g, k->KW), 1, &vkw);
-	Node *ub = xp_block(g, xp_loop(g, lkw->body, N_MAP, "o", ex_int(g, 0), ex_int(g, k->F), 1, &vo)->body, label);
+	Node *ub = tile_update_block(g, lkw->body, X, L, label, &vx, &vo);
 	Expr *th = ex_muli(g, ex_sym(g, vkh), k->d[0]), *tw = ex_muli(g, ex_sym(g, vkw), k->d[1]);
 	Expr *row = ex_add(g, ex_muli(g, ex_sym(g, vt), k->R), ex_div(g, th, ex_int(g, k->s[0])));
-	Expr *f = ex_add(g, ex_add(g, ex_muli(g, row, k->PW), ex_div(g, tw, ex_int(g, k->s[1]))), ex_sym(g, vo));
+	Expr *xo = ex_add(g, ex_muli(g, ex_sym(g, vx), L), ex_sym(g, vo));
+	Expr *f = ex_add(g, ex_add(g, ex_muli(g, row, k->PW), ex_div(g, tw, ex_int(g, k->s[1]))), xo);
 	Expr *wi[4] = {oc, ex_int(g, 0), ex_sym(g, vkh), ex_sym(g, vkw)};
 	Operand ab[2] = {dw_plane(g, k, n, c, ex_mod(g, th, ex_int(g, k->s[0])), ex_mod(g, tw, ex_int(g, k->s[1])), f),
 	                 opd_mem(w, 4, wi)};
-	Expr *ai[1] = {ex_sym(g, vo)};
-	sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 1, ai), W_SUM);
+	Expr *ai[2] = {ex_sym(g, vx), ex_sym(g, vo)};
+	sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, ai), W_SUM);
+	Node *cb = tile_update_block(g, lt->body, X, L, label, &vx, &vo);
+	Expr *ci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
+	Operand cv[1] = {opd_mem(acc, 2, ci)};
+	Expr *ri[1] = {ex_add(g, ex_muli(g, ex_sym(g, vx), L), ex_sym(g, vo))};
+	sdfg_store(cb, sdfg_tasklet(g, cb, T_ASSIGN, DT_F32, 1, cv), xp_memlet(rows, 1, ri), W_NONE);
 
 	/* y[n][oc][t*R + r][ow] = acc[r*PW + ow] + bias[oc] for the rows of the tile */
 	Expr *oh0 = ex_muli(g, ex_sym(g, vt), k->R);
@@ -462,7 +488,7 @@ static void dw_tile(Sdfg *g, const DwConv *k, Node *seq, int w, int bias, int ou
 	Node *lr = xp_loop(g, lt->body, N_MAP, "r", ex_int(g, 0), rhi, 1, &vr);
 	Node *sb = xp_block(g, xp_loop(g, lr->body, N_MAP, "ow", ex_int(g, 0), ex_int(g, k->OW), 1, &vw)->body, label);
 	Expr *si[1] = {ex_add(g, ex_muli(g, ex_sym(g, vr), k->PW), ex_sym(g, vw))};
-	int val = plus_bias(g, sb, opd_mem(acc, 1, si), bias, oc);
+	int val = plus_bias(g, sb, opd_mem(rows, 1, si), bias, oc);
 	Expr *yi[4] = {n, oc, ex_add(g, oh0, ex_sym(g, vr)), ex_sym(g, vw)};
 	sdfg_store(sb, val, xp_memlet(out, 4, yi), W_NONE);
 }
@@ -478,7 +504,8 @@ static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 	k.mult = k.OC / k.C;
 	if (k.s[1] > 8) /* dw_copy's planes per row */
 		return conv_depthwise_strips(g, l, seq, label, t);
-	int64_t L = t->vec_lanes, Fmax = 16 * L;
+	/* a register tile of up to 2*tm vectors (the GEMM tile's register count) */
+	int64_t L = t->vec_lanes, Fmax = MIN(16, 2 * t->tm) * L;
 	/* the furthest phase row and column a tap reaches */
 	int64_t mh = (k.KH - 1) * k.d[0] / k.s[0], mw = (k.KW - 1) * k.d[1] / k.s[1];
 	k.PW = k.OW + mw;
@@ -512,7 +539,7 @@ static int conv_depthwise(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 		cur = xp_loop(g, cur, N_MAP, "m", ex_int(g, 0), ex_int(g, k.mult), 1, &vm)->body;
 		oc = ex_add(g, ex_muli(g, c, k.mult), ex_sym(g, vm));
 	}
-	dw_tile(g, &k, cur, w, bias, out, n, c, oc, label);
+	dw_tile(g, &k, cur, w, bias, out, n, c, oc, label, (int)L);
 	return 0;
 }
 

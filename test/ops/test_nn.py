@@ -297,6 +297,9 @@ def test_depthwise(tmp_path):
     valid = nn.Conv2d(16, 16, 3, groups=16).eval()
     big = nn.Conv2d(2, 2, 3, padding=1, groups=2).eval()
     big_s2 = nn.Conv2d(2, 2, 3, stride=2, padding=1, groups=2).eval()
+    # phases that read no input (all zeros), padding wider than the kernel
+    s3p2 = nn.Conv2d(4, 4, 3, stride=3, padding=2, groups=4).eval()
+    s2p4 = nn.Conv2d(4, 4, 3, stride=2, padding=4, groups=4).eval()
     x = torch.randn(2, 16, 37, 41, generator=g)
     small = torch.randn(1, 16, 5, 4, generator=g)
     cases = [
@@ -304,6 +307,8 @@ def test_depthwise(tmp_path):
         Case("dw_k7_valid", lambda a, b: (k7(a), valid(a), k7(b), k3s2(b)), (x, small)),
         Case("dw_multiplier", lambda a: F_relu6(mult(a)), (x[:, :8],)),
         Case("dw_large_planes", lambda a: (big(a), big_s2(a)), (torch.randn(2, 2, 210, 203, generator=g),)),
+        Case("dw_empty_phases", lambda a, b: (s3p2(a), s2p4(a), s3p2(b)),
+             (torch.randn(1, 4, 2, 5, generator=g), torch.randn(2, 4, 9, 8, generator=g))),
     ]
     check_cases(tmp_path, "depthwise", cases)
 
