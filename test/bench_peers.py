@@ -263,7 +263,7 @@ def output_to(path):
 
 def export_onnx(model, inputs, path):
     import torch
-    # The exporter prints its progress and warnings: they go to a log beside the file.
+    # The exporters print progress and warnings: they go to a log beside the file.
     with output_to(path.with_name(path.name + ".log")):
         torch.onnx.export(model, inputs, str(path), dynamo=True, external_data=False)
 
@@ -300,7 +300,6 @@ class Case:
 
     def __init__(self, args, name, batch, key):
         import bench_models
-        import export
         import numpy as np
         import torch
         from torch.utils.flop_counter import FlopCounterMode
@@ -321,13 +320,17 @@ class Case:
         self.pt2 = args.dir / f"{self.tag}.pt2"
         self.onnx = args.dir / f"{self.tag}.onnx"
         self.export_s = {}
-        self.export_s["pt2"], self.pt2_error = cached_export(
-            self.pt2, key, lambda p: export.export(self.model, self.inputs, p, ir="training", form="pt2"))
+        self.export_s["pt2"], self.pt2_error = cached_export(self.pt2, key, self.export_pt2)
         self.export_s["onnx"], self.onnx_error = cached_export(
             self.onnx, key, lambda p: export_onnx(self.model, self.inputs, p))
         self.lib, self.compile_s, self.lib_error = None, None, self.pt2_error and f"export: {self.pt2_error}"
         if not self.pt2_error:
             self.compile()
+
+    def export_pt2(self, path):
+        import export
+        with output_to(path.with_name(path.name + ".log")):
+            export.export(self.model, self.inputs, path, ir="training", form="pt2")
 
     def compile(self):
         outdir = self.dir / f"doccc-{self.args.category}"
@@ -388,7 +391,8 @@ class Case:
                "doccc": self.doccc(threads, repeat, warmup)}
         # The 1-minute load average after the row: how busy the machine was beside it.
         row = dict(model=self.name, batch=self.batch, threads=threads, repeat=repeat, warmup=warmup,
-                   flops=self.flops, engines=res, loadavg_1m=os.getloadavg()[0])
+                   flops=self.flops, engines=res, loadavg_1m=os.getloadavg()[0],
+                   ref_abs_max=max(float(abs(w).max()) for w in self.ref))
         peers = [res[e]["median_ms"] for e in ("ORT", "OpenVINO") if "median_ms" in res[e]]
         if "median_ms" in res["doccc"] and peers:
             row["ratio"] = res["doccc"]["median_ms"] / min(peers)
@@ -457,7 +461,8 @@ def print_report(rows, threads, peak, peak_lines):
               f"(doccc {e['doccc']['median_ms']:.2f} ms, {best[1]} {best[0]:.2f} ms)")
     bad = [r for r in rows if r["engines"]["doccc"].get("within_tolerance") is False]
     print(f"doccc outside rtol {RTOL:g} / atol {ATOL:g}: "
-          + (", ".join(f"{r['model']} b{r['batch']} {r['threads']}T" for r in bad) or "none"))
+          + (", ".join(f"{r['model']} b{r['batch']} {r['threads']}T (outputs up to {r['ref_abs_max']:.3g})"
+                       for r in bad) or "none"))
     errors = [(r, k, e["error"]) for r in rows for k, e in r["engines"].items() if "error" in e]
     if errors:
         print("errors:")
