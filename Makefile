@@ -6,7 +6,9 @@
 #   make test       install what is missing, run the whole suite
 #   make asan       the suite under address and undefined-behaviour sanitizers
 #   make fuzz       every fuzz harness for FUZZ_SECONDS each (test/fuzz/fuzz.mk)
-#   make bench      latency of doccc libraries next to PyTorch, then the compile-scaling table
+#   make bench      latency of doccc libraries next to PyTorch; then next to ONNX Runtime and
+#                   OpenVINO (test/bench_peers.py, which pip-installs the pinned peers it lacks);
+#                   then the dynamic-shape and compile-scaling tables
 #   make bench-compile  compile time and memory for 0.1 to 2 GB of weights (test/bench_compile.py)
 #   make bench-gpu-build  fill build/bench-gpu/ for the GPU benchmark (test/bench_gpu.py)
 #   make bench-gpu  the same, then the benchmark here if a GPU is visible, else the
@@ -129,8 +131,11 @@ test-only: all unit fuzz-replay
 demo-only: all
 	$(MAKE) -C examples/resnet18 DOCCC=$(CURDIR)/$(BUILD)/doccc PYTHON=$(PYTHON)
 
+# bench_peers.py installs its pinned peers (onnxruntime, openvino, onnx,
+# onnxscript) into $(PYTHON) when they are missing, never touching torch or numpy.
 bench-only: all
 	$(PYTHON) test/bench.py
+	$(PYTHON) test/bench_peers.py
 	$(PYTHON) test/bench_dynamic.py
 	$(PYTHON) test/bench_compile.py
 

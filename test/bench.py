@@ -45,17 +45,42 @@ OUT = ROOT / "build" / "bench"
 LATENCY = re.compile(r"latency: median ([0-9.]+) ms, min ([0-9.]+) ms over (\d+) runs")
 
 
+def time_calls(fn, repeat, warmup):
+    """(median, min) in ms of `repeat` calls of fn() after `warmup` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    ms = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ms), min(ms)
+
+
 def time_torch(fn, inputs, repeat, warmup):
     import torch
     with torch.no_grad():
-        for _ in range(warmup):
-            fn(*inputs)
-        ms = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            fn(*inputs)
-            ms.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ms), min(ms)
+        return time_calls(lambda: fn(*inputs), repeat, warmup)
+
+
+def make_recurrent(cell, batch, size=256, steps=100):
+    """(model, inputs) of a 2-layer LSTM or GRU (cell), input and hidden `size`, over
+    `steps` steps; the model returns the sequence and the final states."""
+    import torch
+    torch.manual_seed(0)
+    rnn = cell(size, size, num_layers=2).eval()
+
+    class Recurrent(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = rnn
+
+        def forward(self, x):
+            y, h = self.rnn(x)
+            return (y, *h) if isinstance(h, tuple) else (y, h)
+
+    g = torch.Generator().manual_seed(1234)
+    return Recurrent().eval(), (torch.randn(steps, batch, size, generator=g),)
 
 
 def make_bench_model(name):
@@ -79,21 +104,8 @@ def make_bench_model(name):
         mask[:, 100:] = 0
         return model, (ids, types, mask)
     if name in ("lstm", "lstm_b16", "gru", "gru_b16"):
-        torch.manual_seed(0)
         cell = torch.nn.LSTM if name.startswith("lstm") else torch.nn.GRU
-        rnn = cell(256, 256, num_layers=2).eval()
-
-        class Recurrent(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.rnn = rnn
-
-            def forward(self, x):
-                y, h = self.rnn(x)
-                return (y, *h) if isinstance(h, tuple) else (y, h)
-
-        g = torch.Generator().manual_seed(1234)
-        return Recurrent().eval(), (torch.randn(100, 16 if name.endswith("_b16") else 1, 256, generator=g),)
+        return make_recurrent(cell, 16 if name.endswith("_b16") else 1)
     raise SystemExit(f"bench: unknown model '{name}' (resnet18, vit_tiny, bert_mini, lstm, lstm_b16, gru, gru_b16)")
 
 

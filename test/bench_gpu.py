@@ -176,6 +176,22 @@ def _token_inputs(batch, seq, vocab, pad):
     return ids, types, mask
 
 
+def make_gpt2(cfg):
+    """The GPT-2-style decoder of config cfg (vocab, ctx, dim, layers, heads) with
+    fixed-seed N(0, 0.02) weights and random LayerNorms, in eval mode (also
+    test/bench_models.py's gpt2)."""
+    import torch
+    import models_zoo
+    torch.manual_seed(0)
+    model = _bench_modules()[0](**cfg)
+    with torch.no_grad():
+        for mod in model.modules():
+            if isinstance(mod, (torch.nn.Linear, torch.nn.Embedding)):
+                torch.nn.init.normal_(mod.weight, 0.0, 0.02)
+    models_zoo._randomize_layernorm(model, torch.Generator().manual_seed(1))
+    return model.eval()
+
+
 def make_case(name, batch, small=False):
     """(model in eval mode, inputs) of a bench case on the CPU; small: the sizes --simulate uses."""
     import torch
@@ -197,17 +213,10 @@ def make_case(name, batch, small=False):
         seq = 16 if small else 128
         return model, _token_inputs(batch, seq, cfg["vocab"], 4 if small else 28)
     if name == "gpt2":
-        torch.manual_seed(0)
         cfg = (dict(vocab=1000, ctx=64, dim=64, layers=2, heads=2) if small else
                dict(vocab=50257, ctx=1024, dim=768, layers=12, heads=12))
-        model = _bench_modules()[0](**cfg)
-        with torch.no_grad():
-            for mod in model.modules():
-                if isinstance(mod, (torch.nn.Linear, torch.nn.Embedding)):
-                    torch.nn.init.normal_(mod.weight, 0.0, 0.02)
-        models_zoo._randomize_layernorm(model, torch.Generator().manual_seed(1))
         seq = 16 if small else 128
-        return model.eval(), _token_inputs(batch, seq, cfg["vocab"], 0)[:1]
+        return make_gpt2(cfg), _token_inputs(batch, seq, cfg["vocab"], 0)[:1]
     if name == GEMM:
         n = GEMM_SIZE[small]
         g = torch.Generator().manual_seed(1234)

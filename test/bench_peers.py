@@ -1,0 +1,565 @@
+"""make bench: CPU latency of doccc next to ONNX Runtime, OpenVINO and PyTorch eager, side by side.
+
+    python3 test/bench_peers.py [--models resnet18,...] [--batches 1,8] [--threads 1,2]
+                                [--repeat 15] [--warmup 3] [--row-budget S] [--category server]
+                                [--skip-peers-install] [--small] [--dir D] [--json PATH]
+
+Models: test/bench_models.py (resnet18, resnet50, mobilenet_v2, mobilenet_v3_large,
+efficientnet_b0, convnext_tiny, vit_tiny, bert_base, gpt2, lstm; fixed-seed random
+weights, full size, 224x224 images, 1000 classes; --small: the reduced sizes the
+test uses, which say nothing about speed).
+
+The peers are installed first, pinned (PEERS below), with `python3 -m pip install`
+of only what is missing or at another version. pip is asked first with
+--dry-run what it would install: if that would touch torch or numpy, the
+packages it names are installed with --no-deps without those two, and the
+bench stops if torch's or numpy's version changed anyway.
+--skip-peers-install uses what is there; a peer that is not importable gets
+its error in every row.
+
+For every model and batch: build the model and its inputs, eager's outputs
+(the reference) and its FLOPs (torch.utils.flop_counter, 2 per multiply-add),
+then the exports, cached in --dir (build/bench-peers/) under MODEL_bBATCH and
+made again only when missing or when the model sources (bench_models.py and
+the files it takes models from), torch's or the ONNX exporter's versions
+changed: a torch.export .pt2 for doccc and torch.onnx.export(dynamo=True)
+for the peers (fixed shapes). doccc compiles ONE library per model and batch,
+`-t openmp -c CATEGORY` (server: AVX-512). Then for every thread count T, in
+turn:
+
+  torch eager   torch.set_num_threads(T), in this process
+  ORT           onnxruntime, CPU provider, intra_op_num_threads T,
+                inter_op_num_threads 1, ORT_ENABLE_ALL, sequential execution
+  OpenVINO      openvino.convert_model of the ONNX file, compiled for "CPU" with
+                INFERENCE_PRECISION_HINT f32, INFERENCE_NUM_THREADS T,
+                PERFORMANCE_HINT LATENCY, NUM_STREAMS 1
+  doccc         `doccc run LIB --threads T --repeat N --warmup W`
+
+ORT and OpenVINO each run in a child process of their own (this script with
+--peer-worker, no torch in it), so that a crash or a thread pool of one
+never touches the others; their session set-up is not timed. Each engine
+runs --warmup untimed calls, then --repeat timed ones; median and minimum.
+Heavy rows run fewer (at least 5, and fewer warm-ups): as many as fit in
+--row-budget seconds per engine at eager's speed. Every engine's outputs are
+compared with eager's (largest absolute difference); doccc's must also be
+within rtol 1e-4 / atol 1e-5, the suite's tolerance.
+
+A small C program, test/bench_peak.c (clang -O3 -march=native -fopenmp),
+measures the fp32 FMA peak at every thread count; for the convolution
+networks the table gives the share of it doccc reaches: FLOPs / doccc's
+median / peak at T.
+
+Prints one row per model, batch and thread count (medians in ms; doccc/best:
+doccc's median over the better of ORT's and OpenVINO's, < 1: doccc is
+faster; %peak), then the geometric mean of doccc/best per thread count and
+the rows short of 0.9x (doccc/best above 0.9: doccc not at least 10% faster
+than the best peer), and writes everything to build/bench-peers.json
+(--json): the machine, the CPU model, the versions of torch, numpy, the
+peers and doccc, the peak and every row (with the 1-minute load average after
+it: the machine may be shared).
+
+Exit status 1 if doccc failed to compile or run a model (the table still
+shows the rest); doccc outputs outside the tolerance are marked in the table
+and listed after it, and a peer's failure is only recorded.
+"""
+
+import argparse
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import bench  # noqa: E402  (stdlib only at import time; torch is imported when needed)
+
+DOCCC = bench.DOCCC
+LATENCY = bench.LATENCY
+PEERS = {"onnxruntime": "1.32.0", "openvino": "2026.4.1", "onnx": "1.23.2", "onnxscript": "0.7.2"}
+KEEP = ("torch", "numpy")        # what installing the peers must not change
+ENGINES = ("eager", "ORT", "OpenVINO", "doccc")
+RTOL, ATOL = 1e-4, 1e-5
+PEAK_LINE = re.compile(r"peak (\d+) threads?: ([0-9.]+) GFLOP/s")
+# The files the bench models come from: a change to any of them makes the exports again.
+MODEL_SOURCES = ("test/bench_models.py", "test/models.py", "test/models_zoo.py", "test/bench.py",
+                 "test/bench_gpu.py", "examples/resnet18/model.py")
+
+
+# ---- the peers' installation --------------------------------------------------------
+
+def dist_version(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def pip(*args):
+    cmd = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", *args]
+    print("bench-peers: " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def install_peers():
+    """pip-install the pinned peers that are missing, never changing torch or numpy."""
+    missing = [f"{n}=={v}" for n, v in PEERS.items() if dist_version(n) != v]
+    if not missing:
+        return
+    kept = {n: dist_version(n) for n in KEEP}
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--dry-run",
+                        "--quiet", "--report", str(report), *missing], check=True)
+        plan = [(i["metadata"]["name"], i["metadata"]["version"])
+                for i in json.loads(report.read_text())["install"]]
+    touched = [n for n, _ in plan if n.lower() in KEEP]
+    if touched:
+        print(f"bench-peers: pip would change {', '.join(touched)}; installing the rest with --no-deps",
+              flush=True)
+        pip("--no-deps", *[f"{n}=={v}" for n, v in plan if n.lower() not in KEEP])
+    else:
+        pip(*missing)
+    changed = [f"{n} {v} -> {dist_version(n)}" for n, v in kept.items() if dist_version(n) != v]
+    if changed:
+        sys.exit(f"bench-peers: installing the peers changed {', '.join(changed)}")
+
+
+# ---- the ORT and OpenVINO child process ---------------------------------------------
+
+def peer_session(engine, onnx_path, threads):
+    """A function that runs the ONNX model on a list of numpy inputs and returns its outputs."""
+    import numpy as np
+    if engine == "ORT":
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        sess = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
+        names = [i.name for i in sess.get_inputs()]
+        return lambda xs: sess.run(None, dict(zip(names, xs)))
+    import openvino as ov
+    compiled = ov.Core().compile_model(ov.convert_model(str(onnx_path)), "CPU", {
+        "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads,
+        "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1})
+    req = compiled.create_infer_request()
+
+    def run(xs):
+        res = req.infer(xs)
+        return [np.array(res[o]) for o in compiled.outputs]
+    return run
+
+
+def peer_worker(args):
+    """Child process: set up one peer, time it, save its outputs; prints one JSON line."""
+    import numpy as np
+    xs = [np.load(p) for p in args.inputs.split(",")]
+    t0 = time.perf_counter()
+    run = peer_session(args.peer_worker, args.onnx, args.worker_threads)
+    setup_s = time.perf_counter() - t0
+    outs = run(xs)
+    median, best = bench.time_calls(lambda: run(xs), args.repeat, args.warmup)
+    for i, y in enumerate(outs):
+        np.save(f"{args.outputs}{i}.npy", np.asarray(y))
+    print(json.dumps({"median_ms": median, "min_ms": best, "setup_s": round(setup_s, 2), "outputs": len(outs)}))
+
+
+def run_peer(args, engine, onnx_path, threads, ins, out_prefix, repeat, warmup):
+    """One peer's row in its own process: {median_ms, min_ms, setup_s, outputs} or {error}."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--peer-worker", engine, "--onnx", str(onnx_path),
+           "--worker-threads", str(threads), "--inputs", ",".join(map(str, ins)), "--outputs", str(out_prefix),
+           "--repeat", str(repeat), "--warmup", str(warmup)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.peer_timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"took longer than {args.peer_timeout} s"}
+    if r.returncode != 0:
+        lines = [l for l in r.stderr.strip().splitlines() if l.strip()]
+        return {"error": lines[-1][:300] if lines else f"exit {r.returncode}"}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# ---- the FMA peak -------------------------------------------------------------------
+
+def build_peak(exe, openmp=True):
+    """Compile test/bench_peak.c to exe with clang -O3 -march=native (and -fopenmp)."""
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    cmd = ["clang", "-O3", "-march=native", *(["-fopenmp"] if openmp else []), str(HERE / "bench_peak.c"),
+           "-o", str(exe)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()[-500:]}")
+    return exe
+
+
+def measure_peak(exe, threads, *extra):
+    """{threads: GFLOP/s} from bench_peak, and its output lines."""
+    r = subprocess.run([str(exe), *extra, *map(str, threads)], capture_output=True, text=True, check=True)
+    peak = {int(m.group(1)): float(m.group(2)) for m in PEAK_LINE.finditer(r.stdout)}
+    return peak, r.stdout.strip().splitlines()
+
+
+# ---- one model at one batch -----------------------------------------------------------
+
+def sources_key(small):
+    """What the cached exports depend on: the model sources, torch's and the ONNX exporter's versions."""
+    h = hashlib.sha256()
+    for rel in MODEL_SOURCES:
+        h.update((ROOT / rel).read_bytes())
+    for dist in ("torch", "onnxscript", "onnx"):
+        h.update(f"{dist}={dist_version(dist)}".encode())
+    h.update(b"small" if small else b"full")
+    return h.hexdigest()
+
+
+def cached_export(path, key, make):
+    """make(path) unless path exists with the same key; returns (seconds spent, error or None)."""
+    stamp = path.with_name(path.name + ".key")
+    if path.exists() and stamp.exists() and stamp.read_text() == key:
+        return 0.0, None
+    stamp.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    try:
+        make(path)
+    except Exception as e:  # noqa: BLE001  (an exporter's failure is a table entry)
+        lines = str(e).strip().splitlines()
+        return time.perf_counter() - t0, f"{type(e).__name__}: {lines[0][:300] if lines else ''}"
+    stamp.write_text(key)
+    return time.perf_counter() - t0, None
+
+
+@contextlib.contextmanager
+def output_to(path):
+    """Send this process's stdout and stderr, Python's and C's, to the file at path."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(path, "w") as log:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+    finally:
+        for fd in saved:
+            os.close(fd)
+
+
+def export_onnx(model, inputs, path):
+    import torch
+    # The exporters print progress and warnings: they go to a log beside the file.
+    with output_to(path.with_name(path.name + ".log")):
+        torch.onnx.export(model, inputs, str(path), dynamo=True, external_data=False)
+
+
+def max_diff(outs, ref):
+    import numpy as np
+    if len(outs) != len(ref):
+        return None
+    return max(float(np.abs(np.asarray(o, np.float64) - w).max()) for o, w in zip(outs, ref))
+
+
+def within_tolerance(outs, ref):
+    import numpy as np
+    return len(outs) == len(ref) and all(np.allclose(o, w, rtol=RTOL, atol=ATOL) for o, w in zip(outs, ref))
+
+
+def load_outputs(prefix, n):
+    import numpy as np
+    return [np.load(f"{prefix}{i}.npy") for i in range(n)]
+
+
+def row_counts(args, est_ms):
+    """(repeat, warmup) of a row whose calls take about est_ms: all of them if they fit in
+    --row-budget seconds, else fewer, at least 5 timed and 1 warm-up."""
+    fit = int(args.row_budget * 1e3 / max(est_ms, 1e-3))
+    repeat = max(min(args.repeat, 5), min(args.repeat, fit - args.warmup))
+    if repeat + args.warmup <= fit:
+        return repeat, args.warmup
+    return repeat, max(1, min(args.warmup, args.warmup * repeat // args.repeat))
+
+
+class Case:
+    """One model at one batch: exports, the doccc library, reference outputs and rows."""
+
+    def __init__(self, args, name, batch, key):
+        import bench_models
+        import numpy as np
+        import torch
+        from torch.utils.flop_counter import FlopCounterMode
+        self.args, self.name, self.batch = args, name, batch
+        self.tag = f"{name}_b{batch}"
+        self.dir = args.dir / self.tag
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.model, self.inputs = bench_models.make(name, batch, args.small)
+        with torch.no_grad(), FlopCounterMode(display=False) as fc:
+            ref = self.model(*self.inputs)
+        self.flops = fc.get_total_flops()
+        self.ref = [t.numpy() for t in (ref if isinstance(ref, (tuple, list)) else (ref,))]
+        self.ins = []
+        for i, t in enumerate(self.inputs):
+            p = self.dir / f"in{i}.npy"
+            np.save(p, t.numpy())
+            self.ins.append(p)
+        self.pt2 = args.dir / f"{self.tag}.pt2"
+        self.onnx = args.dir / f"{self.tag}.onnx"
+        self.export_s = {}
+        self.export_s["pt2"], self.pt2_error = cached_export(self.pt2, key, self.export_pt2)
+        self.export_s["onnx"], self.onnx_error = cached_export(
+            self.onnx, key, lambda p: export_onnx(self.model, self.inputs, p))
+        self.lib, self.compile_s, self.lib_error = None, None, self.pt2_error and f"export: {self.pt2_error}"
+        if not self.pt2_error:
+            self.compile()
+
+    def export_pt2(self, path):
+        import export
+        with output_to(path.with_name(path.name + ".log")):
+            export.export(self.model, self.inputs, path, ir="training", form="pt2")
+
+    def compile(self):
+        outdir = self.dir / f"doccc-{self.args.category}"
+        t0 = time.perf_counter()
+        r = subprocess.run([str(DOCCC), str(self.pt2), "-t", "openmp", "-c", self.args.category, "-n", self.tag,
+                            "-o", f"{outdir}/"], capture_output=True, text=True)
+        self.compile_s = round(time.perf_counter() - t0, 2)
+        if r.returncode != 0:
+            self.lib_error = f"compile: exit {r.returncode}: {r.stderr.strip()[-300:]}"
+            print(f"  doccc compile failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
+        else:
+            self.lib = outdir / f"lib{self.tag}.so"
+
+    def eager(self, threads, repeat, warmup):
+        import torch
+        torch.set_num_threads(threads)
+        median, best = bench.time_torch(self.model, self.inputs, repeat, warmup)
+        return {"median_ms": median, "min_ms": best}
+
+    def doccc(self, threads, repeat, warmup):
+        if self.lib_error:
+            return {"error": self.lib_error}
+        prefix = self.dir / f"doccc_t{threads}_y"
+        outs = [f"{prefix}{i}.npy" for i in range(len(self.ref))]
+        r = subprocess.run([str(DOCCC), "run", str(self.lib), *[a for p in self.ins for a in ("-i", str(p))],
+                            *[a for o in outs for a in ("-o", o)], "--threads", str(threads),
+                            "--repeat", str(repeat), "--warmup", str(warmup)], capture_output=True, text=True)
+        m = LATENCY.search(r.stdout + r.stderr)
+        if r.returncode != 0 or not m:
+            print(f"  doccc run failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
+            return {"error": f"run: exit {r.returncode}: {r.stderr.strip()[-300:]}"}
+        got = load_outputs(prefix, len(self.ref))
+        return {"median_ms": float(m.group(1)), "min_ms": float(m.group(2)), "max_abs_diff": max_diff(got, self.ref),
+                "within_tolerance": within_tolerance(got, self.ref)}
+
+    def peer(self, engine, threads, repeat, warmup):
+        if self.onnx_error:
+            return {"error": f"onnx export: {self.onnx_error}"}
+        prefix = self.dir / f"{engine}_t{threads}_y"
+        res = run_peer(self.args, engine, self.onnx, threads, self.ins, prefix, repeat, warmup)
+        if "error" not in res:
+            got = load_outputs(prefix, res.pop("outputs"))
+            res["max_abs_diff"] = max_diff(got, self.ref)
+        return res
+
+    def row(self, threads):
+        """Every engine at one thread count, in turn."""
+        import torch
+        torch.set_num_threads(threads)
+        with torch.no_grad():
+            t0 = time.perf_counter()
+            self.model(*self.inputs)
+            est_ms = (time.perf_counter() - t0) * 1e3
+        repeat, warmup = row_counts(self.args, est_ms)
+        res = {"eager": self.eager(threads, repeat, warmup),
+               "ORT": self.peer("ORT", threads, repeat, warmup),
+               "OpenVINO": self.peer("OpenVINO", threads, repeat, warmup),
+               "doccc": self.doccc(threads, repeat, warmup)}
+        # The 1-minute load average after the row: how busy the machine was beside it.
+        row = dict(model=self.name, batch=self.batch, threads=threads, repeat=repeat, warmup=warmup,
+                   flops=self.flops, engines=res, loadavg_1m=os.getloadavg()[0],
+                   ref_abs_max=max(float(abs(w).max()) for w in self.ref))
+        peers = [res[e]["median_ms"] for e in ("ORT", "OpenVINO") if "median_ms" in res[e]]
+        if "median_ms" in res["doccc"] and peers:
+            row["ratio"] = res["doccc"]["median_ms"] / min(peers)
+        return row
+
+
+def add_peak_pct(rows, peak, conv_models):
+    """doccc's share of the FMA peak at the row's thread count, for the convolution networks."""
+    for r in rows:
+        doccc = r["engines"]["doccc"]
+        if r["model"] in conv_models and "median_ms" in doccc and peak.get(r["threads"]):
+            r["peak_pct"] = 100 * r["flops"] / (doccc["median_ms"] * 1e-3) / (peak[r["threads"]] * 1e9)
+
+
+# ---- the table ----------------------------------------------------------------------
+
+HEAD = (f"{'model':<19}{'batch':>5}{'T':>3}{'eager':>9}{'ORT':>9}{'OpenVINO':>10}{'doccc':>9}"
+        f"{'doccc/best':>11}{'%peak':>7}   max|diff| ORT / OpenVINO / doccc")
+
+
+def fmt_ms(res):
+    return f"{res['median_ms']:.2f}" if "median_ms" in res else "err"
+
+
+def fmt_diff(res):
+    if res.get("max_abs_diff") is None:
+        return "-"
+    flag = "" if res.get("within_tolerance", True) else " (outside tol)"
+    return f"{res['max_abs_diff']:.1e}{flag}"
+
+
+def fmt_row(r):
+    e = r["engines"]
+    ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
+    pct = f"{r['peak_pct']:.0f}" if "peak_pct" in r else ""
+    return (f"{r['model']:<19}{r['batch']:>5}{r['threads']:>3}{fmt_ms(e['eager']):>9}{fmt_ms(e['ORT']):>9}"
+            f"{fmt_ms(e['OpenVINO']):>10}{fmt_ms(e['doccc']):>9}{ratio:>11}{pct:>7}   "
+            f"{' / '.join(fmt_diff(e[k]) for k in ('ORT', 'OpenVINO', 'doccc'))}")
+
+
+def summary(rows, threads):
+    """(geometric mean of doccc/best per thread count, rows short of 0.9x)."""
+    geo = {}
+    for t in threads:
+        ratios = [r["ratio"] for r in rows if r["threads"] == t and "ratio" in r]
+        if ratios:
+            geo[t] = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    short = [r for r in rows if r.get("ratio", 0) > 0.9]
+    return geo, short
+
+
+def print_report(rows, threads, peak, peak_lines):
+    print("\n" + "\n".join(peak_lines))
+    print("%peak against " + ", ".join(f"{g:.1f} GFLOP/s at {t}T" for t, g in peak.items()))
+    print(f"\n{HEAD}")
+    for r in rows:
+        print(fmt_row(r))
+    geo, short = summary(rows, threads)
+    print("\ngeometric mean of doccc/best(ORT, OpenVINO): "
+          + ", ".join(f"{t} thread{'s' if t > 1 else ''} {g:.2f}" for t, g in geo.items()))
+    print("short of 0.9x (doccc/best > 0.9):" + (" none" if not short else ""))
+    for r in short:
+        e = r["engines"]
+        best = min((e[k]["median_ms"], k) for k in ("ORT", "OpenVINO") if "median_ms" in e[k])
+        print(f"  {r['model']} b{r['batch']} {r['threads']}T: {r['ratio']:.2f} "
+              f"(doccc {e['doccc']['median_ms']:.2f} ms, {best[1]} {best[0]:.2f} ms)")
+    bad = [r for r in rows if r["engines"]["doccc"].get("within_tolerance") is False]
+    print(f"doccc outside rtol {RTOL:g} / atol {ATOL:g}: "
+          + (", ".join(f"{r['model']} b{r['batch']} {r['threads']}T (outputs up to {r['ref_abs_max']:.3g})"
+                       for r in bad) or "none"))
+    errors = [(r, k, e["error"]) for r in rows for k, e in r["engines"].items() if "error" in e]
+    if errors:
+        print("errors:")
+        for r, k, err in errors:
+            print(f"  {r['model']} b{r['batch']} {r['threads']}T {k}: {err}")
+    return geo, short
+
+
+def cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def ints(s):
+    return [int(x) for x in s.split(",") if x]
+
+
+def parse_args():
+    import bench_models
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default=",".join(bench_models.MODELS))
+    ap.add_argument("--batches", type=ints, default=[1, 8])
+    ap.add_argument("--threads", type=ints, default=[1, 2])
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--row-budget", type=float, default=8.0,
+                    help="seconds per engine and row: heavy rows run fewer calls (at least 5)")
+    ap.add_argument("--category", default="server", help="doccc -c (server: AVX-512, desktop: AVX2)")
+    ap.add_argument("--skip-peers-install", action="store_true")
+    ap.add_argument("--small", action="store_true", help="the models' reduced sizes (a pipeline check)")
+    ap.add_argument("--dir", type=Path, default=ROOT / "build" / "bench-peers")
+    ap.add_argument("--json", type=Path, default=ROOT / "build" / "bench-peers.json")
+    ap.add_argument("--peer-timeout", type=int, default=1200)
+    for hidden in ("--peer-worker", "--onnx", "--inputs", "--outputs"):
+        ap.add_argument(hidden, help=argparse.SUPPRESS)
+    ap.add_argument("--worker-threads", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    args.conv_models = bench_models.CONV_MODELS
+    return args
+
+
+def main():
+    t_start = time.perf_counter()
+    args = parse_args()
+    if args.peer_worker:
+        return peer_worker(args)
+    if not args.skip_peers_install:
+        install_peers()
+    if not DOCCC.exists():
+        sys.exit(f"bench-peers: {DOCCC} does not exist; run `make` first")
+    import torch
+    args.dir.mkdir(parents=True, exist_ok=True)
+    peak, peak_lines = measure_peak(build_peak(args.dir / "bench_peak"), args.threads)
+    print("\n".join(peak_lines), flush=True)
+    key = sources_key(args.small)
+    rows, failed = [], False
+    print(f"\n{HEAD}", flush=True)
+    for name in args.models.split(","):
+        for batch in args.batches:
+            case = Case(args, name, batch, key)
+            for threads in args.threads:
+                r = case.row(threads)
+                r.update(compile_s=case.compile_s, export_s={k: round(v, 1) for k, v in case.export_s.items()})
+                rows.append(r)
+                doccc = r["engines"]["doccc"]
+                failed |= "error" in doccc
+                add_peak_pct([r], peak, args.conv_models)
+                print(fmt_row(r), flush=True)
+            del case
+    torch.set_num_threads(os.cpu_count() or 1)
+    # Measured again at the end, the higher of the two: a busy machine lowers a
+    # measured peak, never raises it.
+    peak_end, lines_end = measure_peak(args.dir / "bench_peak", args.threads)
+    peak_lines += [f"{line} (at the end)" for line in lines_end]
+    peak = {t: max(g, peak_end.get(t, 0)) for t, g in peak.items()}
+    add_peak_pct(rows, peak, args.conv_models)
+    geo, short = print_report(rows, args.threads, peak, peak_lines)
+    total_s = time.perf_counter() - t_start
+    result = dict(rows=rows, geomean_ratio={str(t): g for t, g in geo.items()},
+                  short_of_0_9=[f"{r['model']}_b{r['batch']}_t{r['threads']}" for r in short],
+                  peak_gflops={str(t): g for t, g in peak.items()}, peak_lines=peak_lines,
+                  machine=platform.machine(), cpu=cpu_model(), cores=os.cpu_count(),
+                  versions=dict(torch=torch.__version__, numpy=dist_version("numpy"),
+                                **{n: dist_version(n) for n in PEERS}, doccc=bench.doccc_version()),
+                  category=args.category, batches=args.batches, threads=args.threads, repeat=args.repeat,
+                  warmup=args.warmup, row_budget_s=args.row_budget, small=args.small, rtol=RTOL, atol=ATOL,
+                  total_s=round(total_s, 1))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwrote {args.json} ({total_s / 60:.1f} min)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
