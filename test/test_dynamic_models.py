@@ -12,6 +12,10 @@ run is compared with eager PyTorch at rtol 1e-4 / atol 1e-5.
               adaptive avgpool), 16x16 images, dynamic batch [1, 33]
     resnet18  examples/resnet18's ResNet-18, 10 classes, 64x64 images,
               dynamic batch [1, 9]
+    effnet    test/bench_models.py's EfficientNet-B0 at its small size
+              (64x64: depthwise 3x3 and 5x5 at strides 1 and 2, pointwise
+              convolutions of few channels, squeeze-excitation, SiLU),
+              dynamic batch [1, 5]
     bert      a one-layer BERT encoder (embeddings, LayerNorm, SDPA with the
               attention mask as an input, GELU, pooler), dynamic batch [1, 4]
               and sequence [1, 64]
@@ -41,6 +45,7 @@ SIZES = {
     "mlp": [(1,), (7,), (31,), (33,), (64,)],
     "cnn": [(1,), (2,), (7,), (31,), (33,)],
     "resnet18": [(1,), (2,), (7,), (9,)],
+    "effnet": [(1,), (3,), (5,)],
     "bert": [(1, 1), (2, 7), (3, 31), (4, 33), (1, 64), (4, 64)],
     "qwen2": [(1,), (7,), (31,), (33,), (64,)],
     "ops": [(4,), (5,), (31,), (64,)],
@@ -71,6 +76,12 @@ def make_models():
         m = models.resnet18_model.make_resnet18(num_classes=10, seed=0)
         b = Dim("batch", min=1, max=9)
         return m, (torch.randn(2, 3, 64, 64),), ({0: b},), lambda s: (randn(s[0], 3, 64, 64, seed=s[0]),), [(1, 9)]
+
+    def effnet():
+        import bench_models
+        m, _ = bench_models.make("efficientnet_b0", 2, small=True)
+        b = Dim("batch", min=1, max=5)
+        return m, (torch.randn(2, 3, 64, 64),), ({0: b},), lambda s: (randn(s[0], 3, 64, 64, seed=s[0]),), [(1, 5)]
 
     def bert():
         torch.manual_seed(0)
@@ -138,7 +149,8 @@ def make_models():
         return Ops2().eval(), (torch.randn(3, 8), torch.randn(3, 2, 4, 4)), ({0: b}, {0: b}), \
             lambda sz: (randn(sz[0], 8, seed=sz[0]), randn(sz[0], 2, 4, 4, seed=sz[0] + 1)), [(2, 40)]
 
-    return {"mlp": mlp, "cnn": cnn, "resnet18": resnet18, "bert": bert, "qwen2": qwen2, "ops": ops, "ops2": ops2}
+    return {"mlp": mlp, "cnn": cnn, "resnet18": resnet18, "effnet": effnet, "bert": bert, "qwen2": qwen2, "ops": ops,
+            "ops2": ops2}
 
 
 def randn(*shape, seed):
