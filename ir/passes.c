@@ -22,6 +22,9 @@ static const PassParam expand_params[] = {
 	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)"},
 	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)"},
 	{"pack_weights", "bool", "true", "repack constant weights into the micro-kernel's layout at compile time"},
+	{"winograd", "bool", "true",
+	 "SIMD targets: 3x3 stride-1 convolutions by Winograd F(2x2, 3x3): 16 multiplies per 2x2 output tile and "
+	 "input channel instead of 36, with input and output transforms"},
 	{"pointwise_max_channels", "int", "32",
 	 "SIMD targets: 1x1 stride-1 convolutions with at most this many input channels vectorize along the pixels "
 	 "(stores of whole vectors) instead of the output channels; 0: never"},

@@ -729,6 +729,208 @@ static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *
 	}
 }
 
+/* ---- Winograd F(2x2, 3x3) ---------------------------------------------------------- */
+
+/* A 3x3 stride-1 convolution computes each 2x2 output tile from a 4x4
+ * input tile d with 16 multiplies per input channel instead of 36:
+ * y = A^T [sum_c (G g G^T) (.) (B^T d B)] A. Three phases, each a vector
+ * map: (1) the input is copied into the stride-2 phase planes of the
+ * depthwise kernel (dw_copy), where element (i, j) of tile (th, tw) is
+ * plane (i%2, j%2) at (th + i/2, tw + j/2), and transformed into
+ * V[n][xi][c][t]. The planes are read flat, as the depthwise kernel reads
+ * them: tile t = th*PW + tw over rows of PW = TW + 1 columns, so one vector
+ * map covers every tile in whole vectors (the last column's tiles, and
+ * those past TH rows up to a whole vector, are computed and never stored);
+ * (2) for each of the 16 xi a GEMM M[n][xi][t][oc] = sum_c V[n][xi][c][t]
+ * U[xi][c][oc] in the register tile, U = G g G^T packed at compile time
+ * into panels; (3) the
+ * output transform, lanes along the output channels, stores the 2x2 tile
+ * (scattered: NCHW) with the bias, where the epilogue fuses; a last tile
+ * row or column of an odd output stores its valid half. The transforms'
+ * coefficients are 0, +-1 and 1/2, so the error stays that of the direct
+ * kernel's order of summation (checked against eager at rtol 1e-4 / atol
+ * 1e-5 on the model suite). */
+typedef struct {
+	Sdfg *g;
+	int w;                    /* the weights [OC][C][3][3] */
+	int64_t C, OC;
+} WinoW;
+
+static int wino_weights(Sdfg *g, const ConstSrc *cs, void *dst)
+{
+	const Panels *p = cs->ctx;
+	const WinoW *ww = p->ctx;
+	const float *src = sdfg_const_get(g, p->src);
+	if (!src)
+		return -1;
+	static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+	float *d = dst;
+	int64_t NB = (p->N + p->tn - 1) / p->tn;
+	for (int xi = 0; xi < 16; xi++)
+		for (int64_t nb = 0; nb < NB; nb++)
+			for (int64_t c = 0; c < p->K; c++, d += p->tn)
+				for (int o = 0; o < p->tn; o++) {
+					int64_t oc = nb * p->tn + o;
+					double u = 0;
+					for (int a = 0; oc < p->N && a < 3; a++)
+						for (int b = 0; b < 3; b++) {
+							int64_t idx[4] = {oc, c, a, b};
+							u += G[xi / 4][a] * src[elem_at(ww->g, ww->w, idx)] * G[xi % 4][b];
+						}
+					d[o] = (float)u;
+				}
+	sdfg_const_put(g, p->src);
+	return 0;
+}
+
+/* A binary tasklet a op b in block blk; returns its value. */
+static int bin(Sdfg *g, Node *blk, TCode op, int a, int b)
+{
+	Operand o[2] = {opd_val(a), opd_val(b)};
+	return sdfg_tasklet(g, blk, op, DT_F32, 2, o);
+}
+
+/* B^T d B of the 4x4 values d (row-major) into v. */
+static void wino_bt(Sdfg *g, Node *blk, const int *d, int *v)
+{
+	int r[16];
+	for (int j = 0; j < 4; j++) {
+		r[0 * 4 + j] = bin(g, blk, T_SUB, d[0 * 4 + j], d[2 * 4 + j]);
+		r[1 * 4 + j] = bin(g, blk, T_ADD, d[1 * 4 + j], d[2 * 4 + j]);
+		r[2 * 4 + j] = bin(g, blk, T_SUB, d[2 * 4 + j], d[1 * 4 + j]);
+		r[3 * 4 + j] = bin(g, blk, T_SUB, d[1 * 4 + j], d[3 * 4 + j]);
+	}
+	for (int i = 0; i < 4; i++) {
+		v[i * 4 + 0] = bin(g, blk, T_SUB, r[i * 4 + 0], r[i * 4 + 2]);
+		v[i * 4 + 1] = bin(g, blk, T_ADD, r[i * 4 + 1], r[i * 4 + 2]);
+		v[i * 4 + 2] = bin(g, blk, T_SUB, r[i * 4 + 2], r[i * 4 + 1]);
+		v[i * 4 + 3] = bin(g, blk, T_SUB, r[i * 4 + 1], r[i * 4 + 3]);
+	}
+}
+
+/* Phase 3 over tiles th in [th0, th1), tw in [tw0, tw1) (tile th*PW + tw
+ * of M), storing the outputs (i, j) with i < ni, j < nj of each. */
+static void wino_out(Sdfg *g, Node *seq, const char *label, int Mx, int out, int bias, int64_t PW, int64_t th0,
+                     int64_t th1, int64_t tw0, int64_t tw1, int ni, int nj)
+{
+	if (th1 <= th0 || tw1 <= tw0)
+		return;
+	int64_t OC = dim(g, out, 1);
+	int vn, vh, vw, vo;
+	Node *cur = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), sdfg_c(g, out)->shape[0], 1, &vn)->body;
+	cur = xp_loop(g, cur, N_MAP, "th", ex_int(g, 0), ex_int(g, th1 - th0), 1, &vh)->body;
+	cur = xp_loop(g, cur, N_MAP, "tw", ex_int(g, 0), ex_int(g, tw1 - tw0), 1, &vw)->body;
+	Node *blk = xp_block(g, xp_loop(g, cur, N_MAP, "oc", ex_int(g, 0), ex_int(g, OC), 1, &vo)->body, label);
+	Expr *th = ex_addi(g, ex_sym(g, vh), th0), *tw = ex_addi(g, ex_sym(g, vw), tw0), *oc = ex_sym(g, vo);
+	Expr *tt = ex_add(g, ex_muli(g, th, PW), tw);
+	int m[16], s[8];
+	for (int xi = 0; xi < 16; xi++) {
+		Expr *mi[4] = {ex_sym(g, vn), ex_int(g, xi), tt, oc};
+		Operand rd[1] = {opd_mem(Mx, 4, mi)};
+		m[xi] = sdfg_tasklet(g, blk, T_ASSIGN, DT_F32, 1, rd);
+	}
+	/* A^T = [1 1 1 0; 0 1 -1 -1]: rows, then columns */
+	for (int v = 0; v < 4; v++) {
+		s[v] = bin(g, blk, T_ADD, bin(g, blk, T_ADD, m[v], m[4 + v]), m[8 + v]);
+		s[4 + v] = bin(g, blk, T_SUB, bin(g, blk, T_SUB, m[4 + v], m[8 + v]), m[12 + v]);
+	}
+	for (int i = 0; i < ni; i++)
+		for (int j = 0; j < nj; j++) {
+			const int *r = s + 4 * i;
+			int y = j == 0 ? bin(g, blk, T_ADD, bin(g, blk, T_ADD, r[0], r[1]), r[2])
+			               : bin(g, blk, T_SUB, bin(g, blk, T_SUB, r[1], r[2]), r[3]);
+			if (bias >= 0) {
+				Expr *bi[1] = {oc};
+				Operand a2[2] = {opd_val(y), opd_mem(bias, 1, bi)};
+				y = sdfg_tasklet(g, blk, T_ADD, DT_F32, 2, a2);
+			}
+			Expr *yi[4] = {ex_sym(g, vn), oc, ex_addi(g, ex_muli(g, th, 2), i), ex_addi(g, ex_muli(g, tw, 2), j)};
+			sdfg_store(blk, y, xp_memlet(out, 4, yi), W_NONE);
+		}
+}
+
+static void conv_winograd(Sdfg *g, Node *seq, const char *label, const XpTile *t, int in, int w, int out, int bias,
+                          const int64_t *p)
+{
+	int64_t C = dim(g, in, 1), OC = dim(g, out, 1), OH = dim(g, out, 2), OW = dim(g, out, 3);
+	int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, PW = TW + 1, L = t->vec_lanes;
+	int64_t T = (TH * PW + L - 1) / L * L; /* flat tiles */
+	Expr *N = sdfg_c(g, in)->shape[0];
+	/* (1) phase planes with rows enough for the flat reads, then V[n][xi][c][t] */
+	DwConv *k = arena_alloc(g->arena, sizeof *k);
+	*k = (DwConv){.s = {2, 2}, .p = {p[0], p[1]}, .d = {1, 1}, .C = C, .PH = (T + PW + 1 + PW - 1) / PW, .PW = PW};
+	Expr *psh[3] = {N, ex_int(g, C), ex_int(g, 4 * k->PH * k->PW)};
+	k->planes = sdfg_add_container_x(g, arena_printf(g->arena, "%s_wino_planes", sdfg_c(g, in)->name), DT_F32,
+	                                 CK_TRANSIENT, 3, psh);
+	sdfg_c(g, k->planes)->origin = "";
+	dw_copy(g, k, seq, in, NULL, NULL, label);
+	Expr *vsh[4] = {N, ex_int(g, 16), ex_int(g, C), ex_int(g, T)};
+	int V = sdfg_add_container_x(g, arena_printf(g->arena, "%s_wino_in", sdfg_c(g, in)->name), DT_F32, CK_TRANSIENT, 4,
+	                             vsh);
+	sdfg_c(g, V)->origin = "";
+	int vn, vc, vf;
+	Node *cur = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), N, 1, &vn)->body;
+	cur = xp_loop(g, cur, N_MAP, "c", ex_int(g, 0), ex_int(g, C), 1, &vc)->body;
+	Node *blk = xp_block(g, xp_loop(g, cur, N_MAP, "t", ex_int(g, 0), ex_int(g, T), 1, &vf)->body, label);
+	int d[16], v[16];
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++) {
+			Expr *f = ex_addi(g, ex_sym(g, vf), (i / 2) * PW + j / 2);
+			Operand rd[1] = {dw_plane(g, k, ex_sym(g, vn), ex_sym(g, vc), ex_int(g, i % 2), ex_int(g, j % 2), f)};
+			d[i * 4 + j] = sdfg_tasklet(g, blk, T_ASSIGN, DT_F32, 1, rd);
+		}
+	wino_bt(g, blk, d, v);
+	for (int xi = 0; xi < 16; xi++) {
+		Expr *vi[4] = {ex_sym(g, vn), ex_int(g, xi), ex_sym(g, vc), ex_sym(g, vf)};
+		sdfg_store(blk, v[xi], xp_memlet(V, 4, vi), W_NONE);
+	}
+
+	/* (2) M[n][xi][t][oc] (oc padded to whole panels) */
+	int tn = t->tn;
+	if (OC < tn && OC <= t->vec_lanes)
+		tn = t->vec_lanes;
+	int64_t NB = (OC + tn - 1) / tn;
+	WinoW *ww = arena_alloc(g->arena, sizeof *ww);
+	*ww = (WinoW){g, w, C, OC};
+	Panels *pp = arena_alloc(g->arena, sizeof *pp);
+	*pp = (Panels){sdfg_root_of(g, w), 16, tn, C, OC, 0, 0, 0, NULL, ww};
+	int64_t ush[4] = {16, NB, C, tn};
+	int U = sdfg_const_new(g, arena_printf(g->arena, "%s_winograd", sdfg_c(g, w)->name), DT_F32, 4, ush, wino_weights,
+	                       pp, sizeof *pp);
+	Expr *msh[4] = {N, ex_int(g, 16), ex_int(g, T), ex_int(g, NB * tn)};
+	int Mx = sdfg_add_container_x(g, arena_printf(g->arena, "%s_wino_out", sdfg_c(g, out)->name), DT_F32, CK_TRANSIENT,
+	                              4, msh);
+	sdfg_c(g, Mx)->origin = "";
+	int vx, vnb;
+	cur = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), N, 1, &vn)->body;
+	cur = xp_loop(g, cur, N_MAP, "xi", ex_int(g, 0), ex_int(g, 16), 1, &vx)->body;
+	cur = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb)->body;
+	RowParts rp = row_parts(g, ex_int(g, T), (int)MIN((int64_t)t->tm, T));
+	for (int part = 0; part < rp.n; part++) {
+		int tm = rp.tm[part], vm, acc, vk, ux, uo, sx, so;
+		Node *lm = tile_open_x(g, cur, "m", rp.lo[part], rp.hi[part], tm, tn, label, &vm, &acc);
+		Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), ex_int(g, C), 1, &vk);
+		Node *ub = tile_update_block(g, lk->body, tm, tn, label, &ux, &uo);
+		Expr *ai[4] = {ex_sym(g, vn), ex_sym(g, vx), ex_sym(g, vk), ex_add(g, ex_sym(g, vm), ex_sym(g, ux))};
+		Expr *bi[4] = {ex_sym(g, vx), ex_sym(g, vnb), ex_sym(g, vk), ex_sym(g, uo)};
+		Operand ab[2] = {opd_mem(V, 4, ai), opd_mem(U, 4, bi)};
+		Expr *acci[2] = {ex_sym(g, ux), ex_sym(g, uo)};
+		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
+		Node *sb = tile_update_block(g, lm->body, tm, tn, label, &sx, &so);
+		Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
+		Operand rv[1] = {opd_mem(acc, 2, ri)};
+		Expr *mi[4] = {ex_sym(g, vn), ex_sym(g, vx), ex_add(g, ex_sym(g, vm), ex_sym(g, sx)),
+		               ex_add(g, ex_muli(g, ex_sym(g, vnb), tn), ex_sym(g, so))};
+		sdfg_store(sb, sdfg_tasklet(g, sb, T_ASSIGN, DT_F32, 1, rv), xp_memlet(Mx, 4, mi), W_NONE);
+	}
+
+	/* (3) the whole tiles, then an odd output's last row and column */
+	wino_out(g, seq, label, Mx, out, bias, PW, 0, OH / 2, 0, OW / 2, 2, 2);
+	wino_out(g, seq, label, Mx, out, bias, PW, 0, OH / 2, OW / 2, TW, 2, 1);
+	wino_out(g, seq, label, Mx, out, bias, PW, OH / 2, TH, 0, OW / 2, 1, 2);
+	wino_out(g, seq, label, Mx, out, bias, PW, OH / 2, TH, OW / 2, TW, 1, 1);
+}
+
 int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
@@ -752,6 +954,12 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		sized &= dim(g, out, 2 + i) > 0 && dim(g, in, 2 + i) > 0;
 	if (!wd || !t->pack || !f32 || !sized || (OCg < 4 && !tr))
 		return conv_generic(g, l, seq, label);
+	if (t->winograd && nd == 2 && G == 1 && !tr && t->vec_lanes > 1 && C >= t->vec_lanes && dim(g, w, 2) == 3 &&
+	    dim(g, w, 3) == 3 && s[0] == 1 && s[1] == 1 && d[0] == 1 && d[1] == 1 && dim(g, out, 2) >= 8 &&
+	    dim(g, out, 3) >= 8) {
+		conv_winograd(g, seq, label, t, in, w, out, bias, p);
+		return 0;
+	}
 	int tn = t->tn;
 	if (OCg < tn && t->vec_lanes && OCg <= t->vec_lanes)
 		tn = t->vec_lanes;

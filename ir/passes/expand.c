@@ -169,6 +169,7 @@ int pass_expand(PassCtx *c)
 		.tn = (int)pass_int(c, "tile_n"),
 		.pack = pass_bool(c, "pack_weights"),
 		.pw_max_c = pass_int(c, "pointwise_max_channels"),
+		.winograd = pass_bool(c, "winograd"),
 		.vec_lanes = c->tgt->vec_bits / 32,
 		/* 256 KiB of stack per row on the CPU; half a GPU thread's locals */
 		.row_bytes = TARGET_IS_GPU(c->tgt) ? c->tgt->gpu_locals / 2 : 1 << 18,

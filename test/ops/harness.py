@@ -114,7 +114,7 @@ def _export(mod, inputs, path, ir, dynamic_shapes=None):
     return {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
 
 
-def _run_group(tmp, name, cases, target, ir):
+def _run_group(tmp, name, cases, target, ir, options=()):
     torch = require("torch")
     mod = _module(cases).eval()
     inputs = tuple(x.contiguous() for c in cases for x in c.inputs)
@@ -124,7 +124,7 @@ def _run_group(tmp, name, cases, target, ir):
     # openmp: every map parallel, whatever its size (the default threshold
     # leaves the small test tensors sequential, and the parallel code --
     # accumulating scatters, error flags across threads -- untested)
-    extra = ("--pass-opt", "schedule.min_parallel_work=1") if target == "openmp" else ()
+    extra = tuple(options) + (("--pass-opt", "schedule.min_parallel_work=1") if target == "openmp" else ())
     lib = compile_model(pt2, target, Path(tmp) / f"{name}_{ir}_{target}", "-n", "ops", *extra)
     # a simulated GPU library runs through both entry points: the host copy
     # (NAME_run_host) and device pointers (NAME_run, doccc run --device)
@@ -143,8 +143,10 @@ def _run_group(tmp, name, cases, target, ir):
                 k += 1
 
 
-def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS, real_gpu=False, expect=None, dynamic_shapes=None):
+def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS, real_gpu=False, expect=None, dynamic_shapes=None,
+                options=()):
     """Export, compile and compare a group of cases on every target and IR level.
+    options: more doccc arguments (pass options) for every compile.
     real_gpu: also build the training-IR group with nvcc and hipcc and check the
     libraries (fat binary; the runtime's error on a machine without a GPU).
     expect, dynamic_shapes: see the module's comment."""
@@ -154,7 +156,7 @@ def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS, real_gpu=False, expe
         missing = sorted(set((expect or {}).get(ir, ())) - have)
         assert not missing, f"{name}: the {ir} export has no node of {missing}"
         for target in targets:
-            _run_group(tmp, name, cases, target, ir)
+            _run_group(tmp, name, cases, target, ir, options)
     if real_gpu:
         import numpy as np
         from test_gpu import REAL, check_real_build, require_cmd

@@ -356,6 +356,30 @@ def test_conv_activations(tmp_path):
     check_cases(tmp_path, "conv_act", cases)
 
 
+def test_winograd(tmp_path):
+    """expand.winograd: 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) on
+    the SIMD targets (the others take the direct kernels): even and odd
+    outputs (a last half tile row and column), padding 0 and 1, output
+    channels that are and are not whole panels, fused bias, ReLU and
+    residual, a batch of two."""
+    torch = require("torch")
+    nn = torch.nn
+    g = _gen(17)
+    torch.manual_seed(17)
+    c1 = nn.Conv2d(16, 24, 3, padding=1).eval()
+    c0 = nn.Conv2d(16, 16, 3, bias=False).eval()
+    c2 = nn.Conv2d(16, 40, 3, padding=1).eval()
+    c16 = nn.Conv2d(16, 16, 3, padding=1).eval()
+    x = torch.randn(2, 16, 11, 13, generator=g)
+    y = torch.randn(1, 16, 10, 9, generator=g)
+    small = torch.randn(1, 16, 7, 7, generator=g)  # outputs under 8x8 take the direct kernel
+    cases = [
+        Case("wino_odd", lambda a: (torch.relu(c1(a)), c0(a) + 1), (x,)),
+        Case("wino_residual", lambda a, b: (torch.relu(c16(a) + a), c2(F_relu6(a)), c16(b)), (y, small)),
+    ]
+    check_cases(tmp_path, "winograd", cases, options=("--pass-opt", "expand.winograd=true"))
+
+
 def F_relu6(t):
     return t.clamp(0, 6)
 
