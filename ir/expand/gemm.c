@@ -678,8 +678,9 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
  * more than the FMAs. With many (ResNet-50's 256 -> 64), the channel
  * kernel wins: its weight panel is one stream, where this kernel reads a
  * row segment of every input channel (1.2 against 0.5 ms for ResNet-50's
- * 56x56 256 -> 64 layers), hence expand.pointwise_max_channels. This covers the columns [0, W0), W0 a multiple of
- * the lanes; the caller runs the rest. */
+ * 56x56 256 -> 64 layers), hence expand.pointwise_max_channels. This
+ * covers the columns [0, W0), W0 a multiple of the lanes; the caller runs
+ * the rest. */
 static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *t, int in, int wp, int out, int bias,
                            int64_t W0)
 {
@@ -743,8 +744,8 @@ static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *
  * those past TH rows up to a whole vector, are computed and never stored);
  * (2) for each of the 16 xi a GEMM M[n][xi][t][oc] = sum_c V[n][xi][c][t]
  * U[xi][c][oc] in the register tile, U = G g G^T packed at compile time
- * into panels; (3) the
- * output transform, lanes along the output channels, stores the 2x2 tile
+ * into panels; (3) the output transform, lanes along the output channels,
+ * stores the 2x2 tile
  * (scattered: NCHW) with the bias, where the epilogue fuses; a last tile
  * row or column of an odd output stores its valid half. The transforms'
  * coefficients are 0, +-1 and 1/2, so the error stays that of the direct
@@ -753,7 +754,6 @@ static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *
 typedef struct {
 	Sdfg *g;
 	int w;                    /* the weights [OC][C][3][3] */
-	int64_t C, OC;
 } WinoW;
 
 static int wino_weights(Sdfg *g, const ConstSrc *cs, void *dst)
@@ -839,11 +839,7 @@ static void wino_out(Sdfg *g, Node *seq, const char *label, int Mx, int out, int
 			const int *r = s + 4 * i;
 			int y = j == 0 ? bin(g, blk, T_ADD, bin(g, blk, T_ADD, r[0], r[1]), r[2])
 			               : bin(g, blk, T_SUB, bin(g, blk, T_SUB, r[1], r[2]), r[3]);
-			if (bias >= 0) {
-				Expr *bi[1] = {oc};
-				Operand a2[2] = {opd_val(y), opd_mem(bias, 1, bi)};
-				y = sdfg_tasklet(g, blk, T_ADD, DT_F32, 2, a2);
-			}
+			y = plus_bias(g, blk, opd_val(y), bias, oc);
 			Expr *yi[4] = {ex_sym(g, vn), oc, ex_addi(g, ex_muli(g, th, 2), i), ex_addi(g, ex_muli(g, tw, 2), j)};
 			sdfg_store(blk, y, xp_memlet(out, 4, yi), W_NONE);
 		}
@@ -891,7 +887,7 @@ static void conv_winograd(Sdfg *g, Node *seq, const char *label, const XpTile *t
 		tn = t->vec_lanes;
 	int64_t NB = (OC + tn - 1) / tn;
 	WinoW *ww = arena_alloc(g->arena, sizeof *ww);
-	*ww = (WinoW){g, w, C, OC};
+	*ww = (WinoW){g, w};
 	Panels *pp = arena_alloc(g->arena, sizeof *pp);
 	*pp = (Panels){sdfg_root_of(g, w), 16, tn, C, OC, 0, 0, 0, NULL, ww};
 	int64_t ush[4] = {16, NB, C, tn};
