@@ -138,6 +138,7 @@ bench-only: all
 	$(PYTHON) test/bench_peers.py
 	$(PYTHON) test/bench_dynamic.py
 	$(PYTHON) test/bench_compile.py
+	$(PYTHON) test/bench_ccache.py
 
 # Compile time and memory as the weights grow (issue 12): synthetic MLPs of
 # 0.1, 0.5, 1 and 2 GB, embedded and external; build/bench-compile.json.

@@ -296,10 +296,17 @@ static void nvcc_flags(Argv *a, const Target *t)
 	arg(a, "-std=c++17");
 	arg(a, "-Xcompiler");
 	arg(a, "-fPIC,-fno-math-errno,-fwrapv");
-	arg(a, arena_printf(a->ar, "-gencode=arch=compute_%s,code=[sm_%s,compute_%s]", cc, cc, cc));
+	/* Spelled long: ccache (4.7) takes any word starting "-g" for debug
+	 * information and then hashes the working directory, so -gencode missed
+	 * the cache from every other DOCC_TMP. */
+	arg(a, arena_printf(a->ar, "--generate-code=arch=compute_%s,code=[sm_%s,compute_%s]", cc, cc, cc));
 	if (t->approx)
 		arg(a, "--use_fast_math");
 	arg(a, "-diag-suppress=177,550"); /* unused helpers and variables of the shared prologue */
+	/* Keep the intermediates, in the working directory: their names are
+	 * then NAME.cudafe1.cpp and so on, not tmpxft_PID_..., and the object's
+	 * FILE symbol, which names one of them, is the same in every build. */
+	arg(a, "-keep");
 }
 
 static void hipcc_flags(Argv *a, const Target *t)

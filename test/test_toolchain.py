@@ -6,9 +6,11 @@ without a shell. The compilers run in the working directory on relative
 paths, so that
 
   - ccache hits on a second build of the same model from another DOCC_TMP
-    and into another output directory (CCACHE_DIR in the test's folder;
-    `ccache --print-stats` counts the hit), and the library built through it
-    gives eager PyTorch's results;
+    and into another output directory, through clang, nvcc and hipcc
+    (CCACHE_DIR in the test's folder; `ccache --print-stats` counts the hit),
+    the two libraries are byte-identical, and the CPU library built through
+    it gives eager PyTorch's results; two builds without a cache give one
+    library too;
   - a fake launcher (logs its argv, then execs the rest) sees every command of
     the backend: the weights object (DOCC_CC), the compile and the link
     (DOCC_NVCC for cuda, DOCC_HIPCC for rocm, DOCC_CXX for --simulate);
@@ -71,11 +73,22 @@ def ccache_stats(env):
     return {k: int(v) for k, v in (line.split("\t") for line in r.stdout.splitlines() if "\t" in line)}
 
 
-def test_ccache_hits_from_another_working_directory(exports, tmp_path, check_close):
+# The real compilers: the GPU libraries are built and compared, not run (no GPU here).
+CCACHE_CASES = [("openmp", "DOCC_CC", "clang", "c"), ("cuda", "DOCC_NVCC", "nvcc", "cu"),
+                ("rocm", "DOCC_HIPCC", "hipcc", "cu")]
+
+
+@pytest.mark.parametrize("target,var,compiler,ext", CCACHE_CASES, ids=[c[0] for c in CCACHE_CASES])
+def test_ccache_hits_from_another_working_directory(exports, tmp_path, check_close, target, var, compiler, ext):
+    """nvcc got -gencode, which ccache 4.7 takes for -g (debug information: the
+    working directory is hashed), and named its intermediates after its
+    process id, which went into the object; both missed the cache or made
+    another library."""
     require_cmd("ccache")
+    require_cmd(compiler)
     cnn = exports.get("small_cnn", "training", 1, "pt2")
     env = {"CCACHE_DIR": str(tmp_path / "ccache"), "CCACHE_CONFIGPATH": str(tmp_path / "ccache.conf"),
-           "DOCC_CC": "ccache clang"}
+           var: f"ccache {compiler}"}
     (tmp_path / "ccache.conf").write_text("")
     full = dict(os.environ, **env)
     full.pop("CCACHE_DISABLE", None)
@@ -83,19 +96,35 @@ def test_ccache_hits_from_another_working_directory(exports, tmp_path, check_clo
     libs = []
     for i in (1, 2):
         out = tmp_path / f"out{i}"
-        r = doccc_cmd(cnn.path, "-t", "openmp", "-n", "small_cnn", "-o", f"{out}/", "-v",
+        r = doccc_cmd(cnn.path, "-t", target, "-n", "small_cnn", "-o", f"{out}/", "-v",
                       env=dict(env, DOCC_TMP=str(tmp_path / f"tmp{i}")))
         assert_exit(r, 0)
         # -v shows the launcher and where the command runs
-        assert re.search(r"^cd \S+/tmp%d/doccc-\S+ && ccache clang .* -c -o small_cnn\.o small_cnn\.c$" % i,
-                         r.stderr, re.M), r.stderr
+        assert re.search(r"^cd \S+/tmp%d/doccc-\S+ && ccache %s .* -c -o small_cnn\.o small_cnn\.%s$"
+                         % (i, compiler, ext), r.stderr, re.M), r.stderr
         stats = ccache_stats(full)
         hits = stats["direct_cache_hit"] + stats["preprocessed_cache_hit"]
         assert hits == (i - 1), f"build {i}: {hits} ccache hits\n{stats}\n{r.stderr}"
         libs.append(out / "libsmall_cnn.so")
     assert stats["cache_miss"] == 1, stats
     assert libs[0].read_bytes() == libs[1].read_bytes(), "the cached object made another library"
-    check_close(run_lib(libs[1], [cnn.x])[0], cnn.ref[0], "small_cnn openmp through ccache")
+    if target == "openmp":
+        check_close(run_lib(libs[1], [cnn.x])[0], cnn.ref[0], "small_cnn openmp through ccache")
+
+
+@pytest.mark.parametrize("target,compiler", [("openmp", "clang"), ("cuda", "nvcc"), ("rocm", "hipcc")])
+def test_rebuild_is_byte_identical(mlp, tmp_path, target, compiler):
+    """Without a cache, two builds from two DOCC_TMPs into two folders give the
+    same library (nvcc's intermediates named after its process id made the
+    cuda libraries differ)."""
+    require_cmd(compiler)
+    libs = []
+    for i in (1, 2):
+        out = tmp_path / f"out{i}"
+        r = doccc_cmd(mlp.path, "-t", target, "-n", "m", "-o", f"{out}/", env={"DOCC_TMP": str(tmp_path / f"tmp{i}")})
+        assert_exit(r, 0)
+        libs.append((out / "libm.so").read_bytes())
+    assert libs[0] == libs[1], f"-t {target}: two builds made two libraries"
 
 
 @pytest.mark.parametrize("target,var,compiler", [("none", "DOCC_CC", "clang"),
@@ -312,3 +341,21 @@ def test_static_archive_ar_failure(mlp, tmp_path):
     r = doccc_cmd(mlp.path, "-n", "m", "-o", out / "libm.a", env={"DOCC_AR": str(fake), "DOCC_TMP": str(work)})
     assert_exit(r, 3, "fake-ar: cannot write archive", f"{fake} failed (exit status 1) making the archive")
     assert listing(out) == [] and listing(work) == []
+
+
+def test_bench_ccache_script(tmp_path):
+    """make bench's test/bench_ccache.py on one model: pass b hits on every
+    compile and gives the same library."""
+    import json
+    import sys
+    require_cmd("ccache")
+    js = tmp_path / "bench-ccache.json"
+    r = subprocess.run([sys.executable, str(Path(__file__).parent / "bench_ccache.py"), "--models", "mlp",
+                        "--targets", "openmp,sequential", "--json", str(js), "--dir", str(tmp_path / "w")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, fmt_result(r)
+    rep = json.loads(js.read_text())
+    a, b = rep["passes"]
+    assert (a["compiles"], a["hits"], a["misses"]) == (2, 0, 2), rep
+    assert (b["compiles"], b["hits"], b["misses"], b["hit_rate"]) == (2, 2, 0, 1.0), rep
+    assert rep["identical"] == 2 and rep["differ"] == [], rep
