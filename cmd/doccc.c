@@ -380,8 +380,9 @@ static int configure(Arena *a, const Cli *c, Options *o, Target *tg)
 	if (c->simulate && !TARGET_IS_GPU(tg))
 		return usage_error("--simulate is for the GPU targets (cuda, rocm), not '%s'", tg->name);
 	tg->simulate = c->simulate;
-	if (!file_exists(c->input)) {
-		diag_error(c->input, "cannot read: %s", strerror(errno ? errno : ENOENT));
+	const char *why = file_unreadable(c->input);
+	if (why) {
+		diag_error(c->input, "cannot read: %s", why);
 		return EXIT_INPUT;
 	}
 	return -1;

@@ -2049,7 +2049,9 @@ static void close_st(void *st)
 	st_close(st);
 }
 
-/* Is path a zip archive (its first four bytes)? -1 reported. */
+/* Is path a zip archive (its first four bytes)? -1 reported, and so are
+ * an empty file and a .pt2 that is neither a zip nor JSON, which the JSON
+ * reader would call malformed JSON. */
 static int is_zip(const char *path)
 {
 	char head[4];
@@ -2062,7 +2064,18 @@ static int is_zip(const char *path)
 		diag_error(path, "cannot read: %s", strerror(err));
 		return -1;
 	}
-	return n == 4 && !memcmp(head, "PK\003\004", 4);
+	if (n == 0) {
+		diag_error(path, "the file is empty: expected a .pt2 archive (torch.export.save) or an ExportedProgram's JSON");
+		return -1;
+	}
+	if (n == 4 && !memcmp(head, "PK\003\004", 4))
+		return 1;
+	size_t l = strlen(path);
+	if (l >= 4 && !strcmp(path + l - 4, ".pt2") && head[0] != '{') {
+		diag_error(path, "not a zip archive, as a .pt2 from torch.export.save is, and not JSON");
+		return -1;
+	}
+	return 0;
 }
 
 /* The archive and the safetensors file stay open as long as the graph's

@@ -309,6 +309,18 @@ int file_write(const char *path, const void *data, size_t len)
 	return file_write_mode(path, data, len, -1);
 }
 
+const char *file_unreadable(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st))
+		return strerror(errno);
+	if (S_ISDIR(st.st_mode))
+		return "it is a directory";
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	return NULL;
+}
+
 int file_exists(const char *path)
 {
 	struct stat st;

@@ -213,6 +213,7 @@ int file_map(const char *path, const void **mem, size_t *len);
 void file_unmap(const void *mem, size_t len);
 void file_map_drop(const void *p, size_t n);
 int file_exists(const char *path);
+const char *file_unreadable(const char *path); /* why path is no regular file, or NULL */
 int dir_exists(const char *path);
 int mkdir_p(const char *path);          /* like mkdir -p; reports errors */
 int rm_rf(const char *path);            /* remove a file or a tree; quiet */

@@ -157,7 +157,21 @@ def test_pt2_not_a_zip(doccc, tmp_path, outdir):
     bad = tmp_path / "random.pt2"
     bad.write_bytes(bytes(range(256)) * 37)
     r = doccc_cmd(bad, "-o", f"{outdir}/")
-    assert_exit(r, 1, "random.pt2")
+    assert_exit(r, 1, "random.pt2", "not a zip archive")
+    assert_empty(outdir)
+
+
+@pytest.mark.parametrize("what", ["directory", "device", "empty.pt2", "empty.json"])
+def test_input_not_a_model_file(doccc, tmp_path, outdir, what):
+    """What the input is, not 'No such file or directory' for a path that exists."""
+    path, needle = {"directory": (tmp_path, "it is a directory"), "device": ("/dev/null", "not a regular file"),
+                    "empty.pt2": (tmp_path / "empty.pt2", "the file is empty"),
+                    "empty.json": (tmp_path / "empty.json", "the file is empty")}[what]
+    if what.startswith("empty"):
+        path.write_bytes(b"")
+    r = doccc_cmd(path, "-o", f"{outdir}/")
+    assert_exit(r, 1, f"{path}: error: cannot read: {needle}" if what in ("directory", "device") else needle)
+    assert "No such file" not in r.stderr, r.stderr
     assert_empty(outdir)
 
 
