@@ -7,6 +7,7 @@
 #                    cmake (test/test_buildsys.py builds a consumer of NAMEConfig.cmake)
 #                    hipcc libamdhip64-dev rocm-device-libs (-t rocm; about 70 MB)
 #                    ccache (test_toolchain.py builds through DOCC_CC="ccache clang")
+#                    gcc (test_toolchain.py links the static archives with gcc too)
 #                    python3 python3-venv (when there is no python3, or it is
 #                    externally managed and cannot make a venv)
 #   --sanitizers:    libclang-rt-N-dev, N the major version of the installed clang
@@ -88,6 +89,8 @@ have hipcc || { need hipcc; need libamdhip64-dev; need rocm-device-libs; }
 have cmake || need cmake
 # ccache: the compiler-launcher tests (DOCC_CC="ccache clang") need a real cache.
 have ccache || need ccache
+# gcc: the suite links programs against the static archives with gcc as well as clang.
+have gcc || need gcc
 # OpenMP: clang must find omp.h (the openmp target's generated code includes it).
 if ! have clang || ! printf '#include <omp.h>\n' | clang -fopenmp -x c -E - >/dev/null 2>&1; then
 	need libomp-dev
@@ -144,7 +147,7 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt_install $missing
 else
-	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config, cmake, ccache, hipcc)"
+	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config, cmake, ccache, gcc, hipcc)"
 fi
 
 # nvcc is not a Debian package here (it comes with the machine, from NVIDIA's

@@ -19,6 +19,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT, compare, doccc_cmd, fmt_result, require, run_lib
+from test_gpu import require_cmd  # fails in CI, skips elsewhere, when a command is missing
 
 
 def tf32(a):
@@ -263,9 +264,7 @@ def test_report_lists_every_launch(contraction_pt2, tmp_path):
 def nvcc_build(pt2, outdir, precision):
     """A real nvcc build for sm_90 of pt2's generated source, with ptxas'
     resource report; returns the report."""
-    nvcc = shutil.which("nvcc")
-    if not nvcc:
-        pytest.fail("nvcc is required for the spill check (CUDA 13 is on the development machines)")
+    nvcc = require_cmd("nvcc")  # CUDA 13 is on the development machines, not in Debian's main
     outdir.mkdir(parents=True, exist_ok=True)
     opts = outdir / "options.yaml"
     opts.write_text(f"contraction_precision: {precision}\n")

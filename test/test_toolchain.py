@@ -298,6 +298,7 @@ def test_static_archive_through_pkg_config(mlp, tmp_path, check_close):
     `pkg-config --cflags --libs` alone, and it computes eager PyTorch's output."""
     np = require("numpy")
     require_cmd("pkg-config")
+    require_cmd("gcc")
     out = tmp_path / "out"
     r = doccc_cmd(mlp.path, "-t", "openmp", "-n", "first", "-o", out / "libfirst.a", "--emit-pkgconfig")
     assert_exit(r, 0)
