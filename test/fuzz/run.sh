@@ -42,5 +42,7 @@ cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
 if [ "$secs" = 0 ]; then
 	echo "fuzz_$n: corpora passed"
 else
-	echo "fuzz_$n: ${secs} s, ${execs:-?} executions, coverage ${cov:-?} edges, 0 findings"
+	# the time it ran: it stops early when FUZZ_RUNS caps it
+	took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
+	echo "fuzz_$n: ${took:-$secs} s, ${execs:-?} executions, coverage ${cov:-?} edges, 0 findings"
 fi
