@@ -2,14 +2,14 @@
 ccache from a second working directory (README "Compiler caches and compile
 farms").
 
-    python3 test/bench_ccache.py [--models a,b,...] [--targets openmp,sequential]
+    python3 test/bench_ccache.py [--models a,b,...] [--targets openmp,sequential,cuda,rocm]
                                  [--json PATH] [--dir D]
 
 The models are those of the end-to-end suite: test/models.py's MODELS (mlp,
 small_cnn, resnet18) and test/models_zoo.py's ZOO (resnet50, mobilenet_v2,
 vit_tiny, bert, segformer_b0, qwen2_layer), each exported once at batch 1.
-Every model is compiled for every target twice, with DOCC_CC="ccache clang"
-and DOCC_NVCC="ccache nvcc", a ccache of its own (a fresh CCACHE_DIR, no
+Every model is compiled for every target twice, with DOCC_CC="ccache clang",
+DOCC_NVCC="ccache nvcc" and DOCC_HIPCC="ccache hipcc", a ccache of its own (a fresh CCACHE_DIR, no
 configuration file), and DOCC_REUSE_BINARIES unset:
 
   pass a   from working directory D/a: doccc runs there, DOCC_TMP=D/a/tmp,
@@ -18,7 +18,8 @@ configuration file), and DOCC_REUSE_BINARIES unset:
 
 For each pass it prints the compiles, ccache's hits and misses (its own
 counters, `ccache --print-stats`, read before and after the pass), the hit
-rate and the pass's wall time; then whether every library of pass b is
+rate and the time of its doccc commands, and the hits and misses of
+each target; then whether every library of pass b is
 byte-identical to its pass-a twin. A target whose compiler is missing (nvcc
 for cuda) is left out with a note.
 
@@ -72,21 +73,26 @@ def one_pass(tag, paths, targets, d, env):
     wd = d / tag
     (wd / "tmp").mkdir(parents=True)
     env = dict(env, DOCC_TMP=str(wd / "tmp"))
-    before = stats(env)
-    t0, libs, errors = time.perf_counter(), {}, []
+    libs, errors, wall = {}, [], 0.0
+    per = {t: dict(compiles=0, hits=0, misses=0) for t in targets}
     for n, p in paths.items():
         for t in targets:
             out = wd / "out" / f"{n}-{t}"
+            before = stats(env)
+            t0 = time.perf_counter()
             r = subprocess.run([str(DOCCC), str(p), "-t", t, "-n", n, "-o", f"{out}/"], cwd=wd, env=env,
                                capture_output=True, text=True)
+            wall += time.perf_counter() - t0
+            after = stats(env)
             if r.returncode != 0:
                 errors.append(f"{n} -t {t}: exit {r.returncode}: {r.stderr.strip()[-400:]}")
                 continue
             libs[(n, t)] = (out / f"lib{n}.so").read_bytes()
-    wall = time.perf_counter() - t0
-    after = stats(env)
-    row = dict(pass_=tag, compiles=len(libs), wall_s=wall, hits=after["hits"] - before["hits"],
-               misses=after["misses"] - before["misses"], errors=errors)
+            per[t]["compiles"] += 1
+            per[t]["hits"] += after["hits"] - before["hits"]
+            per[t]["misses"] += after["misses"] - before["misses"]
+    row = dict(pass_=tag, compiles=len(libs), wall_s=wall, hits=sum(v["hits"] for v in per.values()),
+               misses=sum(v["misses"] for v in per.values()), per_target=per, errors=errors)
     row["hit_rate"] = row["hits"] / max(1, row["hits"] + row["misses"])
     return row, libs
 
@@ -96,7 +102,7 @@ def main():
     import models_zoo
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default=",".join(list(models.MODELS) + list(models_zoo.ZOO)))
-    ap.add_argument("--targets", default="openmp,sequential,cuda")
+    ap.add_argument("--targets", default="openmp,sequential,cuda,rocm")
     ap.add_argument("--json", type=Path, default=BUILD / "bench-ccache.json")
     ap.add_argument("--dir", type=Path, default=None, help="the working folder (default: a temporary one)")
     args = ap.parse_args()
@@ -121,16 +127,17 @@ def main():
     (d / "ccache.conf").write_text("")
     env = {k: v for k, v in os.environ.items() if k not in ("DOCC_REUSE_BINARIES", "CCACHE_DISABLE", "CCACHE_RECACHE")}
     env.update(CCACHE_DIR=str(d / "ccache"), CCACHE_CONFIGPATH=str(d / "ccache.conf"),
-               DOCC_CC="ccache clang", DOCC_NVCC="ccache nvcc")
+               DOCC_CC="ccache clang", DOCC_NVCC="ccache nvcc", DOCC_HIPCC="ccache hipcc")
     subprocess.run(["ccache", "-z"], env=env, check=True, capture_output=True)
     rows, libs = [], {}
     print(f"{len(names)} models x {len(targets)} targets ({', '.join(targets)}), through ccache")
-    print(f"{'pass':<5} {'compiles':>8} {'hits':>5} {'misses':>6} {'hit rate':>8} {'wall s':>7}")
+    print(f"{'pass':<5} {'compiles':>8} {'hits':>5} {'misses':>6} {'hit rate':>8} {'wall s':>7}  hits/misses by target")
     for tag in ("a", "b"):
         row, libs[tag] = one_pass(tag, paths, targets, d, env)
         rows.append(row)
         print(f"{tag:<5} {row['compiles']:>8} {row['hits']:>5} {row['misses']:>6} {row['hit_rate']:>8.0%} "
-              f"{row['wall_s']:>7.1f}", flush=True)
+              f"{row['wall_s']:>7.1f}  " + ", ".join(f"{t} {v['hits']}/{v['misses']}"
+                                               for t, v in row["per_target"].items()), flush=True)
         for e in row["errors"]:
             print(f"  FAILED {e}")
     same = [k for k in libs["a"] if libs["b"].get(k) == libs["a"][k]]
