@@ -2071,7 +2071,7 @@ static int is_zip(const char *path)
 	if (n == 4 && !memcmp(head, "PK\003\004", 4))
 		return 1;
 	size_t l = strlen(path);
-	if (l >= 4 && !strcmp(path + l - 4, ".pt2") && head[0] != '{') {
+	if (l >= 4 && !strcmp(path + l - 4, ".pt2") && (!head[0] || !strchr("{ \t\r\n", head[0]))) { /* JSON may start with blanks */
 		diag_error(path, "not a zip archive, as a .pt2 from torch.export.save is, and not JSON");
 		return -1;
 	}

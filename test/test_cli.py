@@ -161,6 +161,19 @@ def test_pt2_not_a_zip(doccc, tmp_path, outdir):
     assert_empty(outdir)
 
 
+def test_pt2_named_json_read_as_json(doccc, tmp_path, outdir):
+    """A .pt2 that is JSON, blanks first, goes to the JSON reader; one that starts with a NUL does not."""
+    js = tmp_path / "blanks.pt2"
+    js.write_bytes(b'\n  {"x": 1}')
+    r = doccc_cmd(js, "-o", f"{outdir}/")
+    assert_exit(r, 1, "blanks.pt2", "no 'graph_module'")
+    nul = tmp_path / "nul.pt2"
+    nul.write_bytes(b"\0{}")
+    r = doccc_cmd(nul, "-o", f"{outdir}/")
+    assert_exit(r, 1, "nul.pt2", "not a zip archive")
+    assert_empty(outdir)
+
+
 @pytest.mark.parametrize("what", ["directory", "device", "empty.pt2", "empty.json"])
 def test_input_not_a_model_file(doccc, tmp_path, outdir, what):
     """What the input is, not 'No such file or directory' for a path that exists."""
