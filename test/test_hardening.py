@@ -3,7 +3,8 @@ IR's assumptions are rejected at import with a located message and exit 1,
 leaving nothing in the output folder (README "Limits").
 
 Each test edits the model.json of a real .pt2 export (an MLP: nodes linear,
-relu, linear_1 on input x [2, 8]) the way the fuzzer's findings did; the
+relu, linear_1 on input x [2, 8]; a convolution, batch norm, ReLU and max
+pooling on x [1, 3, 8, 8]) the way the fuzzer's findings did; the
 minimized fuzzer inputs themselves are replayed by `make fuzz-replay`
 (test/fuzz/regress/import, test/fuzz/regress/pipeline).
 """
@@ -25,6 +26,18 @@ def mlp_pt2(tmp_path_factory):
 
     path = tmp_path_factory.mktemp("hardening") / "mlp.pt2"
     ex.export(Mlp(), (torch.randn(2, 8),), path)
+    return ex, path
+
+
+@pytest.fixture(scope="module")
+def conv_pt2(tmp_path_factory):
+    torch = require("torch")
+    import export as ex
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
+    from make_graph_seeds import ConvBn  # conv 3->4, 3x3, padding 1; max pool 2
+
+    path = tmp_path_factory.mktemp("hardening") / "convbn.pt2"
+    ex.export(ConvBn().eval(), (torch.randn(1, 3, 8, 8),), path)
     return ex, path
 
 
@@ -100,3 +113,52 @@ CASES = [
 @pytest.mark.parametrize("name,edit,needles", CASES, ids=[c[0] for c in CASES])
 def test_rejected_at_import(mlp_pt2, tmp_path, name, edit, needles):
     check_rejected(edited(mlp_pt2, tmp_path, name, edit), tmp_path, *needles)
+
+
+def set_arg(kind, arg, value):
+    """An edit: argument `arg` of the first node whose target holds `kind`."""
+    def edit(g):
+        node = next(n for n in g["nodes"] if kind in n["target"])
+        a = next((a for a in node["inputs"] if a["name"] == arg), None)
+        if a is None:
+            a = {"name": arg, "kind": 1}
+            node["inputs"].append(a)
+        a["arg"] = {"as_int": value} if isinstance(value, int) else {"as_ints": value}
+    return edit
+
+
+def conv_out(dims):
+    def edit(g):
+        node = next(n for n in g["nodes"] if "conv" in n["target"])
+        sizes(g, node["outputs"][0]["as_tensor"]["name"], dims)
+    return edit
+
+
+# A window or channel count the kernels cannot take: the fuzzer's groups of 0
+# divided by zero in the convolution's expansion (regress/pipeline/
+# conv-groups-zero); the rest of its family with it.
+CONV_CASES = [
+    ("groups_zero", set_arg("conv", "groups", 0), ["in 0 groups"]),
+    ("groups_not_dividing", set_arg("conv", "groups", 3), ["3 input channels into 4 in 3 groups"]),
+    ("stride_zero", set_arg("conv", "stride", [0, 0]), ["convolution with kernel 3, stride 0"]),
+    ("dilation_negative", set_arg("conv", "dilation", [-2, 1]), ["dilation -2"]),
+    ("padding_negative", set_arg("conv", "padding", [-1, -1]), ["padding -1"]),
+    ("dilation_huge", set_arg("conv", "dilation", [1 << 62, 1]), ["too large"]),
+    ("window_past_input", set_arg("conv", "dilation", [9, 1]), ["gives no output"]),
+    ("output_size", conv_out([1, 4, 9, 8]), ["size 8 in dim 2", "gives 8, not the 9 recorded"]),
+    ("output_channels", conv_out([1, 5, 8, 8]), ["weight of [4, 3, ...]"]),
+    ("pool_stride_zero", set_arg("max_pool", "stride", [0, 0]), ["pooling with kernel 2, stride 0"]),
+    ("pool_padding", set_arg("max_pool", "padding", [2, 2]), ["padding 2, more than half the window of 2"]),
+    ("pool_kernel_empty", set_arg("max_pool", "kernel_size", []), ["empty kernel_size"]),
+]
+
+
+@pytest.mark.parametrize("name,edit,needles", CONV_CASES, ids=[c[0] for c in CONV_CASES])
+def test_conv_rejected_at_import(conv_pt2, tmp_path, name, edit, needles):
+    check_rejected(edited(conv_pt2, tmp_path, name, edit), tmp_path, *needles)
+
+
+def test_conv_unchanged_copy_compiles(conv_pt2, tmp_path):
+    model = edited(conv_pt2, tmp_path, "same", lambda g: None)
+    r = doccc_cmd(model, "-o", f"{tmp_path}/")
+    assert r.returncode == 0, fmt_result(r)

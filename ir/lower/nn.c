@@ -90,6 +90,117 @@ static int batch_only(Imp *m, const cJSON *node, int c, int batched)
 	return 0;
 }
 
+/* The window of a convolution or pooling, in one spatial dim: kernel k,
+ * stride s, padding p on the left and q on the right, dilation d. The
+ * output's size is the one torch's kernels give an input of size in; the
+ * IR's loops index by it.
+ *   WIN_FLOOR  (in + p + q - d(k-1) - 1) / s + 1, rounded down;
+ *   WIN_CEIL   the same rounded up, less a last window that starts in the
+ *              right padding (pooling's ceil_mode);
+ *   WIN_TRANS  (in - 1)s - p - q + d(k-1) + 1, plus an output padding below
+ *              max(s, d) (a transposed convolution).
+ * Sets the least and the greatest size in lo, hi (lo < 1: none); -1 when a
+ * step does not fit in 64 bits. */
+enum { WIN_FLOOR, WIN_CEIL, WIN_TRANS };
+
+static int win_size(int mode, int64_t in, int64_t k, int64_t s, int64_t p, int64_t q, int64_t d, int64_t *lo,
+                    int64_t *hi)
+{
+	int64_t span, twop, t;
+	if (ck_mul(d, k - 1, &span) || ck_add(span, 1, &span) || ck_add(p, q, &twop))
+		return -1;
+	if (mode == WIN_TRANS) {
+		if (ck_mul(in - 1, s, &t) || ck_add(t, span - twop, &t) || ck_add(t, MAX(s, d) - 1, hi))
+			return -1;
+		*lo = t;
+		return 0;
+	}
+	if (ck_add(in, twop, &t) || ck_add(t, -span, &t))
+		return -1;
+	if (t < 0) {
+		*lo = *hi = 0;   /* the window is wider than the padded input */
+		return 0;
+	}
+	if (mode == WIN_CEIL && ck_add(t, s - 1, &t))
+		return -1;
+	*lo = t / s + 1;
+	if (mode == WIN_CEIL && (*lo - 1) * s >= in + p)
+		--*lo;
+	*hi = *lo;
+	return 0;
+}
+
+/* The window over dims [first, first + n) of input x and output out,
+ * checked as the kernels take it: kernel, stride and dilation >= 1,
+ * padding >= 0, and each output size the one win_size gives. The right
+ * padding q is the left one p where q is NULL. */
+static int check_window(Imp *m, const char *op, int x, int out, int first, int n, const int64_t *k,
+                        const int64_t *s, const int64_t *p, const int64_t *q, const int64_t *d, int mode)
+{
+	for (int j = 0; j < n; j++) {
+		if (k[j] < 1 || s[j] < 1 || d[j] < 1 || p[j] < 0 || (q && q[j] < 0)) {
+			lw_error(m, "%s with kernel %lld, stride %lld, padding %lld, dilation %lld in dim %d (kernel, stride and "
+			            "dilation must be at least 1, padding at least 0)",
+			         op, (long long)k[j], (long long)s[j], (long long)p[j], (long long)d[j], first + j);
+			return -1;
+		}
+		int64_t in, got, lo, hi;
+		if (!ex_isint(lw_dimx(m, x, first + j), &in) || !ex_isint(lw_dimx(m, out, first + j), &got))
+			continue;
+		if (win_size(mode, in, k[j], s[j], p[j], q ? q[j] : p[j], d[j], &lo, &hi)) {
+			lw_error(m, "%s: the window of dim %d is too large (kernel %lld, stride %lld, padding %lld, dilation %lld)",
+			         op, first + j, (long long)k[j], (long long)s[j], (long long)p[j], (long long)d[j]);
+			return -1;
+		}
+		if (lo < 1 || got < lo || got > hi) {
+			lw_error(m, "%s of size %lld in dim %d with kernel %lld, stride %lld, padding %lld, dilation %lld gives %s%lld, "
+			            "not the %lld recorded for its output",
+			         op, (long long)in, first + j, (long long)k[j], (long long)s[j], (long long)p[j], (long long)d[j],
+			         lo < 1 ? "no output, " : lo < hi ? "sizes from " : "", (long long)(lo < 1 ? 0 : lo), (long long)got);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Size d of tensor a and size e of b agree where both are numbers. */
+static int same_dim(Imp *m, int a, int d, int b, int e)
+{
+	int64_t u, v;
+	return !ex_isint(lw_dimx(m, a, d), &u) || !ex_isint(lw_dimx(m, b, e), &v) || u == v;
+}
+
+/* A convolution's channels: groups dividing both channel counts, a weight
+ * of [OC, C/groups, k...] ([C, OC/groups, k...] transposed), a bias of OC,
+ * the output's batch the input's. */
+static int check_channels(Imp *m, int x, int w, int b, int out, int64_t G, int tr)
+{
+	int64_t C = lw_dim(m, x, 1), OC = lw_dim(m, out, 1), W0 = lw_dim(m, w, 0), W1 = lw_dim(m, w, 1);
+	if (G < 1 || C % G || OC % G) {
+		lw_error(m, "convolution of %lld input channels into %lld in %lld groups (groups must divide both)",
+		         (long long)C, (long long)OC, (long long)G);
+		return -1;
+	}
+	if (tr ? W0 != C || W1 != OC / G : W0 != OC || W1 != C / G) {
+		lw_error(m, "convolution weight of [%lld, %lld, ...] for %lld input channels, %lld output channels and %lld "
+		            "groups (expected [%lld, %lld, ...])",
+		         (long long)W0, (long long)W1, (long long)C, (long long)OC, (long long)G,
+		         (long long)(tr ? C : OC), (long long)(tr ? OC / G : C / G));
+		return -1;
+	}
+	if (b >= 0 && (lw_c(m, b)->rank != 1 || !same_dim(m, b, 0, out, 1))) {
+		lw_error(m, "convolution bias of rank %d for %lld output channels (expected [%lld])", lw_c(m, b)->rank,
+		         (long long)OC, (long long)OC);
+		return -1;
+	}
+	if (!same_dim(m, x, 0, out, 0)) {
+		lw_error(m, "convolution of a batch of %lld recorded as giving %lld", (long long)lw_dim(m, x, 0),
+		         (long long)lw_dim(m, out, 0));
+		return -1;
+	}
+	return 0;
+}
+
 int lower_conv(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");
@@ -104,23 +215,28 @@ int lower_conv(Imp *m, const cJSON *node)
 	if (m->ndyn && (batch_only(m, node, x, 1) || batch_only(m, node, w, 0) || batch_only(m, node, -1, 1)))
 		return -1;
 	Val *st = lw_arg(m, "stride"), *pd = lw_arg(m, "padding"), *dl = lw_arg(m, "dilation");
-	int64_t s[3], p[3], d[3];
+	int64_t s[3], p[3], q[3], d[3], tot;
 	for (int i = 0; i < nd; i++) {
 		s[i] = st->n > i ? st->is[i] : st->n ? st->is[0] : 1;
 		d[i] = dl->n > i ? dl->is[i] : dl->n ? dl->is[0] : 1;
 		if (pd->k == V_STR) {
 			/* 'same': total d*(k-1), the odd one on the right (the output
 			 * size bounds the right side; reads past it are padding) */
-			if (!strcmp(pd->s, "same"))
-				p[i] = d[i] * (lw_dim(m, w, 2 + i) - 1) / 2;
-			else if (!strcmp(pd->s, "valid"))
-				p[i] = 0;
+			if (!strcmp(pd->s, "same")) {
+				if (d[i] < 1 || ck_mul(d[i], lw_dim(m, w, 2 + i) - 1, &tot)) {
+					lw_error(m, "convolution with padding 'same' and dilation %lld", (long long)d[i]);
+					return -1;
+				}
+				p[i] = tot / 2;
+			} else if (!strcmp(pd->s, "valid"))
+				p[i] = tot = 0;
 			else {
 				lw_error(m, "convolution padding '%s' (expected 'same' or 'valid')", pd->s);
 				return -1;
 			}
+			q[i] = tot - p[i];
 		} else
-			p[i] = pd->n > i ? pd->is[i] : pd->n ? pd->is[0] : 0;
+			q[i] = p[i] = pd->n > i ? pd->is[i] : pd->n ? pd->is[0] : 0;
 	}
 	int out;
 	if (nd == 1 && !transposed) {
@@ -128,12 +244,18 @@ int lower_conv(Imp *m, const cJSON *node)
 		x = unsqueeze_h(m, x);
 		w = unsqueeze_h(m, w);
 		out = squeezed_out(m, node);
-		s[1] = s[0], p[1] = p[0], d[1] = d[0];
-		s[0] = 1, p[0] = 0, d[0] = 1;
+		s[1] = s[0], p[1] = p[0], q[1] = q[0], d[1] = d[0];
+		s[0] = 1, p[0] = q[0] = 0, d[0] = 1;
 		nd = 2;
 	} else
 		out = lw_new_out(m, node, 0);
 	if (out < 0)
+		return -1;
+	int64_t k[3], G = lw_int(m, "groups", 1);
+	for (int i = 0; i < nd; i++)
+		k[i] = lw_dim(m, w, 2 + i);
+	if (check_channels(m, x, w, b, out, G, transposed) ||
+	    check_window(m, "convolution", x, out, 2, nd, k, s, p, q, d, transposed ? WIN_TRANS : WIN_FLOOR))
 		return -1;
 	LibNode *l = lw_lib(m, LIB_CONV);
 	l->in[0] = x;
@@ -145,7 +267,7 @@ int lower_conv(Imp *m, const cJSON *node)
 	lib_set_ints(m->g, l, "stride", s, nd);
 	lib_set_ints(m->g, l, "padding", p, nd);
 	lib_set_ints(m->g, l, "dilation", d, nd);
-	lib_set_int(m->g, l, "groups", lw_int(m, "groups", 1));
+	lib_set_int(m->g, l, "groups", G);
 	lib_set_int(m->g, l, "transposed", transposed);
 	return 0;
 }
@@ -327,6 +449,25 @@ int lower_batchnorm(Imp *m, const cJSON *node)
 
 /* 2-d and 3-d pooling (PL_3D), and 1-d pooling (PL_1D) as 2-d over a
  * size-1 height. */
+/* Pooling's padding, at most half the window as torch's kernels have it
+ * (a window wholly in the padding would have nothing to take). A window
+ * of no size is check_window's to report. */
+static int pool_padding(Imp *m, int mode, int n, const int64_t *k, const int64_t *p, const int64_t *d)
+{
+	for (int j = 0; j < n; j++) {
+		int64_t ext = k[j];
+		if (k[j] < 1 || d[j] < 1)
+			continue;
+		if (mode == PL_MAX && (ck_mul(k[j] - 1, d[j], &ext) || ck_add(ext, 1, &ext)))
+			ext = INT64_MAX;
+		if (p[j] > ext / 2) {
+			lw_error(m, "pooling with padding %lld, more than half the window of %lld", (long long)p[j], (long long)ext);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int lower_pool(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "self");
@@ -365,6 +506,10 @@ int lower_pool(Imp *m, const cJSON *node)
 		return 0;
 	Val *k = lw_arg(m, "kernel_size"), *s = lw_arg(m, "stride"), *p = lw_arg(m, "padding");
 	int64_t kk[3], ss[3], pp[3] = {0, 0, 0}, dd[3] = {1, 1, 1};
+	if (k->k != V_INTS || k->n < 1) {
+		lw_error(m, "pooling with an empty kernel_size");
+		return -1;
+	}
 	for (int j = 0; j < nk; j++) {
 		kk[j] = k->n > j ? k->is[j] : k->is[0];
 		ss[j] = kk[j];
@@ -386,11 +531,15 @@ int lower_pool(Imp *m, const cJSON *node)
 		kk[1] = kk[0], ss[1] = ss[0], pp[1] = pp[0], dd[1] = dd[0];
 		kk[0] = 1, ss[0] = 1, pp[0] = 0, dd[0] = 1;
 	}
+	int ceil = lw_int(m, "ceil_mode", 0) != 0;
+	if (pool_padding(m, mode, nk, kk, pp, dd) ||
+	    check_window(m, "pooling", x, out, lw_c(m, x)->rank - nk, nk, kk, ss, pp, NULL, dd, ceil ? WIN_CEIL : WIN_FLOOR))
+		return -1;
 	lib_set_ints(m->g, l, "kernel", kk, nk);
 	lib_set_ints(m->g, l, "stride", ss, nk);
 	lib_set_ints(m->g, l, "padding", pp, nk);
 	lib_set_ints(m->g, l, "dilation", dd, nk);
-	lib_set_int(m->g, l, "ceil_mode", lw_int(m, "ceil_mode", 0));
+	lib_set_int(m->g, l, "ceil_mode", ceil);
 	return 0;
 }
 
