@@ -158,6 +158,49 @@ def test_conv_rejected_at_import(conv_pt2, tmp_path, name, edit, needles):
     check_rejected(edited(conv_pt2, tmp_path, name, edit), tmp_path, *needles)
 
 
+@pytest.fixture(scope="module")
+def conv1d_transposed_pt2(tmp_path_factory):
+    """A 1-d convolution (compiled as 2-d over a hidden height) into a transposed one."""
+    torch = require("torch")
+    import export as ex
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = torch.nn.Conv1d(2, 3, 3)
+            self.t = torch.nn.ConvTranspose2d(3, 2, 3, stride=2)
+
+        def forward(self, x):
+            return self.t(self.c(x).unsqueeze(2))
+
+    path = tmp_path_factory.mktemp("hardening") / "conv1d_t.pt2"
+    ex.export(M().eval(), (torch.randn(1, 2, 10),), path)
+    return ex, path
+
+
+def nth_conv_out(i, dims):
+    def edit(g):
+        node = [n for n in g["nodes"] if "conv" in n["target"]][i]
+        sizes(g, node["outputs"][0]["as_tensor"]["name"], dims)
+    return edit
+
+
+# The 1-d convolution's dims as the model numbers them (10 -> 8 in dim 2, not
+# the hidden height's dim 3); the transposed one's range of output paddings.
+@pytest.mark.parametrize("name,edit,needles", [
+    ("conv1d_output", nth_conv_out(0, [1, 3, 9]), ["size 10 in dim 2", "gives 8, not the 9 recorded"]),
+    ("transposed_output", nth_conv_out(1, [1, 2, 3, 12]), ["size 8 in dim 3", "gives 17 to 18, not the 12 recorded"]),
+], ids=["conv1d_output", "transposed_output"])
+def test_conv1d_transposed_rejected(conv1d_transposed_pt2, tmp_path, name, edit, needles):
+    check_rejected(edited(conv1d_transposed_pt2, tmp_path, name, edit), tmp_path, *needles)
+
+
+def test_conv1d_transposed_unchanged_copy_compiles(conv1d_transposed_pt2, tmp_path):
+    model = edited(conv1d_transposed_pt2, tmp_path, "same", lambda g: None)
+    r = doccc_cmd(model, "-o", f"{tmp_path}/")
+    assert r.returncode == 0, fmt_result(r)
+
+
 def test_conv_unchanged_copy_compiles(conv_pt2, tmp_path):
     model = edited(conv_pt2, tmp_path, "same", lambda g: None)
     r = doccc_cmd(model, "-o", f"{tmp_path}/")

@@ -130,35 +130,47 @@ static int win_size(int mode, int64_t in, int64_t k, int64_t s, int64_t p, int64
 	return 0;
 }
 
-/* The window over dims [first, first + n) of input x and output out,
- * checked as the kernels take it: kernel, stride and dilation >= 1,
- * padding >= 0, and each output size the one win_size gives. The right
- * padding q is the left one p where q is NULL. */
-static int check_window(Imp *m, const char *op, int x, int out, int first, int n, const int64_t *k,
-                        const int64_t *s, const int64_t *p, const int64_t *q, const int64_t *d, int mode)
+/* A convolution's or pooling's window over dims [first, first + n) of
+ * its input and output: per dim kernel k, stride s, padding p on the left
+ * and q on the right (p where q is NULL), dilation d. A 1-d op made 2-d
+ * has one hidden dim in front, which messages do not count. */
+typedef struct {
+	const char *op;
+	int first, n, hidden, mode;
+	const int64_t *k, *s, *p, *q, *d;
+} Window;
+
+/* Window w of input x and output out, checked as the kernels take it:
+ * kernel, stride and dilation >= 1, padding >= 0, and each output size
+ * the one win_size gives. */
+static int check_window(Imp *m, const Window *w, int x, int out)
 {
-	for (int j = 0; j < n; j++) {
-		if (k[j] < 1 || s[j] < 1 || d[j] < 1 || p[j] < 0 || (q && q[j] < 0)) {
+	for (int j = 0; j < w->n; j++) {
+		int64_t k = w->k[j], s = w->s[j], p = w->p[j], q = w->q ? w->q[j] : p, d = w->d[j];
+		int dim = w->first + j, shown = dim - w->hidden;
+		if (k < 1 || s < 1 || d < 1 || p < 0 || q < 0) {
 			lw_error(m, "%s with kernel %lld, stride %lld, padding %lld, dilation %lld in dim %d (kernel, stride and "
 			            "dilation must be at least 1, padding at least 0)",
-			         op, (long long)k[j], (long long)s[j], (long long)p[j], (long long)d[j], first + j);
+			         w->op, (long long)k, (long long)s, (long long)MIN(p, q), (long long)d, shown);
 			return -1;
 		}
 		int64_t in, got, lo, hi;
-		if (!ex_isint(lw_dimx(m, x, first + j), &in) || !ex_isint(lw_dimx(m, out, first + j), &got))
+		if (!ex_isint(lw_dimx(m, x, dim), &in) || !ex_isint(lw_dimx(m, out, dim), &got))
 			continue;
-		if (win_size(mode, in, k[j], s[j], p[j], q ? q[j] : p[j], d[j], &lo, &hi)) {
+		if (win_size(w->mode, in, k, s, p, q, d, &lo, &hi)) {
 			lw_error(m, "%s: the window of dim %d is too large (kernel %lld, stride %lld, padding %lld, dilation %lld)",
-			         op, first + j, (long long)k[j], (long long)s[j], (long long)p[j], (long long)d[j]);
+			         w->op, shown, (long long)k, (long long)s, (long long)p, (long long)d);
 			return -1;
 		}
-		if (lo < 1 || got < lo || got > hi) {
-			lw_error(m, "%s of size %lld in dim %d with kernel %lld, stride %lld, padding %lld, dilation %lld gives %s%lld, "
-			            "not the %lld recorded for its output",
-			         op, (long long)in, first + j, (long long)k[j], (long long)s[j], (long long)p[j], (long long)d[j],
-			         lo < 1 ? "no output, " : lo < hi ? "sizes from " : "", (long long)(lo < 1 ? 0 : lo), (long long)got);
-			return -1;
-		}
+		if (lo >= 1 && got >= lo && got <= hi)
+			continue;
+		const char *gives = lo < 1   ? "no output (the window is wider than the padded input)"
+		                    : lo < hi ? arena_printf(m->a, "%lld to %lld", (long long)lo, (long long)hi)
+		                              : arena_printf(m->a, "%lld", (long long)lo);
+		lw_error(m, "%s of size %lld in dim %d with kernel %lld, stride %lld, padding %lld, dilation %lld gives %s, not "
+		            "the %lld recorded for its output",
+		         w->op, (long long)in, shown, (long long)k, (long long)s, (long long)p, (long long)d, gives, (long long)got);
+		return -1;
 	}
 	return 0;
 }
@@ -238,8 +250,8 @@ int lower_conv(Imp *m, const cJSON *node)
 		} else
 			q[i] = p[i] = pd->n > i ? pd->is[i] : pd->n ? pd->is[0] : 0;
 	}
-	int out;
-	if (nd == 1 && !transposed) {
+	int out, one = nd == 1 && !transposed;
+	if (one) {
 		/* as 2-d over a height of 1, for the 2-d kernels */
 		x = unsqueeze_h(m, x);
 		w = unsqueeze_h(m, w);
@@ -255,7 +267,7 @@ int lower_conv(Imp *m, const cJSON *node)
 	for (int i = 0; i < nd; i++)
 		k[i] = lw_dim(m, w, 2 + i);
 	if (check_channels(m, x, w, b, out, G, transposed) ||
-	    check_window(m, "convolution", x, out, 2, nd, k, s, p, q, d, transposed ? WIN_TRANS : WIN_FLOOR))
+	    check_window(m, &(Window){"convolution", 2, nd, one, transposed ? WIN_TRANS : WIN_FLOOR, k, s, p, q, d}, x, out))
 		return -1;
 	LibNode *l = lw_lib(m, LIB_CONV);
 	l->in[0] = x;
@@ -447,8 +459,6 @@ int lower_batchnorm(Imp *m, const cJSON *node)
 	return batchnorm_node(m, node, x, w, b, rm, rv);
 }
 
-/* 2-d and 3-d pooling (PL_3D), and 1-d pooling (PL_1D) as 2-d over a
- * size-1 height. */
 /* Pooling's padding, at most half the window as torch's kernels have it
  * (a window wholly in the padding would have nothing to take). A window
  * of no size is check_window's to report. */
@@ -468,6 +478,8 @@ static int pool_padding(Imp *m, int mode, int n, const int64_t *k, const int64_t
 	return 0;
 }
 
+/* 2-d and 3-d pooling (PL_3D), and 1-d pooling (PL_1D) as 2-d over a
+ * size-1 height. */
 int lower_pool(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "self");
@@ -533,7 +545,8 @@ int lower_pool(Imp *m, const cJSON *node)
 	}
 	int ceil = lw_int(m, "ceil_mode", 0) != 0;
 	if (pool_padding(m, mode, nk, kk, pp, dd) ||
-	    check_window(m, "pooling", x, out, lw_c(m, x)->rank - nk, nk, kk, ss, pp, NULL, dd, ceil ? WIN_CEIL : WIN_FLOOR))
+	    check_window(m, &(Window){"pooling", lw_c(m, x)->rank - nk, nk, one, ceil ? WIN_CEIL : WIN_FLOOR, kk, ss, pp, NULL, dd},
+	                 x, out))
 		return -1;
 	lib_set_ints(m->g, l, "kernel", kk, nk);
 	lib_set_ints(m->g, l, "stride", ss, nk);
