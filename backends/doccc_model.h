@@ -66,9 +66,12 @@ enum {
 	                           * host library): NAME_last_error() says which */
 	DOCCC_ERR_ASSERT = 8,     /* run: a run-time assertion of the graph failed
 	                           * (torch._assert_async): NAME_last_error() has its message */
-	DOCCC_ERR_SHAPE = 9       /* set_dims / infer_dims: the dims are outside the export's
+	DOCCC_ERR_SHAPE = 9,      /* set_dims / infer_dims: the dims are outside the export's
 	                           * ranges or break its guards, the inputs' sizes disagree, or
 	                           * run before any dims were set: NAME_last_error() says which */
+	DOCCC_ERR_CPU = 10        /* create: the library was compiled for instruction set
+	                           * extensions this CPU lacks (-march): NAME_last_error(NULL)
+	                           * names them */
 };
 
 /* Log levels of the log hook, and directions of device_copy. */

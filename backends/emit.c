@@ -863,7 +863,9 @@ void emit_strerror(Em *e)
 	              "%s_last_error() has its message\";\n"
 	              "\tcase DOCCC_ERR_SHAPE: return \"the run-time dims are outside the export's ranges or guards, or the inputs' sizes "
 	              "disagree, or none were set; %s_last_error() says which\";\n"
-	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", e->nm, e->nm, e->nm, e->nm);
+	              "\tcase DOCCC_ERR_CPU: return \"the library was compiled for instruction set extensions this CPU lacks; "
+	              "%s_last_error(NULL) names them\";\n"
+	              "\tdefault: return \"unknown status\";\n\t}\n}\n\n", e->nm, e->nm, e->nm, e->nm, e->nm);
 }
 
 /* dc_status(m, st): a run's status, where a failed run-time assertion
@@ -1042,7 +1044,7 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out)
 {
 	Em e = {.g = g, .t = t, .p = p, .b = out, .lanes = t->vec_bits / 32, .vecvar = -1, .nm = g->name, .profile = a->profile,
-	        .launches = a->launches};
+	        .launches = a->launches, .api = ""};
 	if (e.lanes < 2)
 		e.lanes = 0;
 	char **names = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ndims + 1));

@@ -64,6 +64,8 @@ struct Em {
 	int wmma;           /* GPU: a kernel uses tensor cores (CUDA wmma) */
 	Buf *launches;      /* GPU with --report: the launches, one JSON object a line (emit_gpu.c), or NULL */
 	char **dimnames;    /* the run-time dims' names in the export (s77), g->ndims of them */
+	const char *api;    /* attribute of the entry points that may run before create's CPU check
+	                     * (the dims functions): "DC_BASE " in C, else "" */
 	char **funcs;       /* text of each step function so far (dedup) */
 	int nfuncs, capfuncs;
 };

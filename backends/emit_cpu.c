@@ -482,9 +482,92 @@ static void cpu_reject_device(Em *e)
 	buf_puts(b, "\t(void)m; (void)ins; (void)outs;\n\treturn 0;\n}\n\n");
 }
 
+/* The CPU check. A library compiled for an instruction set extension the
+ * CPU lacks (-march=x86-64-v4 on an AVX2 machine) would die of SIGILL in
+ * its first run; instead create() returns DOCCC_ERR_CPU, with the missing
+ * extensions in NAME_last_error(NULL). The extensions are the ones the
+ * compiler was allowed (its -march macros, so --march native and cross
+ * builds are checked exactly), looked up with cpuid at each create, and
+ * those with wider registers also with the OS's saved state (xgetbv). The
+ * check and the entry points that may run before it (create_from and the
+ * dims functions) are compiled for the baseline x86-64 (DC_BASE). Each row:
+ * the cpuid word (0: leaf 1 ecx; 1-3: leaf 7 ebx, ecx, edx; 4: leaf 7.1
+ * eax; 5: leaf 0x80000001 ecx), the bit, the XCR0 bits it needs, its name.
+ * Printed after dc_march, with @N@ for the model's name. */
+static const char cpu_check[] =
+	"#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))\n"
+	"#include <stdio.h>\n"
+	"#define DC_BASE __attribute__((target(\"no-avx,no-bmi,no-bmi2,no-lzcnt,no-movbe,no-popcnt,no-sse4.2,no-sse4.1,"
+	"no-ssse3,no-sse3,no-f16c,no-fma\")))\n"
+	"static const struct {\n\tunsigned char word, bit;\n\tunsigned xcr0;\n\tconst char *name;\n} dc_isa[] = {\n"
+	"#ifdef __SSE3__\n\t{0, 0, 0, \"sse3\"},\n#endif\n"
+	"#ifdef __PCLMUL__\n\t{0, 1, 0, \"pclmul\"},\n#endif\n"
+	"#ifdef __SSSE3__\n\t{0, 9, 0, \"ssse3\"},\n#endif\n"
+	"#ifdef __FMA__\n\t{0, 12, 6, \"fma\"},\n#endif\n"
+	"#ifdef __SSE4_1__\n\t{0, 19, 0, \"sse4.1\"},\n#endif\n"
+	"#ifdef __SSE4_2__\n\t{0, 20, 0, \"sse4.2\"},\n#endif\n"
+	"#ifdef __MOVBE__\n\t{0, 22, 0, \"movbe\"},\n#endif\n"
+	"#ifdef __POPCNT__\n\t{0, 23, 0, \"popcnt\"},\n#endif\n"
+	"#ifdef __AES__\n\t{0, 25, 0, \"aes\"},\n#endif\n"
+	"#ifdef __AVX__\n\t{0, 28, 6, \"avx\"},\n#endif\n"
+	"#ifdef __F16C__\n\t{0, 29, 6, \"f16c\"},\n#endif\n"
+	"#ifdef __BMI__\n\t{1, 3, 0, \"bmi\"},\n#endif\n"
+	"#ifdef __AVX2__\n\t{1, 5, 6, \"avx2\"},\n#endif\n"
+	"#ifdef __BMI2__\n\t{1, 8, 0, \"bmi2\"},\n#endif\n"
+	"#ifdef __AVX512F__\n\t{1, 16, 0xe6, \"avx512f\"},\n#endif\n"
+	"#ifdef __AVX512DQ__\n\t{1, 17, 0xe6, \"avx512dq\"},\n#endif\n"
+	"#ifdef __ADX__\n\t{1, 19, 0, \"adx\"},\n#endif\n"
+	"#ifdef __AVX512IFMA__\n\t{1, 21, 0xe6, \"avx512ifma\"},\n#endif\n"
+	"#ifdef __AVX512CD__\n\t{1, 28, 0xe6, \"avx512cd\"},\n#endif\n"
+	"#ifdef __SHA__\n\t{1, 29, 0, \"sha\"},\n#endif\n"
+	"#ifdef __AVX512BW__\n\t{1, 30, 0xe6, \"avx512bw\"},\n#endif\n"
+	"#ifdef __AVX512VL__\n\t{1, 31, 0xe6, \"avx512vl\"},\n#endif\n"
+	"#ifdef __AVX512VBMI__\n\t{2, 1, 0xe6, \"avx512vbmi\"},\n#endif\n"
+	"#ifdef __AVX512VBMI2__\n\t{2, 6, 0xe6, \"avx512vbmi2\"},\n#endif\n"
+	"#ifdef __GFNI__\n\t{2, 8, 0, \"gfni\"},\n#endif\n"
+	"#ifdef __VAES__\n\t{2, 9, 6, \"vaes\"},\n#endif\n"
+	"#ifdef __VPCLMULQDQ__\n\t{2, 10, 6, \"vpclmulqdq\"},\n#endif\n"
+	"#ifdef __AVX512VNNI__\n\t{2, 11, 0xe6, \"avx512vnni\"},\n#endif\n"
+	"#ifdef __AVX512BITALG__\n\t{2, 12, 0xe6, \"avx512bitalg\"},\n#endif\n"
+	"#ifdef __AVX512VPOPCNTDQ__\n\t{2, 14, 0xe6, \"avx512vpopcntdq\"},\n#endif\n"
+	"#ifdef __AMXBF16__\n\t{3, 22, 0x60000, \"amx-bf16\"},\n#endif\n"
+	"#ifdef __AVX512FP16__\n\t{3, 23, 0xe6, \"avx512fp16\"},\n#endif\n"
+	"#ifdef __AMXTILE__\n\t{3, 24, 0x60000, \"amx-tile\"},\n#endif\n"
+	"#ifdef __AMXINT8__\n\t{3, 25, 0x60000, \"amx-int8\"},\n#endif\n"
+	"#ifdef __AVXVNNI__\n\t{4, 4, 6, \"avxvnni\"},\n#endif\n"
+	"#ifdef __AVX512BF16__\n\t{4, 5, 0xe6, \"avx512bf16\"},\n#endif\n"
+	"#ifdef __LZCNT__\n\t{5, 5, 0, \"lzcnt\"},\n#endif\n"
+	"#ifdef __SSE4A__\n\t{5, 6, 0, \"sse4a\"},\n#endif\n"
+	"#ifdef __FMA4__\n\t{5, 16, 6, \"fma4\"},\n#endif\n"
+	"\t{0, 0, 0, NULL}};\n\n"
+	"DC_BASE static void dc_cpuid(unsigned leaf, unsigned sub, unsigned *r)\n{\n"
+	"\t__asm__ volatile(\"cpuid\" : \"=a\"(r[0]), \"=b\"(r[1]), \"=c\"(r[2]), \"=d\"(r[3]) : \"a\"(leaf), \"c\"(sub));\n}\n\n"
+	"/* 0, or DOCCC_ERR_CPU with the missing extensions in msg */\n"
+	"DC_BASE static int dc_cpu_check(char *msg, size_t n)\n{\n"
+	"\tunsigned w[6] = {0, 0, 0, 0, 0, 0}, r[4], top, xcr0 = 0, hi = 0;\n"
+	"\tdc_cpuid(0, 0, r);\n\ttop = r[0];\n"
+	"\tif (top >= 1)\n\t\tdc_cpuid(1, 0, r), w[0] = r[2];\n"
+	"\tif (top >= 7) {\n\t\tdc_cpuid(7, 0, r), w[1] = r[1], w[2] = r[2], w[3] = r[3];\n"
+	"\t\tif (r[0] >= 1)\n\t\t\tdc_cpuid(7, 1, r), w[4] = r[0];\n\t}\n"
+	"\tdc_cpuid(0x80000000u, 0, r);\n\tif (r[0] >= 0x80000001u)\n\t\tdc_cpuid(0x80000001u, 0, r), w[5] = r[2];\n"
+	"\tif (w[0] >> 27 & 1) /* OSXSAVE: xgetbv reads which register state the OS saves */\n"
+	"\t\t__asm__ volatile(\".byte 0x0f, 0x01, 0xd0\" : \"=a\"(xcr0), \"=d\"(hi) : \"c\"(0));\n"
+	"\tsize_t k = 0;\n"
+	"\tfor (int i = 0; dc_isa[i].name; i++) {\n"
+	"\t\tif ((w[dc_isa[i].word] >> dc_isa[i].bit & 1) && (xcr0 & dc_isa[i].xcr0) == dc_isa[i].xcr0)\n\t\t\tcontinue;\n"
+	"\t\tint len = k ? snprintf(msg + k, n - k, \" %s\", dc_isa[i].name)\n"
+	"\t\t            : snprintf(msg, n, \"@N@ was compiled for %s, which this CPU does not have (it lacks %s\", dc_march, "
+	"dc_isa[i].name);\n"
+	"\t\tif (len > 0)\n\t\t\tk = k + (size_t)len < n ? k + (size_t)len : n - 1;\n\t}\n"
+	"\tif (!k)\n\t\treturn DOCCC_OK;\n"
+	"\tsnprintf(msg + k, n - k, \"): compile it again for this machine (doccc --march native, or -c desktop or -c edge)\");\n"
+	"\treturn DOCCC_ERR_CPU;\n}\n"
+	"#else\n#define DC_BASE\nstatic int dc_cpu_check(char *msg, size_t n)\n{\n\t(void)msg, (void)n;\n\treturn DOCCC_OK;\n}\n#endif\n\n";
+
 static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 {
 	Em e = *ep;
+	e.api = "DC_BASE ";
 	Sdfg *g = e.g;
 	const Target *t = e.t;
 	Buf *b = e.b;
@@ -499,6 +582,10 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	if (omp)
 		buf_puts(b, "#include <omp.h>\n");
 	buf_printf(b, "#include \"%s.h\"\n\n", nm);
+	buf_puts(b, "static const char dc_march[] = ");
+	emit_message(b, t->kind == TG_NONE ? "its C compiler's default target" : arena_printf(g->arena, "-march=%s", t->march));
+	buf_puts(b, ";\n");
+	emit_replace_all(b, cpu_check, "@N@", nm);
 	emit_helpers(&e);
 	Buf kern = {0}, fwd = {0};
 	e.kern = &kern;
@@ -540,14 +627,12 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		              "\tfree(m->ws);\n\tm->ws = ws;\n\tm->wscap = n;\n\treturn DOCCC_OK;\n}\n\n"
 		              "static void dc_moved(%s_t *m)\n{\n\t(void)m;\n}\n\n", nm, nm);
 	emit_dims_api(&e, e.dimnames);
-	if (a->outweights) {
+	if (a->outweights)
 		emit_weights_loader(b, nm);
-		buf_puts(b, "static _Thread_local char dc_create_msg[512]; /* why the last create on this thread failed */\n\n");
-	}
-	/* create */
-	buf_printf(b, "int %s_create_from(%s_t **model, const char *weights_path)\n{\n", nm, nm);
-	buf_printf(b, "\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n%s\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n",
-	           a->outweights ? "\tdc_create_msg[0] = 0;\n" : "", nm);
+	buf_puts(b, "static _Thread_local char dc_create_msg[512]; /* why the last create on this thread failed */\n\n");
+	/* create: the CPU check first, in code any x86-64 runs */
+	buf_printf(b, "static int dc_create_from(%s_t **model, const char *weights_path)\n{\n", nm);
+	buf_printf(b, "\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n", nm);
 	if (g->ndims)
 		buf_puts(b, "\tm->wscap = dc_prealloc();\n\tif (m->wscap && posix_memalign((void **)&m->ws, 64, m->wscap)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
 	else
@@ -567,6 +652,10 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	} else
 		buf_puts(b, "\tm->nth = 1;\n");
 	buf_puts(b, "\t*model = m;\n\treturn DOCCC_OK;\n}\n\n");
+	buf_printf(b, "DC_BASE int %s_create_from(%s_t **model, const char *weights_path)\n{\n"
+	              "\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n\tdc_create_msg[0] = 0;\n"
+	              "\tint rc = dc_cpu_check(dc_create_msg, sizeof dc_create_msg);\n"
+	              "\treturn rc ? rc : dc_create_from(model, weights_path);\n}\n\n", nm, nm);
 	buf_printf(b, "int %s_create(%s_t **model)\n{\n\treturn %s_create_from(model, NULL);\n}\n\n", nm, nm, nm);
 	/* run */
 	buf_printf(b, "int %s_run(%s_t *model", nm, nm);
@@ -622,8 +711,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		              "\t\tfprintf(stderr, \"%%9.3f ms %%5.1f%%%%  %%s\\n\", 1e3 * model->prof[i] / model->runs, dc_total > 0 ? 100 * model->prof[i] / dc_total : 0.0, dc_prof_names[i]);\n", nm);
 	buf_puts(b, "\tif (model->map)\n\t\tmunmap(model->map, model->maplen);\n\tfree(model->ws);\n\tfree(model);\n}\n\n");
 	emit_strerror(&e);
-	buf_printf(b, "const char *%s_last_error(const %s_t *model)\n{\n\treturn model ? model->msg : %s;\n}\n\n", nm, nm,
-	           a->outweights ? "dc_create_msg" : "\"\"");
+	buf_printf(b, "const char *%s_last_error(const %s_t *model)\n{\n\treturn model ? model->msg : dc_create_msg;\n}\n\n", nm, nm);
 	buf_printf(b, "int %s_set_num_threads(%s_t *model, int n)\n{\n\tif (!model || n < 1)\n\t\treturn DOCCC_ERR_ARG;\n", nm, nm);
 	if (omp)
 		buf_puts(b, "\tmodel->nth = n;\n\treturn DOCCC_OK;\n}\n\n");

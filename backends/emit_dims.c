@@ -165,7 +165,7 @@ static void emit_check(Em *e, char **names)
 {
 	Sdfg *g = e->g;
 	Buf *b = e->b;
-	buf_puts(b, "static int dc_check_dims(const int64_t *dims, char *msg, size_t n)\n{\n");
+	buf_printf(b, "%sstatic int dc_check_dims(const int64_t *dims, char *msg, size_t n)\n{\n", e->api);
 	for (int k = 0; k < g->ndims; k++)
 		buf_printf(b, "\tconst int64_t dc_d%d = dims[%d]; (void)dc_d%d;\n", k, k, k);
 	for (int k = 0; k < g->ndims; k++) {
@@ -252,7 +252,7 @@ static void emit_infer(Em *e, char **names)
 	Sdfg *g = e->g;
 	Buf *b = e->b;
 	const char *nm = e->nm;
-	buf_printf(b, "int %s_infer_dims(const int64_t *const *shapes, int64_t *dims, char *msg, size_t n)\n{\n", nm);
+	buf_printf(b, "%sint %s_infer_dims(const int64_t *const *shapes, int64_t *dims, char *msg, size_t n)\n{\n", e->api, nm);
 	buf_puts(b, "\tif (!shapes || !dims)\n\t\treturn DOCCC_ERR_ARG;\n\tchar dc_buf[8];\n\tif (!msg)\n\t\tmsg = dc_buf, n = sizeof dc_buf;\n");
 	for (int k = 0; k < g->ndims; k++) {
 		int sym = g->dims[k], found = 0;
@@ -327,7 +327,7 @@ static void emit_shape_fn(Em *e, int io)
 	Buf *b = e->b;
 	int cnt = io ? g->noutputs : g->ninputs;
 	int *ids = io ? g->outputs : g->inputs;
-	buf_printf(b, "int %s_%s_shape(const int64_t *dims, int i, int64_t *shape)\n{\n", e->nm, io ? "output" : "input");
+	buf_printf(b, "%sint %s_%s_shape(const int64_t *dims, int i, int64_t *shape)\n{\n", e->api, e->nm, io ? "output" : "input");
 	buf_puts(b, "\tif (!dims || !shape)\n\t\treturn DOCCC_ERR_ARG;\n");
 	for (int k = 0; k < g->ndims; k++)
 		buf_printf(b, "\tconst int64_t dc_d%d = dims[%d]; (void)dc_d%d;\n", k, k, k);

@@ -37,7 +37,7 @@ static const char desc_block[] =
 	"#ifdef __cplusplus\ntypedef bool doccc_bool;\n#else\ntypedef _Bool doccc_bool;\n#endif\n"
 	"enum {\n\tDOCCC_F32 = 0, DOCCC_F64 = 1, DOCCC_F16 = 2, DOCCC_BF16 = 3,\n"
 	"\tDOCCC_I64 = 4, DOCCC_I32 = 5, DOCCC_I16 = 6, DOCCC_I8 = 7,\n\tDOCCC_U8 = 8, DOCCC_BOOL = 9\n};\n"
-	"enum {\n\tDOCCC_OK = 0,\n\tDOCCC_ERR_NOMEM = 1,\n\tDOCCC_ERR_WEIGHTS = 2,\n\tDOCCC_ERR_ARG = 3,\n\tDOCCC_ERR_THREADS = 4,\n\tDOCCC_ERR_INDEX = 5,\n\tDOCCC_ERR_ZERODIV = 6,\n\tDOCCC_ERR_DEVICE = 7,\n\tDOCCC_ERR_ASSERT = 8,\n\tDOCCC_ERR_SHAPE = 9\n};\n"
+	"enum {\n\tDOCCC_OK = 0,\n\tDOCCC_ERR_NOMEM = 1,\n\tDOCCC_ERR_WEIGHTS = 2,\n\tDOCCC_ERR_ARG = 3,\n\tDOCCC_ERR_THREADS = 4,\n\tDOCCC_ERR_INDEX = 5,\n\tDOCCC_ERR_ZERODIV = 6,\n\tDOCCC_ERR_DEVICE = 7,\n\tDOCCC_ERR_ASSERT = 8,\n\tDOCCC_ERR_SHAPE = 9,\n\tDOCCC_ERR_CPU = 10\n};\n"
 	"enum { DOCCC_LOG_NOTE = 0, DOCCC_LOG_WARNING = 1 };\n"
 	"enum { DOCCC_COPY_TO_DEVICE = 1, DOCCC_COPY_TO_HOST = 2 };\n"
 	"typedef void (*doccc_log_fn)(void *user, int level, const char *msg);\n"

@@ -43,7 +43,7 @@ static const char usage_text[] =
 	"      --dynamic=no      specialize every dynamic dim to the export's example size\n"
 	"                        (default yes: dims the options leave open are taken at run time)\n"
 	"      --max-dim SYM=N   largest run-time value of dim SYM (sizes the workspace at create)\n"
-	"      --march ARCH      ISA for clang -march (default: from the category; 'native');\n"
+	"      --march ARCH      ISA for clang -march (default: DOCC_MARCH, else the category's; 'native');\n"
 	"                        on cuda/rocm the GPU architecture (sm_90, gfx90a)\n"
 	"      --offload-arch A  GPU architecture for cuda/rocm (as --march; wins over DOCC_CUDA_ARCH)\n"
 	"      --simulate        cuda/rocm: compile the device code for this CPU (runs without a GPU)\n"
@@ -119,7 +119,8 @@ static void list_options(void)
 		       *o->values ? "]" : "");
 	}
 	printf("\nEnvironment: DOCC_TMP (working directories), DOCC_DEBUG (dump;build), DOCC_REUSE_BINARIES,\n"
-	       "DOCC_CUDA_ARCH (cuda architecture, e.g. sm_86 or cuda:sm_86), DOCC_CC, DOCC_CXX, DOCC_NVCC,\n"
+	       "DOCC_CUDA_ARCH (cuda architecture, e.g. sm_86 or cuda:sm_86), DOCC_MARCH (the CPU targets' -march\n"
+	       "when no option gives one, e.g. x86-64-v3 or native), DOCC_CC, DOCC_CXX, DOCC_NVCC,\n"
 	       "DOCC_HIPCC, DOCC_AR (the commands the build runs, a launcher included: DOCC_CC=\"ccache clang\").\n"
 	       "Pass options: see --list-passes.\n");
 }
@@ -446,8 +447,9 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, co
 	if (!c->external && !c->embed && embed_too_large(c, reads))
 		c->external = 1;
 	ba->outweights = c->external ? arena_printf(a, "%s/%s.weights", c->dir, c->nm) : NULL;
-	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg->name, tg->category, o->march ? " march=" : "",
-	                           o->march ? o->march : "", c->simulate ? " simulate" : "", c->npopts ? " " : "",
+	const char *march = o->march ? o->march : tg->march_env ? tg->march : NULL;
+	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg->name, tg->category, march ? " march=" : "",
+	                           march ? march : "", c->simulate ? " simulate" : "", c->npopts ? " " : "",
 	                           c->npopts ? c->cmdline->s : "");
 	return -1;
 }

@@ -509,7 +509,7 @@ static const char *status_text(const doccc_model_desc *d, const void *model, int
 		s = num;
 	}
 	if ((status == DOCCC_ERR_DEVICE || status == DOCCC_ERR_ASSERT || status == DOCCC_ERR_WEIGHTS || status == DOCCC_ERR_SHAPE ||
-	     status == DOCCC_ERR_NOMEM) && d->abi_version >= 2 &&
+	     status == DOCCC_ERR_NOMEM || status == DOCCC_ERR_CPU) && d->abi_version >= 2 &&
 	    d->last_error) {
 		const char *m = d->last_error(model);
 		if (m && *m) {

@@ -668,6 +668,7 @@ struct Target {
 	const char *name;         /* "openmp" */
 	const char *category;     /* "desktop" */
 	const char *march;        /* clang -march value */
+	int march_env;            /* DOCC_MARCH chose march (sequential, openmp) */
 	int vec_bits;             /* 0 (no explicit SIMD), 128, 256, 512 */
 	int vec_regs;             /* architectural vector registers */
 	int64_t l1, l2;           /* bytes per core */

@@ -12,9 +12,11 @@
  * The register tile is the accumulator block of the convolution and GEMM
  * micro-kernels (ir/passes/expand_gemm.c): rows of output pixels by two
  * vectors of output channels, sized so accumulators plus operands fit the
- * architectural vector registers. --march (or `march:` in YAML) overrides
- * the ISA for cross compilation; "native" asks the host, and the vector
- * width then follows what the host has.
+ * architectural vector registers. --march (or `march:` in YAML, or else
+ * DOCC_MARCH in the environment) overrides the ISA for cross compilation;
+ * "native" asks the host, and the vector width then follows what the host
+ * has. A library whose -march the CPU it runs on lacks says so at create
+ * (DOCCC_ERR_CPU, backends/emit_cpu.c) instead of dying of SIGILL.
  *
  * Targets: none compiles plain loops at -O2 without explicit SIMD (vec_bits
  * 0); sequential and openmp use the category's ISA at -O3; openmp adds
@@ -192,8 +194,15 @@ int target_resolve(Target *t, const Options *o)
 	t->kind = (TargetKind)k;
 	t->name = target_names[k];
 	t->category = cat->name;
-	t->march = o->march ? o->march : cat->march;
-	t->vec_bits = o->march ? march_vec_bits(o->march) : cat->vec_bits;
+	/* --march (or the YAML file's march), else DOCC_MARCH for the CPU
+	 * targets (the GPU ones take DOCC_CUDA_ARCH), else the category's */
+	const char *env = getenv("DOCC_MARCH"), *m = o->march;
+	if (!m && env && *env && !TARGET_IS_GPU(t)) {
+		m = env;
+		t->march_env = t->kind != TG_NONE;
+	}
+	t->march = m ? m : cat->march;
+	t->vec_bits = m ? march_vec_bits(m) : cat->vec_bits;
 	t->vec_regs = t->vec_bits == 512 ? 32 : 16;
 	t->l1 = cat->l1;
 	t->l2 = cat->l2;

@@ -37,6 +37,8 @@ import sys
 import time
 from pathlib import Path
 
+import hostcpu
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BUILD = ROOT / os.environ.get("BUILD", "build")
@@ -177,6 +179,11 @@ def bench_model(args, name):
     torch.set_num_threads(ncpu)
 
     for category in args.categories.split(","):
+        if not hostcpu.runs_category(category):
+            # a library of that level would only say DOCCC_ERR_CPU here
+            rows.append(dict(name=f"doccc */{category}", skipped=f"this CPU lacks {hostcpu.CATEGORY_LEVEL[category]}"))
+            print(f"  doccc */{category}: not timed: this CPU lacks {hostcpu.CATEGORY_LEVEL[category]}", flush=True)
+            continue
         for target in args.targets.split(","):
             label = f"doccc {target}/{category}"
             outdir = OUT / f"{name}_{target}_{category}"
@@ -219,8 +226,8 @@ def bench_model(args, name):
     print(f"\n{name:<30}{'median ms':>11}{'min ms':>10}{'/eager 1T':>11}{f'/eager {ncpu}T':>11}"
           f"{'compile s':>11}{'max diff':>10}")
     for r in rows:
-        if "error" in r:
-            print(f"{r['name']:<30}  {r['error'][:80]}")
+        if "error" in r or "skipped" in r:
+            print(f"{r['name']:<30}  {r.get('error', r.get('skipped'))[:80]}")
             continue
         r["ratio_eager_1t"] = r["median_ms"] / eager[1]
         r["ratio_eager_same_threads"] = r["median_ms"] / eager[r["threads"]]

@@ -45,6 +45,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import hostcpu  # noqa: E402
+
 BUILD = ROOT / os.environ.get("BUILD", "build")
 DOCCC = Path(os.environ.get("DOCCC") or BUILD / "doccc")
 LATENCY = re.compile(r"latency: median ([0-9.]+) ms, min ([0-9.]+) ms over (\d+) runs")
@@ -221,6 +224,7 @@ def print_row(r, flush=False):
 
 
 def main():
+    hostcpu.use_host_march()  # the libraries are run here
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="resnet18,bert_mini")
     ap.add_argument("--targets", default="none" if QUICK else "sequential,openmp")

@@ -82,6 +82,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import bench  # noqa: E402  (stdlib only at import time; torch is imported when needed)
+import hostcpu  # noqa: E402
 
 DOCCC = bench.DOCCC
 LATENCY = bench.LATENCY
@@ -495,7 +496,8 @@ def parse_args():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--row-budget", type=float, default=8.0,
                     help="seconds per engine and row: heavy rows run fewer calls (at least 5)")
-    ap.add_argument("--category", default="server", help="doccc -c (server: AVX-512, desktop: AVX2)")
+    ap.add_argument("--category", default=hostcpu.host_category(),
+                    help="doccc -c (server: AVX-512, desktop: AVX2; default: the widest this CPU runs)")
     ap.add_argument("--skip-peers-install", action="store_true")
     ap.add_argument("--small", action="store_true", help="the models' reduced sizes (a pipeline check)")
     ap.add_argument("--dir", type=Path, default=ROOT / "build" / "bench-peers")

@@ -91,6 +91,15 @@ IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import hostcpu  # noqa: E402
+
+# The libraries the suite builds run on this machine: where its CPU lacks the
+# default category's instruction set level (x86-64-v4), doccc is told the one
+# it has through DOCC_MARCH, unless the caller chose one (test/hostcpu.py).
+# Every doccc the suite starts inherits it; a test that needs the category's
+# own march (the golden files) passes DOCC_MARCH="".
+HOST_MARCH = hostcpu.use_host_march()
+
 
 def debug_knob(name):
     """A debugging environment variable that narrows or rewrites what the
@@ -112,6 +121,12 @@ def require(module):
         if IN_CI:
             pytest.fail(f"CI: {msg}", pytrace=False)
         pytest.skip(msg)
+
+
+def pytest_report_header(config):
+    if HOST_MARCH:
+        return f"DOCC_MARCH={os.environ.get('DOCC_MARCH')}: this CPU lacks the server category's x86-64-v4 (test/hostcpu.py)"
+    return None
 
 
 def pytest_addoption(parser):

@@ -498,3 +498,102 @@ def test_cache_key_covers_the_compiler(mlp, tmp_path):
     (tmp_path / "st" / "libm.a").unlink()
     assert_exit(doccc_cmd(*a, env=env), 0, "reused the build")
     assert stat.S_IMODE((tmp_path / "st" / "libm.a").stat().st_mode) == 0o644
+
+
+# ---- a library built for an instruction set this CPU lacks ----------------------
+
+def foreign_march():
+    """A -march that clang knows and this CPU lacks, with one extension it
+    lacks as the library names it; None where the CPU's flags are unknown."""
+    import hostcpu
+    flags = hostcpu.cpu_flags()
+    if flags is None:
+        return None
+    for march, flag in (("x86-64-v4", "avx512f"), ("znver3", "sse4a"), ("sapphirerapids", "amx_tile")):
+        if flag not in flags:
+            return march, flag.replace("_", "-")
+    return None
+
+
+@pytest.fixture(scope="module")
+def dyn_mlp(tmp_path_factory):
+    """An MLP with a run-time batch: its library has the dims functions a
+    loader may call before create (NAME_infer_dims and the shapes)."""
+    torch = require("torch")
+    from torch.export import Dim
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8)).eval()
+    ep = torch.export.export(m, (torch.randn(4, 16),), dynamic_shapes=({0: Dim("batch", min=1, max=64)},))
+    path = tmp_path_factory.mktemp("cpu") / "dm.pt2"
+    torch.export.save(ep, str(path))
+    return path
+
+
+def test_library_for_a_cpu_it_does_not_run_on(dyn_mlp, tmp_path):
+    """create() of a library compiled for extensions this CPU lacks returns
+    DOCCC_ERR_CPU and names them (last_error(NULL)); `doccc run` says so and
+    exits 1. Neither dies of SIGILL, and infer_dims, called before create,
+    works."""
+    import ctypes
+    foreign = foreign_march()
+    if foreign is None:
+        pytest.skip("this CPU's flags are unknown, or it has every extension the foreign -march values need")
+    march, lacks = foreign
+    lib = compile_model(dyn_mlp, "sequential", tmp_path, "-n", "fc", "--march", march)
+    x = tmp_path / "x.npy"
+    import numpy as np
+    np.save(x, np.ones((3, 16), np.float32))
+    r = doccc_cmd("run", lib, "-i", x, "-o", tmp_path / "y.npy")
+    assert_exit(r, 1)
+    assert f"fc was compiled for -march={march}, which this CPU does not have (it lacks " in r.stderr, fmt_result(r)
+    assert lacks in r.stderr.split("(it lacks ")[1].split(")")[0].split(), fmt_result(r)
+    assert "--march native" in r.stderr and not (tmp_path / "y.npy").exists(), fmt_result(r)
+    so = ctypes.CDLL(str(lib))
+    so.fc_last_error.restype = so.fc_strerror.restype = ctypes.c_char_p
+    so.fc_last_error.argtypes = [ctypes.c_void_p]
+    shapes = (ctypes.POINTER(ctypes.c_int64) * 1)((ctypes.c_int64 * 2)(5, 16))
+    dims, msg = (ctypes.c_int64 * 1)(), ctypes.create_string_buffer(256)
+    assert so.fc_infer_dims(shapes, dims, msg, 256) == 0 and dims[0] == 5, msg.value
+    model = ctypes.c_void_p(1)
+    assert so.fc_create(ctypes.byref(model)) == 10 and not model.value  # DOCCC_ERR_CPU, no instance
+    assert b"(it lacks " in so.fc_last_error(None) and lacks.encode() in so.fc_last_error(None)
+    assert b"instruction set extensions" in so.fc_strerror(10)
+
+
+# Instructions beyond the baseline x86-64: VEX/EVEX (v-mnemonics, ymm, zmm,
+# mask registers) and the scalar extensions of x86-64-v2 and v3.
+BEYOND_BASELINE = ("ymm", "zmm", "%k", "shlx", "shrx", "sarx", "rorx", "andn", "bextr", "blsr", "blsi", "blsmsk",
+                   "bzhi", "pdep", "pext", "mulx", "lzcnt", "tzcnt", "popcnt", "movbe", "pshufb", "ptest", "pmaxs",
+                   "pmins", "crc32", "pcmpestr", "pcmpistr", "roundps", "roundss", "blendv", "pmulld", "pextr", "pinsr")
+
+
+def disassembly(lib):
+    """Each function of lib: its instructions' mnemonics and operands (objdump)."""
+    tool = shutil.which("objdump")
+    if not tool:
+        pytest.fail("objdump (binutils) is needed to read the library's code", pytrace=False)
+    out = subprocess.run([tool, "-d", "--no-show-raw-insn", str(lib)], capture_output=True, text=True, check=True).stdout
+    funcs, cur = {}, None
+    for line in out.splitlines():
+        if line.endswith(">:"):
+            cur = funcs.setdefault(line.split("<", 1)[1][:-2], [])
+        elif cur is not None and "\t" in line:
+            cur.append(line.split("\t", 1)[1])
+    return funcs
+
+
+def test_entry_points_before_the_cpu_check_are_baseline(dyn_mlp, tmp_path):
+    """What may run before create's CPU check, create_from, the check
+    itself and the dims functions, is baseline x86-64 code in a library
+    compiled for x86-64-v4 (compiled only: any machine reads it), while the
+    model's own code uses AVX-512."""
+    lib = compile_model(dyn_mlp, "sequential", tmp_path, "-n", "bl", "--march", "x86-64-v4", env={"DOCC_MARCH": ""})
+    funcs = disassembly(lib)
+    entry = [f for f in funcs if f in ("bl_create_from", "bl_infer_dims", "bl_input_shape", "bl_output_shape")
+             or f.startswith(("dc_cpu", "dc_check_dims"))]
+    assert {"bl_create_from", "bl_infer_dims", "bl_input_shape", "bl_output_shape"} <= set(entry), sorted(funcs)
+    for f in entry:
+        bad = [i for i in funcs[f] if i.startswith("v") or any(w in i for w in BEYOND_BASELINE)]
+        assert not bad, f"{f} runs before the CPU check but has {bad[:5]}"
+    model = [i for f, ins in funcs.items() if f not in entry for i in ins]
+    assert any("zmm" in i for i in model), "the model's code uses no AVX-512: the check above proves nothing"

@@ -679,6 +679,7 @@ const char *mlp_strerror(int status)
 	case DOCCC_ERR_DEVICE: return "GPU runtime error, or a pointer on the wrong side (host memory to a device run, GPU memory to a host library); mlp_last_error() has the details";
 	case DOCCC_ERR_ASSERT: return "a run-time assertion of the model failed (torch._assert_async); mlp_last_error() has its message";
 	case DOCCC_ERR_SHAPE: return "the run-time dims are outside the export's ranges or guards, or the inputs' sizes disagree, or none were set; mlp_last_error() says which";
+	case DOCCC_ERR_CPU: return "the library was compiled for instruction set extensions this CPU lacks; mlp_last_error(NULL) names them";
 	default: return "unknown status";
 	}
 }

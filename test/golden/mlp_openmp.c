@@ -17,6 +17,180 @@
 #include <omp.h>
 #include "mlp.h"
 
+static const char dc_march[] = "-march=x86-64-v3";
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#include <stdio.h>
+#define DC_BASE __attribute__((target("no-avx,no-bmi,no-bmi2,no-lzcnt,no-movbe,no-popcnt,no-sse4.2,no-sse4.1,no-ssse3,no-sse3,no-f16c,no-fma")))
+static const struct {
+	unsigned char word, bit;
+	unsigned xcr0;
+	const char *name;
+} dc_isa[] = {
+#ifdef __SSE3__
+	{0, 0, 0, "sse3"},
+#endif
+#ifdef __PCLMUL__
+	{0, 1, 0, "pclmul"},
+#endif
+#ifdef __SSSE3__
+	{0, 9, 0, "ssse3"},
+#endif
+#ifdef __FMA__
+	{0, 12, 6, "fma"},
+#endif
+#ifdef __SSE4_1__
+	{0, 19, 0, "sse4.1"},
+#endif
+#ifdef __SSE4_2__
+	{0, 20, 0, "sse4.2"},
+#endif
+#ifdef __MOVBE__
+	{0, 22, 0, "movbe"},
+#endif
+#ifdef __POPCNT__
+	{0, 23, 0, "popcnt"},
+#endif
+#ifdef __AES__
+	{0, 25, 0, "aes"},
+#endif
+#ifdef __AVX__
+	{0, 28, 6, "avx"},
+#endif
+#ifdef __F16C__
+	{0, 29, 6, "f16c"},
+#endif
+#ifdef __BMI__
+	{1, 3, 0, "bmi"},
+#endif
+#ifdef __AVX2__
+	{1, 5, 6, "avx2"},
+#endif
+#ifdef __BMI2__
+	{1, 8, 0, "bmi2"},
+#endif
+#ifdef __AVX512F__
+	{1, 16, 0xe6, "avx512f"},
+#endif
+#ifdef __AVX512DQ__
+	{1, 17, 0xe6, "avx512dq"},
+#endif
+#ifdef __ADX__
+	{1, 19, 0, "adx"},
+#endif
+#ifdef __AVX512IFMA__
+	{1, 21, 0xe6, "avx512ifma"},
+#endif
+#ifdef __AVX512CD__
+	{1, 28, 0xe6, "avx512cd"},
+#endif
+#ifdef __SHA__
+	{1, 29, 0, "sha"},
+#endif
+#ifdef __AVX512BW__
+	{1, 30, 0xe6, "avx512bw"},
+#endif
+#ifdef __AVX512VL__
+	{1, 31, 0xe6, "avx512vl"},
+#endif
+#ifdef __AVX512VBMI__
+	{2, 1, 0xe6, "avx512vbmi"},
+#endif
+#ifdef __AVX512VBMI2__
+	{2, 6, 0xe6, "avx512vbmi2"},
+#endif
+#ifdef __GFNI__
+	{2, 8, 0, "gfni"},
+#endif
+#ifdef __VAES__
+	{2, 9, 6, "vaes"},
+#endif
+#ifdef __VPCLMULQDQ__
+	{2, 10, 6, "vpclmulqdq"},
+#endif
+#ifdef __AVX512VNNI__
+	{2, 11, 0xe6, "avx512vnni"},
+#endif
+#ifdef __AVX512BITALG__
+	{2, 12, 0xe6, "avx512bitalg"},
+#endif
+#ifdef __AVX512VPOPCNTDQ__
+	{2, 14, 0xe6, "avx512vpopcntdq"},
+#endif
+#ifdef __AMXBF16__
+	{3, 22, 0x60000, "amx-bf16"},
+#endif
+#ifdef __AVX512FP16__
+	{3, 23, 0xe6, "avx512fp16"},
+#endif
+#ifdef __AMXTILE__
+	{3, 24, 0x60000, "amx-tile"},
+#endif
+#ifdef __AMXINT8__
+	{3, 25, 0x60000, "amx-int8"},
+#endif
+#ifdef __AVXVNNI__
+	{4, 4, 6, "avxvnni"},
+#endif
+#ifdef __AVX512BF16__
+	{4, 5, 0xe6, "avx512bf16"},
+#endif
+#ifdef __LZCNT__
+	{5, 5, 0, "lzcnt"},
+#endif
+#ifdef __SSE4A__
+	{5, 6, 0, "sse4a"},
+#endif
+#ifdef __FMA4__
+	{5, 16, 6, "fma4"},
+#endif
+	{0, 0, 0, NULL}};
+
+DC_BASE static void dc_cpuid(unsigned leaf, unsigned sub, unsigned *r)
+{
+	__asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
+}
+
+/* 0, or DOCCC_ERR_CPU with the missing extensions in msg */
+DC_BASE static int dc_cpu_check(char *msg, size_t n)
+{
+	unsigned w[6] = {0, 0, 0, 0, 0, 0}, r[4], top, xcr0 = 0, hi = 0;
+	dc_cpuid(0, 0, r);
+	top = r[0];
+	if (top >= 1)
+		dc_cpuid(1, 0, r), w[0] = r[2];
+	if (top >= 7) {
+		dc_cpuid(7, 0, r), w[1] = r[1], w[2] = r[2], w[3] = r[3];
+		if (r[0] >= 1)
+			dc_cpuid(7, 1, r), w[4] = r[0];
+	}
+	dc_cpuid(0x80000000u, 0, r);
+	if (r[0] >= 0x80000001u)
+		dc_cpuid(0x80000001u, 0, r), w[5] = r[2];
+	if (w[0] >> 27 & 1) /* OSXSAVE: xgetbv reads which register state the OS saves */
+		__asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(xcr0), "=d"(hi) : "c"(0));
+	size_t k = 0;
+	for (int i = 0; dc_isa[i].name; i++) {
+		if ((w[dc_isa[i].word] >> dc_isa[i].bit & 1) && (xcr0 & dc_isa[i].xcr0) == dc_isa[i].xcr0)
+			continue;
+		int len = k ? snprintf(msg + k, n - k, " %s", dc_isa[i].name)
+		            : snprintf(msg, n, "mlp was compiled for %s, which this CPU does not have (it lacks %s", dc_march, dc_isa[i].name);
+		if (len > 0)
+			k = k + (size_t)len < n ? k + (size_t)len : n - 1;
+	}
+	if (!k)
+		return DOCCC_OK;
+	snprintf(msg + k, n - k, "): compile it again for this machine (doccc --march native, or -c desktop or -c edge)");
+	return DOCCC_ERR_CPU;
+}
+#else
+#define DC_BASE
+static int dc_cpu_check(char *msg, size_t n)
+{
+	(void)msg, (void)n;
+	return DOCCC_OK;
+}
+#endif
+
 static inline float dc_maxf(float a, float b) { return (a != a || a > b) ? a : b; }
 static inline float dc_minf(float a, float b) { return (a != a || a < b) ? a : b; }
 static inline double dc_max(double a, double b) { return (a != a || a > b) ? a : b; }
@@ -245,11 +419,10 @@ extern const unsigned char mlp_weights_blob[] __attribute__((visibility("hidden"
 #define DC_WORKSPACE_SIZE ((size_t)768u)
 static const char dc_weights_sha[] = "<sha256>";
 
-int mlp_create_from(mlp_t **model, const char *weights_path)
+static _Thread_local char dc_create_msg[512]; /* why the last create on this thread failed */
+
+static int dc_create_from(mlp_t **model, const char *weights_path)
 {
-	if (!model)
-		return DOCCC_ERR_ARG;
-	*model = NULL;
 	mlp_t *m = calloc(1, sizeof *m);
 	if (!m)
 		return DOCCC_ERR_NOMEM;
@@ -262,6 +435,16 @@ int mlp_create_from(mlp_t **model, const char *weights_path)
 	m->nth = omp_get_max_threads();
 	*model = m;
 	return DOCCC_OK;
+}
+
+DC_BASE int mlp_create_from(mlp_t **model, const char *weights_path)
+{
+	if (!model)
+		return DOCCC_ERR_ARG;
+	*model = NULL;
+	dc_create_msg[0] = 0;
+	int rc = dc_cpu_check(dc_create_msg, sizeof dc_create_msg);
+	return rc ? rc : dc_create_from(model, weights_path);
 }
 
 int mlp_create(mlp_t **model)
@@ -315,13 +498,14 @@ const char *mlp_strerror(int status)
 	case DOCCC_ERR_DEVICE: return "GPU runtime error, or a pointer on the wrong side (host memory to a device run, GPU memory to a host library); mlp_last_error() has the details";
 	case DOCCC_ERR_ASSERT: return "a run-time assertion of the model failed (torch._assert_async); mlp_last_error() has its message";
 	case DOCCC_ERR_SHAPE: return "the run-time dims are outside the export's ranges or guards, or the inputs' sizes disagree, or none were set; mlp_last_error() says which";
+	case DOCCC_ERR_CPU: return "the library was compiled for instruction set extensions this CPU lacks; mlp_last_error(NULL) names them";
 	default: return "unknown status";
 	}
 }
 
 const char *mlp_last_error(const mlp_t *model)
 {
-	return model ? model->msg : "";
+	return model ? model->msg : dc_create_msg;
 }
 
 int mlp_set_num_threads(mlp_t *model, int n)
