@@ -105,9 +105,14 @@ static void list_passes(void)
 	for (int i = 0; i < npasses; i++) {
 		const Pass *p = &pass_table[i];
 		printf("%-16s %s%s\n", p->name, p->doc, p->required ? " (required)" : p->enabled ? "" : " (off by default)");
-		for (int k = 0; k < p->nparams; k++)
-			printf("  %s.%s  %s, default %s: %s\n", p->name, p->params[k].name, p->params[k].type, p->params[k].dflt,
-			       p->params[k].doc);
+		for (int k = 0; k < p->nparams; k++) {
+			const PassParam *pp = &p->params[k];
+			if (!strcmp(pp->type, "int"))
+				printf("  %s.%s  int %lld to %lld, default %s: %s\n", p->name, pp->name, (long long)pp->min,
+				       (long long)pp->max, pp->dflt, pp->doc);
+			else
+				printf("  %s.%s  %s, default %s: %s\n", p->name, pp->name, pp->type, pp->dflt, pp->doc);
+		}
 	}
 }
 

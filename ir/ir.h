@@ -610,6 +610,7 @@ typedef struct {
 	const char *type;     /* "bool", "int", "string" */
 	const char *dflt;
 	const char *doc;
+	int64_t min, max;     /* "int": the values accepted (options outside are errors) */
 } PassParam;
 typedef struct Pass Pass;
 typedef struct {

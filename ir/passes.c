@@ -9,6 +9,8 @@
  * runs after every pass, and with a dump directory each stage is written as
  * JSON and DOT. Passes never print: they report through diag.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,26 +18,29 @@
 #include "ir.h"
 
 static const PassParam fold_params[] = {
-	{"batchnorm", "bool", "true", "fold inference batch norm into the preceding convolution or GEMM"},
+	{"batchnorm", "bool", "true", "fold inference batch norm into the preceding convolution or GEMM", 0, 0},
 };
 static const PassParam expand_params[] = {
-	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)"},
-	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)"},
-	{"pack_weights", "bool", "true", "repack constant weights into the micro-kernel's layout at compile time"},
+	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)", 0, 64},
+	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)", 0, 256},
+	{"pack_weights", "bool", "true", "repack constant weights into the micro-kernel's layout at compile time", 0, 0},
 	{"winograd", "bool", "true",
 	 "SIMD targets: 3x3 stride-1 convolutions by Winograd F(2x2, 3x3): 16 multiplies per 2x2 output tile and "
-	 "input channel instead of 36, with input and output transforms"},
+	 "input channel instead of 36, with input and output transforms", 0, 0},
 	{"pointwise_max_channels", "int", "32",
 	 "SIMD targets: 1x1 stride-1 convolutions with at most this many input channels vectorize along the pixels "
-	 "(stores of whole vectors) instead of the output channels; 0: never"},
+	 "(stores of whole vectors) instead of the output channels; 0: never",
+	 0, INT32_MAX},
 	{"attention_scores_mb", "int", "256",
 	 "GPU targets: attention whose scores (batch x heads x queries x keys) fit this many MiB runs as two tiled "
-	 "contractions and a softmax through device memory; 0: one query row per block (no scores in memory)"},
+	 "contractions and a softmax through device memory; 0: one query row per block (no scores in memory)",
+	 0, 1 << 20},
 };
 static const PassParam schedule_params[] = {
-	{"vectorize", "bool", "true", "mark unit-stride innermost maps as SIMD (sequential, openmp)"},
-	{"parallel", "bool", "true", "run outermost maps on threads (openmp)"},
-	{"min_parallel_work", "int", "32768", "do not parallelize maps with fewer scalar operations than this"},
+	{"vectorize", "bool", "true", "mark unit-stride innermost maps as SIMD (sequential, openmp)", 0, 0},
+	{"parallel", "bool", "true", "run outermost maps on threads (openmp)", 0, 0},
+	{"min_parallel_work", "int", "32768", "do not parallelize maps with fewer scalar operations than this", 0,
+	 INT64_MAX},
 };
 
 const Pass pass_table[] = {
@@ -86,8 +91,9 @@ static int parse_int(const char *s, int64_t *out)
 	char *e;
 	if (!*s)
 		return -1;
+	errno = 0;
 	*out = strtoll(s, &e, 10);
-	return *e ? -1 : 0;
+	return *e || errno ? -1 : 0;
 }
 
 int passes_check_options(const Options *o)
@@ -123,6 +129,10 @@ int passes_check_options(const Options *o)
 		if ((!strcmp(pp->type, "bool") && parse_bool(po->val, &b)) || (!strcmp(pp->type, "int") && parse_int(po->val, &v))) {
 			diag_error(po->loc, "pass option '%s' must be %s %s (got '%s')", po->key, pp->type[0] == 'i' ? "an" : "a",
 			           pp->type, po->val);
+			bad = 1;
+		} else if (!strcmp(pp->type, "int") && (v < pp->min || v > pp->max)) {
+			diag_error(po->loc, "pass option '%s' must be from %lld to %lld (got %lld)", po->key, (long long)pp->min,
+			           (long long)pp->max, (long long)v);
 			bad = 1;
 		}
 	}

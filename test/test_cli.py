@@ -315,6 +315,33 @@ def test_yaml_wrong_type(mlp, tmp_path, outdir, text, line):
     assert_empty(outdir)
 
 
+# A pass option's value outside the range --list-passes gives is an error
+# located at the value (the YAML file's line and column), not a register
+# tile of a trillion rows or a 4 TB weight layout later on.
+@pytest.mark.parametrize("text,needle", [
+    ("pass_options:\n  expand: {tile_m: -3}\n", "bad.yaml:2:20: error: pass option 'expand.tile_m' must be from 0 to 64 (got -3)"),
+    ("pass_options:\n  expand.tile_n: 2147483647\n",
+     "bad.yaml:2:18: error: pass option 'expand.tile_n' must be from 0 to 256 (got 2147483647)"),
+    ("pass_options: {expand: {attention_scores_mb: 99999999999999999999}}\n",
+     "pass option 'expand.attention_scores_mb' must be an int (got '99999999999999999999')"),
+    ("pass_options: {schedule: {min_parallel_work: -1}}\n", "'schedule.min_parallel_work' must be from 0 to"),
+], ids=["negative", "huge", "past-64-bits", "negative-work"])
+def test_yaml_pass_option_out_of_range(mlp, tmp_path, outdir, text, needle):
+    opts = tmp_path / "bad.yaml"
+    opts.write_text(text)
+    r = doccc_cmd(mlp.path, "--options", opts, "-t", "sequential", "-o", f"{outdir}/")
+    assert_exit(r, 1, needle)
+    assert_empty(outdir)
+
+
+def test_pass_opt_flag_out_of_range(mlp, outdir):
+    r = doccc_cmd(mlp.path, "--pass-opt", "expand.tile_m=65", "-o", f"{outdir}/")
+    assert_exit(r, 2, "command line: error: pass option 'expand.tile_m' must be from 0 to 64 (got 65)")
+    assert_empty(outdir)
+    r = doccc_cmd("--list-passes")
+    assert_exit(r, 0, "expand.tile_m  int 0 to 64, default 0:")
+
+
 def test_yaml_malformed(mlp, tmp_path, outdir):
     opts = tmp_path / "broken.yaml"
     opts.write_text("target: [none\ncategory: edge\n")
