@@ -2159,11 +2159,23 @@ static int open_input(Imp *m, const ImportArgs *args, char **text, size_t *len)
 }
 
 static Sdfg *import_once(Arena *a, const char *name, const ImportArgs *args, const char **need_static);
+static Sdfg *import_dyn(Arena *a, const char *name, const ImportArgs *args);
 
 /* With run-time dims a node whose lowering reads sizes as numbers stops the
  * import (dyn_gate); its messages so far are dropped, and the program is
- * imported again with every dim at the export's example size. */
+ * imported again with every dim at the export's example size. A program
+ * whose import reported an error is not imported, whatever the step that
+ * reported it returned (the long make fuzz found a split whose missing
+ * tensor_values entry was reported and then skipped as an unused output,
+ * and doccc wrote a library after the error). */
 Sdfg *import_program(Arena *a, const char *name, const ImportArgs *args)
+{
+	int nerr = diag_errors();
+	Sdfg *g = import_dyn(a, name, args);
+	return diag_errors() > nerr ? NULL : g;
+}
+
+static Sdfg *import_dyn(Arena *a, const char *name, const ImportArgs *args)
 {
 	if (args->fixed)
 		return import_once(a, name, args, NULL);

@@ -205,3 +205,33 @@ def test_conv_unchanged_copy_compiles(conv_pt2, tmp_path):
     model = edited(conv_pt2, tmp_path, "same", lambda g: None)
     r = doccc_cmd(model, "-o", f"{tmp_path}/")
     assert r.returncode == 0, fmt_result(r)
+
+
+@pytest.fixture(scope="module")
+def split_pt2(tmp_path_factory):
+    """Three outputs of one split (getitem, getitem_1, getitem_2), multiplied."""
+    torch = require("torch")
+    import export as ex
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            a, b, c = x.split(4, dim=-1)
+            return a * b + c
+
+    path = tmp_path_factory.mktemp("hardening") / "split.pt2"
+    ex.export(M(), (torch.randn(2, 12),), path)
+    return ex, path
+
+
+def test_split_output_without_metadata(split_pt2, tmp_path):
+    """A split output whose tensor_values entry is missing was reported and
+    then skipped as an unused output: doccc wrote a library and exited 0
+    after the error (the long make fuzz, regress/pipeline/split-output-without-meta).
+    Any error at import now fails it."""
+    def drop(g):
+        name = next(n for n in g["nodes"] if "split" in n["target"])["outputs"][0]["as_tensors"][1]["name"]
+        del g["tensor_values"][name]
+    model = edited(split_pt2, tmp_path, "split_meta", drop)
+    check_rejected(model, tmp_path, "graph.tensor_values has no entry for 'getitem_1'")
+    r = doccc_cmd(edited(split_pt2, tmp_path, "split_same", lambda g: None), "-o", f"{tmp_path}/same/")
+    assert r.returncode == 0 and "error" not in r.stderr, fmt_result(r)

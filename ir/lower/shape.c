@@ -470,8 +470,10 @@ int lower_split(Imp *m, const cJSON *node)
 		Expr *off = ex_add(m->g, s->offset, ex_muli(m->g, s->stride[d], at));
 		at += piece;
 		Meta mt;
-		if (!on || lw_meta(m, on, &mt))
+		if (!on)
 			continue; /* an unused element */
+		if (lw_meta(m, on, &mt))
+			return -1;
 		Expr *st[MAXDIM];
 		if (p == SP_UNBIND) {
 			for (int i = 0, j = 0; i < r; i++)
@@ -516,8 +518,10 @@ int lower_meshgrid(Imp *m, const cJSON *node)
 		int nn;
 		const char *on = out_list_name(node, k, &nn);
 		Meta mt;
-		if (!on || lw_meta(m, on, &mt))
+		if (!on)
 			continue;
+		if (lw_meta(m, on, &mt))
+			return -1;
 		Container *s = lw_c(m, ts->ts[k]);
 		if (s->rank > 1 || mt.rank != ts->n) {
 			lw_error(m, "meshgrid: input %d has rank %d; expected 0-d or 1-d tensors", k, s->rank);
