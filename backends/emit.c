@@ -128,11 +128,30 @@ static Expr *flat_index(Sdfg *g, const Memlet *m)
 	return e;
 }
 
+void emit_expr(Em *e, Buf *b, const Expr *x)
+{
+	ex_print_names(b, e->g, x, e->sn);
+}
+
+const char *emit_expr_str(Em *e, const Expr *x)
+{
+	Buf b = {0};
+	emit_expr(e, &b, x);
+	char *s = arena_strdup(e->g->arena, b.s ? b.s : "0");
+	buf_free(&b);
+	return s;
+}
+
+/* Is container c printed as a local (l_NAME) rather than a pointer (v_NAME)? */
+static int is_local(Em *e, int c)
+{
+	return sdfg_c(e->g, c)->kind == CK_LOCAL || c == e->as_local;
+}
+
 static void ptr_name(Em *e, Buf *b, int c)
 {
-	Container *k = sdfg_c(e->g, sdfg_root_of(e->g, c));
-	buf_printf(b, "%s%s", k->kind == CK_LOCAL ? "l_" : "v_", k->name);
-	(void)e;
+	int r = sdfg_root_of(e->g, c);
+	buf_printf(b, "%s%s", is_local(e, r) ? "l_" : "v_", e->cn[r]);
 }
 
 /* The lvalue of memlet m: "v_x[...]" (or "l_acc" for a scalar local). */
@@ -140,10 +159,10 @@ void emit_lvalue(Em *e, Buf *b, const Memlet *m)
 {
 	Container *c = sdfg_c(e->g, m->data);
 	ptr_name(e, b, m->data);
-	if (c->kind == CK_LOCAL && c->rank == 0)
+	if (is_local(e, m->data) && c->rank == 0)
 		return;
 	buf_puts(b, "[");
-	ex_print(b, e->g, flat_index(e->g, m));
+	emit_expr(e, b, flat_index(e->g, m));
 	buf_puts(b, "]");
 }
 
@@ -193,7 +212,7 @@ void emit_operand(Em *e, Buf *b, const Operand *o, Dtype want)
 		return;
 	case OPD_EXPR:
 		buf_printf(b, "((%s)(", emit_ctype(want));
-		ex_print(b, e->g, o->e);
+		emit_expr(e, b, o->e);
 		buf_puts(b, "))");
 		return;
 	case OPD_MEM:
@@ -220,9 +239,9 @@ void emit_operand(Em *e, Buf *b, const Operand *o, Dtype want)
 			if (any++)
 				buf_puts(b, " && ");
 			buf_puts(b, "(uint64_t)(");
-			ex_print(b, e->g, o->m.idx[d]);
+			emit_expr(e, b, o->m.idx[d]);
 			buf_puts(b, ") < (uint64_t)(");
-			ex_print(b, e->g, c->shape[d]);
+			emit_expr(e, b, c->shape[d]);
 			buf_puts(b, ")");
 		}
 		if (!any)
@@ -530,7 +549,7 @@ void emit_block(Em *e, Node *n)
 			emit_line(e, "%s t%d = %s;", vec ? "const dc_vf" : emit_ctype(t->dt), i, ex.s);
 		buf_free(&ex);
 		if (t->bind >= 0)
-			emit_line(e, "const int64_t %s = t%d;", g->syms[t->bind].name, i);
+			emit_line(e, "const int64_t %s = t%d;", e->sn[t->bind], i);
 		if (!t->store)
 			continue;
 		Buf lv = {0};
@@ -582,9 +601,9 @@ void emit_locals(Em *e, Node *loop)
 		if (c->kind != CK_LOCAL || c->dead || c->owner != loop->id)
 			continue;
 		if (c->rank == 0)
-			emit_line(e, "%s l_%s;", emit_storage_type[c->dt], c->name);
+			emit_line(e, "%s l_%s;", emit_storage_type[c->dt], e->cn[i]);
 		else
-			emit_line(e, "%s l_%s[%lld] __attribute__((aligned(64)));", emit_storage_type[c->dt], c->name, (long long)sdfg_numel(g, i));
+			emit_line(e, "%s l_%s[%lld] __attribute__((aligned(64)));", emit_storage_type[c->dt], e->cn[i], (long long)sdfg_numel(g, i));
 	}
 }
 
@@ -752,25 +771,26 @@ void emit_replace_all(Buf *out, const char *s, const char *from, const char *to)
 void emit_step(Em *e, Node *k, const unsigned char *set)
 {
 	Sdfg *g = e->g;
-	/* canonical names, saved to restore */
-	char **cname = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ncs + 1));
+	/* canonical names, in the printer's own tables for the step */
+	const char **cn = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ncs + 1));
+	const char **sn = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->nsyms + 1));
+	memcpy(cn, e->cn, sizeof(char *) * (size_t)g->ncs);
+	memcpy(sn, e->sn, sizeof(char *) * (size_t)g->nsyms);
 	int *syms = arena_alloc(g->arena, sizeof(int) * (size_t)(g->nsyms + 1)), nsyms = 0;
-	char **sname = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->nsyms + 1));
 	Buf params = {0}, args = {0};
 	int np = 0, nl = 0;
 	for (int c = 0; c < g->ncs; c++) {
 		Container *ct = &g->cs[c];
-		cname[c] = ct->name;
 		if (!set[c])
 			continue;
 		if (ct->kind == CK_LOCAL) {
-			ct->name = arena_printf(g->arena, "%d", nl++);
+			cn[c] = arena_printf(g->arena, "%d", nl++);
 			continue;
 		}
 		const char *T = emit_storage_type[ct->dt];
 		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
-		ct->name = arena_printf(g->arena, "%d", np++);
-		buf_printf(&params, "%s%s *restrict v_%s, ", ro ? "const " : "", T, ct->name);
+		cn[c] = arena_printf(g->arena, "%d", np++);
+		buf_printf(&params, "%s%s *restrict v_%s, ", ro ? "const " : "", T, cn[c]);
 		switch (ct->kind) {
 		case CK_INPUT: buf_printf(&args, "(const %s *)dc_in[%d], ", T, ct->io); break;
 		case CK_OUTPUT: buf_printf(&args, "(%s *)dc_out[%d], ", T, ct->io); break;
@@ -790,17 +810,17 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 		buf_printf(&args, "dc_d%d, ", d);
 	}
 	subtree_syms(g, k, syms, &nsyms);
-	for (int i = 0; i < nsyms; i++) {
-		sname[i] = g->syms[syms[i]].name;
-		g->syms[syms[i]].name = arena_printf(g->arena, "%s%d", g->syms[syms[i]].kind == SYM_LOOP ? "i" : "x", i);
-	}
+	for (int i = 0; i < nsyms; i++)
+		sn[syms[i]] = arena_printf(g->arena, "%s%d", g->syms[syms[i]].kind == SYM_LOOP ? "i" : "x", i);
 	/* the body, with kernels of its own named after a placeholder */
 	int check = emit_has_check(k);
 	Buf body = {0}, kern = {0}, launches = {0};
 	Buf *sb = e->b, *sk = e->kern, *sl = e->launches;
+	const char **scn = e->cn, **ssn = e->sn;
 	int sind = e->ind, snk = e->nkern;
 	const char *snm = e->nm, *stop = e->top;
 	e->b = &body, e->kern = &kern, e->ind = 1, e->nkern = 0, e->nm = "@F@", e->top = "this step";
+	e->cn = cn, e->sn = sn;
 	e->launches = sl ? &launches : NULL;
 	e->p->step_begin(e, check);
 	emit_dims_assume(e);
@@ -808,10 +828,7 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 	if (e->p->step_end)
 		e->p->step_end(e, &body, check);
 	e->b = sb, e->kern = sk, e->ind = sind, e->nkern = snk, e->nm = snm, e->top = stop, e->launches = sl;
-	for (int c = 0; c < g->ncs; c++)
-		g->cs[c].name = cname[c];
-	for (int i = 0; i < nsyms; i++)
-		g->syms[syms[i]].name = sname[i];
+	e->cn = scn, e->sn = ssn;
 	/* the same text as an earlier step: call that function */
 	char *text = arena_printf(g->arena, "%s\n@F@(%s%s)\n{\n%s}\n", check && e->p->step_status ? "static int" : "static void", params.len ? params.s : "",
 	                          e->p->step_params, body.s ? body.s : "");
@@ -919,7 +936,7 @@ void emit_desc_tables(Em *e)
 			buf_puts(b, "\t{0, 0, 0, 0, 0, 0},\n");
 		buf_puts(b, "};\n");
 	}
-	emit_dims_desc_tables(e, e->dimnames);
+	emit_dims_desc_tables(e);
 }
 
 /* The info text: the descriptor as one JSON object, a key per line. Every
@@ -946,9 +963,6 @@ static void info_json(Em *e, const BuildArgs *a, const Blob *w, Buf *j)
 	buf_printf(j, ",\n\"weights_size\": %zu,\n\"weights_external\": %s,\n\"weights_sha256\": \"%s\",\n"
 	              "\"workspace_size\": %lld,\n", w->size, a->outweights ? "true" : "false", w->sha, (long long)g->arena_size);
 	/* the run-time dims, and the sizes below, in the export's names */
-	char **cur = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ndims + 1));
-	emit_dims_rename(g, cur);
-	emit_dims_restore(g, e->dimnames);
 	buf_puts(j, "\"dims\": [");
 	for (int k = 0; k < g->ndims; k++) {
 		const Symbol *y = &g->syms[g->dims[k]];
@@ -1000,8 +1014,6 @@ static void info_json(Em *e, const BuildArgs *a, const Blob *w, Buf *j)
 		buf_puts(j, n ? "\n]" : "]");
 		buf_puts(j, io ? "\n}\n" : ",\n");
 	}
-	for (int k = 0; k < g->ndims; k++)
-		g->syms[g->dims[k]].name = cur[k];
 }
 
 /* The descriptor NAME_desc and its fixed-name alias doccc_model (not in a
@@ -1044,14 +1056,18 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out)
 {
 	Em e = {.g = g, .t = t, .p = p, .b = out, .lanes = t->vec_bits / 32, .vecvar = -1, .nm = g->name, .profile = a->profile,
-	        .launches = a->launches, .api = ""};
+	        .launches = a->launches, .api = "", .as_local = -1};
 	if (e.lanes < 2)
 		e.lanes = 0;
-	char **names = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ndims + 1));
-	emit_dims_rename(g, names);
-	e.dimnames = names;
+	e.cn = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ncs + 1));
+	e.sn = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->nsyms + 1));
+	for (int c = 0; c < g->ncs; c++)
+		e.cn[c] = g->cs[c].name;
+	for (int i = 0; i < g->nsyms; i++)
+		e.sn[i] = g->syms[i].name;
+	for (int k = 0; k < g->ndims; k++)
+		e.sn[g->dims[k]] = arena_printf(g->arena, "dc_d%d", k);
 	p->emit_file(&e, a, w);
-	emit_dims_restore(g, names);
 }
 
 /* --external-weights: dc_weights_map(path, &map, msg, n) maps NAME.weights

@@ -63,7 +63,12 @@ struct Em {
 	int nkern;
 	int wmma;           /* GPU: a kernel uses tensor cores (CUDA wmma) */
 	Buf *launches;      /* GPU with --report: the launches, one JSON object a line (emit_gpu.c), or NULL */
-	char **dimnames;    /* the run-time dims' names in the export (s77), g->ndims of them */
+	/* The names the printed code gives containers (cn, by id) and symbols
+	 * (sn, by id): the IR's own, but for the run-time dims (dc_dK) and,
+	 * inside a step, canonical names (emit_step), so that repeated layers
+	 * print the same text. Printing reads the IR and never writes it. */
+	const char **cn, **sn;
+	int as_local;       /* a container printed as a per-thread local (GPU block reduction), or -1 */
 	const char *api;    /* attribute of the entry points that may run before create's CPU check
 	                     * (the dims functions): "DC_BASE " in C, else "" */
 	char **funcs;       /* text of each step function so far (dedup) */
@@ -72,6 +77,9 @@ struct Em {
 
 /* emit.c: the walker */
 extern const char *const emit_storage_type[NDTYPES];
+/* Expression x in C with the printer's names (Em.sn); as a string in the arena. */
+void emit_expr(Em *e, Buf *b, const Expr *x);
+const char *emit_expr_str(Em *e, const Expr *x);
 const char *emit_ctype(Dtype d);         /* compute type: float for f16/bf16 */
 void emit_line(Em *e, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void emit_double(Buf *b, double v, Dtype d);
@@ -103,16 +111,14 @@ extern const char emit_scalar_helpers[];
 /* The whole source of g for printer p. */
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out);
 
-/* emit_dims.c: the run-time dims (dynamic libraries; see there). While a
- * source is printed the dims are named dc_dK (rename, restore with the
- * export's names kept in saved[ndims]). */
-void emit_dims_rename(Sdfg *g, char **saved);
-void emit_dims_restore(Sdfg *g, char **saved);
+/* emit_dims.c: the run-time dims (dynamic libraries; see there). In the
+ * printed code the dims are named dc_dK (Em.sn); messages and tables name
+ * them as the export does (the IR's names). */
 void emit_dims_params(Sdfg *g, Buf *params, Buf *args, const char *sep);
 void emit_dims_assume(Em *e);
 void emit_dims_locals(Em *e, const char *from);
-void emit_dims_api(Em *e, char **names);
-void emit_dims_desc_tables(Em *e, char **names);
+void emit_dims_api(Em *e);
+void emit_dims_desc_tables(Em *e);
 void emit_dims_desc(Em *e, Buf *b);
 void emit_dims_run_dims(Em *e);
 

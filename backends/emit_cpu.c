@@ -175,7 +175,7 @@ static const char *par_if(Em *e, const Node *n)
 	if (!n->par_work)
 		return "";
 	Buf w = {0};
-	ex_print(&w, e->g, n->par_work);
+	emit_expr(e, &w, n->par_work);
 	const char *s = arena_printf(e->g->arena, " if((%s) >= %lldLL)", w.s, (long long)n->par_min);
 	buf_free(&w);
 	return s;
@@ -201,11 +201,11 @@ static void emit_parallel(Em *e, Node *n)
 		if (!set[c] || ct->kind == CK_LOCAL)
 			continue;
 		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
-		buf_printf(&params, "%s%s%s *restrict v_%s", params.len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt], ct->name);
-		buf_printf(&args, "%sv_%s", args.len ? ", " : "", ct->name);
+		buf_printf(&params, "%s%s%s *restrict v_%s", params.len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt], e->cn[c]);
+		buf_printf(&args, "%sv_%s", args.len ? ", " : "", e->cn[c]);
 	}
 	for (int i = 0; i < k; i++) {
-		const char *v = g->syms[maps[i]->var].name;
+		const char *v = e->sn[maps[i]->var];
 		buf_printf(&params, "%sint64_t %s", params.len ? ", " : "", v);
 		buf_printf(&args, "%s%s", args.len ? ", " : "", v);
 	}
@@ -235,9 +235,9 @@ static void emit_parallel(Em *e, Node *n)
 	emit_line(e, "#pragma omp parallel for collapse(%d) schedule(static) num_threads(dc_nth)%s", k, par_if(e, n));
 	for (int i = 0; i < k; i++) {
 		Buf lo = {0}, hi = {0};
-		const char *v = g->syms[maps[i]->var].name;
-		ex_print(&lo, g, maps[i]->lo);
-		ex_print(&hi, g, maps[i]->hi);
+		const char *v = e->sn[maps[i]->var];
+		emit_expr(e, &lo, maps[i]->lo);
+		emit_expr(e, &hi, maps[i]->hi);
 		emit_line(e, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s, v, hi.s, v, (long long)maps[i]->step);
 		buf_free(&lo);
 		buf_free(&hi);
@@ -257,11 +257,10 @@ static void cpu_loop(Em *e, Node *n)
 		emit_parallel(e, n);
 		return;
 	}
-	Sdfg *g = e->g;
-	const char *v = g->syms[n->var].name;
+	const char *v = e->sn[n->var];
 	Buf lo = {0}, hi = {0};
-	ex_print(&lo, g, n->lo);
-	ex_print(&hi, g, n->hi);
+	emit_expr(e, &lo, n->lo);
+	emit_expr(e, &hi, n->hi);
 	int64_t step = n->step;
 	int vec = n->sched == SCHED_VECTOR && e->lanes > 1 && e->vecvar < 0;
 	if (vec)
@@ -626,7 +625,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		              "\tif (posix_memalign((void **)&ws, 64, n))\n\t\treturn DOCCC_ERR_NOMEM;\n"
 		              "\tfree(m->ws);\n\tm->ws = ws;\n\tm->wscap = n;\n\treturn DOCCC_OK;\n}\n\n"
 		              "static void dc_moved(%s_t *m)\n{\n\t(void)m;\n}\n\n", nm, nm);
-	emit_dims_api(&e, e.dimnames);
+	emit_dims_api(&e);
 	if (a->outweights)
 		emit_weights_loader(b, nm);
 	buf_puts(b, "static _Thread_local char dc_create_msg[512]; /* why the last create on this thread failed */\n\n");

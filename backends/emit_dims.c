@@ -39,20 +39,6 @@
  * far from int64 overflow in the size arithmetic. */
 #define MAX_RUN_BYTES "1125899906842624.0"
 
-void emit_dims_rename(Sdfg *g, char **saved)
-{
-	for (int k = 0; k < g->ndims; k++) {
-		saved[k] = g->syms[g->dims[k]].name;
-		g->syms[g->dims[k]].name = arena_printf(g->arena, "dc_d%d", k);
-	}
-}
-
-void emit_dims_restore(Sdfg *g, char **saved)
-{
-	for (int k = 0; k < g->ndims; k++)
-		g->syms[g->dims[k]].name = saved[k];
-}
-
 /* ", const int64_t dc_d0, ..." and ", dc_d0, ..." (empty without dims). */
 void emit_dims_params(Sdfg *g, Buf *params, Buf *args, const char *sep)
 {
@@ -83,11 +69,11 @@ void emit_dims_locals(Em *e, const char *from)
 }
 
 /* An upper bound of |e| in double arithmetic (sizes are non-negative). */
-static void approx(Buf *b, const Sdfg *g, const Expr *e)
+static void approx(Buf *b, Em *m, const Expr *e)
 {
 	switch (e->k) {
 	case E_INT: buf_printf(b, "%lld.0", (long long)e->v); return;
-	case E_SYM: buf_printf(b, "(double)%s", g->syms[e->v].name); return;
+	case E_SYM: buf_printf(b, "(double)%s", m->sn[e->v]); return;
 	case E_ADD:
 	case E_MUL:
 		buf_puts(b, "(");
@@ -95,33 +81,34 @@ static void approx(Buf *b, const Sdfg *g, const Expr *e)
 			if (i)
 				buf_puts(b, e->k == E_ADD ? " + " : " * ");
 			buf_puts(b, "fabs(");
-			approx(b, g, e->a[i]);
+			approx(b, m, e->a[i]);
 			buf_puts(b, ")");
 		}
 		buf_puts(b, ")");
 		return;
 	case E_DIV: /* |floor(a/b)| <= |a| + 1 */
 		buf_puts(b, "(fabs(");
-		approx(b, g, e->a[0]);
+		approx(b, m, e->a[0]);
 		buf_puts(b, ") + 1.0)");
 		return;
 	case E_MOD: /* |a mod b| < |b| */
 		buf_puts(b, "fabs(");
-		approx(b, g, e->a[1]);
+		approx(b, m, e->a[1]);
 		buf_puts(b, ")");
 		return;
 	case E_MIN:
 	case E_MAX:
 		buf_puts(b, "fmax(fabs(");
-		approx(b, g, e->a[0]);
+		approx(b, m, e->a[0]);
 		buf_puts(b, "), fabs(");
-		approx(b, g, e->a[1]);
+		approx(b, m, e->a[1]);
 		buf_puts(b, "))");
 		return;
 	}
 }
 
-static const char *expr_c(Sdfg *g, const Expr *e)
+/* e printed with the export's names for the dims (for messages). */
+static const char *expr_named(Sdfg *g, const Expr *e)
 {
 	Buf b = {0};
 	ex_print(&b, g, e);
@@ -130,16 +117,10 @@ static const char *expr_c(Sdfg *g, const Expr *e)
 	return s;
 }
 
-/* e printed with the export's names for the dims (for messages). */
-static const char *expr_named(Sdfg *g, char **names, const Expr *e)
+/* The export's name of run-time dim k. */
+static const char *dim_name(const Sdfg *g, int k)
 {
-	char **cur = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ndims + 1));
-	for (int k = 0; k < g->ndims; k++)
-		cur[k] = g->syms[g->dims[k]].name, g->syms[g->dims[k]].name = names[k];
-	const char *s = expr_c(g, e);
-	for (int k = 0; k < g->ndims; k++)
-		g->syms[g->dims[k]].name = cur[k];
-	return s;
+	return g->syms[g->dims[k]].name;
 }
 
 /* The numel of container id as an expression. */
@@ -148,20 +129,20 @@ static Expr *numel_x(Sdfg *g, int id)
 	return sdfg_numel_x(g, id);
 }
 
-static void check_size(Buf *b, Sdfg *g, Expr *bytes, const char *what)
+static void check_size(Buf *b, Em *e, Expr *bytes, const char *what)
 {
 	int64_t v;
 	if (ex_isint(bytes, &v))
 		return;
 	buf_puts(b, "\tif (");
-	approx(b, g, bytes);
+	approx(b, e, bytes);
 	buf_printf(b, " > %s) {\n\t\tsnprintf(msg, n, \"%%s: at these dims %s would be too large (more than 2^50 bytes)\", dc_name);\n"
 	              "\t\treturn DOCCC_ERR_SHAPE;\n\t}\n", MAX_RUN_BYTES, what);
 }
 
 static const char *const gop_c[] = {[G_EQ] = "==", [G_NE] = "!=", [G_LT] = "<", [G_LE] = "<="};
 
-static void emit_check(Em *e, char **names)
+static void emit_check(Em *e)
 {
 	Sdfg *g = e->g;
 	Buf *b = e->b;
@@ -172,7 +153,7 @@ static void emit_check(Em *e, char **names)
 		const Symbol *y = &g->syms[g->dims[k]];
 		int64_t hi = y->hi < INT32_MAX ? y->hi : INT32_MAX;
 		buf_printf(b, "\tif (dc_d%d < %lldLL || dc_d%d > %lldLL) {\n\t\tsnprintf(msg, n, \"%%s: dim %s = %%lld is outside the range ", k,
-		           (long long)y->lo, k, (long long)hi, names[k]);
+		           (long long)y->lo, k, (long long)hi, dim_name(g, k));
 		if (y->hi >= INT32_MAX)
 			buf_printf(b, "[%lld, inf) the export allows (doccc takes at most %lld)", (long long)y->lo, (long long)hi);
 		else
@@ -181,10 +162,10 @@ static void emit_check(Em *e, char **names)
 	}
 	for (int i = 0; i < g->nguards; i++) {
 		const Guard *gd = &g->guards[i];
-		buf_printf(b, "\tif (!(%s %s %s)) {\n\t\tsnprintf(msg, n, \"%%s: the dims break the export's guard %%s (", expr_c(g, gd->a),
-		           gop_c[gd->op], expr_c(g, gd->b));
+		buf_printf(b, "\tif (!(%s %s %s)) {\n\t\tsnprintf(msg, n, \"%%s: the dims break the export's guard %%s (", emit_expr_str(e, gd->a),
+		           gop_c[gd->op], emit_expr_str(e, gd->b));
 		for (int k = 0; k < g->ndims; k++)
-			buf_printf(b, "%s%s=%%lld", k ? " " : "", names[k]);
+			buf_printf(b, "%s%s=%%lld", k ? " " : "", dim_name(g, k));
 		buf_puts(b, ")%s%s\", dc_name, ");
 		emit_message(b, gd->text);
 		for (int k = 0; k < g->ndims; k++)
@@ -199,7 +180,7 @@ static void emit_check(Em *e, char **names)
 		int cnt = io ? g->noutputs : g->ninputs;
 		int *ids = io ? g->outputs : g->inputs;
 		for (int i = 0; i < cnt; i++)
-			check_size(b, g, ex_muli(g, numel_x(g, ids[i]), dtype_info[sdfg_c(g, ids[i])->dt].size),
+			check_size(b, e, ex_muli(g, numel_x(g, ids[i]), dtype_info[sdfg_c(g, ids[i])->dt].size),
 			           arena_printf(g->arena, "%s %d", io ? "output" : "input", i));
 	}
 	/* the slots together, which bound every offset of the plan */
@@ -207,7 +188,7 @@ static void emit_check(Em *e, char **names)
 		buf_puts(b, "\tdouble dc_ws = 0;\n");
 		for (int i = 0; i < g->nws; i++) {
 			buf_puts(b, "\tdc_ws += ");
-			approx(b, g, g->ws[i].size);
+			approx(b, e, g->ws[i].size);
 			buf_puts(b, ";\n");
 		}
 		buf_printf(b, "\tif (dc_ws > %s) {\n\t\tsnprintf(msg, n, \"%%s: at these dims the workspace would be too large "
@@ -237,7 +218,7 @@ static void emit_plan(Em *e)
 		buf_printf(b, "\tconst int64_t dc_d%d = dims[%d]; (void)dc_d%d;\n", k, k, k);
 	buf_printf(b, "\tint64_t z[%d];\n", g->nws + 1);
 	for (int i = 0; i < g->nws; i++)
-		buf_printf(b, "\tz[%d] = %s;\n", i, expr_c(g, g->ws[i].size));
+		buf_printf(b, "\tz[%d] = %s;\n", i, emit_expr_str(e, g->ws[i].size));
 	buf_printf(b, "\tint64_t total = %lld;\n\tfor (int i = 0, k = 0; i < %d; i++) {\n\t\tint64_t o = %lld;\n"
 	              "\t\tfor (int j = 0; j < dc_nbelow[i]; j++, k++)\n\t\t\tif (ofs[dc_below[k]] + z[dc_below[k]] > o)\n"
 	              "\t\t\t\to = ofs[dc_below[k]] + z[dc_below[k]];\n\t\tofs[i] = o;\n\t\tif (o + z[i] > total)\n\t\t\ttotal = o + z[i];\n\t}\n"
@@ -247,7 +228,7 @@ static void emit_plan(Em *e)
 
 /* NAME_infer_dims: each dim from the first input size c*dim + k, then every
  * input size against its expression. */
-static void emit_infer(Em *e, char **names)
+static void emit_infer(Em *e)
 {
 	Sdfg *g = e->g;
 	Buf *b = e->b;
@@ -277,16 +258,16 @@ static void emit_infer(Em *e, char **names)
 				           i, d, (long long)k0, (long long)c, i, d, (long long)k0, i, d);
 				emit_message(b, ct->origin && *ct->origin ? ct->origin : ct->name);
 				buf_printf(b, ", (long long)shapes[%d][%d], ", i, d);
-				emit_message(b, expr_named(g, names, x));
+				emit_message(b, expr_named(g, x));
 				buf_puts(b, ", ");
-				emit_message(b, names[k]);
+				emit_message(b, dim_name(g, k));
 				buf_puts(b, ");\n\t\treturn DOCCC_ERR_SHAPE;\n\t}\n");
 				buf_printf(b, "\tdims[%d] = (shapes[%d][%d] - %lldLL) / %lldLL;\n", k, i, d, (long long)k0, (long long)c);
 			}
 		}
 		if (!found)
 			buf_printf(b, "\tsnprintf(msg, n, \"%%s: dim %s is no input's size; give the dims with %s_set_dims\", dc_name);\n"
-			              "\treturn DOCCC_ERR_SHAPE;\n", names[k], nm);
+			              "\treturn DOCCC_ERR_SHAPE;\n", dim_name(g, k), nm);
 	}
 	for (int k = 0; k < g->ndims; k++)
 		buf_printf(b, "\tconst int64_t dc_d%d = dims[%d]; (void)dc_d%d;\n", k, k, k);
@@ -305,14 +286,14 @@ static void emit_infer(Em *e, char **names)
 		buf_printf(b, "\tif (!shapes[%d])\n\t\treturn DOCCC_ERR_ARG;\n", i);
 		for (int d = 0; d < ct->rank; d++) {
 			buf_printf(b, "\tif (shapes[%d][%d] != %s) {\n\t\tsnprintf(msg, n, \"%%s: input %d (%%s) dim %d is %%lld, but the other "
-			              "inputs' sizes make it %%s = %%lld (", i, d, expr_c(g, ct->shape[d]), i, d);
+			              "inputs' sizes make it %%s = %%lld (", i, d, emit_expr_str(e, ct->shape[d]), i, d);
 			for (int k = 0; k < g->ndims; k++)
-				buf_printf(b, "%s%s=%%lld", k ? " " : "", names[k]);
+				buf_printf(b, "%s%s=%%lld", k ? " " : "", dim_name(g, k));
 			buf_puts(b, ")\", dc_name, ");
 			emit_message(b, on);
 			buf_printf(b, ", (long long)shapes[%d][%d], ", i, d);
-			emit_message(b, expr_named(g, names, ct->shape[d]));
-			buf_printf(b, ", (long long)(%s)", expr_c(g, ct->shape[d]));
+			emit_message(b, expr_named(g, ct->shape[d]));
+			buf_printf(b, ", (long long)(%s)", emit_expr_str(e, ct->shape[d]));
 			for (int k = 0; k < g->ndims; k++)
 				buf_printf(b, ", (long long)dc_d%d", k);
 			buf_puts(b, ");\n\t\treturn DOCCC_ERR_SHAPE;\n\t}\n");
@@ -336,7 +317,7 @@ static void emit_shape_fn(Em *e, int io)
 		Container *ct = sdfg_c(g, ids[i]);
 		buf_printf(b, "\tcase %d:", i);
 		for (int d = 0; d < ct->rank; d++)
-			buf_printf(b, " shape[%d] = %s;", d, expr_c(g, ct->shape[d]));
+			buf_printf(b, " shape[%d] = %s;", d, emit_expr_str(e, ct->shape[d]));
 		buf_puts(b, " return DOCCC_OK;\n");
 	}
 	buf_puts(b, "\tdefault: return DOCCC_ERR_ARG;\n\t}\n}\n\n");
@@ -346,7 +327,7 @@ static void emit_shape_fn(Em *e, int io)
  * ofs[], wscap, dims_set, inb[] and outb[] (the inputs' and outputs' bytes
  * at the dims) when g->ndims) and the printer's dc_grow and dc_moved,
  * before create. */
-void emit_dims_api(Em *e, char **names)
+void emit_dims_api(Em *e)
 {
 	Sdfg *g = e->g;
 	Buf *b = e->b;
@@ -354,9 +335,9 @@ void emit_dims_api(Em *e, char **names)
 	if (!g->ndims)
 		return;
 	buf_printf(b, "static const char dc_name[] = \"%s\";\n", nm);
-	emit_check(e, names);
+	emit_check(e);
 	emit_plan(e);
-	emit_infer(e, names);
+	emit_infer(e);
 	emit_shape_fn(e, 0);
 	emit_shape_fn(e, 1);
 	/* the largest dims, when all are bounded */
@@ -397,7 +378,7 @@ void emit_dims_api(Em *e, char **names)
 		int *ids = io ? g->outputs : g->inputs;
 		for (int i = 0; i < cnt; i++) {
 			Container *ct = sdfg_c(g, ids[i]);
-			buf_printf(b, "\tm->%sb[%d] = (size_t)(%s) * %d;\n", io ? "out" : "in", i, expr_c(g, numel_x(g, ids[i])),
+			buf_printf(b, "\tm->%sb[%d] = (size_t)(%s) * %d;\n", io ? "out" : "in", i, emit_expr_str(e, numel_x(g, ids[i])),
 			           dtype_info[ct->dt].size);
 		}
 	}
@@ -430,14 +411,14 @@ void emit_dims_run_dims(Em *e)
 }
 
 /* The descriptor's abi 4 fields. */
-void emit_dims_desc_tables(Em *e, char **names)
+void emit_dims_desc_tables(Em *e)
 {
 	Sdfg *g = e->g;
 	Buf *b = e->b;
 	buf_printf(b, "static const doccc_dim_desc dc_dims_desc[%d] = {", g->ndims + 1);
 	for (int k = 0; k < g->ndims; k++) {
 		const Symbol *y = &g->syms[g->dims[k]];
-		buf_printf(b, "%s{\"%s\", %lldLL, %lldLL}", k ? ", " : "", names[k], (long long)y->lo,
+		buf_printf(b, "%s{\"%s\", %lldLL, %lldLL}", k ? ", " : "", dim_name(g, k), (long long)y->lo,
 		           (long long)(y->hi < INT32_MAX ? y->hi : -1));
 	}
 	buf_printf(b, "%s};\n", g->ndims ? "" : "{0, 0, 0}");
@@ -449,7 +430,7 @@ void emit_dims_desc_tables(Em *e, char **names)
 			Container *ct = sdfg_c(g, ids[i]);
 			Buf s = {0};
 			for (int d = 0; d < ct->rank; d++)
-				buf_printf(&s, "%s%s", d ? "," : "", expr_named(g, names, ct->shape[d]));
+				buf_printf(&s, "%s%s", d ? "," : "", expr_named(g, ct->shape[d]));
 			buf_printf(b, "%s", i ? ", " : "");
 			buf_cstr(b, s.s ? s.s : "");
 			buf_free(&s);

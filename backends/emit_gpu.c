@@ -81,15 +81,6 @@ static Expr *extent(Sdfg *g, Node *m)
 	return ex_div(g, ex_addi(g, ex_sub(g, m->hi, m->lo), m->step - 1), ex_int(g, m->step));
 }
 
-static char *expr_str(Sdfg *g, Expr *x)
-{
-	Buf b = {0};
-	ex_print(&b, g, x);
-	char *s = arena_strdup(g->arena, b.s ? b.s : "0");
-	buf_free(&b);
-	return s;
-}
-
 /* The parameters of a kernel for subtree n (restrict pointers to the
  * containers it touches, the error flag if it checks) and the arguments of
  * its launch (", v_0, v_1"). */
@@ -104,8 +95,8 @@ static void kernel_params(Em *e, Node *n, Buf *params, Buf *args)
 			continue;
 		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
 		buf_printf(params, "%s%s%s *restrict v_%s", params->len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt],
-		           ct->name);
-		buf_printf(args, ", v_%s", ct->name);
+		           e->cn[c]);
+		buf_printf(args, ", v_%s", e->cn[c]);
 	}
 	if (emit_has_check(n)) {
 		buf_printf(params, "%sint *dc_err", params->len ? ", " : "");
@@ -118,7 +109,7 @@ static void kernel_params(Em *e, Node *n, Buf *params, Buf *args)
 	}
 	for (Node *p = n->parent; p; p = p->parent)
 		if (p->kind == N_FOR) {
-			const char *v = g->syms[p->var].name;
+			const char *v = e->sn[p->var];
 			buf_printf(params, "%sconst int64_t %s", params->len ? ", " : "", v);
 			buf_printf(args, ", %s", v);
 		}
@@ -130,7 +121,7 @@ static void host_vars_used(Em *e, Node *n)
 {
 	for (Node *p = n->parent; p; p = p->parent)
 		if (p->kind == N_FOR)
-			emit_line(e, "(void)%s;", e->g->syms[p->var].name);
+			emit_line(e, "(void)%s;", e->sn[p->var]);
 }
 
 /* The kernel function's frame: its text goes to e->kern, printed with
@@ -382,10 +373,9 @@ static const char *shared_name(Dtype dt)
 /* The loop over this thread's share of k's iterations. */
 static void split_loop(Em *e, Node *k)
 {
-	Sdfg *g = e->g;
-	const char *v = g->syms[k->var].name;
+	const char *v = e->sn[k->var];
 	emit_line(e, "for (int64_t %s = %s + (int64_t)threadIdx.x * %lld; %s < %s; %s += (int64_t)blockDim.x * %lld) {", v,
-	          expr_str(g, k->lo), (long long)k->step, v, expr_str(g, k->hi), v, (long long)k->step);
+	          emit_expr_str(e, k->lo), (long long)k->step, v, emit_expr_str(e, k->hi), v, (long long)k->step);
 	e->ind++;
 	emit_locals(e, k);
 	emit_node(e, k->body);
@@ -393,13 +383,13 @@ static void split_loop(Em *e, Node *k)
 	emit_line(e, "}");
 }
 
-static void element(Buf *b, Sdfg *g, int c, int64_t j)
+static void element(Em *e, Buf *b, int c, int64_t j)
 {
-	Container *ct = sdfg_c(g, c);
+	Container *ct = sdfg_c(e->g, c);
 	if (ct->rank == 0)
-		buf_printf(b, "l_%s", ct->name);
+		buf_printf(b, "l_%s", e->cn[c]);
 	else
-		buf_printf(b, "l_%s[%lld]", ct->name, (long long)j);
+		buf_printf(b, "l_%s[%lld]", e->cn[c], (long long)j);
 }
 
 /* Combine every thread's value mine through shared memory: out = pre op
@@ -445,7 +435,7 @@ static void coop_reduce(Em *e, const Coop *co, int i)
 		emit_line(e, "%s dc_p%d[%lld];", emit_storage_type[c->dt], r, (long long)n);
 		for (int64_t j = 0; j < n; j++) {
 			Buf x = {0};
-			element(&x, g, red[r], j);
+			element(e, &x, red[r], j);
 			emit_line(e, "dc_p%d[%lld] = %s;", r, (long long)j, x.s);
 			emit_line(e, "%s = %s;", x.s, identity(op[r], c->dt));
 			buf_free(&x);
@@ -456,7 +446,7 @@ static void coop_reduce(Em *e, const Coop *co, int i)
 		Container *c = sdfg_c(g, red[r]);
 		for (int64_t j = 0; j < sdfg_numel(g, red[r]); j++) {
 			Buf x = {0}, p = {0};
-			element(&x, g, red[r], j);
+			element(e, &x, red[r], j);
 			buf_printf(&p, "dc_p%d[%lld]", r, (long long)j);
 			emit_tree(e, op[r], c->dt, x.s, x.s, p.s, 0);
 			buf_free(&x), buf_free(&p);
@@ -704,13 +694,12 @@ static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
  * grp, or all with grp < 0) from the flat index ix over them. */
 static void decompose(Em *e, Node *const *m, const int *grps, int n, int grp, const char *ix)
 {
-	Sdfg *g = e->g;
 	int64_t inner = 1;
 	for (int i = n - 1; i >= 0; i--) {
 		if (grp >= 0 && grps[i] != grp)
 			continue;
 		int64_t ext = const_extent(m[i]);
-		emit_line(e, "const int64_t %s = %s + ((%s) / %lld %% %lld) * %lld;", g->syms[m[i]->var].name, expr_str(g, m[i]->lo),
+		emit_line(e, "const int64_t %s = %s + ((%s) / %lld %% %lld) * %lld;", e->sn[m[i]->var], emit_expr_str(e, m[i]->lo),
 		          ix, (long long)inner, (long long)ext, (long long)m[i]->step);
 		inner *= ext;
 	}
@@ -784,7 +773,6 @@ static void gemm_products(Em *e, const Gemm *gm)
  * sum. */
 static void gemm_epilogue(Em *e, const Gemm *gm)
 {
-	Sdfg *g = e->g;
 	int tc = gm->kind != GK_FP32;
 	emit_line(e, "#pragma unroll");
 	emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++) {", gm->s * gm->s / gm->threads);
@@ -807,8 +795,8 @@ static void gemm_epilogue(Em *e, const Gemm *gm)
 		for (int j = i + 1; j < gm->depth; j++)
 			if (gm->grp[j] == gm->grp[i])
 				inner *= const_extent(gm->maps[j]);
-		emit_line(e, "const int64_t %s = %s + (%s / %lld %% %lld) * %lld;", g->syms[gm->maps[i]->var].name,
-		          expr_str(g, gm->maps[i]->lo), ix, (long long)inner, (long long)const_extent(gm->maps[i]),
+		emit_line(e, "const int64_t %s = %s + (%s / %lld %% %lld) * %lld;", e->sn[gm->maps[i]->var],
+		          emit_expr_str(e, gm->maps[i]->lo), ix, (long long)inner, (long long)const_extent(gm->maps[i]),
 		          (long long)gm->maps[i]->step);
 	}
 	for (int i = 0; i < gm->depth; i++)
@@ -819,7 +807,7 @@ static void gemm_epilogue(Em *e, const Gemm *gm)
 	e->ind++;
 	for (int i = 0; i < gm->nchain; i++)
 		if (const_extent(gm->chain[i]) == 1)
-			emit_line(e, "const int64_t %s = %s;", g->syms[gm->chain[i]->var].name, expr_str(g, gm->chain[i]->lo));
+			emit_line(e, "const int64_t %s = %s;", e->sn[gm->chain[i]->var], emit_expr_str(e, gm->chain[i]->lo));
 	Buf lv = {0};
 	emit_lvalue(e, &lv, &gm->t->out);
 	emit_line(e, "%s += dc_sum;", lv.s);
@@ -962,9 +950,9 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	if (gemm)
 		gemm_body(e, &gm);
 	else if (coop)
-		coop_body(e, &co, expr_str(g, total));
+		coop_body(e, &co, emit_expr_str(e, total));
 	else if (depth) {
-		emit_line(e, "const int64_t dc_n = %s;", expr_str(g, total));
+		emit_line(e, "const int64_t dc_n = %s;", emit_expr_str(e, total));
 		emit_line(e, "for (int64_t dc_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; dc_t < dc_n; "
 		             "dc_t += (int64_t)gridDim.x * blockDim.x) {");
 		e->ind++;
@@ -978,10 +966,10 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 			Buf ix = {0};
 			buf_puts(&ix, "dc_t");
 			if (!(ex_isint(inner, &one) && one == 1))
-				buf_printf(&ix, " / (%s)", expr_str(g, inner));
+				buf_printf(&ix, " / (%s)", emit_expr_str(e, inner));
 			if (i > 0)
-				buf_printf(&ix, " %% (%s)", expr_str(g, ext[i]));
-			emit_line(e, "const int64_t %s = %s + (%s) * %lld;", g->syms[maps[i]->var].name, expr_str(g, maps[i]->lo), ix.s,
+				buf_printf(&ix, " %% (%s)", emit_expr_str(e, ext[i]));
+			emit_line(e, "const int64_t %s = %s + (%s) * %lld;", e->sn[maps[i]->var], emit_expr_str(e, maps[i]->lo), ix.s,
 			          (long long)maps[i]->step);
 			buf_free(&ix);
 		}
@@ -1010,7 +998,7 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		else
 			launch(e, n, id, "grid-stride", 0, grid_of(e, (nt + bs - 1) / bs), nt < bs ? nt : bs, 0, 0, a);
 	} else {
-		const char *tn = expr_str(g, total);
+		const char *tn = emit_expr_str(e, total);
 		int bs = e->t->gpu_block, cap = e->t->gpu_max_blocks;
 		emit_line(e, "if ((%s) > 0)", tn);
 		e->ind++;
@@ -1099,37 +1087,36 @@ static void greduce_kernel(Em *e, Node *n, const GReduce *r)
 	const char *T = emit_storage_type[acc->dt];
 	emit_line(e, "__shared__ %s %s[%d];", T, shared_name(acc->dt), e->t->gpu_block);
 	if (acc->rank == 0)
-		emit_line(e, "%s l_%s = %s;", T, acc->name, identity(r->op, acc->dt));
+		emit_line(e, "%s l_%s = %s;", T, e->cn[r->acc], identity(r->op, acc->dt));
 	else {
-		emit_line(e, "%s l_%s[%lld];", T, acc->name, (long long)numel);
+		emit_line(e, "%s l_%s[%lld];", T, e->cn[r->acc], (long long)numel);
 		emit_line(e, "for (int dc_j = 0; dc_j < %lld; dc_j++)", (long long)numel);
-		emit_line(e, "\tl_%s[dc_j] = %s;", acc->name, identity(r->op, acc->dt));
+		emit_line(e, "\tl_%s[dc_j] = %s;", e->cn[r->acc], identity(r->op, acc->dt));
 	}
-	emit_line(e, "for (int64_t dc_t = threadIdx.x; dc_t < %s; dc_t += blockDim.x) {", expr_str(g, total));
+	emit_line(e, "for (int64_t dc_t = threadIdx.x; dc_t < %s; dc_t += blockDim.x) {", emit_expr_str(e, total));
 	e->ind++;
 	for (int i = 0; i < r->nloops; i++) {
 		Expr *inner = ex_int(g, 1);
 		for (int j = i + 1; j < r->nloops; j++)
 			inner = ex_mul(g, inner, ext[j]);
-		emit_line(e, "const int64_t %s = %s + (dc_t / (%s) %% (%s)) * %lld;", g->syms[r->loops[i]->var].name,
-		          expr_str(g, r->loops[i]->lo), expr_str(g, inner), expr_str(g, ext[i]), (long long)r->loops[i]->step);
+		emit_line(e, "const int64_t %s = %s + (dc_t / (%s) %% (%s)) * %lld;", e->sn[r->loops[i]->var],
+		          emit_expr_str(e, r->loops[i]->lo), emit_expr_str(e, inner), emit_expr_str(e, ext[i]), (long long)r->loops[i]->step);
 	}
 	for (int i = 0; i < r->nloops; i++)
 		emit_locals(e, r->loops[i]);
 	/* the body accumulates into the thread's copy: acc prints as a local */
-	CKind kind = acc->kind;
-	acc->kind = CK_LOCAL;
+	e->as_local = r->acc;
 	emit_node(e, r->body);
-	acc->kind = kind;
+	e->as_local = -1;
 	e->ind--;
 	emit_line(e, "}");
 	for (int64_t j = 0; j < numel; j++) {
 		char mine[96], out[96];
 		if (acc->rank == 0)
-			snprintf(mine, sizeof mine, "l_%s", acc->name);
+			snprintf(mine, sizeof mine, "l_%s", e->cn[r->acc]);
 		else
-			snprintf(mine, sizeof mine, "l_%s[%lld]", acc->name, (long long)j);
-		snprintf(out, sizeof out, "v_%s[%lld]", acc->name, (long long)j);
+			snprintf(mine, sizeof mine, "l_%s[%lld]", e->cn[r->acc], (long long)j);
+		snprintf(out, sizeof out, "v_%s[%lld]", e->cn[r->acc], (long long)j);
 		emit_tree(e, r->op, acc->dt, mine, out, out, 1);
 	}
 	kernel_close(e, kf);
@@ -1140,11 +1127,10 @@ static void greduce_kernel(Em *e, Node *n, const GReduce *r)
 
 static void gpu_plain_loop(Em *e, Node *n)
 {
-	Sdfg *g = e->g;
-	const char *v = g->syms[n->var].name;
+	const char *v = e->sn[n->var];
 	if (n->sched == SCHED_UNROLL)
 		emit_line(e, "#pragma unroll");
-	emit_line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, expr_str(g, n->lo), v, expr_str(g, n->hi), v,
+	emit_line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, emit_expr_str(e, n->lo), v, emit_expr_str(e, n->hi), v,
 	          (long long)n->step);
 	e->ind++;
 	emit_locals(e, n);
@@ -1516,7 +1502,7 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		              "\tfor (int i = 0; i < %d; i++) {\n\t\t(void)cudaFree(m->hin[i]);\n\t\tm->hin[i] = NULL;\n\t}\n"
 		              "\tfor (int i = 0; i < %d; i++) {\n\t\t(void)cudaFree(m->hout[i]);\n\t\tm->hout[i] = NULL;\n\t}\n}\n\n",
 		           nm, g->ninputs, g->noutputs);
-		emit_dims_api(&e, e.dimnames);
+		emit_dims_api(&e);
 	}
 	put_api(b, api_common, nm, g->ninputs, g->noutputs, g->ndims > 0);
 	put_api(b, api_create, nm, g->ninputs, g->noutputs, g->ndims > 0);

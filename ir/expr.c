@@ -681,7 +681,7 @@ int ex_eval(const Sdfg *g, const Expr *e, const int64_t *vals, const int *bound,
 }
 
 /* ---- printing (C syntax) --------------------------------------------------------- */
-static void pr(Buf *b, const Sdfg *g, const Expr *e);
+static void pr(Buf *b, const Sdfg *g, const char *const *nm, const Expr *e);
 
 static void pr_int(Buf *b, int64_t v)
 {
@@ -691,20 +691,20 @@ static void pr_int(Buf *b, int64_t v)
 
 /* An operand of '/' or '%': parenthesised unless a symbol or a
  * non-negative constant. */
-static void pr_operand(Buf *b, const Sdfg *g, const Expr *e)
+static void pr_operand(Buf *b, const Sdfg *g, const char *const *nm, const Expr *e)
 {
 	if (e->k == E_SYM || (e->k == E_INT && e->v >= 0) || e->k == E_DIV || e->k == E_MOD ||
 	    e->k == E_MIN || e->k == E_MAX) {
-		pr(b, g, e);
+		pr(b, g, nm, e);
 		return;
 	}
 	buf_putc(b, '(');
-	pr(b, g, e);
+	pr(b, g, nm, e);
 	buf_putc(b, ')');
 }
 
 /* A term without its sign: atoms joined by '*', then |c| if not 1. */
-static void pr_term_abs(Buf *b, const Sdfg *g, const Expr *t, int64_t *c)
+static void pr_term_abs(Buf *b, const Sdfg *g, const char *const *nm, const Expr *t, int64_t *c)
 {
 	int first = 1;
 	*c = 1;
@@ -715,11 +715,11 @@ static void pr_term_abs(Buf *b, const Sdfg *g, const Expr *t, int64_t *c)
 				continue;
 			}
 			if (!first) buf_putc(b, '*');
-			pr(b, g, t->a[i]);
+			pr(b, g, nm, t->a[i]);
 			first = 0;
 		}
 	} else {
-		pr(b, g, t);
+		pr(b, g, nm, t);
 	}
 	if (*c == INT64_MIN) buf_puts(b, "*(-9223372036854775807 - 1)");
 	else if (*c != 1 && *c != -1) buf_printf(b, "*%lld", (long long)(*c < 0 ? -*c : *c));
@@ -730,7 +730,7 @@ static int term_neg(const Expr *t)
 	return t->k == E_MUL && t->a[0]->k == E_INT && t->a[0]->v < 0 && t->a[0]->v != INT64_MIN;
 }
 
-static void pr(Buf *b, const Sdfg *g, const Expr *e)
+static void pr(Buf *b, const Sdfg *g, const char *const *nm, const Expr *e)
 {
 	int64_t c;
 	switch (e->k) {
@@ -738,12 +738,12 @@ static void pr(Buf *b, const Sdfg *g, const Expr *e)
 		pr_int(b, e->v);
 		return;
 	case E_SYM:
-		if (e->v >= 0 && e->v < g->nsyms) buf_puts(b, g->syms[e->v].name);
+		if (e->v >= 0 && e->v < g->nsyms) buf_puts(b, nm && nm[e->v] ? nm[e->v] : g->syms[e->v].name);
 		else buf_printf(b, "_sym%lld", (long long)e->v);
 		return;
 	case E_MUL:
 		if (term_neg(e)) buf_putc(b, '-');
-		pr_term_abs(b, g, e, &c);
+		pr_term_abs(b, g, nm, e, &c);
 		return;
 	case E_ADD: {
 		/* Non-constant terms in order, then the constant. */
@@ -758,7 +758,7 @@ static void pr(Buf *b, const Sdfg *g, const Expr *e)
 			int neg = term_neg(t);
 			if (first) buf_puts(b, neg ? "-" : "");
 			else buf_puts(b, neg ? " - " : " + ");
-			pr_term_abs(b, g, t, &c);
+			pr_term_abs(b, g, nm, t, &c);
 			first = 0;
 		}
 		if (k) {
@@ -781,25 +781,25 @@ static void pr(Buf *b, const Sdfg *g, const Expr *e)
 		const char *op = e->k == E_DIV ? "/" : "%";
 		if (alo >= 0 && blo > 0) {
 			buf_putc(b, '(');
-			pr_operand(b, g, e->a[0]);
+			pr_operand(b, g, nm, e->a[0]);
 			buf_puts(b, op);
-			pr_operand(b, g, e->a[1]);
+			pr_operand(b, g, nm, e->a[1]);
 			buf_putc(b, ')');
 		} else if (ex_isint(e->a[1], &k) && k > 0) {
 			/* a/k - (a%k < 0)   and   (a%k + k)%k */
 			buf_puts(b, e->k == E_DIV ? "(" : "((");
-			pr_operand(b, g, e->a[0]);
+			pr_operand(b, g, nm, e->a[0]);
 			buf_printf(b, e->k == E_DIV ? "/%lld - (" : "%%%lld + %lld)%%%lld)", (long long)k, (long long)k,
 			           (long long)k);
 			if (e->k == E_DIV) {
-				pr_operand(b, g, e->a[0]);
+				pr_operand(b, g, nm, e->a[0]);
 				buf_printf(b, "%%%lld < 0))", (long long)k);
 			}
 		} else {
 			/* r = a%b; floor correction when r != 0 and sign(r) != sign(b) */
 			Buf A = {0}, B = {0};
-			pr_operand(&A, g, e->a[0]);
-			pr_operand(&B, g, e->a[1]);
+			pr_operand(&A, g, nm, e->a[0]);
+			pr_operand(&B, g, nm, e->a[1]);
 			const char *x = A.s, *y = B.s;
 			if (e->k == E_DIV)
 				buf_printf(b, "(%s/%s - ((%s%%%s != 0) & ((%s%%%s < 0) != (%s < 0))))", x, y, x, y, x, y, y);
@@ -814,13 +814,13 @@ static void pr(Buf *b, const Sdfg *g, const Expr *e)
 	case E_MIN:
 	case E_MAX:
 		buf_puts(b, "((");
-		pr(b, g, e->a[0]);
+		pr(b, g, nm, e->a[0]);
 		buf_puts(b, e->k == E_MIN ? ")<(" : ")>(");
-		pr(b, g, e->a[1]);
+		pr(b, g, nm, e->a[1]);
 		buf_puts(b, ")?(");
-		pr(b, g, e->a[0]);
+		pr(b, g, nm, e->a[0]);
 		buf_puts(b, "):(");
-		pr(b, g, e->a[1]);
+		pr(b, g, nm, e->a[1]);
 		buf_puts(b, "))");
 		return;
 	}
@@ -832,7 +832,16 @@ void ex_print(Buf *b, const Sdfg *g, const Expr *e)
 		buf_puts(b, "?");
 		return;
 	}
-	pr(b, g, e);
+	pr(b, g, NULL, e);
+}
+
+void ex_print_names(Buf *b, const Sdfg *g, const Expr *e, const char *const *names)
+{
+	if (!e) {
+		buf_puts(b, "?");
+		return;
+	}
+	pr(b, g, names, e);
 }
 
 /* ---- parsing -----------------------------------------------------------------------

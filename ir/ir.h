@@ -149,6 +149,10 @@ int ex_eval(const Sdfg *g, const Expr *e, const int64_t *vals, const int *bound,
  * '/' and '%', valid because index expressions are non-negative.
  * (Where ranges cannot prove that, a floor-correct C form is printed.) */
 void ex_print(Buf *b, const Sdfg *g, const Expr *e);
+/* The same with symbol s printed as names[s] (where non-NULL): the
+ * backends' own names (canonical loop variables, dc_dK for run-time dims),
+ * so that printing never renames the IR's symbols. */
+void ex_print_names(Buf *b, const Sdfg *g, const Expr *e, const char *const *names);
 /* Parse a sympy srepr / plain string from the export format (Symbol('s77',
  * ...), Integer(4), Mul, Add, FloorDiv, Mod, Max, Min, or "768*s0").
  * Unknown symbols are created as SYM_SHAPE. NULL and *err set on failure. */
