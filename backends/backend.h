@@ -21,7 +21,8 @@ typedef struct {
 	const char *cmdline;     /* options summary for the generated comment */
 	int profile;             /* DOCC_DEBUG=profile: time each top-level node, report at destroy */
 	int static_lib;          /* outlib is a static archive (-o libNAME.a): no doccc_model alias */
-	Buf *launches;           /* out, or NULL: a GPU run's kernel launches as JSON objects, one a line (--report) */
+	const char **stepfn;     /* out, or NULL: the function of each top-level step (g->root->kids[i]), whose
+	                          * kernels are STEPFN_kN (--report's gpu_kernels, from the GPU plan) */
 	double step_ms[4];       /* out: the build's steps, BUILD_STEPS (--report) */
 } BuildArgs;
 #define BUILD_STEPS {"weights", "compile", "link", "install"}

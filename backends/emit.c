@@ -768,7 +768,7 @@ void emit_replace_all(Buf *out, const char *s, const char *from, const char *to)
  * is printed, so the steps of repeated layers print the same text; one
  * function then serves all of them (a transformer's 12 blocks compile as
  * one), which keeps the C file, the compile time and the code size small. */
-void emit_step(Em *e, Node *k, const unsigned char *set)
+const char *emit_step(Em *e, Node *k, const unsigned char *set)
 {
 	Sdfg *g = e->g;
 	/* canonical names, in the printer's own tables for the step */
@@ -814,20 +814,19 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 		sn[syms[i]] = arena_printf(g->arena, "%s%d", g->syms[syms[i]].kind == SYM_LOOP ? "i" : "x", i);
 	/* the body, with kernels of its own named after a placeholder */
 	int check = emit_has_check(k);
-	Buf body = {0}, kern = {0}, launches = {0};
-	Buf *sb = e->b, *sk = e->kern, *sl = e->launches;
+	Buf body = {0}, kern = {0};
+	Buf *sb = e->b, *sk = e->kern;
 	const char **scn = e->cn, **ssn = e->sn;
 	int sind = e->ind, snk = e->nkern;
 	const char *snm = e->nm, *stop = e->top;
 	e->b = &body, e->kern = &kern, e->ind = 1, e->nkern = 0, e->nm = "@F@", e->top = "this step";
 	e->cn = cn, e->sn = sn;
-	e->launches = sl ? &launches : NULL;
 	e->p->step_begin(e, check);
 	emit_dims_assume(e);
 	emit_node(e, k);
 	if (e->p->step_end)
 		e->p->step_end(e, &body, check);
-	e->b = sb, e->kern = sk, e->ind = sind, e->nkern = snk, e->nm = snm, e->top = stop, e->launches = sl;
+	e->b = sb, e->kern = sk, e->ind = sind, e->nkern = snk, e->nm = snm, e->top = stop;
 	e->cn = scn, e->sn = ssn;
 	/* the same text as an earlier step: call that function */
 	char *text = arena_printf(g->arena, "%s\n@F@(%s%s)\n{\n%s}\n", check && e->p->step_status ? "static int" : "static void", params.len ? params.s : "",
@@ -844,15 +843,6 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 		emit_replace_all(e->kern, text, "@F@", arena_printf(g->arena, "%s_s%d", e->nm, fid));
 		buf_puts(e->kern, "\n");
 	}
-	if (launches.len) { /* the step's launches, under its function's name and the node's label */
-		Buf named = {0}, label = {0};
-		buf_quote(&label, stop ? stop : "");
-		emit_replace_all(&named, launches.s, "@F@", arena_printf(g->arena, "%s_s%d", e->nm, fid));
-		emit_replace_all(sl, named.s, "\"@L@\"", label.s);
-		buf_free(&named);
-		buf_free(&label);
-	}
-	buf_free(&launches);
 	if (check && e->p->step_status)
 		emit_line(e, "if ((dc_err = %s_s%d(%s%s)) != DOCCC_OK) goto dc_fail;", e->nm, fid, args.len ? args.s : "",
 		          e->p->step_args);
@@ -862,6 +852,7 @@ void emit_step(Em *e, Node *k, const unsigned char *set)
 	buf_free(&args);
 	buf_free(&body);
 	buf_free(&kern);
+	return arena_printf(g->arena, "%s_s%d", e->nm, fid);
 }
 
 /* NAME_strerror: the text of every status. */
@@ -1056,7 +1047,7 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out)
 {
 	Em e = {.g = g, .t = t, .p = p, .b = out, .lanes = t->vec_bits / 32, .vecvar = -1, .nm = g->name, .profile = a->profile,
-	        .launches = a->launches, .api = "", .as_local = -1};
+	        .stepfn = a->stepfn, .api = "", .as_local = -1};
 	if (e.lanes < 2)
 		e.lanes = 0;
 	e.cn = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ncs + 1));

@@ -62,7 +62,7 @@ struct Em {
 	Buf *kern;          /* kernel functions, emitted before forward */
 	int nkern;
 	int wmma;           /* GPU: a kernel uses tensor cores (CUDA wmma) */
-	Buf *launches;      /* GPU with --report: the launches, one JSON object a line (emit_gpu.c), or NULL */
+	const char **stepfn; /* or NULL: the function of each top-level step, by index (BuildArgs.stepfn) */
 	/* The names the printed code gives containers (cn, by id) and symbols
 	 * (sn, by id): the IR's own, but for the run-time dims (dc_dK) and,
 	 * inside a step, canonical names (emit_step), so that repeated layers
@@ -97,8 +97,8 @@ void emit_locals(Em *e, Node *loop);
 int emit_has_check(const Node *n);
 void emit_touched(Sdfg *g, Node *n, unsigned char *set);
 /* One top-level child as a step function (shared with earlier identical
- * steps) and its call, printed at e's position. */
-void emit_step(Em *e, Node *k, const unsigned char *set);
+ * steps) and its call, printed at e's position; the function's name. */
+const char *emit_step(Em *e, Node *k, const unsigned char *set);
 void emit_replace_all(Buf *out, const char *s, const char *from, const char *to);
 void emit_desc_tables(Em *e);
 void emit_strerror(Em *e);

@@ -154,193 +154,21 @@ static void kernel_close(Em *e, KFrame f)
 
 /* ---- block-cooperative kernels ---------------------------------------------------
  *
- * A grid of few iterations, each with long inner loops (a layer norm or
- * softmax over rows, a GEMV at batch 1, a global sum), leaves most of a
- * GPU idle when one thread takes an iteration. Such a nest runs as one
- * thread block per iteration instead: the children of the innermost
- * collapsed map's body are classified, in order,
+ * A GK_COOP plan (ir/passes/gpu_plan.c) runs one thread block per
+ * iteration of the grid: each child of the row body takes its role,
  *
- *   split       an N_MAP that stores only to global memory without wcr
- *               (and to locals of its own): its iterations are dealt out
- *               to the block's threads, then a barrier;
- *   reduce      an N_MAP or N_FOR whose only stores outside its own locals
- *               are reductions into locals of the row (wcr +=, *=, max=,
- *               min=, or the read-modify-write "l = l op x" of a scalar
- *               accumulator that nothing else in the loop reads), float32,
- *               float64 or int64: every thread reduces its share of the
- *               iterations from the identity, then a shared-memory tree
- *               combines the partials and every thread adds them to the
- *               value from before the loop;
- *   redundant   anything else without wcr into global memory: every thread
- *               runs it in full and computes the same values (the row's
- *               scalar code between the loops);
+ *   split       its iterations dealt out to the block's threads, then a
+ *               barrier;
+ *   reduce      every thread reduces its share of the iterations from the
+ *               identity into the row locals the plan names, then a
+ *               shared-memory tree combines the partials and every thread
+ *               adds them to the value from before the loop;
+ *   redundant   every thread runs it in full and computes the same values
+ *               (the row's scalar code between the loops).
  *
- * and a child with wcr into global memory keeps the one-thread-per-
- * iteration kernel. The barriers are uniform: every thread of a block
- * walks the same iterations. Reassociating a floating-point reduction
- * changes its rounding a little; 16-bit accumulators, which round at every
- * step, are left alone.
+ * The barriers are uniform: every thread of a block walks the same
+ * iterations.
  */
-enum { C_REDUNDANT, C_SPLIT, C_REDUCE };
-enum { MAXRED = 16 };
-
-typedef struct {
-	Node **maps;
-	int depth;
-	int kind[64];             /* per child of the row body */
-	Node *kid[64];
-	int nkids;
-	int red[MAXRED];          /* reduced row locals, their op, for the child being classified */
-	Wcr op[MAXRED];
-	int nred;
-	int kred[64][MAXRED];     /* the same, kept per C_REDUCE child by coop_plan */
-	Wcr kop[64][MAXRED];
-	int knred[64];
-} Coop;
-
-static int row_local(Sdfg *g, int c, Node *const *maps, int depth)
-{
-	Container *ct = sdfg_c(g, c);
-	for (int i = 0; i < depth && ct->kind == CK_LOCAL; i++)
-		if (ct->owner == maps[i]->id)
-			return 1;
-	return 0;
-}
-
-static Wcr rmw_op(TCode c)
-{
-	return c == T_ADD ? W_SUM : c == T_MUL ? W_PROD : c == T_MAX ? W_MAX : c == T_MIN ? W_MIN : W_NONE;
-}
-
-/* Reads of the memory of container c (through any view) in subtree n. */
-static int count_reads(Sdfg *g, const Node *n, int c)
-{
-	int k = 0;
-	if (n->kind == N_SEQ)
-		for (int i = 0; i < n->nkids; i++)
-			k += count_reads(g, n->kids[i], c);
-	else if (n->kind != N_BLOCK)
-		k = count_reads(g, n->body, c);
-	else
-		for (int i = 0; i < n->nts && !n->lib; i++)
-			for (int j = 0; j < n->ts[i].nin; j++)
-				k += n->ts[i].in[j].kind == OPD_MEM && sdfg_root_of(g, n->ts[i].in[j].m.data) == sdfg_root_of(g, c);
-	return k;
-}
-
-static int add_red(Coop *co, int c, Wcr op)
-{
-	for (int i = 0; i < co->nred; i++)
-		if (co->red[i] == c)
-			return co->op[i] == op;
-	if (co->nred == MAXRED)
-		return 0;
-	co->red[co->nred] = c;
-	co->op[co->nred++] = op;
-	return 1;
-}
-
-/* Stores in subtree n of loop L: flags 1 global store, 2 global wcr or
- * value-indexed store, 4 a row-local store that is not a reduction over
- * L's variable (reductions are collected in co). */
-static int store_flags(Sdfg *g, Coop *co, Node *L, const Node *n)
-{
-	int f = 0;
-	if (n->kind == N_SEQ) {
-		for (int i = 0; i < n->nkids; i++)
-			f |= store_flags(g, co, L, n->kids[i]);
-		return f;
-	}
-	if (n->kind != N_BLOCK)
-		return store_flags(g, co, L, n->body);
-	for (int i = 0; i < n->nts && !n->lib; i++) {
-		const Tasklet *t = &n->ts[i];
-		if (!t->store)
-			continue;
-		Container *c = sdfg_c(g, t->out.data);
-		int value_ix = 0;
-		for (int d = 0; d < c->rank; d++)
-			value_ix |= ex_uses_kind(g, t->out.idx[d], SYM_VALUE);
-		if (c->kind != CK_LOCAL) {
-			f |= t->wcr != W_NONE || value_ix ? 2 : 1;
-			continue;
-		}
-		if (!row_local(g, t->out.data, co->maps, co->depth))
-			continue; /* a temporary of the loop's own */
-		int dep = value_ix;
-		for (int d = 0; d < c->rank; d++)
-			dep |= L && ex_uses(t->out.idx[d], L->var);
-		Dtype dt = c->dt;
-		int okdt = dt == DT_F32 || dt == DT_F64 || dt == DT_I64;
-		Wcr op = t->wcr;
-		if (op == W_NONE && L && L->kind == N_FOR && c->rank == 0 && t->nin == 2 && t->dt == dt) {
-			/* l = l op x, the only read of l in the loop */
-			op = rmw_op(t->code);
-			int self = -1;
-			for (int k = 0; k < 2; k++)
-				if (t->in[k].kind == OPD_MEM && t->in[k].m.data == t->out.data && !t->in[k].guard)
-					self = k;
-			if (self < 0 || count_reads(g, L->body, t->out.data) != 1)
-				op = W_NONE;
-		}
-		else if (op != W_NONE && L && count_reads(g, L->body, t->out.data))
-			op = W_NONE; /* the loop reads the partial value */
-		if (!L || op == W_NONE || dep || !okdt || sdfg_numel(g, t->out.data) > 16 || !add_red(co, t->out.data, op))
-			f |= 4;
-	}
-	return f;
-}
-
-static void flatten(Coop *co, Node *n, int *ok)
-{
-	if (n->kind == N_SEQ) {
-		for (int i = 0; i < n->nkids; i++)
-			flatten(co, n->kids[i], ok);
-		return;
-	}
-	if (co->nkids == (int)COUNTOF(co->kid)) {
-		*ok = 0;
-		return;
-	}
-	co->kid[co->nkids++] = n;
-}
-
-/* Plan the cooperative form of the nest; 0 if it is not worth it or not possible. */
-static int coop_plan(Em *e, Coop *co, Node **maps, int depth, int64_t total)
-{
-	Sdfg *g = e->g;
-	if (total > e->t->gpu_max_blocks || total < 1)
-		return 0;
-	memset(co, 0, sizeof *co);
-	co->maps = maps;
-	co->depth = depth;
-	int ok = 1, worth = 0;
-	flatten(co, maps[depth - 1]->body, &ok);
-	for (int i = 0; i < co->nkids && ok; i++) {
-		Node *k = co->kid[i];
-		co->nred = 0;
-		int loop = k->kind == N_MAP || k->kind == N_FOR;
-		int f = store_flags(g, co, loop ? k : NULL, k);
-		if (f & 2)
-			return 0;
-		int64_t n = -1, lo, hi;
-		if (loop && ex_isint(k->lo, &lo) && ex_isint(k->hi, &hi))
-			n = (hi - lo + k->step - 1) / k->step;
-		if (loop && !(f & 4) && co->nred && !(f & 1)) {
-			co->kind[i] = C_REDUCE;
-			co->knred[i] = co->nred;
-			memcpy(co->kred[i], co->red, sizeof co->red);
-			memcpy(co->kop[i], co->op, sizeof co->op);
-		}
-		else if (k->kind == N_MAP && !(f & 4) && !co->nred)
-			co->kind[i] = C_SPLIT;
-		else
-			co->kind[i] = C_REDUNDANT;
-		worth |= co->kind[i] != C_REDUNDANT && n >= 32;
-	}
-	return ok && worth;
-}
-
 static const char *identity(Wcr op, Dtype dt)
 {
 	int fl = dt != DT_I64;
@@ -373,6 +201,7 @@ static const char *shared_name(Dtype dt)
 /* The loop over this thread's share of k's iterations. */
 static void split_loop(Em *e, Node *k)
 {
+	Sdfg *g = e->g;
 	const char *v = e->sn[k->var];
 	emit_line(e, "for (int64_t %s = %s + (int64_t)threadIdx.x * %lld; %s < %s; %s += (int64_t)blockDim.x * %lld) {", v,
 	          emit_expr_str(e, k->lo), (long long)k->step, v, emit_expr_str(e, k->hi), v, (long long)k->step);
@@ -381,6 +210,7 @@ static void split_loop(Em *e, Node *k)
 	emit_node(e, k->body);
 	e->ind--;
 	emit_line(e, "}");
+	(void)g;
 }
 
 static void element(Em *e, Buf *b, int c, int64_t j)
@@ -421,34 +251,32 @@ static void emit_tree(Em *e, Wcr op, Dtype dt, const char *mine, const char *out
 	buf_free(&t), buf_free(&y), buf_free(&f), buf_free(&z);
 }
 
-/* C_REDUCE child i of the row, its reductions as coop_plan found them. */
-static void coop_reduce(Em *e, const Coop *co, int i)
+/* A ROLE_REDUCE child k, its reductions as the plan has them. */
+static void coop_reduce(Em *e, const CoopKid *ck, Node *k)
 {
 	Sdfg *g = e->g;
-	const int *red = co->kred[i];
-	const Wcr *op = co->kop[i];
 	emit_line(e, "{ /* reduction shared by the block's threads */");
 	e->ind++;
-	for (int r = 0; r < co->knred[i]; r++) {
-		Container *c = sdfg_c(g, red[r]);
-		int64_t n = sdfg_numel(g, red[r]);
+	for (int r = 0; r < ck->nred; r++) {
+		Container *c = sdfg_c(g, ck->red[r]);
+		int64_t n = sdfg_numel(g, ck->red[r]);
 		emit_line(e, "%s dc_p%d[%lld];", emit_storage_type[c->dt], r, (long long)n);
 		for (int64_t j = 0; j < n; j++) {
 			Buf x = {0};
-			element(e, &x, red[r], j);
+			element(e, &x, ck->red[r], j);
 			emit_line(e, "dc_p%d[%lld] = %s;", r, (long long)j, x.s);
-			emit_line(e, "%s = %s;", x.s, identity(op[r], c->dt));
+			emit_line(e, "%s = %s;", x.s, identity(ck->op[r], c->dt));
 			buf_free(&x);
 		}
 	}
-	split_loop(e, co->kid[i]);
-	for (int r = 0; r < co->knred[i]; r++) {
-		Container *c = sdfg_c(g, red[r]);
-		for (int64_t j = 0; j < sdfg_numel(g, red[r]); j++) {
+	split_loop(e, k);
+	for (int r = 0; r < ck->nred; r++) {
+		Container *c = sdfg_c(g, ck->red[r]);
+		for (int64_t j = 0; j < sdfg_numel(g, ck->red[r]); j++) {
 			Buf x = {0}, p = {0};
-			element(e, &x, red[r], j);
+			element(e, &x, ck->red[r], j);
 			buf_printf(&p, "dc_p%d[%lld]", r, (long long)j);
-			emit_tree(e, op[r], c->dt, x.s, x.s, p.s, 0);
+			emit_tree(e, ck->op[r], c->dt, x.s, x.s, p.s, 0);
 			buf_free(&x), buf_free(&p);
 		}
 	}
@@ -457,36 +285,37 @@ static void coop_reduce(Em *e, const Coop *co, int i)
 }
 
 /* The body of a cooperative kernel: iterations dealt out to blocks. */
-static void coop_body(Em *e, Coop *co, const char *total)
+static void coop_body(Em *e, const GpuPlan *p, const char *total)
 {
 	Sdfg *g = e->g;
 	int need[NDTYPES] = {0};
-	for (int i = 0; i < co->nkids; i++)
-		for (int r = 0; r < co->knred[i]; r++)
-			need[sdfg_c(g, co->kred[i][r])->dt] = 1;
+	for (int i = 0; i < p->nkids; i++)
+		for (int r = 0; r < p->kids[i].nred; r++)
+			need[sdfg_c(g, p->kids[i].red[r])->dt] = 1;
 	static const Dtype dts[] = {DT_F32, DT_F64, DT_I64};
 	for (int i = 0; i < 3; i++)
 		if (need[dts[i]])
-			emit_line(e, "__shared__ %s %s[%d];", emit_storage_type[dts[i]], shared_name(dts[i]), e->t->gpu_block);
+			emit_line(e, "__shared__ %s %s[%d];", emit_storage_type[dts[i]], shared_name(dts[i]), p->block);
 	emit_line(e, "const int64_t dc_n = %s;", total);
 	emit_line(e, "for (int64_t dc_t = blockIdx.x; dc_t < dc_n; dc_t += gridDim.x) {");
 	e->ind++;
 }
 
-static void coop_kids(Em *e, Coop *co)
+static void coop_kids(Em *e, const GpuPlan *p, Node *row)
 {
-	for (int i = 0; i < co->nkids; i++) {
-		Node *k = co->kid[i];
-		switch (co->kind[i]) {
-		case C_SPLIT:
-			split_loop(e, k);
+	Node *kids[GPU_MAXKIDS];
+	DOCC_ASSERT(gpu_row_kids(row, kids, GPU_MAXKIDS) == p->nkids);
+	for (int i = 0; i < p->nkids; i++) {
+		switch (p->kids[i].role) {
+		case ROLE_SPLIT:
+			split_loop(e, kids[i]);
 			emit_line(e, "__syncthreads();");
 			break;
-		case C_REDUCE:
-			coop_reduce(e, co, i);
+		case ROLE_REDUCE:
+			coop_reduce(e, &p->kids[i], kids[i]);
 			break;
 		default:
-			emit_node(e, k);
+			emit_node(e, kids[i]);
 			break;
 		}
 	}
@@ -494,77 +323,52 @@ static void coop_kids(Em *e, Coop *co)
 
 /* ---- tiled contractions -------------------------------------------------------------
  *
- * A grid nest whose row body is some initializing blocks, one loop nest
- * whose only work is acc += X[fx] * Y[fy] (float32 sums of float32,
- * float16 or bfloat16 operands, acc a local of the row), and an epilogue
- * is a contraction: a GEMM, a convolution over its padded input, a batched
- * matmul. The grid variables split by which operand indexes with them: the
- * x space (only X), the y space (only Y), the batch (both, or neither).
- * With x and y at least GT_MIN wide and k at least GT_K long, the nest runs
- * as square tiles of S x S outputs per block: k goes in steps of GT_K,
- * each step's S x GT_K slice of X and GT_K x S slice of Y loaded by the
- * whole block into shared memory (every operand read once per block
- * instead of once per output), a barrier, the partial products, a barrier.
- * The operands are printed by the walker itself inside scopes that declare
- * the loop variables they use, so guards, views and strides need nothing
- * new. Then each thread takes its outputs, runs the row's init, adds its
- * sum to acc and runs the epilogue (bias, activation, residual: what fusion
- * left in the row); a warp's outputs are consecutive in y. S is the largest
- * of the kind's sizes whose tiles still give every SM a block (a batch-1
- * GEMM of 128 x 768 makes 24 tiles of 64 but 96 of 32: an H200 has 132
- * SMs), else the smallest.
+ * A GK_TILED plan runs the grid as square tiles of s x s outputs per block:
+ * k goes in steps of GPU_TILE_K, each step's s x GPU_TILE_K slice of X and
+ * GPU_TILE_K x s slice of Y loaded by the whole block into shared memory
+ * (every operand read once per block instead of once per output), a
+ * barrier, the partial products, a barrier. The operands are printed by
+ * the walker itself inside scopes that declare the loop variables they
+ * use, so guards, views and strides need nothing new. Then each thread
+ * takes its outputs, runs the row's init, adds its sum to acc and runs the
+ * epilogue (bias, activation, residual: what fusion left in the row); a
+ * warp's outputs are consecutive in y.
  *
- * The partial products take one of gemm_kinds:
+ * The partial products, by the plan's mma:
  *
- *   fp32   S = 64, 32 or 16 for 256 threads (16 x 16): each keeps its R x R
- *          sums (R = S / 16) in registers, outputs x = lx + 16 i,
- *          y = ly + 16 j; per k, R values of X and of Y from shared memory,
- *          R^2 fused multiply-adds (contraction_precision highest)
- *   tf32   tensor cores (CUDA wmma, sm_80+), S = 64 (8 warps, two 16x16
+ *   fp32   256 threads (16 x 16): each keeps its r x r sums (r = s / 16) in
+ *          registers, outputs x = lx + 16 i, y = ly + 16 j; per k, r values
+ *          of X and of Y from shared memory, r^2 fused multiply-adds
+ *   tf32   tensor cores (CUDA wmma), s = 64 (8 warps, two 16x16
  *          accumulator fragments each) or 32 (4 warps, one each): the
  *          slices are stored rounded to tf32 (dc_tf32, to nearest, ties
  *          away, as cvt.rna), fp32 sums; at the end the fragments go
  *          through shared memory to the threads' outputs, thread t taking
- *          elements t, t + threads, ... of the tile (contraction_precision
- *          high)
+ *          elements t, t + threads, ... of the tile
  *   bf16   the same with the slices rounded to bfloat16 (dc_f2b, to
- *          nearest even): contraction_precision medium, and bfloat16 models
- *   fp16   float16 operands, exact in fp16 fragments: float16 models at
- *          every precision
- *
- * rocm, and cuda before sm_80, have no tensor-core kind: fp32 there.
+ *          nearest even)
+ *   fp16   float16 operands, exact in fp16 fragments
  */
-enum { GT_K = 32, GT_MIN = 16 };
-
-typedef enum { GK_FP32, GK_TF32, GK_BF16, GK_FP16 } GemmKind;
-
 static const struct {
-	const char *name;          /* in --report's kernel list */
 	const char *elem;          /* shared-memory element type */
 	const char *wmma;          /* the fragments' input type, NULL for fp32 */
 	const char *pre, *post;    /* rounding of a float into elem */
-	int k, pad;                /* the fragment's k; padding of a shared row (16 bytes for wmma) */
-} gemm_kinds[] = {
-	[GK_FP32] = {"tiled-fp32", "float", NULL, "", "", 0, 1},
-	[GK_TF32] = {"tiled-tf32", "float", "nvcuda::wmma::precision::tf32", "dc_tf32(", ")", 8, 4},
-	[GK_BF16] = {"tiled-bf16", "__nv_bfloat16", "__nv_bfloat16", "__ushort_as_bfloat16(dc_f2b(", "))", 16, 8},
-	[GK_FP16] = {"tiled-fp16", "__half", "__half", "__ushort_as_half(dc_f2h(", "))", 16, 8},
+} mma_c[NMMAS] = {
+	[MMA_FP32] = {"float", NULL, "", ""},
+	[MMA_TF32] = {"float", "nvcuda::wmma::precision::tf32", "dc_tf32(", ")"},
+	[MMA_BF16] = {"__nv_bfloat16", "__nv_bfloat16", "__ushort_as_bfloat16(dc_f2b(", "))"},
+	[MMA_FP16] = {"__half", "__half", "__ushort_as_half(dc_f2h(", "))"},
 };
 
+/* What the printer of a tiled kernel reads: the plan, the collapsed maps,
+ * the row's children, the reduction nest's loops and its tasklet. */
 typedef struct {
+	const GpuPlan *p;
 	Node *maps[MAXDIM];
-	int depth;
-	Node *kids[64];
-	int nkids, red;           /* the reduction nest is kids[red] */
-	Node *chain[MAXDIM];      /* its loops, outermost first */
-	int nchain;
-	const Tasklet *t;         /* acc += X * Y */
-	int grp[MAXDIM];          /* per grid map: 0 batch, 1 x, 2 y */
-	int64_t nx, ny, nb, nk;
-	GemmKind kind;
-	int s, threads;           /* the tile's side, the block's threads */
-	int r;                    /* fp32: sums per thread and dim; wmma: fragments per warp */
-} Gemm;
+	Node *kids[GPU_MAXKIDS];
+	Node *chain[MAXDIM];
+	const Tasklet *t;
+} Tile;
 
 static int64_t const_extent(Node *m)
 {
@@ -574,125 +378,20 @@ static int64_t const_extent(Node *m)
 	return (hi - lo + m->step - 1) / m->step;
 }
 
-static int opd_uses(const Sdfg *g, const Operand *o, int var)
+static void tile_of(const GpuPlan *p, Node *const *maps, Tile *tl)
 {
-	const Container *c = &g->cs[o->m.data];
-	for (int d = 0; d < c->rank; d++)
-		if (ex_uses(o->m.idx[d], var))
-			return 1;
-	return 0;
-}
-
-static int float_operand(Sdfg *g, const Operand *o)
-{
-	Dtype d = o->kind == OPD_MEM ? sdfg_c(g, o->m.data)->dt : DT_BOOL;
-	return d == DT_F32 || d == DT_F16 || d == DT_BF16;
-}
-
-/* The kind of a contraction of operands x and y on target t. */
-static GemmKind gemm_kind(Sdfg *g, const Target *t, const Operand *x, const Operand *y)
-{
-	Dtype dx = sdfg_c(g, x->m.data)->dt, dy = sdfg_c(g, y->m.data)->dt;
-	if (!t->gpu_tc)
-		return GK_FP32;
-	if (dx == DT_F16 && dy == DT_F16)
-		return GK_FP16;
-	if ((dx == DT_BF16 && dy == DT_BF16) || t->precision == CP_MEDIUM)
-		return GK_BF16;
-	return t->precision == CP_HIGH ? GK_TF32 : GK_FP32;
-}
-
-static int64_t gemm_tiles(const Gemm *gm, int64_t s)
-{
-	return gm->nb * ((gm->nx + s - 1) / s) * ((gm->ny + s - 1) / s);
-}
-
-/* The tile: the largest side whose tiles fill sms, else the smallest. */
-static void gemm_tile(Gemm *gm, int sms)
-{
-	int tc = gm->kind != GK_FP32, s = 64, min = tc ? 32 : 16;
-	while (s > min && gemm_tiles(gm, s) < sms)
-		s /= 2;
-	gm->s = s;
-	gm->threads = tc ? (s == 64 ? 256 : 128) : 256;
-	gm->r = tc ? (s == 64 ? 2 : 1) : s / 16;
-}
-
-static int gemm_plan(Em *e, Gemm *gm, Node **maps, int depth)
-{
-	Sdfg *g = e->g;
-	memset(gm, 0, sizeof *gm);
-	memcpy(gm->maps, maps, sizeof(Node *) * (size_t)depth);
-	gm->depth = depth;
-	gm->red = -1;
-	Coop co = {0};
-	int ok = 1;
-	flatten(&co, maps[depth - 1]->body, &ok);
-	if (!ok)
-		return 0;
-	memcpy(gm->kids, co.kid, sizeof(Node *) * (size_t)co.nkids);
-	gm->nkids = co.nkids;
-	/* the reduction nest: the first child made of perfectly nested
-	 * rectangular loops around one tasklet acc += X * Y */
-	const Tasklet *t = NULL;
-	for (int i = 0; i < gm->nkids && gm->red < 0; i++) {
-		Node *k = gm->kids[i];
-		gm->nchain = 0;
-		gm->nk = 1;
-		while (k->kind == N_MAP || k->kind == N_FOR) {
-			int64_t n = const_extent(k);
-			int rect = gm->nchain < MAXDIM && k->body->nkids == 1 && n >= 1;
-			for (int j = 0; j < gm->nchain && rect; j++)
-				rect = !ex_uses(k->lo, gm->chain[j]->var) && !ex_uses(k->hi, gm->chain[j]->var);
-			if (!rect)
-				break;
-			gm->chain[gm->nchain++] = k;
-			gm->nk *= n;
-			k = k->body->kids[0];
-		}
-		if (!gm->nchain || k->kind != N_BLOCK || k->lib || k->nts != 1)
-			continue;
-		const Tasklet *c = &k->ts[0];
-		if (!c->store || c->wcr != W_SUM || c->code != T_MUL || c->dt != DT_F32 || c->bind >= 0 || c->nin != 2 ||
-		    !float_operand(g, &c->in[0]) || !float_operand(g, &c->in[1]))
-			continue;
-		t = c;
-		gm->red = i;
-	}
-	if (!t)
-		return 0;
-	Container *acc = sdfg_c(g, t->out.data);
-	if (acc->dt != DT_F32 || !row_local(g, t->out.data, maps, depth))
-		return 0;
-	/* acc's index may only use reduction variables of extent 1 */
-	for (int d = 0; d < acc->rank; d++)
-		for (int i = 0; i < gm->nchain; i++)
-			if (ex_uses(t->out.idx[d], gm->chain[i]->var) && const_extent(gm->chain[i]) != 1)
-				return 0;
-	/* nothing else in the row reads acc before the epilogue */
-	for (int i = 0; i < gm->red; i++)
-		if (count_reads(g, gm->kids[i], t->out.data))
-			return 0;
-	gm->t = t;
-	gm->kind = gemm_kind(g, e->t, &t->in[0], &t->in[1]);
-	gm->nx = gm->ny = gm->nb = 1;
-	for (int i = 0; i < depth; i++) {
-		int64_t n = const_extent(maps[i]);
-		if (n < 1)
-			return 0;
-		int ux = opd_uses(g, &t->in[0], maps[i]->var), uy = opd_uses(g, &t->in[1], maps[i]->var);
-		gm->grp[i] = ux && !uy ? 1 : uy && !ux ? 2 : 0;
-		*(gm->grp[i] == 1 ? &gm->nx : gm->grp[i] == 2 ? &gm->ny : &gm->nb) *= n;
-	}
-	if (gm->nx < GT_MIN || gm->ny < GT_MIN || gm->nk < GT_K)
-		return 0;
-	gemm_tile(gm, e->t->gpu_sms);
-	return 1;
+	tl->p = p;
+	memcpy(tl->maps, maps, sizeof(Node *) * (size_t)p->depth);
+	DOCC_ASSERT(gpu_row_kids(maps[p->depth - 1]->body, tl->kids, GPU_MAXKIDS) == p->nkids);
+	Node *k = tl->kids[p->red];
+	for (int i = 0; i < p->nchain; i++, k = k->body->kids[0])
+		tl->chain[i] = k;
+	tl->t = &k->ts[0];
 }
 
 /* const int64_t declarations of the variables of maps m[0..n) (of group
  * grp, or all with grp < 0) from the flat index ix over them. */
-static void decompose(Em *e, Node *const *m, const int *grps, int n, int grp, const char *ix)
+static void decompose(Em *e, Node *const *m, const signed char *grps, int n, int grp, const char *ix)
 {
 	int64_t inner = 1;
 	for (int i = n - 1; i >= 0; i--) {
@@ -705,63 +404,64 @@ static void decompose(Em *e, Node *const *m, const int *grps, int n, int grp, co
 	}
 }
 
-/* One operand's slice: rows (r) of the operand's own space by GT_K,
+/* One operand's slice: rows (r) of the operand's own space by GPU_TILE_K,
  * rounded to the kind's element type as it is stored. */
-static void gemm_load(Em *e, const Gemm *gm, int which)
+static void gemm_load(Em *e, const Tile *tl, int which)
 {
-	int rows = gm->s;
+	const GpuPlan *p = tl->p;
+	int rows = p->tile;
 	const char *tile = which ? "dc_ys" : "dc_xs", *n = which ? "dc_ny" : "dc_nx", *t0 = which ? "dc_ty" : "dc_tx";
-	emit_line(e, "for (int dc_i = threadIdx.x; dc_i < %d; dc_i += blockDim.x) {", rows * GT_K);
+	emit_line(e, "for (int dc_i = threadIdx.x; dc_i < %d; dc_i += blockDim.x) {", rows * GPU_TILE_K);
 	e->ind++;
-	emit_line(e, "const int dc_r = dc_i / %d, dc_kk = dc_i %% %d;", GT_K, GT_K);
+	emit_line(e, "const int dc_r = dc_i / %d, dc_kk = dc_i %% %d;", GPU_TILE_K, GPU_TILE_K);
 	emit_line(e, "const int64_t dc_o = %s * %d + dc_r, dc_k = dc_k0 + dc_kk;", t0, rows);
 	emit_line(e, "float dc_v = 0.0f;");
 	emit_line(e, "if (dc_o < %s && dc_k < dc_nk) {", n);
 	e->ind++;
-	decompose(e, gm->maps, gm->grp, gm->depth, 0, "dc_tb");
-	decompose(e, gm->maps, gm->grp, gm->depth, which ? 2 : 1, "dc_o");
-	decompose(e, gm->chain, NULL, gm->nchain, -1, "dc_k");
+	decompose(e, tl->maps, p->grp, p->depth, 0, "dc_tb");
+	decompose(e, tl->maps, p->grp, p->depth, which ? 2 : 1, "dc_o");
+	decompose(e, tl->chain, NULL, p->nchain, -1, "dc_k");
 	Buf v = {0};
-	emit_operand(e, &v, &gm->t->in[which], DT_F32);
+	emit_operand(e, &v, &tl->t->in[which], DT_F32);
 	emit_line(e, "dc_v = %s;", v.s);
 	buf_free(&v);
 	e->ind--;
 	emit_line(e, "}");
-	emit_line(e, "%s[dc_kk][dc_r] = %sdc_v%s;", tile, gemm_kinds[gm->kind].pre, gemm_kinds[gm->kind].post);
+	emit_line(e, "%s[dc_kk][dc_r] = %sdc_v%s;", tile, mma_c[p->mma].pre, mma_c[p->mma].post);
 	e->ind--;
 	emit_line(e, "}");
 }
 
 /* The partial products of one k step from the slices in shared memory. */
-static void gemm_products(Em *e, const Gemm *gm)
+static void gemm_products(Em *e, const GpuPlan *p)
 {
-	if (gm->kind == GK_FP32) {
-		emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk++) {", GT_K);
-		emit_line(e, "\tfloat dc_a[%d], dc_c[%d];", gm->r, gm->r);
+	if (p->mma == MMA_FP32) {
+		emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk++) {", GPU_TILE_K);
+		emit_line(e, "\tfloat dc_a[%d], dc_c[%d];", p->r, p->r);
 		emit_line(e, "\t#pragma unroll");
-		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++) {", gm->r);
+		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++) {", p->r);
 		emit_line(e, "\t\tdc_a[dc_i] = dc_xs[dc_kk][dc_lx + 16 * dc_i];");
 		emit_line(e, "\t\tdc_c[dc_i] = dc_ys[dc_kk][dc_ly + 16 * dc_i];");
 		emit_line(e, "\t}");
 		emit_line(e, "\t#pragma unroll");
-		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++)", gm->r);
+		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++)", p->r);
 		emit_line(e, "\t\t#pragma unroll");
-		emit_line(e, "\t\tfor (int dc_j = 0; dc_j < %d; dc_j++)", gm->r);
+		emit_line(e, "\t\tfor (int dc_j = 0; dc_j < %d; dc_j++)", p->r);
 		emit_line(e, "\t\t\tdc_acc[dc_i][dc_j] += dc_a[dc_i] * dc_c[dc_j];");
 		emit_line(e, "}");
 		return;
 	}
-	const char *T = gemm_kinds[gm->kind].wmma;
-	int k = gemm_kinds[gm->kind].k, pad = gemm_kinds[gm->kind].pad;
+	const char *T = mma_c[p->mma].wmma;
+	int k = mma_info[p->mma].k, pad = mma_info[p->mma].pad;
 	emit_line(e, "#pragma unroll");
-	emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk += %d) {", GT_K, k);
+	emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk += %d) {", GPU_TILE_K, k);
 	e->ind++;
 	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, %d, %s, nvcuda::wmma::col_major> dc_fa;", k, T);
 	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, %d, %s, nvcuda::wmma::row_major> dc_fb;", k, T);
-	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fa, &dc_xs[dc_kk][dc_fm * 16], %d);", gm->s + pad);
+	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fa, &dc_xs[dc_kk][dc_fm * 16], %d);", p->tile + pad);
 	emit_line(e, "#pragma unroll");
-	emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++) {", gm->r);
-	emit_line(e, "\tnvcuda::wmma::load_matrix_sync(dc_fb, &dc_ys[dc_kk][(dc_fn + dc_f) * 16], %d);", gm->s + pad);
+	emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++) {", p->r);
+	emit_line(e, "\tnvcuda::wmma::load_matrix_sync(dc_fb, &dc_ys[dc_kk][(dc_fn + dc_f) * 16], %d);", p->tile + pad);
 	emit_line(e, "\tnvcuda::wmma::mma_sync(dc_c[dc_f], dc_fa, dc_fb, dc_c[dc_f]);");
 	emit_line(e, "}");
 	e->ind--;
@@ -771,108 +471,110 @@ static void gemm_products(Em *e, const Gemm *gm)
 /* The thread's outputs (dc_e of s * s / threads): each one's row
  * variables, in the row's order, then the row's own code with acc += the
  * sum. */
-static void gemm_epilogue(Em *e, const Gemm *gm)
+static void gemm_epilogue(Em *e, const Tile *tl)
 {
-	int tc = gm->kind != GK_FP32;
+	const GpuPlan *p = tl->p;
+	int tc = p->mma != MMA_FP32;
 	emit_line(e, "#pragma unroll");
-	emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++) {", gm->s * gm->s / gm->threads);
+	emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++) {", p->tile * p->tile / p->threads);
 	e->ind++;
 	if (tc)
-		emit_line(e, "const int dc_i = (dc_e * %d + threadIdx.x) / %d, dc_j = (dc_e * %d + threadIdx.x) %% %d;", gm->threads,
-		          gm->s, gm->threads, gm->s);
+		emit_line(e, "const int dc_i = (dc_e * %d + threadIdx.x) / %d, dc_j = (dc_e * %d + threadIdx.x) %% %d;", p->threads,
+		          p->tile, p->threads, p->tile);
 	else
-		emit_line(e, "const int dc_i = dc_lx + 16 * (dc_e / %d), dc_j = dc_ly + 16 * (dc_e %% %d);", gm->r, gm->r);
-	emit_line(e, "const int64_t dc_x = dc_tx * %d + dc_i, dc_y = dc_ty * %d + dc_j;", gm->s, gm->s);
+		emit_line(e, "const int dc_i = dc_lx + 16 * (dc_e / %d), dc_j = dc_ly + 16 * (dc_e %% %d);", p->r, p->r);
+	emit_line(e, "const int64_t dc_x = dc_tx * %d + dc_i, dc_y = dc_ty * %d + dc_j;", p->tile, p->tile);
 	emit_line(e, "if (dc_x < dc_nx && dc_y < dc_ny) {");
 	e->ind++;
 	if (tc)
 		emit_line(e, "const float dc_sum = dc_cs[dc_i][dc_j];");
 	else
-		emit_line(e, "const float dc_sum = dc_acc[dc_e / %d][dc_e %% %d];", gm->r, gm->r);
-	for (int i = 0; i < gm->depth; i++) {
-		const char *ix = gm->grp[i] == 1 ? "dc_x" : gm->grp[i] == 2 ? "dc_y" : "dc_tb";
+		emit_line(e, "const float dc_sum = dc_acc[dc_e / %d][dc_e %% %d];", p->r, p->r);
+	for (int i = 0; i < p->depth; i++) {
+		const char *ix = p->grp[i] == 1 ? "dc_x" : p->grp[i] == 2 ? "dc_y" : "dc_tb";
 		int64_t inner = 1;
-		for (int j = i + 1; j < gm->depth; j++)
-			if (gm->grp[j] == gm->grp[i])
-				inner *= const_extent(gm->maps[j]);
-		emit_line(e, "const int64_t %s = %s + (%s / %lld %% %lld) * %lld;", e->sn[gm->maps[i]->var],
-		          emit_expr_str(e, gm->maps[i]->lo), ix, (long long)inner, (long long)const_extent(gm->maps[i]),
-		          (long long)gm->maps[i]->step);
+		for (int j = i + 1; j < p->depth; j++)
+			if (p->grp[j] == p->grp[i])
+				inner *= const_extent(tl->maps[j]);
+		emit_line(e, "const int64_t %s = %s + (%s / %lld %% %lld) * %lld;", e->sn[tl->maps[i]->var],
+		          emit_expr_str(e, tl->maps[i]->lo), ix, (long long)inner, (long long)const_extent(tl->maps[i]),
+		          (long long)tl->maps[i]->step);
 	}
-	for (int i = 0; i < gm->depth; i++)
-		emit_locals(e, gm->maps[i]);
-	for (int i = 0; i < gm->red; i++)
-		emit_node(e, gm->kids[i]);
+	for (int i = 0; i < p->depth; i++)
+		emit_locals(e, tl->maps[i]);
+	for (int i = 0; i < p->red; i++)
+		emit_node(e, tl->kids[i]);
 	emit_line(e, "{");
 	e->ind++;
-	for (int i = 0; i < gm->nchain; i++)
-		if (const_extent(gm->chain[i]) == 1)
-			emit_line(e, "const int64_t %s = %s;", e->sn[gm->chain[i]->var], emit_expr_str(e, gm->chain[i]->lo));
+	for (int i = 0; i < p->nchain; i++)
+		if (const_extent(tl->chain[i]) == 1)
+			emit_line(e, "const int64_t %s = %s;", e->sn[tl->chain[i]->var], emit_expr_str(e, tl->chain[i]->lo));
 	Buf lv = {0};
-	emit_lvalue(e, &lv, &gm->t->out);
+	emit_lvalue(e, &lv, &tl->t->out);
 	emit_line(e, "%s += dc_sum;", lv.s);
 	buf_free(&lv);
 	e->ind--;
 	emit_line(e, "}");
-	for (int i = gm->red + 1; i < gm->nkids; i++)
-		emit_node(e, gm->kids[i]);
+	for (int i = p->red + 1; i < p->nkids; i++)
+		emit_node(e, tl->kids[i]);
 	e->ind--;
 	emit_line(e, "}");
 	e->ind--;
 	emit_line(e, "}");
 }
 
-static void gemm_body(Em *e, const Gemm *gm)
+static void gemm_body(Em *e, const Tile *tl)
 {
-	int64_t tx = (gm->nx + gm->s - 1) / gm->s, ty = (gm->ny + gm->s - 1) / gm->s;
-	int tc = gm->kind != GK_FP32, pad = gemm_kinds[gm->kind].pad;
-	const char *T = gemm_kinds[gm->kind].elem, *al = tc ? "__align__(32) " : "";
+	const GpuPlan *p = tl->p;
+	int64_t tx = (p->nx + p->tile - 1) / p->tile, ty = (p->ny + p->tile - 1) / p->tile;
+	int tc = p->mma != MMA_FP32, pad = mma_info[p->mma].pad;
+	const char *T = mma_c[p->mma].elem, *al = tc ? "__align__(32) " : "";
 	if (tc)
 		e->wmma = 1;
-	emit_line(e, "__shared__ %s%s dc_xs[%d][%d];", al, T, GT_K, gm->s + pad);
-	emit_line(e, "__shared__ %s%s dc_ys[%d][%d];", al, T, GT_K, gm->s + pad);
+	emit_line(e, "__shared__ %s%s dc_xs[%d][%d];", al, T, GPU_TILE_K, p->tile + pad);
+	emit_line(e, "__shared__ %s%s dc_ys[%d][%d];", al, T, GPU_TILE_K, p->tile + pad);
 	if (tc)
-		emit_line(e, "__shared__ __align__(32) float dc_cs[%d][%d];", gm->s, gm->s + 4);
-	emit_line(e, "const int64_t dc_nx = %lld, dc_ny = %lld, dc_nk = %lld;", (long long)gm->nx, (long long)gm->ny,
-	          (long long)gm->nk);
+		emit_line(e, "__shared__ __align__(32) float dc_cs[%d][%d];", p->tile, p->tile + 4);
+	emit_line(e, "const int64_t dc_nx = %lld, dc_ny = %lld, dc_nk = %lld;", (long long)p->nx, (long long)p->ny,
+	          (long long)p->nk);
 	if (tc) /* warp w: fragment row w / (s / 16 / r), columns r (w % (s / 16 / r)) + [0, r) */
-		emit_line(e, "const int dc_fm = threadIdx.x / 32 / %d, dc_fn = threadIdx.x / 32 %% %d * %d;", gm->s / 16 / gm->r,
-		          gm->s / 16 / gm->r, gm->r);
+		emit_line(e, "const int dc_fm = threadIdx.x / 32 / %d, dc_fn = threadIdx.x / 32 %% %d * %d;", p->tile / 16 / p->r,
+		          p->tile / 16 / p->r, p->r);
 	else
 		emit_line(e, "const int dc_lx = threadIdx.x / 16, dc_ly = threadIdx.x %% 16;");
-	emit_line(e, "for (int64_t dc_b = blockIdx.x; dc_b < %lld; dc_b += gridDim.x) {", (long long)(gm->nb * tx * ty));
+	emit_line(e, "for (int64_t dc_b = blockIdx.x; dc_b < %lld; dc_b += gridDim.x) {", (long long)(p->nb * tx * ty));
 	e->ind++;
 	emit_line(e, "const int64_t dc_tb = dc_b / %lld, dc_tx = dc_b / %lld %% %lld, dc_ty = dc_b %% %lld;", (long long)(tx * ty),
 	          (long long)ty, (long long)tx, (long long)ty);
 	if (tc) {
-		emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, %d, float> dc_c[%d];", gemm_kinds[gm->kind].k,
-		          gm->r);
+		emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, %d, float> dc_c[%d];", mma_info[p->mma].k,
+		          p->r);
 		emit_line(e, "#pragma unroll");
-		emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++)", gm->r);
+		emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++)", p->r);
 		emit_line(e, "\tnvcuda::wmma::fill_fragment(dc_c[dc_f], 0.0f);");
 	} else {
-		emit_line(e, "float dc_acc[%d][%d];", gm->r, gm->r);
+		emit_line(e, "float dc_acc[%d][%d];", p->r, p->r);
 		emit_line(e, "#pragma unroll");
-		emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++)", gm->r * gm->r);
-		emit_line(e, "\tdc_acc[dc_e / %d][dc_e %% %d] = 0.0f;", gm->r, gm->r);
+		emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++)", p->r * p->r);
+		emit_line(e, "\tdc_acc[dc_e / %d][dc_e %% %d] = 0.0f;", p->r, p->r);
 	}
-	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GT_K);
+	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GPU_TILE_K);
 	e->ind++;
-	gemm_load(e, gm, 0);
-	gemm_load(e, gm, 1);
+	gemm_load(e, tl, 0);
+	gemm_load(e, tl, 1);
 	emit_line(e, "__syncthreads();");
-	gemm_products(e, gm);
+	gemm_products(e, p);
 	emit_line(e, "__syncthreads();");
 	e->ind--;
 	emit_line(e, "}");
 	if (tc) {
 		emit_line(e, "#pragma unroll");
-		emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++)", gm->r);
+		emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++)", p->r);
 		emit_line(e, "\tnvcuda::wmma::store_matrix_sync(&dc_cs[dc_fm * 16][(dc_fn + dc_f) * 16], dc_c[dc_f], %d, "
-		             "nvcuda::wmma::mem_row_major);", gm->s + 4);
+		             "nvcuda::wmma::mem_row_major);", p->tile + 4);
 		emit_line(e, "__syncthreads();");
 	}
-	gemm_epilogue(e, gm);
+	gemm_epilogue(e, tl);
 	if (tc)
 		emit_line(e, "__syncthreads(); /* dc_cs is read before the next tile's fragments land */");
 	e->ind--;
@@ -887,52 +589,40 @@ static const char tf32_helper[] =
 
 /* ---- launches --------------------------------------------------------------------------- */
 
-/* The launch of kernel id at e's position: DC_LAUNCH, or DC_LAUNCH_SYNC
- * for kernels with barriers; grid is a C expression. With --report the
- * launch is also listed (e->launches: one JSON object a line; emit_step
- * puts the step's function for "@F@" and the node's label for "@L@"), with
- * its repeats per run (the host loops around it) and, for a tiled
- * contraction, its tile's side (else 0). */
-static void launch(Em *e, Node *n, int id, const char *kind, int sync, const char *grid, int64_t block, int64_t shared,
-                   int tile, const char *args)
+/* The launch of n's kernel at e's position: DC_LAUNCH, or DC_LAUNCH_SYNC
+ * for kernels with barriers, on the plan's grid (a C expression when it
+ * depends on the run-time dims: iterations total) and block. */
+static void launch(Em *e, const GpuPlan *p, const char *total, const char *args)
 {
-	emit_line(e, "%s(%s_k%d, dim3(%s), dim3(%lld), dc_stream%s);", sync ? "DC_LAUNCH_SYNC" : "DC_LAUNCH", e->nm, id, grid,
-	          (long long)block, args);
-	if (!e->launches)
-		return;
-	int64_t times = 1;
-	for (Node *p = n->parent; p; p = p->parent)
-		if (p->kind == N_FOR)
-			times *= const_extent(p) > 0 ? const_extent(p) : 1;
-	buf_printf(e->launches, "{\"kernel\": \"%s_k%d\", \"node\": \"@L@\", \"kind\": \"%s\", \"grid\": ", e->nm, id, kind);
-	if (strspn(grid, "0123456789") == strlen(grid))
-		buf_puts(e->launches, grid);
+	int sync = p->kind == GK_TILED || p->kind == GK_COOP || p->kind == GK_REDUCE;
+	const char *grid;
+	if (p->grid >= 0)
+		grid = arena_printf(e->g->arena, "%lld", (long long)p->grid);
 	else
-		buf_quote(e->launches, grid);
-	buf_printf(e->launches, ", \"block\": %lld, \"shared_bytes\": %lld, \"tile\": %d, \"per_run\": %lld}\n",
-	           (long long)block, (long long)shared, tile, (long long)times);
+		grid = arena_printf(e->g->arena, "(unsigned)((%s) + %d - 1) / %d < %lld ? (unsigned)(((%s) + %d - 1) / %d) : %lld",
+		                    total, p->block, p->block, (long long)p->grid_cap, total, p->block, p->block,
+		                    (long long)p->grid_cap);
+	if (p->grid < 0) {
+		emit_line(e, "if ((%s) > 0)", total);
+		e->ind++;
+	}
+	emit_line(e, "%s(%s_k%d, dim3(%s), dim3(%d), dc_stream%s);", sync ? "DC_LAUNCH_SYNC" : "DC_LAUNCH", e->nm, p->kernel, grid,
+	          p->block, args);
+	e->ind -= p->grid < 0;
 }
 
-static const char *grid_of(Em *e, int64_t blocks)
-{
-	return arena_printf(e->g->arena, "%lld", (long long)(blocks < e->t->gpu_max_blocks ? blocks : e->t->gpu_max_blocks));
-}
-
-static int64_t gemm_shared(const Gemm *gm)
-{
-	int64_t es = gm->kind == GK_BF16 || gm->kind == GK_FP16 ? 2 : 4, pad = gemm_kinds[gm->kind].pad;
-	return es * GT_K * 2 * (gm->s + pad) + (gm->kind != GK_FP32 ? 4 * gm->s * (gm->s + 4) : 0);
-}
-
-/* A kernel for subtree n: over the collapsed space of its first depth
- * maps, or one thread for depth 0; its launch printed at e's position. */
-static void gpu_kernel(Em *e, Node *n, int depth)
+/* The kernel of n as its plan says (a grid, a tiled contraction, a
+ * cooperative block or one thread), its launch printed at e's position. */
+static void gpu_kernel(Em *e, Node *n)
 {
 	Sdfg *g = e->g;
+	const GpuPlan *p = n->gpu;
+	int depth = p->kind == GK_SINGLE ? 0 : p->depth;
 	Node *maps[MAXDIM] = {n};
 	for (int i = 1; i < depth; i++)
 		maps[i] = maps[i - 1]->body->kids[0];
-	int id = e->nkern++;
+	DOCC_ASSERT(e->nkern == p->kernel);
+	e->nkern++;
 	Buf params = {0}, args = {0};
 	kernel_params(e, n, &params, &args);
 	Expr *ext[MAXDIM], *total = ex_int(g, 1);
@@ -940,24 +630,21 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		ext[i] = extent(g, maps[i]);
 		total = ex_mul(g, total, ext[i]);
 	}
-	int64_t nt = 0;
-	Coop co;
-	Gemm gm;
-	int gemm = depth && ex_isint(total, &nt) && gemm_plan(e, &gm, maps, depth);
-	int coop = !gemm && depth && ex_isint(total, &nt) && coop_plan(e, &co, maps, depth, nt);
-	KFrame kf = kernel_open(e, id, &params);
+	KFrame kf = kernel_open(e, p->kernel, &params);
 	host_vars_used(e, n);
-	if (gemm)
-		gemm_body(e, &gm);
-	else if (coop)
-		coop_body(e, &co, emit_expr_str(e, total));
+	if (p->kind == GK_TILED) {
+		Tile tl;
+		tile_of(p, maps, &tl);
+		gemm_body(e, &tl);
+	} else if (p->kind == GK_COOP)
+		coop_body(e, p, emit_expr_str(e, total));
 	else if (depth) {
 		emit_line(e, "const int64_t dc_n = %s;", emit_expr_str(e, total));
 		emit_line(e, "for (int64_t dc_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; dc_t < dc_n; "
 		             "dc_t += (int64_t)gridDim.x * blockDim.x) {");
 		e->ind++;
 	}
-	if (depth && !gemm) {
+	if (depth && p->kind != GK_TILED) {
 		for (int i = 0; i < depth; i++) {
 			Expr *inner = ex_int(g, 1);
 			for (int j = i + 1; j < depth; j++)
@@ -975,8 +662,8 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 		}
 		for (int i = 0; i < depth; i++)
 			emit_locals(e, maps[i]);
-		if (coop)
-			coop_kids(e, &co);
+		if (p->kind == GK_COOP)
+			coop_kids(e, p, maps[depth - 1]->body);
 		else
 			emit_node(e, maps[depth - 1]->body);
 		e->ind--;
@@ -984,143 +671,74 @@ static void gpu_kernel(Em *e, Node *n, int depth)
 	} else if (!depth)
 		emit_node(e, n);
 	kernel_close(e, kf);
-	const char *a = args.len ? args.s : "";
-	if (gemm) {
-		launch(e, n, id, gemm_kinds[gm.kind].name, 1, grid_of(e, gemm_tiles(&gm, gm.s)), gm.threads, gemm_shared(&gm), gm.s, a);
-	} else if (coop)
-		launch(e, n, id, "block-cooperative", 1, grid_of(e, nt), e->t->gpu_block, 0, 0, a);
-	else if (!depth)
-		launch(e, n, id, "single-thread", 0, "1", 1, 0, 0, a);
-	else if (ex_isint(total, &nt)) {
-		int64_t bs = e->t->gpu_block;
-		if (nt <= 0)
-			emit_line(e, "/* %s_k%d: empty grid */", e->nm, id);
-		else
-			launch(e, n, id, "grid-stride", 0, grid_of(e, (nt + bs - 1) / bs), nt < bs ? nt : bs, 0, 0, a);
-	} else {
-		const char *tn = emit_expr_str(e, total);
-		int bs = e->t->gpu_block, cap = e->t->gpu_max_blocks;
-		emit_line(e, "if ((%s) > 0)", tn);
-		e->ind++;
-		launch(e, n, id, "grid-stride", 0,
-		       arena_printf(g->arena, "(unsigned)((%s) + %d - 1) / %d < %d ? (unsigned)(((%s) + %d - 1) / %d) : %d", tn, bs, bs,
-		                    cap, tn, bs, bs, cap),
-		       bs, 0, 0, a);
-		e->ind--;
-	}
+	if (p->grid == 0)
+		emit_line(e, "/* %s_k%d: empty grid */", e->nm, p->kernel);
+	else
+		launch(e, p, emit_expr_str(e, total), args.len ? args.s : "");
 	buf_free(&params);
 	buf_free(&args);
 }
 
-
-/* A step-level loop nest that only accumulates into one small global
- * container ("acc[j] = acc[j] op x", the only read of acc in the nest, at
- * indices free of the nest's variables: a sum or max of a whole tensor)
- * runs as one block: the collapsed iterations dealt out to its threads,
+/* A GK_REDUCE plan: the nest's iterations dealt out to one block's threads,
  * each reducing into a private copy of acc from the identity, then the
  * shared-memory tree, and thread 0 folds the result into acc. */
-typedef struct {
-	Node *loops[MAXDIM];
-	int nloops;
-	Node *body;              /* the innermost block */
-	int acc;                 /* the accumulator (a root container) */
-	Wcr op;
-} GReduce;
-
-static int greduce_plan(Sdfg *g, Node *n, GReduce *r)
-{
-	memset(r, 0, sizeof *r);
-	Node *k = n;
-	while (k->kind == N_MAP || k->kind == N_FOR) {
-		if (r->nloops == MAXDIM || k->body->nkids != 1)
-			return 0;
-		for (int i = 0; i < r->nloops; i++)
-			if (ex_uses(k->lo, r->loops[i]->var) || ex_uses(k->hi, r->loops[i]->var))
-				return 0;
-		r->loops[r->nloops++] = k;
-		k = k->body->kids[0];
-	}
-	if (k->kind != N_BLOCK || k->lib || !r->nloops)
-		return 0;
-	r->body = k;
-	int stores = 0;
-	for (int i = 0; i < k->nts; i++) {
-		const Tasklet *t = &k->ts[i];
-		if (t->bind >= 0 || t->code == T_INDEX || !t->store)
-			continue;
-		stores++;
-		Container *c = sdfg_c(g, t->out.data);
-		if (c->kind == CK_LOCAL || c->kind == CK_VIEW || t->wcr != W_NONE || t->nin != 2 || t->dt != c->dt)
-			return 0;
-		if (c->dt != DT_F32 && c->dt != DT_F64 && c->dt != DT_I64)
-			return 0;
-		for (int d = 0; d < c->rank; d++)
-			for (int l = 0; l < r->nloops; l++)
-				if (ex_uses(t->out.idx[d], r->loops[l]->var) || ex_uses_kind(g, t->out.idx[d], SYM_VALUE))
-					return 0;
-		int self = 0;
-		for (int j = 0; j < 2; j++)
-			self |= t->in[j].kind == OPD_MEM && t->in[j].m.data == t->out.data && !t->in[j].guard;
-		r->op = rmw_op(t->code);
-		r->acc = t->out.data;
-		if (!self || r->op == W_NONE || count_reads(g, n, t->out.data) != 1 || sdfg_numel(g, t->out.data) > 16)
-			return 0;
-	}
-	return stores == 1;
-}
-
-static void greduce_kernel(Em *e, Node *n, const GReduce *r)
+static void greduce_kernel(Em *e, Node *n)
 {
 	Sdfg *g = e->g;
-	int id = e->nkern++;
+	const GpuPlan *p = n->gpu;
+	Node *loops[MAXDIM], *k = n;
+	for (int i = 0; i < p->depth; i++, k = k->body->kids[0])
+		loops[i] = k;
+	DOCC_ASSERT(e->nkern == p->kernel);
+	e->nkern++;
 	Buf params = {0}, args = {0};
 	kernel_params(e, n, &params, &args);
-	Container *acc = sdfg_c(g, r->acc);
-	int64_t numel = sdfg_numel(g, r->acc);
+	Container *acc = sdfg_c(g, p->acc);
+	int64_t numel = sdfg_numel(g, p->acc);
 	Expr *ext[MAXDIM], *total = ex_int(g, 1);
-	for (int i = 0; i < r->nloops; i++) {
-		ext[i] = extent(g, r->loops[i]);
+	for (int i = 0; i < p->depth; i++) {
+		ext[i] = extent(g, loops[i]);
 		total = ex_mul(g, total, ext[i]);
 	}
-	KFrame kf = kernel_open(e, id, &params);
+	KFrame kf = kernel_open(e, p->kernel, &params);
 	host_vars_used(e, n);
-	const char *T = emit_storage_type[acc->dt];
-	emit_line(e, "__shared__ %s %s[%d];", T, shared_name(acc->dt), e->t->gpu_block);
+	const char *T = emit_storage_type[acc->dt], *an = e->cn[p->acc];
+	emit_line(e, "__shared__ %s %s[%d];", T, shared_name(acc->dt), p->block);
 	if (acc->rank == 0)
-		emit_line(e, "%s l_%s = %s;", T, e->cn[r->acc], identity(r->op, acc->dt));
+		emit_line(e, "%s l_%s = %s;", T, an, identity(p->op, acc->dt));
 	else {
-		emit_line(e, "%s l_%s[%lld];", T, e->cn[r->acc], (long long)numel);
+		emit_line(e, "%s l_%s[%lld];", T, an, (long long)numel);
 		emit_line(e, "for (int dc_j = 0; dc_j < %lld; dc_j++)", (long long)numel);
-		emit_line(e, "\tl_%s[dc_j] = %s;", e->cn[r->acc], identity(r->op, acc->dt));
+		emit_line(e, "\tl_%s[dc_j] = %s;", an, identity(p->op, acc->dt));
 	}
 	emit_line(e, "for (int64_t dc_t = threadIdx.x; dc_t < %s; dc_t += blockDim.x) {", emit_expr_str(e, total));
 	e->ind++;
-	for (int i = 0; i < r->nloops; i++) {
+	for (int i = 0; i < p->depth; i++) {
 		Expr *inner = ex_int(g, 1);
-		for (int j = i + 1; j < r->nloops; j++)
+		for (int j = i + 1; j < p->depth; j++)
 			inner = ex_mul(g, inner, ext[j]);
-		emit_line(e, "const int64_t %s = %s + (dc_t / (%s) %% (%s)) * %lld;", e->sn[r->loops[i]->var],
-		          emit_expr_str(e, r->loops[i]->lo), emit_expr_str(e, inner), emit_expr_str(e, ext[i]), (long long)r->loops[i]->step);
+		emit_line(e, "const int64_t %s = %s + (dc_t / (%s) %% (%s)) * %lld;", e->sn[loops[i]->var],
+		          emit_expr_str(e, loops[i]->lo), emit_expr_str(e, inner), emit_expr_str(e, ext[i]), (long long)loops[i]->step);
 	}
-	for (int i = 0; i < r->nloops; i++)
-		emit_locals(e, r->loops[i]);
+	for (int i = 0; i < p->depth; i++)
+		emit_locals(e, loops[i]);
 	/* the body accumulates into the thread's copy: acc prints as a local */
-	e->as_local = r->acc;
-	emit_node(e, r->body);
+	e->as_local = p->acc;
+	emit_node(e, k);
 	e->as_local = -1;
 	e->ind--;
 	emit_line(e, "}");
 	for (int64_t j = 0; j < numel; j++) {
 		char mine[96], out[96];
 		if (acc->rank == 0)
-			snprintf(mine, sizeof mine, "l_%s", e->cn[r->acc]);
+			snprintf(mine, sizeof mine, "l_%s", an);
 		else
-			snprintf(mine, sizeof mine, "l_%s[%lld]", e->cn[r->acc], (long long)j);
-		snprintf(out, sizeof out, "v_%s[%lld]", e->cn[r->acc], (long long)j);
-		emit_tree(e, r->op, acc->dt, mine, out, out, 1);
+			snprintf(mine, sizeof mine, "l_%s[%lld]", an, (long long)j);
+		snprintf(out, sizeof out, "v_%s[%lld]", an, (long long)j);
+		emit_tree(e, p->op, acc->dt, mine, out, out, 1);
 	}
 	kernel_close(e, kf);
-	launch(e, n, id, "block-reduce", 1, "1", e->t->gpu_block, 0, 0, args.len ? args.s : "");
+	launch(e, p, "1", args.len ? args.s : "");
 	buf_free(&params);
 	buf_free(&args);
 }
@@ -1139,39 +757,22 @@ static void gpu_plain_loop(Em *e, Node *n)
 	emit_line(e, "}");
 }
 
-/* Does subtree n hold a map the schedule made a grid? */
-static int has_grid(const Node *n)
-{
-	if (n->kind == N_SEQ) {
-		for (int i = 0; i < n->nkids; i++)
-			if (has_grid(n->kids[i]))
-				return 1;
-		return 0;
-	}
-	if (n->kind == N_BLOCK)
-		return 0;
-	return n->sched == SCHED_GPU_THREAD || has_grid(n->body);
-}
-
+/* A loop: inside a kernel a plain loop; on the host a kernel as planned,
+ * or, without a plan, a host loop (its kernels launched every iteration). */
 static void gpu_loop(Em *e, Node *n)
 {
-	GReduce r;
-	if (e->inkern)
+	if (e->inkern || !n->gpu)
 		gpu_plain_loop(e, n);
-	else if (n->kind == N_FOR && has_grid(n->body))
-		gpu_plain_loop(e, n); /* a host loop (schedule.c): its kernels launched every iteration */
-	else if (n->kind == N_MAP && n->sched == SCHED_GPU_THREAD)
-		gpu_kernel(e, n, n->collapse > 0 ? n->collapse : 1);
-	else if (greduce_plan(e->g, n, &r))
-		greduce_kernel(e, n, &r);
+	else if (n->gpu->kind == GK_REDUCE)
+		greduce_kernel(e, n);
 	else
-		gpu_kernel(e, n, 0);
+		gpu_kernel(e, n);
 }
 
 static void gpu_block(Em *e, Node *n)
 {
 	if (!e->inkern) {
-		gpu_kernel(e, n, 0);
+		gpu_kernel(e, n);
 		return;
 	}
 	emit_line(e, "{");
@@ -1205,7 +806,9 @@ static void gpu_forward(Em *e)
 		emit_line(e, "{ /* %s */", emit_comment(e->g->arena, k->label && *k->label ? k->label : "?"));
 		e->top = k->label;
 		e->ind++;
-		emit_step(e, k, set);
+		const char *fn = emit_step(e, k, set);
+		if (e->stepfn)
+			e->stepfn[i] = fn;
 		e->ind--;
 		emit_line(e, "}");
 	}

@@ -35,8 +35,8 @@ typedef struct {
 	int nwhy, capwhy;
 } GpuVerdict;
 
-/* The lines of a captured diagnostic text that carry tag ("error: ",
- * "note: "), whole: they name the file and the place. */
+/* The lines of a captured diagnostic text that carry tag ("error: "),
+ * whole: they name the file and the place. */
 static void split_msgs(Arena *a, const char *text, const char *tag, const char ***v, int *n, int *cap)
 {
 	for (const char *p = text; p && *p;) {
@@ -50,8 +50,8 @@ static void split_msgs(Arena *a, const char *text, const char *tag, const char *
 	}
 }
 
-/* Passes for the GPU target; the schedule pass notes each step without a
- * GPU expansion. */
+/* Passes for the GPU target; the schedule pass lists the steps without a
+ * GPU expansion, and why (Sdfg.host_steps). */
 static void gpu_verdict(Arena *a, const char *name, const ImportArgs *ia, Options *o, const Target *tg, GpuVerdict *v)
 {
 	Target gt = *tg;
@@ -63,20 +63,21 @@ static void gpu_verdict(Arena *a, const char *name, const ImportArgs *ia, Option
 	}
 	v->backend = gt.kind == TG_CUDA ? "cuda" : "rocm";
 	v->category = gt.category;
-	Buf quiet = {0}, notes = {0}, *sink = diag_capture(&quiet);
+	Buf quiet = {0}, *sink = diag_capture(&quiet);
 	ImportArgs gi = *ia;
 	gi.census = NULL;
 	Sdfg *g = import_program(a, name, &gi);
-	diag_capture(&notes);
 	int ok = g && passes_run(g, o, &gt, NULL) == 0;
 	diag_capture(sink);
 	if (ok) {
-		v->steps = g->host_only;
-		v->runs = g->host_only == 0;
-		split_msgs(a, notes.s, "note: ", &v->why, &v->nwhy, &v->capwhy);
+		v->steps = g->nhost_steps;
+		v->runs = g->nhost_steps == 0;
+		for (int i = 0; i < g->nhost_steps; i++) {
+			const char *why = arena_printf(a, "node '%s': no GPU expansion: %s", g->host_steps[i].node, g->host_steps[i].why);
+			VEC_PUSH(a, v->why, v->nwhy, v->capwhy, why);
+		}
 	}
 	buf_free(&quiet);
-	buf_free(&notes);
 }
 
 /* Unsupported ops first, then by count, then by name. */
@@ -153,8 +154,12 @@ static void print_text(const char *input, const Census *c, const Target *tg, con
 	else {
 		printf("gpu (%s, %s): host fallback, %d step%s without a GPU expansion\n", gv->backend, gv->category, gv->steps,
 		       gv->steps == 1 ? "" : "s");
-		for (int i = 0; i < gv->nwhy; i++)
-			printf("  %s\n", gv->why[i]);
+		for (int i = 0; i < gv->nwhy; i++) { /* node names come from the model: shown, not sent to the terminal */
+			Buf t = {0};
+			buf_escape(&t, ESC_TERM, gv->why[i], strlen(gv->why[i]));
+			printf("  %s\n", t.s);
+			buf_free(&t);
+		}
 	}
 	for (int i = 0; i < nerrs; i++)
 		printf("%s\n", errs[i]);

@@ -110,6 +110,8 @@ static void list_passes(void)
 			if (!strcmp(pp->type, "int"))
 				printf("  %s.%s  int %lld to %lld, default %s: %s\n", p->name, pp->name, (long long)pp->min,
 				       (long long)pp->max, pp->dflt, pp->doc);
+			else if (pp->choices)
+				printf("  %s.%s  %s, default %s: %s\n", p->name, pp->name, pp->choices, pp->dflt, pp->doc);
 			else
 				printf("  %s.%s  %s, default %s: %s\n", p->name, pp->name, pp->type, pp->dflt, pp->doc);
 		}
@@ -481,9 +483,11 @@ static Sdfg *compile_graph(Arena *a, const Cli *c, Options *o, Target *tg, Build
 	double t1 = now_ms();
 	if (passes_run(g, o, tg, c->dumpdir))
 		return NULL;
-	if (g->host_only) {
+	if (g->nhost_steps) {
+		for (int i = 0; i < g->nhost_steps; i++)
+			diag_note(g->src, "node '%s': no GPU expansion: %s", g->host_steps[i].node, g->host_steps[i].why);
 		diag_note(c->input, "%d step%s without a GPU expansion: building the whole model for the host "
-		          "(openmp, device_resident = 0)", g->host_only, g->host_only == 1 ? "" : "s");
+		          "(openmp, device_resident = 0)", g->nhost_steps, g->nhost_steps == 1 ? "" : "s");
 		if (target_host_fallback(tg, o))
 			return NULL;
 		g = import_program(a, c->nm, &ia);
@@ -518,16 +522,13 @@ static int build(Arena *a, const Cli *c, Options *o, Target *tg, BuildArgs *ba, 
 	double t2 = now_ms();
 	if (!(ba->workdir = tmp_dir(a)))
 		return 1;
-	Buf launches = {0};
-	ba->launches = c->report && TARGET_IS_GPU(tg) ? &launches : NULL;
+	ba->stepfn = c->report && TARGET_IS_GPU(tg) ? arena_alloc(a, sizeof(char *) * (size_t)(g->root->nkids + 1)) : NULL;
 	int rc = backend_build(g, tg, ba);
 	tm.build_ms = now_ms() - t2;
 	if (rc == 0 && c->report && report_write(c->report, g, tg, c->input, ba, &tm)) {
 		outputs_remove(ba);
 		rc = 1;
 	}
-	ba->launches = NULL;
-	buf_free(&launches);
 	if (rc == 0)
 		cache_store(a, cache, ba);
 	if (tmp_keep)

@@ -16,19 +16,61 @@ double now_ms(void)
 	return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
 }
 
-/* "gpu_kernels": the launches of one run (one JSON object a line in l),
- * and "gpu_launches_per_run", their count with the host loops' repeats. */
-static void put_launches(Buf *b, const Buf *l)
+/* "gpu_kernels": the kernel launches of one run, from the GPU plan (ir.h),
+ * each named as in the source (the step's function, _kN), and
+ * "gpu_launches_per_run", their count with the host loops' repeats. */
+typedef struct {
+	Buf *b;
+	Sdfg *g;
+	const char *fn, *label;
+	const char **names;      /* symbols as the source names them: the run-time dims dc_dK */
+	long long n;
+	int any;
+} Kernels;
+
+static void put_kernel(Node *k, void *ctx)
 {
-	long long n = 0;
-	buf_puts(b, "  \"gpu_kernels\": [");
-	for (const char *p = l->s, *e; p && *p; p = e + 1) {
-		e = strchr(p, '\n');
-		const char *r = strstr(p, "\"per_run\": ");
-		n += r && r < e ? strtoll(r + 11, NULL, 10) : 1;
-		buf_printf(b, "%s\n    %.*s", p == l->s ? "" : ",", (int)(e - p), p);
+	Kernels *ks = ctx;
+	const GpuPlan *p = k->gpu;
+	if (p->grid == 0)
+		return; /* an empty grid: not launched */
+	static const char *const kinds[NGPUKINDS] = {[GK_GRID] = "grid-stride", [GK_COOP] = "block-cooperative",
+	                                            [GK_REDUCE] = "block-reduce", [GK_SINGLE] = "single-thread"};
+	Buf *b = ks->b;
+	buf_printf(b, "%s\n    {\"kernel\": \"%s_k%d\", \"node\": ", ks->any++ ? "," : "", ks->fn, p->kernel);
+	buf_quote(b, ks->label);
+	if (p->kind == GK_TILED)
+		buf_printf(b, ", \"kind\": \"tiled-%s\", \"grid\": ", mma_info[p->mma].name);
+	else
+		buf_printf(b, ", \"kind\": \"%s\", \"grid\": ", kinds[p->kind]);
+	if (p->grid > 0)
+		buf_printf(b, "%lld", (long long)p->grid);
+	else {
+		Buf t = {0}, x = {0};
+		ex_print_names(&t, ks->g, p->iters, ks->names);
+		buf_printf(&x, "(unsigned)((%s) + %d - 1) / %d < %lld ? (unsigned)(((%s) + %d - 1) / %d) : %lld", t.s, p->block,
+		           p->block, (long long)p->grid_cap, t.s, p->block, p->block, (long long)p->grid_cap);
+		buf_quote(b, x.s);
+		buf_free(&t);
+		buf_free(&x);
 	}
-	buf_printf(b, "\n  ],\n  \"gpu_launches_per_run\": %lld,\n", n);
+	buf_printf(b, ", \"block\": %d, \"shared_bytes\": %lld, \"tile\": %d, \"per_run\": %lld}", p->block,
+	           (long long)p->shared, p->tile, (long long)p->per_run);
+	ks->n += p->per_run;
+}
+
+static void put_kernels(Buf *b, Sdfg *g, const char *const *stepfn)
+{
+	Kernels ks = {b, g, NULL, NULL, arena_alloc(g->arena, sizeof(char *) * (size_t)(g->nsyms + 1)), 0, 0};
+	for (int k = 0; k < g->ndims; k++)
+		ks.names[g->dims[k]] = arena_printf(g->arena, "dc_d%d", k);
+	buf_puts(b, "  \"gpu_kernels\": [");
+	for (int i = 0; i < g->root->nkids; i++) {
+		ks.fn = stepfn[i];
+		ks.label = g->root->kids[i]->label ? g->root->kids[i]->label : "";
+		gpu_plan_walk(g->root->kids[i], put_kernel, &ks);
+	}
+	buf_printf(b, "\n  ],\n  \"gpu_launches_per_run\": %lld,\n", ks.n);
 }
 
 int report_write(const char *path, Sdfg *g, const Target *t, const char *input, const BuildArgs *ba,
@@ -119,8 +161,8 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 		buf_quote(&b, g->root->kids[i]->label ? g->root->kids[i]->label : "");
 	}
 	buf_puts(&b, "\n  ],\n");
-	if (ba->launches) /* a GPU run: its kernel launches in order, as emit_gpu.c listed them */
-		put_launches(&b, ba->launches);
+	if (ba->stepfn) /* a GPU run: its kernel launches in order, as the GPU plan has them */
+		put_kernels(&b, g, ba->stepfn);
 	buf_puts(&b, "  \"sdfg\": ");
 	sdfg_dump_json(g, &b); /* the final stage, as --dump-sdfg writes it */
 	while (b.len && (b.s[b.len - 1] == '\n'))

@@ -185,6 +185,66 @@ static void jtasklet(Buf *b, const Sdfg *g, const Tasklet *t)
 	buf_putc(b, '}');
 }
 
+/* The GPU plan of a node (gpu_plan pass), on one line. */
+static void jplan(Buf *b, const Sdfg *g, const GpuPlan *p)
+{
+	buf_puts(b, ", \"gpu\": {\"form\": ");
+	buf_quote(b, (unsigned)p->kind < NGPUKINDS ? gpu_kind_name[p->kind] : "?");
+	buf_printf(b, ", \"kernel\": %d, \"block\": %d, \"grid\": %lld, \"grid_cap\": %lld, \"shared\": %lld, \"per_run\": %lld",
+	           p->kernel, p->block, (long long)p->grid, (long long)p->grid_cap, (long long)p->shared, (long long)p->per_run);
+	if (p->kind == GK_SINGLE) {
+		buf_putc(b, '}');
+		return;
+	}
+	buf_printf(b, ", \"depth\": %d", p->depth);
+	if (p->iters) {
+		buf_puts(b, ", \"iterations\": ");
+		jexpr(b, g, p->iters);
+	}
+	switch (p->kind) {
+	case GK_TILED:
+		buf_puts(b, ", \"mma\": ");
+		buf_quote(b, (unsigned)p->mma < NMMAS ? mma_info[p->mma].name : "?");
+		buf_printf(b, ", \"tile\": %d, \"threads\": %d, \"r\": %d, \"row_kids\": %d, \"reduction\": %d, \"chain\": %d, "
+		              "\"groups\": [", p->tile, p->threads, p->r, p->nkids, p->red, p->nchain);
+		for (int i = 0; i < p->depth && i < MAXDIM; i++)
+			buf_printf(b, i ? ", %d" : "%d", p->grp[i]);
+		buf_printf(b, "], \"nx\": %lld, \"ny\": %lld, \"nb\": %lld, \"nk\": %lld", (long long)p->nx, (long long)p->ny,
+		           (long long)p->nb, (long long)p->nk);
+		break;
+	case GK_COOP:
+		buf_puts(b, ", \"roles\": [");
+		for (int i = 0; i < p->nkids; i++) {
+			static const char *const roles[] = {"redundant", "split", "reduce"};
+			const CoopKid *k = &p->kids[i];
+			buf_puts(b, i ? ", " : "");
+			buf_quote(b, (unsigned)k->role < COUNTOF(roles) ? roles[k->role] : "?");
+			if (k->nred) {
+				buf_puts(b, ", {\"reduce\": [");
+				for (int r = 0; r < k->nred; r++) {
+					buf_puts(b, r ? ", [" : "[");
+					jcname(b, g, k->red[r]);
+					buf_puts(b, ", ");
+					buf_quote(b, (unsigned)k->op[r] < COUNTOF(wcr_names) ? wcr_names[k->op[r]] : "?");
+					buf_putc(b, ']');
+				}
+				buf_puts(b, "]}");
+			}
+		}
+		buf_putc(b, ']');
+		break;
+	case GK_REDUCE:
+		buf_puts(b, ", \"acc\": ");
+		jcname(b, g, p->acc);
+		buf_puts(b, ", \"op\": ");
+		buf_quote(b, (unsigned)p->op < COUNTOF(wcr_names) ? wcr_names[p->op] : "?");
+		break;
+	default:
+		break;
+	}
+	buf_putc(b, '}');
+}
+
 static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
 {
 	if (!n) {
@@ -217,7 +277,10 @@ static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
 		jexpr(b, g, n->hi);
 		buf_printf(b, ", \"step\": %lld, \"schedule\": ", (long long)n->step);
 		buf_quote(b, (unsigned)n->sched < NSCHEDS ? sched_name[n->sched] : "?");
-		buf_printf(b, ", \"collapse\": %d, \"body\":", n->collapse);
+		buf_printf(b, ", \"collapse\": %d", n->collapse);
+		if (n->gpu)
+			jplan(b, g, n->gpu);
+		buf_puts(b, ", \"body\":");
 		indent(b, depth + 1);
 		jnode(b, g, n->body, depth + 1);
 		buf_putc(b, '}');
@@ -243,6 +306,8 @@ static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
 			buf_puts(b, "}}");
 			return;
 		}
+		if (n->gpu)
+			jplan(b, g, n->gpu);
 		buf_puts(b, ", \"tasklets\": [");
 		for (int i = 0; i < n->nts; i++) {
 			if (i) buf_putc(b, ',');
@@ -321,6 +386,20 @@ static void subset_text(Buf *t, const Sdfg *g, const Memlet *m)
 		ex_print(t, g, m->idx[d]);
 	}
 	buf_putc(t, ']');
+}
+
+/* A kernel's plan in a cluster's label: "gpu tiled tf32 64x64, 24 x 256". */
+static void dot_plan(Buf *t, const GpuPlan *p)
+{
+	if (!p)
+		return;
+	buf_printf(t, "\ngpu %s", (unsigned)p->kind < NGPUKINDS ? gpu_kind_name[p->kind] : "?");
+	if (p->kind == GK_TILED)
+		buf_printf(t, " %s %dx%d", (unsigned)p->mma < NMMAS ? mma_info[p->mma].name : "?", p->tile, p->tile);
+	if (p->grid >= 0)
+		buf_printf(t, ", %lld x %d", (long long)p->grid, p->block);
+	else
+		buf_printf(t, ", run-time grid x %d", p->block);
 }
 
 static void dot_pad(Buf *b, int depth)
@@ -459,6 +538,7 @@ static void dot_node(Buf *b, const Sdfg *g, const Node *n, int depth, int inline
 		if (n->step != 1) buf_printf(&t, " step %lld", (long long)n->step);
 		buf_printf(&t, " %s", (unsigned)n->sched < NSCHEDS ? sched_name[n->sched] : "?");
 		if (n->collapse > 1) buf_printf(&t, " collapse %d", n->collapse);
+		dot_plan(&t, n->gpu);
 		dot_pad(b, depth + 1);
 		buf_puts(b, "label=");
 		dq(b, t.s);
@@ -477,6 +557,7 @@ static void dot_node(Buf *b, const Sdfg *g, const Node *n, int depth, int inline
 		buf_printf(b, "subgraph cluster_%d {\n", n->id);
 		buf_printf(&t, "block %d", n->id);
 		if (n->label && *n->label) buf_printf(&t, " (%s)", n->label);
+		dot_plan(&t, n->gpu);
 		dot_pad(b, depth + 1);
 		buf_puts(b, "label=");
 		dq(b, t.s);

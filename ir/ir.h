@@ -363,7 +363,80 @@ typedef enum {
 } Sched;
 extern const char *const sched_name[NSCHEDS];
 
+/* ---- GPU plans -----------------------------------------------------------------
+ * On the GPU targets the gpu_plan pass (ir/passes/gpu_plan.c) decides, for
+ * every node that becomes a kernel, how it runs, and records it here; the
+ * GPU printer (backends/emit_gpu.c) prints the plan and decides nothing.
+ * The nodes that become kernels are those the host walks to: the
+ * top-level children and the children of their sequences, and the
+ * children of host loops (a step-level N_FOR whose body holds grids,
+ * launched every iteration; it has no plan itself).
+ *
+ *   GK_GRID    the collapsed maps (depth of them, the schedule's
+ *              SCHED_GPU_THREAD nest) as one grid, a thread per iteration,
+ *              grid-stride loop
+ *   GK_TILED   such a nest that is a contraction, acc += X*Y, as square
+ *              tiles of tile x tile outputs per block through shared memory,
+ *              the partial products of kind mma (fp32 FMAs or tensor cores)
+ *   GK_COOP    such a nest with few iterations and long inner loops: a
+ *              block per iteration, each child of the row body with a role
+ *              (split among the threads, reduced by them, or redundant)
+ *   GK_REDUCE  a loop nest (depth loops) that only accumulates into one
+ *              small global container acc: one block, a tree at the end
+ *   GK_SINGLE  anything else: one thread
+ */
+typedef enum { GK_GRID, GK_TILED, GK_COOP, GK_REDUCE, GK_SINGLE, NGPUKINDS } GpuKind;
+/* A tile's partial products: fp32 FMAs, or tensor cores (CUDA wmma) fed
+ * with tf32-, bf16- or fp16-rounded operands, fp32 sums. */
+typedef enum { MMA_FP32, MMA_TF32, MMA_BF16, MMA_FP16, NMMAS } Mma;
+typedef enum { ROLE_REDUNDANT, ROLE_SPLIT, ROLE_REDUCE } CoopRole;
+enum { GPU_MAXRED = 16, GPU_MAXKIDS = 64, GPU_TILE_K = 32 };
+typedef struct {
+	CoopRole role;
+	int nred;                 /* ROLE_REDUCE: the row locals it reduces, and how */
+	int red[GPU_MAXRED];
+	Wcr op[GPU_MAXRED];
+} CoopKid;
+typedef struct {
+	GpuKind kind;
+	int kernel;               /* its number among the kernels of its step (NAME_sF_kN) */
+	int depth;                /* GRID, TILED, COOP: collapsed maps; REDUCE: loops */
+	int block;                /* threads per block */
+	int64_t grid;             /* blocks, at most grid_cap; -1: from run-time extents; 0: empty, not launched */
+	int64_t grid_cap;
+	int64_t shared;           /* bytes of shared memory (as --report lists it) */
+	int64_t per_run;          /* launches per run (the host loops' trips) */
+	Expr *iters;              /* GRID, TILED, COOP: iterations of the collapsed maps */
+	/* GK_TILED: the row's children (gpu_row_kids), kids[red] holding the
+	 * reduction nest of nchain loops; each collapsed map's group (0 batch,
+	 * 1 x: only X indexes with it, 2 y: only Y); the spaces' sizes; r sums
+	 * per thread and dim (fp32) or fragments per warp (tensor cores) */
+	Mma mma;
+	int tile, threads, r, red, nchain;
+	signed char grp[MAXDIM];
+	int64_t nx, ny, nb, nk;
+	/* GK_COOP: a role per child of the row body (gpu_row_kids) */
+	int nkids;
+	CoopKid *kids;
+	/* GK_REDUCE */
+	int acc;
+	Wcr op;
+} GpuPlan;
+extern const char *const gpu_kind_name[NGPUKINDS];   /* "grid", "tiled", ... (dumps) */
+typedef struct {
+	const char *name;         /* "tf32" */
+	int elem;                 /* bytes of a shared-memory element */
+	int k, pad;               /* the fragment's k; a shared row's padding in elements */
+} MmaInfo;
+extern const MmaInfo mma_info[NMMAS];
+
 typedef struct Node Node;
+/* The children of a row body in order, sequences flattened (at most max);
+ * -1 if there are more. The plan's kids, red and roles index this list. */
+int gpu_row_kids(Node *body, Node **kids, int max);
+/* fn on every node of subtree n that has a plan, in kernel order. */
+void gpu_plan_walk(Node *n, void (*fn)(Node *k, void *ctx), void *ctx);
+
 struct Node {
 	NodeKind kind;
 	int id;
@@ -381,6 +454,7 @@ struct Node {
 	Expr *par_work;           /* SCHED_PARALLEL with run-time extents: the work estimate, run
 	                           * in parallel only when it is at least par_min (else NULL) */
 	int64_t par_min;
+	GpuPlan *gpu;             /* GPU targets: how the node runs as a kernel (gpu_plan), or NULL */
 	Node *body;               /* an N_SEQ */
 	/* N_BLOCK */
 	LibNode *lib;             /* a library-node block, or NULL */
@@ -410,6 +484,11 @@ typedef struct {
 	int nbelow;
 } WsSlot;
 
+typedef struct {
+	const char *node;         /* the top-level child's label */
+	const char *why;          /* "its kernel needs 70000 bytes of per-thread buffers, ..." */
+} HostStep;
+
 struct Sdfg {
 	Arena *arena;
 	char *name;               /* model name, a C identifier */
@@ -433,8 +512,10 @@ struct Sdfg {
 	double pass_ms[32];       /* by pass_table index; -1 if not run */
 	/* Dynamic dims of the export and the sizes compiled for ("s0=4 s1=128"), or NULL. */
 	const char *specialized;
-	/* GPU targets: top-level steps that cannot run on the GPU (schedule). */
-	int host_only;
+	/* GPU targets: the steps that cannot run on the GPU, and why (schedule);
+	 * the driver then builds the model for the host. */
+	HostStep *host_steps;
+	int nhost_steps, caphost_steps;
 	/* Messages of the run-time assertions (T_ASSERT's p[0] indexes them). */
 	const char **msgs;
 	int nmsgs, capmsgs;
@@ -615,6 +696,7 @@ typedef struct {
 	const char *dflt;
 	const char *doc;
 	int64_t min, max;     /* "int": the values accepted (options outside are errors) */
+	const char *choices;  /* or NULL; else the values accepted, '|'-separated ("auto|16|32|64") */
 } PassParam;
 typedef struct Pass Pass;
 typedef struct {
@@ -640,6 +722,7 @@ int pass_fold_constants(PassCtx *c);
 int pass_expand(PassCtx *c);
 int pass_map_fusion(PassCtx *c);
 int pass_schedule(PassCtx *c);
+int pass_gpu_plan(PassCtx *c);
 int pass_memplan(PassCtx *c);
 /* memplan.c: the workspace's bytes at run-time dims vals (g->dims order);
  * -1 if they cannot be had. memplan_max_bytes: at the largest dims (-1 if

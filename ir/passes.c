@@ -18,29 +18,48 @@
 #include "ir.h"
 
 static const PassParam fold_params[] = {
-	{"batchnorm", "bool", "true", "fold inference batch norm into the preceding convolution or GEMM", 0, 0},
+	{"batchnorm", "bool", "true", "fold inference batch norm into the preceding convolution or GEMM", 0, 0, NULL},
 };
 static const PassParam expand_params[] = {
-	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)", 0, 64},
-	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)", 0, 256},
-	{"pack_weights", "bool", "true", "repack constant weights into the micro-kernel's layout at compile time", 0, 0},
+	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)", 0, 64, NULL},
+	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)", 0, 256, NULL},
+	{"pack_weights", "bool", "true", "repack constant weights into the micro-kernel's layout at compile time", 0, 0, NULL},
 	{"winograd", "bool", "true",
 	 "SIMD targets: 3x3 stride-1 convolutions by Winograd F(2x2, 3x3): 16 multiplies per 2x2 output tile and "
-	 "input channel instead of 36, with input and output transforms", 0, 0},
+	 "input channel instead of 36, with input and output transforms", 0, 0, NULL},
 	{"pointwise_max_channels", "int", "32",
 	 "SIMD targets: 1x1 stride-1 convolutions with at most this many input channels vectorize along the pixels "
 	 "(stores of whole vectors) instead of the output channels; 0: never",
-	 0, INT32_MAX},
+	 0, INT32_MAX, NULL},
 	{"attention_scores_mb", "int", "256",
 	 "GPU targets: attention whose scores (batch x heads x queries x keys) fit this many MiB runs as two tiled "
 	 "contractions and a softmax through device memory; 0: one query row per block (no scores in memory)",
-	 0, 1 << 20},
+	 0, 1 << 20, NULL},
 };
 static const PassParam schedule_params[] = {
-	{"vectorize", "bool", "true", "mark unit-stride innermost maps as SIMD (sequential, openmp)", 0, 0},
-	{"parallel", "bool", "true", "run outermost maps on threads (openmp)", 0, 0},
+	{"vectorize", "bool", "true", "mark unit-stride innermost maps as SIMD (sequential, openmp)", 0, 0, NULL},
+	{"parallel", "bool", "true", "run outermost maps on threads (openmp)", 0, 0, NULL},
 	{"min_parallel_work", "int", "32768", "do not parallelize maps with fewer scalar operations than this", 0,
-	 INT64_MAX},
+	 INT64_MAX, NULL},
+};
+
+static const PassParam gpu_plan_params[] = {
+	{"tiled", "bool", "true",
+	 "contractions (GEMM, batched matmul, convolution) as square tiles of outputs per block through shared memory",
+	 0, 0, NULL},
+	{"tile", "string", "auto",
+	 "the tiles' side: auto (the largest of 64, 32, 16 whose tiles give every SM a block), or 16, 32, 64 "
+	 "(tensor-core tiles take 32 at least)", 0, 0, "auto|16|32|64"},
+	{"tensor_cores", "bool", "true",
+	 "tiles on tensor cores (CUDA sm_80+) where contraction_precision or the dtypes allow: tf32, bf16, fp16", 0, 0,
+	 NULL},
+	{"cooperative", "bool", "true",
+	 "a grid of few iterations with long inner loops (norms, softmax rows, a GEMV) as one block per iteration", 0, 0,
+	 NULL},
+	{"block_reduce", "bool", "true", "a whole-tensor reduction as one block and a shared-memory tree (else one thread)",
+	 0, 0, NULL},
+	{"block", "string", "auto", "threads per block of grid, cooperative and reduction kernels (auto: the category's)",
+	 0, 0, "auto|32|64|128|256|512|1024"},
 };
 
 const Pass pass_table[] = {
@@ -53,6 +72,9 @@ const Pass pass_table[] = {
 	{"dce_late", "remove containers and tasklets made dead by fusion", pass_dce, 1, 0, "cleaned", NULL, 0},
 	{"schedule", "choose loop schedules for the target: threads, SIMD, unrolling", pass_schedule, 1, 0, "scheduled",
 	 schedule_params, COUNTOF(schedule_params)},
+	{"gpu_plan", "GPU targets: each kernel's form (grid, tiled contraction, cooperative block, block reduction, one "
+	 "thread), tiles, threads and tensor-core use", pass_gpu_plan, 1, 1, "gpu-planned", gpu_plan_params,
+	 COUNTOF(gpu_plan_params)},
 	{"memplan", "place transients in one arena, reusing memory by liveness", pass_memplan, 1, 1, "planned", NULL, 0},
 };
 const int npasses = COUNTOF(pass_table);
@@ -96,6 +118,20 @@ static int parse_int(const char *s, int64_t *out)
 	return *e || errno ? -1 : 0;
 }
 
+/* Is s one of the '|'-separated choices? */
+static int one_of(const char *choices, const char *s)
+{
+	size_t n = strlen(s);
+	for (const char *p = choices; *p;) {
+		const char *e = strchr(p, '|');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (k == n && !strncmp(p, s, n))
+			return 1;
+		p += k + (e != NULL);
+	}
+	return 0;
+}
+
 int passes_check_options(const Options *o)
 {
 	int bad = 0;
@@ -133,6 +169,9 @@ int passes_check_options(const Options *o)
 		} else if (!strcmp(pp->type, "int") && (v < pp->min || v > pp->max)) {
 			diag_error(po->loc, "pass option '%s' must be from %lld to %lld (got %lld)", po->key, (long long)pp->min,
 			           (long long)pp->max, (long long)v);
+			bad = 1;
+		} else if (pp->choices && !one_of(pp->choices, po->val)) {
+			diag_error(po->loc, "pass option '%s' must be one of %s (got '%s')", po->key, pp->choices, po->val);
 			bad = 1;
 		}
 	}

@@ -41,8 +41,10 @@
  *             a map that cannot be collapsed) runs as one GPU thread:
  *             correct, not fast. A kernel whose per-thread
  *             locals exceed the category's gpu_locals cannot run on the GPU:
- *             the pass notes it, with the node, and counts it in
- *             Sdfg.host_only, so the driver builds the model for the host.
+ *             the pass records it, with the node and why, in
+ *             Sdfg.host_steps, and the driver builds the model for the host
+ *             (doccc check lists them). How each grid runs (tiles,
+ *             cooperative blocks, ...) is the gpu_plan pass's decision.
  *
  * Target none leaves every map sequential; the C compiler then sees plain
  * loops at -O2. No map changes semantics: maps are parallel by definition.
@@ -337,10 +339,11 @@ static void gpu_map(Sdfg *g, Node *n, const Target *t, const char *label)
 	}
 	int64_t lb = local_bytes(g, n);
 	if (lb > t->gpu_locals) {
-		diag_note(g->src, "node '%s': no GPU expansion: its kernel needs %lld bytes of per-thread buffers, more than "
-		          "the %lld a %s thread of category %s may declare",
-		          label && *label ? label : "?", (long long)lb, (long long)t->gpu_locals, t->name, t->category);
-		g->host_only++;
+		HostStep h = {label && *label ? label : "?",
+		              arena_printf(g->arena, "its kernel needs %lld bytes of per-thread buffers, more than the %lld a %s "
+		                           "thread of category %s may declare",
+		                           (long long)lb, (long long)t->gpu_locals, t->name, t->category)};
+		VEC_PUSH(g->arena, g->host_steps, g->nhost_steps, g->caphost_steps, h);
 		return;
 	}
 	if (n->kind != N_MAP || !wcr_indexed(g, n->body, n->var))
@@ -371,7 +374,7 @@ int pass_schedule(PassCtx *c)
 	Sdfg *g = c->g;
 	const Target *t = c->tgt;
 	if (TARGET_IS_GPU(t)) {
-		g->host_only = 0;
+		g->nhost_steps = 0;
 		for (int i = 0; i < g->root->nkids; i++)
 			gpu_map(g, g->root->kids[i], t, g->root->kids[i]->label);
 		return 0;
