@@ -330,15 +330,19 @@ REAL = {
 }
 
 
-def check_real_build(lib, backend, inputs):
+def check_real_build(lib, backend, inputs, check):
     """A library built by nvcc or hipcc for the server architecture: its fat
-    binary is there, and on this GPU-less machine `doccc run` gives the
-    runtime's own error (inputs: .npy paths)."""
+    binary is there; on a machine with that GPU the library runs on the
+    inputs (.npy paths) through `doccc run --device` and check(outputs)
+    compares them with eager, and without one `doccc run` gives the
+    runtime's own error."""
+    np = require("numpy")
     tool, section, arch, messages = REAL[backend]
     secs = elf_sections(lib)
     assert section in secs, f"{lib}: no {section} section (sections: {sorted(secs)})"
     assert arch.encode() in secs[section], f"{section} of {lib} holds no {arch} code object"
     if gpu_present(backend):
+        check(run_lib(lib, [np.load(f) for f in inputs], "--device"))
         return
     out = Path(lib).parent / "gpu_check_y.npy"
     outs = sum((["-o", f"{out}{k}"] for k in range(num_outputs(lib))), [])
@@ -347,6 +351,31 @@ def check_real_build(lib, backend, inputs):
     assert "create failed:" in rr.stderr, fmt_result(rr)
     for text in messages:
         assert text in rr.stderr, fmt_result(rr)
+
+
+def test_check_real_build_compares_on_a_gpu(models, tmp_path, monkeypatch):
+    """check_real_build on a machine with a GPU runs the library and hands
+    its outputs to the caller's check, so the op groups and the model zoo
+    compare a real nvcc build with eager there: here a GPU is pretended
+    (gpu_present) and `doccc run` stood in for (run_lib), once with eager's
+    outputs (passes) and once with wrong ones (fails)."""
+    require_cmd("nvcc")
+    np = require("numpy")
+    m = models["convnet"]
+    lib, r = compile_capture(m.path, tmp_path, "-t", "cuda", "-n", "convnet")
+    ref = np.asarray(m.ref[0])
+    seen = []
+
+    def check(got):  # not compare(): the wrong outputs must not reach the suite's table
+        seen.append(len(got))
+        assert got[0].shape == ref.shape and np.allclose(got[0], ref, rtol=1e-4, atol=1e-5)
+    monkeypatch.setattr(sys.modules[__name__], "gpu_present", lambda backend: True)
+    monkeypatch.setattr(sys.modules[__name__], "run_lib", lambda lib, xs, *extra: [ref.copy()])
+    check_real_build(lib, "cuda", m.files, check)
+    assert seen == [1]
+    monkeypatch.setattr(sys.modules[__name__], "run_lib", lambda lib, xs, *extra: [ref + 1])
+    with pytest.raises(AssertionError):
+        check_real_build(lib, "cuda", m.files, check)
 
 
 @pytest.mark.parametrize("model", ["convnet", "attention"])

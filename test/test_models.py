@@ -40,7 +40,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import TARGETS, compile_model, device_resident, full_run, require, run_lib  # noqa: E402
+from conftest import TARGETS, compare, compile_model, device_resident, full_run, require, run_lib  # noqa: E402
 
 MODELS = ("resnet50", "mobilenet_v2", "vit_tiny", "bert", "segformer_b0", "qwen2_layer")
 SDPA_MODELS = ("vit_tiny", "bert", "qwen2_layer")
@@ -172,10 +172,16 @@ def test_model_builds_with_gpu_toolchain(zoo, session_tmp, model, backend):
     lib = compile_model(pt2, backend, out, "-n", model)
     assert device_resident(lib), f"{model} on {backend}: the model took the host fallback"
     files = []
-    for k, x in enumerate(zoo.data(model, 1)[1]):
+    _, xs, refs = zoo.data(model, 1)
+    for k, x in enumerate(xs):
         files.append(out / f"in{k}.npy")
         np.save(files[-1], x)
-    check_real_build(lib, backend, files)
+
+    def check(got):
+        assert len(got) == len(refs), f"{len(got)} outputs, the model has {len(refs)}"
+        for k, (g, r) in enumerate(zip(got, refs)):
+            compare(g, r, f"{model}-{backend} out{k}")
+    check_real_build(lib, backend, files, check)
 
 
 def test_known_gaps_name_real_cases():

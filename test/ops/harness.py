@@ -131,16 +131,21 @@ def _run_group(tmp, name, cases, target, ir, options=()):
     # (unless the model took the host fallback: an op without a GPU expansion)
     for entry in (("host", "device") if device_resident(lib) else ("host",)):
         got = run_lib(lib, [_to_numpy(x) for x in inputs], *(["--device"] if entry == "device" else []))
-        assert len(got) == len(ref), f"{name}: {len(got)} outputs, eager has {len(ref)}"
-        k = 0
-        where = f"{ir},{target}" + (",device" if entry == "device" else "")
-        for c in cases:
-            with torch.no_grad():
-                r = c.fn(*c.inputs)
-            n = len(r) if isinstance(r, (tuple, list)) else 1
-            for j in range(n):
-                _compare(f"{name}/{c.label}[{where}] out{j}", _from_numpy(got[k], ref[k]), ref[k], c.rtol, c.atol)
-                k += 1
+        _compare_group(name, cases, got, ref, f"{ir},{target}" + (",device" if entry == "device" else ""))
+
+
+def _compare_group(name, cases, got, ref, where):
+    """Each case's outputs in got (numpy, in graph order) against eager's (ref)."""
+    torch = require("torch")
+    assert len(got) == len(ref), f"{name}: {len(got)} outputs, eager has {len(ref)}"
+    k = 0
+    for c in cases:
+        with torch.no_grad():
+            r = c.fn(*c.inputs)
+        n = len(r) if isinstance(r, (tuple, list)) else 1
+        for j in range(n):
+            _compare(f"{name}/{c.label}[{where}] out{j}", _from_numpy(got[k], ref[k]), ref[k], c.rtol, c.atol)
+            k += 1
 
 
 def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS, real_gpu=False, expect=None, dynamic_shapes=None,
@@ -160,8 +165,11 @@ def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS, real_gpu=False, expe
     if real_gpu:
         import numpy as np
         from test_gpu import REAL, check_real_build, require_cmd
+        torch = require("torch")
         pt2 = Path(tmp) / f"{name}_{irs[0]}.pt2"
         inputs = tuple(x.contiguous() for c in cases for x in c.inputs)
+        with torch.no_grad():
+            ref = _module(cases).eval()(*inputs)
         files = []
         for k, x in enumerate(inputs):
             files.append(Path(tmp) / f"{name}_in{k}.npy")
@@ -169,4 +177,5 @@ def check_cases(tmp, name, cases, targets=TARGETS, irs=IRS, real_gpu=False, expe
         for backend in ("cuda", "rocm"):
             require_cmd(REAL[backend][0])
             lib = compile_model(pt2, backend, Path(tmp) / f"{name}_{backend}", "-n", "ops")
-            check_real_build(lib, backend, files)
+            check_real_build(lib, backend, files,
+                             lambda got, b=backend: _compare_group(name, cases, got, ref, f"{irs[0]},{b}"))
