@@ -1,16 +1,100 @@
 /*
  * backend.h - from a scheduled SDFG to a shared library and its header.
  *
- * emit_c.c writes the C source (C11, GCC/clang vector extensions for
- * SCHED_VECTOR maps, OpenMP pragmas for SCHED_PARALLEL maps), emit_h.c the
- * public header, build.c lays out the weights, writes the files into the
- * working directory and runs the compilers there (DOCC_CC and the like). The GPU targets have their own emitter
- * once they land.
+ * The backends are one table (target.c): each row is a target (-t NAME)
+ * with its printer, runtime header, toolchain and flags, and for the GPU
+ * targets its architectures and simulation build. The printers walk the
+ * scheduled SDFG (emit.h: emit.c's walker, emit_cpu.c's C with vector
+ * extensions and OpenMP, emit_gpu.c's CUDA, also HIP and the simulation
+ * through the runtime header); emit_h.c writes the public header; build.c
+ * lays out the weights, writes the files into the working directory and
+ * runs the row's compilers there (DOCC_CC and the like).
  */
 #ifndef DOCCC_BACKEND_H
 #define DOCCC_BACKEND_H
 
 #include "../ir/ir.h"
+
+/* ---- target.c: the backends and the categories -------------------------------
+ * Adding a backend is a TargetKind, its row, and the printer and runtime
+ * header it names (a GPU runtime behind the CUDA spelling reuses
+ * printer_gpu); a static assert keeps the table in step with the enum. */
+typedef enum { TG_NONE, TG_SEQUENTIAL, TG_OPENMP, TG_CUDA, TG_ROCM, NTARGETS } TargetKind;
+
+/* A command's words as they are built (build.c): a tool's and doccc's. */
+enum { TOOL_WORDS = 64, ARGV_MAX = TOOL_WORDS + 48 };
+typedef struct {
+	const char **v;
+	int n;
+	Arena *ar;
+} Argv;
+void argv_add(Argv *a, const char *s);
+
+/* A command the build runs: the variable that names it (a launcher
+ * included, DOCC_CC="ccache clang") and its default. */
+typedef struct {
+	const char *env, *dflt;
+} Tool;
+
+typedef struct {
+	Tool cc;                     /* compiles the source and links */
+	void (*flags)(Argv *a, const Target *t);   /* the compile's (NAME.src to NAME.o) */
+	void (*ldflags)(Argv *a, const Target *t); /* the link's besides -shared, or NULL */
+	const char *libs[3];         /* after the link's inputs */
+	const char *uses;            /* what a program linking the library statically needs */
+} Toolchain;
+
+typedef struct {
+	const char *arch;
+	int sms;                     /* streaming multiprocessors (compute units) */
+	int tc;                      /* tensor cores the contractions may use (CUDA wmma, sm_80+) */
+} GpuArch;
+
+enum { NCATEGORIES = 3 };
+struct Printer;
+typedef struct {
+	TargetKind kind;
+	const char *name;            /* -t NAME */
+	const struct Printer *printer;
+	const char *ext;             /* of the generated source: ".c", ".cu" */
+	Toolchain build;
+	/* the CPU targets */
+	int simd;                    /* the category's ISA (-march) and explicit SIMD */
+	int threads;                 /* parallel maps on OpenMP threads */
+	/* the GPU targets (device != NULL) */
+	const char *device;          /* the device backend: descriptor, header, report ("cuda") */
+	const char *runtime;         /* the runtime's name in the header's comment ("CUDA") */
+	const char *rt_header;       /* the text of doccc_gpu.h, written beside the source */
+	Toolchain sim;               /* --simulate: the same device source built for the host */
+	const char *arch[NCATEGORIES]; /* the architecture of each category (edge, desktop, server) */
+	const char *arch_env;        /* the variable that may choose it (DOCC_CUDA_ARCH), or NULL */
+	const GpuArch *archs;        /* the architectures the toolchain builds */
+	int narchs;
+} Backend;
+extern const Backend backend_table[NTARGETS];
+extern const char *const category_names[];
+extern const char *const precision_names[];
+/* The row named name, or NULL. */
+const Backend *backend_find(const char *name);
+/* The row of t, and the toolchain its build uses (the simulation's with --simulate). */
+const Backend *backend_of(const Target *t);
+const Toolchain *backend_toolchain(const Target *t);
+/* The GPU target doccc check judges a CPU target's model for: the first row with a device. */
+const Backend *backend_default_gpu(void);
+/* The targets' names, ", "-separated (messages, --help, the options' choices). */
+const char *backend_names(void);
+/* Resolve target + category (+ march override). -1 and a message if unknown. */
+int target_resolve(Target *t, const Options *o);
+/* Re-resolve t (a GPU target) as its host build: openmp of the same category. */
+int target_host_fallback(Target *t, const Options *o);
+
+/* The toolchains' flags (build.c), which the rows name. */
+void clang_flags(Argv *a, const Target *t);
+void clang_ldflags(Argv *a, const Target *t);
+void nvcc_flags(Argv *a, const Target *t);
+void hipcc_flags(Argv *a, const Target *t);
+void hipcc_ldflags(Argv *a, const Target *t);
+void sim_flags(Argv *a, const Target *t);
 
 typedef struct {
 	const char *workdir;     /* temporary directory (exists) */

@@ -9,14 +9,13 @@
  * 128-byte header: magic "DOCCCW01", size, the blob's sha256 in hex, then
  * the blob), which create() maps and checks.
  *
- * The compiler comes from the backend table below: one row per way of
- * building (the C printer with clang; the GPU printer with nvcc, hipcc, or
- * clang++ for the simulation), each with its printer, the generated
- * source's suffix, the variable that names its compiler (DOCC_CC,
- * DOCC_NVCC, DOCC_HIPCC, DOCC_CXX: a command, a launcher included, split
- * into words without a shell) and the compile's and link's flags. GPU
- * builds also write doccc_gpu.h and gpu_sim.h (embedded in doccc at its
- * build) beside the source. A build is two commands: the row's compiler
+ * The printer, the source's suffix and the toolchain come from the
+ * target's row of the backend table (target.c): the variable that names
+ * its compiler (DOCC_CC, DOCC_NVCC, DOCC_HIPCC, DOCC_CXX for --simulate: a
+ * command, a launcher included, split into words without a shell) and the
+ * compile's and link's flags. A GPU row's runtime header is written beside
+ * the source as doccc_gpu.h, with gpu_sim.h (both embedded in doccc at its
+ * build). A build is two commands: the row's compiler
  * compiles the source to NAME.o, then links it with weights.o into the
  * library (or ar makes a static archive). They run in the working
  * directory on relative paths, so no command line depends on where the
@@ -36,7 +35,7 @@
 
 #include "emit.h"
 
-extern const char gpu_rt_h[], gpu_sim_h[];  /* $(BUILD)/gen/gpu_headers.c */
+extern const char gpu_sim_h[];  /* $(BUILD)/gen/gpu_headers.c */
 
 void blob_layout(Sdfg *g, Blob *b)
 {
@@ -256,136 +255,14 @@ static int write_weights_object(Sdfg *g, Blob *w, const char *path)
 	return rc;
 }
 
-/* ---- the backend table ------------------------------------------------------- */
-/* A command's words: a tool's (at most TOOL_WORDS) and doccc's (fewer than 40). */
-enum { TOOL_WORDS = 64, ARGV_MAX = TOOL_WORDS + 48 };
-
-typedef struct {
-	const char **v;
-	int n;
-	Arena *ar;
-} Argv;
-
-static void arg(Argv *a, const char *s)
+/* ---- running the toolchain ---------------------------------------------------------- */
+void argv_add(Argv *a, const char *s)
 {
 	DOCC_ASSERT(a->n < ARGV_MAX - 1);
 	a->v[a->n++] = s;
 }
 
-/* The compile's flags, after the compiler's words (NAME.c to NAME.o). */
-static void clang_flags(Argv *a, const Target *t)
-{
-	arg(a, "-std=c11");
-	arg(a, t->opt);
-	arg(a, "-fPIC");
-	arg(a, "-fno-math-errno");
-	arg(a, "-fwrapv"); /* integer overflow wraps, as in PyTorch's kernels in practice */
-	if (t->kind != TG_NONE) {
-		arg(a, arena_printf(a->ar, "-march=%s", t->march));
-		if (t->vec_bits == 512)
-			arg(a, "-mprefer-vector-width=512");
-	}
-	if (t->kind == TG_OPENMP)
-		arg(a, "-fopenmp");
-}
-
-static void nvcc_flags(Argv *a, const Target *t)
-{
-	const char *cc = t->march + 3; /* "sm_90" -> "90" */
-	arg(a, "-O3");
-	arg(a, "-std=c++17");
-	arg(a, "-Xcompiler");
-	arg(a, "-fPIC,-fno-math-errno,-fwrapv");
-	/* Spelled long: ccache (4.7) takes any word starting "-g" for debug
-	 * information and then hashes the working directory, so -gencode missed
-	 * the cache from every other DOCC_TMP. */
-	arg(a, arena_printf(a->ar, "--generate-code=arch=compute_%s,code=[sm_%s,compute_%s]", cc, cc, cc));
-	if (t->approx)
-		arg(a, "--use_fast_math");
-	arg(a, "-diag-suppress=177,550"); /* unused helpers and variables of the shared prologue */
-	/* Keep the intermediates, in the working directory: their names are
-	 * then NAME.cudafe1.cpp and so on, not tmpxft_PID_..., and the object's
-	 * FILE symbol, which names one of them, is the same in every build. */
-	arg(a, "-keep");
-}
-
-static void hipcc_flags(Argv *a, const Target *t)
-{
-	arg(a, arena_printf(a->ar, "--offload-arch=%s", t->march)); /* always: without it hipcc probes for a GPU */
-	arg(a, "-O3");
-	arg(a, "-std=c++17");
-	arg(a, "-fPIC");
-	arg(a, "-fno-math-errno");
-	arg(a, "-fwrapv");
-	if (t->approx) {
-		arg(a, "-ffast-math");
-		arg(a, "-fno-finite-math-only"); /* NaN and inf keep their meaning (max, isnan) */
-	}
-	arg(a, "-x");
-	arg(a, "hip");
-}
-
-/* The link's flags besides -shared, where it needs more. */
-static void clang_ldflags(Argv *a, const Target *t)
-{
-	if (t->kind == TG_OPENMP)
-		arg(a, "-fopenmp");
-}
-
-static void hipcc_ldflags(Argv *a, const Target *t)
-{
-	arg(a, arena_printf(a->ar, "--offload-arch=%s", t->march)); /* else hipcc probes for a GPU */
-}
-
-static void sim_flags(Argv *a, const Target *t)
-{
-	(void)t;
-	arg(a, "-std=c++17");
-	arg(a, "-O2");
-	arg(a, "-fPIC");
-	arg(a, "-fno-math-errno");
-	arg(a, "-fwrapv");
-	arg(a, "-DDOCCC_SIM");
-	arg(a, "-x");
-	arg(a, "c++");
-}
-
-/* A command the build runs: the variable that names it (a launcher
- * included, DOCC_CC="ccache clang") and its default. */
-typedef struct {
-	const char *env, *dflt;
-} Tool;
-
 static const Tool tool_cc = {"DOCC_CC", "clang"}, tool_ar = {"DOCC_AR", "ar"};
-
-typedef struct {
-	int gpu_kind, simulate;      /* the GPU target it builds (0: every CPU target) */
-	const Printer *printer;
-	const char *ext;             /* of the generated source */
-	int gpu;                     /* write doccc_gpu.h and gpu_sim.h beside it */
-	Tool cc;                     /* compiles the source and links */
-	void (*flags)(Argv *a, const Target *t);
-	void (*ldflags)(Argv *a, const Target *t); /* or NULL */
-	const char *libs[3];         /* after the link's inputs */
-	const char *uses;            /* what a program linking the library statically needs */
-} Backend;
-
-static const Backend backends[] = {
-	{0, 0, &printer_cpu, ".c", 0, {"DOCC_CC", "clang"}, clang_flags, clang_ldflags, {"-lm"}, "-lm"},
-	{TG_CUDA, 0, &printer_gpu, ".cu", 1, {"DOCC_NVCC", "nvcc"}, nvcc_flags, NULL, {"-lm"}, "-lcudart -lstdc++ -lm"},
-	{TG_ROCM, 0, &printer_gpu, ".cu", 1, {"DOCC_HIPCC", "hipcc"}, hipcc_flags, hipcc_ldflags, {"-lm"}, "-lamdhip64 -lstdc++ -lm"},
-	{TG_CUDA, 1, &printer_gpu, ".cu", 1, {"DOCC_CXX", "clang++"}, sim_flags, NULL, {"-lm", "-lpthread"}, "-lstdc++ -lm -lpthread"},
-	{TG_ROCM, 1, &printer_gpu, ".cu", 1, {"DOCC_CXX", "clang++"}, sim_flags, NULL, {"-lm", "-lpthread"}, "-lstdc++ -lm -lpthread"},
-};
-
-static const Backend *backend_of(const Target *t)
-{
-	int kind = TARGET_IS_GPU(t) ? (int)t->kind : 0, sim = kind && t->simulate;
-	for (size_t i = 0; i < COUNTOF(backends); i++)
-		if (backends[i].gpu_kind == kind && backends[i].simulate == sim)
-			return &backends[i];
-	DOCC_UNREACHABLE();
-}
 
 /* The words of tool's command into av (its variable's, else the default);
  * the number of words, or 0 when the variable is set and empty or blank
@@ -409,7 +286,7 @@ static int tool_words(Arena *ar, const Tool *tl, Argv *av)
 	for (int i = 0; i < n; i++) {
 		if (w[i][0] != '/' && w[i][0] != '-' && strchr(w[i], '/') && getcwd(cwd, sizeof cwd))
 			w[i] = arena_printf(ar, "%s/%s", cwd, w[i]);
-		arg(av, w[i]);
+		argv_add(av, w[i]);
 	}
 	return n;
 }
@@ -417,7 +294,7 @@ static int tool_words(Arena *ar, const Tool *tl, Argv *av)
 /* The tools a build for t runs, each once, NULL where none. */
 static void tools_used(const Target *t, int static_lib, const Tool *used[3])
 {
-	used[0] = &backend_of(t)->cc;
+	used[0] = &backend_toolchain(t)->cc;
 	used[1] = static_lib ? &tool_ar : NULL;
 	used[2] = NULL;
 }
@@ -469,8 +346,8 @@ const char *backend_link_flags(const Target *t, int static_lib)
 {
 	if (!static_lib)
 		return ""; /* the shared library names its own dependencies */
-	if (t->kind != TG_OPENMP)
-		return backend_of(t)->uses;
+	if (!t->threads)
+		return backend_toolchain(t)->uses;
 	/* clang's OpenMP runtime (libomp), which gcc's -fopenmp would not
 	 * link: by its directory when it is not on the linker's default path */
 	static char flags[4200];
@@ -527,7 +404,8 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	Arena *ar = g->arena;
 	const char *nm = g->name, *wd = a->workdir;
 	const Backend *be = backend_of(t);
-	if (a->profile && be->gpu)
+	const Toolchain *tc = backend_toolchain(t);
+	if (a->profile && be->device)
 		diag_warn(NULL, "DOCC_DEBUG=profile times the steps of CPU builds only; ignored for -t %s", t->name);
 	/* The weights first: the source names their sha256. */
 	Blob w = {0};
@@ -548,8 +426,8 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	const char *lib = arena_printf(ar, "lib%s.%s", nm, a->static_lib ? "a" : "so");
 	const char *chdr = WD(arena_printf(ar, "%s.h", nm));
 	int rc = file_write(WD(csrc), src.s, src.len) || file_write(chdr, hdr.s, hdr.len);
-	if (be->gpu)
-		rc = rc || file_write(WD("doccc_gpu.h"), gpu_rt_h, strlen(gpu_rt_h)) ||
+	if (be->rt_header) /* the runtime header, and the simulation's beside it */
+		rc = rc || file_write(WD("doccc_gpu.h"), be->rt_header, strlen(be->rt_header)) ||
 		     file_write(WD("gpu_sim.h"), gpu_sim_h, strlen(gpu_sim_h));
 	buf_free(&src);
 	buf_free(&hdr);
@@ -562,36 +440,36 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	int words;
 	const char *what = arena_printf(ar, "compiling the generated %s", csrc);
 	av.n = 0;
-	if (!(words = tool_words(ar, &be->cc, &av)))
+	if (!(words = tool_words(ar, &tc->cc, &av)))
 		return 1;
-	be->flags(&av, t);
+	tc->flags(&av, t);
 	const char *ca[] = {"-I", ".", "-c", "-o", cobj, csrc, NULL};
 	for (int i = 0; ca[i]; i++)
-		arg(&av, ca[i]);
+		argv_add(&av, ca[i]);
 	argv[av.n] = NULL;
-	if ((rc = run_tool(wd, argv, words, &be->cc, what, nm)))
+	if ((rc = run_tool(wd, argv, words, &tc->cc, what, nm)))
 		return rc;
 	double t1 = ms_now();
 	a->step_ms[1] = t1 - t0 - a->step_ms[0];
-	const Tool *lt = a->static_lib ? &tool_ar : &be->cc;
+	const Tool *lt = a->static_lib ? &tool_ar : &tc->cc;
 	av.n = 0;
 	if (!(words = tool_words(ar, lt, &av)))
 		return 1;
 	if (a->static_lib) {
-		arg(&av, "rcsD"); /* D: no dates or owners, the archive is reproducible */
-		arg(&av, lib);
+		argv_add(&av, "rcsD"); /* D: no dates or owners, the archive is reproducible */
+		argv_add(&av, lib);
 	} else {
-		arg(&av, "-shared");
-		if (be->ldflags)
-			be->ldflags(&av, t);
-		arg(&av, "-o");
-		arg(&av, lib);
+		argv_add(&av, "-shared");
+		if (tc->ldflags)
+			tc->ldflags(&av, t);
+		argv_add(&av, "-o");
+		argv_add(&av, lib);
 	}
-	arg(&av, cobj);
+	argv_add(&av, cobj);
 	if (embed)
-		arg(&av, "weights.o");
-	for (int i = 0; !a->static_lib && i < (int)COUNTOF(be->libs) && be->libs[i]; i++)
-		arg(&av, be->libs[i]);
+		argv_add(&av, "weights.o");
+	for (int i = 0; !a->static_lib && i < (int)COUNTOF(tc->libs) && tc->libs[i]; i++)
+		argv_add(&av, tc->libs[i]);
 	argv[av.n] = NULL;
 	if ((rc = run_tool(wd, argv, words, lt, a->static_lib ? "making the archive" : "linking", nm)))
 		return rc;

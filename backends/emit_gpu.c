@@ -1119,7 +1119,7 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	emit_descriptor(&e, a, w, "dc_run_generic",
 	                arena_printf(g->arena, "1, \"%s\", %d, dc_run_host_generic, dc_set_stream, dc_sync, dc_last_error, dc_set_log,\n"
 	                                       "\tdc_dev_alloc, dc_dev_free, dc_dev_copy,",
-	                             t->kind == TG_CUDA ? "cuda" : "rocm", t->simulate), "\"C\" ");
+	                             backend_of(t)->device, t->simulate), "\"C\" ");
 	buf_puts(b, "#endif\n");
 }
 

@@ -86,7 +86,7 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 		              " * on every call, warning once per instance through the log hook\n"
 		              " * (%s_set_log). Runtime failures and pointers on the wrong side return\n"
 		              " * DOCCC_ERR_DEVICE; %s_last_error() has the message.\n */\n",
-		           t->kind == TG_CUDA ? "CUDA" : "HIP", t->simulate ? ", simulated on the CPU" : "", emit_comment(g->arena, t->march), nm, nm, nm,
+		           backend_of(t)->runtime, t->simulate ? ", simulated on the CPU" : "", emit_comment(g->arena, t->march), nm, nm, nm,
 		           nm, nm, nm, nm);
 	else if (t->fallback)
 		buf_printf(b, "/*\n * Built for the host although the target is %s: some op has no GPU\n"
@@ -97,7 +97,7 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 	buf_puts(b, desc_block);
 	buf_printf(b, "\n#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", up, g->ninputs, up, g->noutputs);
 	buf_printf(b, "#define %s_DEVICE_RESIDENT %d\n#define %s_DEVICE_BACKEND \"%s\"\n", up, dev, up,
-	           dev ? (t->kind == TG_CUDA ? "cuda" : "rocm") : "");
+	           dev ? backend_of(t)->device : "");
 	for (int io = 0; io < 2; io++) {
 		int n = io ? g->noutputs : g->ninputs;
 		int *ids = io ? g->outputs : g->inputs;

@@ -58,10 +58,10 @@ static void gpu_verdict(Arena *a, const char *name, const ImportArgs *ia, Option
 	v->runs = -1;
 	if (!TARGET_IS_GPU(tg)) {
 		Options go = *o;
-		if (opt_set(&go, "target", "cuda", "doccc check") || target_resolve(&gt, &go))
+		if (opt_set(&go, "target", backend_default_gpu()->name, "doccc check") || target_resolve(&gt, &go))
 			return;
 	}
-	v->backend = gt.kind == TG_CUDA ? "cuda" : "rocm";
+	v->backend = backend_of(&gt)->device;
 	v->category = gt.category;
 	Buf quiet = {0}, *sink = diag_capture(&quiet);
 	ImportArgs gi = *ia;
@@ -148,7 +148,7 @@ static void print_text(const char *input, const Census *c, const Target *tg, con
 		printf("%s%s\n", *y->uses ? ": " : "", y->uses);
 	}
 	if (gv->runs < 0)
-		printf("gpu (%s): not known (the model does not compile)\n", gv->backend ? gv->backend : "cuda");
+		printf("gpu (%s): not known (the model does not compile)\n", gv->backend ? gv->backend : backend_default_gpu()->device);
 	else if (gv->runs)
 		printf("gpu (%s, %s): runs on the GPU, every step\n", gv->backend, gv->category);
 	else {
@@ -218,7 +218,7 @@ static void print_json(const char *input, const Census *c, const Target *tg, con
 		buf_puts(&b, "}");
 	}
 	buf_printf(&b, "],\n  \"gpu\": {\"backend\": \"%s\", \"category\": \"%s\", \"runs_on_gpu\": %s, \"host_steps\": %d, "
-	               "\"reasons\": ", gv->backend ? gv->backend : "cuda", gv->category ? gv->category : tg->category,
+	               "\"reasons\": ", gv->backend ? gv->backend : backend_default_gpu()->device, gv->category ? gv->category : tg->category,
 	           gv->runs < 0 ? "null" : gv->runs ? "true" : "false", gv->steps);
 	json_str_list(&b, gv->why, gv->nwhy);
 	buf_puts(&b, "},\n  \"errors\": ");

@@ -30,7 +30,7 @@ static const char usage_text[] =
 	"\n"
 	"Compile a torch.export program into a shared library and a C header.\n"
 	"\n"
-	"  -t, --target T        none, sequential, openmp, cuda, rocm (default none)\n"
+	"  -t, --target T        @TARGETS@ (default none)\n"
 	"  -c, --category C      edge, desktop, server (default server)\n"
 	"  -o, --output OUT      DIR/ or an existing directory: DIR/libNAME.so and DIR/NAME.h;\n"
 	"                        PATH.so: that library, NAME.h beside it; PATH.a: a static\n"
@@ -72,6 +72,13 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 ok, 1 bad input or unsupported model, 2 usage, 3 compiler failed.\n"
 	"See doccc(1).\n";
+
+/* The usage text, with the backends' names. */
+static void print_usage(void)
+{
+	const char *at = strstr(usage_text, "@TARGETS@");
+	printf("%.*s%s%s", (int)(at - usage_text), usage_text, backend_names(), at + strlen("@TARGETS@"));
+}
 
 /* Why the -n NAME v cannot name a model (it prefixes every symbol of the
  * library and its header, which is C++ too), or NULL when it can. */
@@ -122,8 +129,9 @@ static void list_options(void)
 {
 	for (int i = 0; i < opt_ntable; i++) {
 		const OptionInfo *o = &opt_table[i];
-		printf("%-22s %-8s default %-8s %s%s%s%s\n", o->name, o->type, o->dflt, o->doc, *o->values ? " [" : "", o->values,
-		       *o->values ? "]" : "");
+		const char *values = !strcmp(o->name, "target") ? backend_names() : o->values; /* the backends' */
+		printf("%-22s %-8s default %-8s %s%s%s%s\n", o->name, o->type, o->dflt, o->doc, *values ? " [" : "", values,
+		       *values ? "]" : "");
 	}
 	printf("\nEnvironment: DOCC_TMP (working directories), DOCC_DEBUG (dump;build), DOCC_REUSE_BINARIES,\n"
 	       "DOCC_CUDA_ARCH (cuda architecture, e.g. sm_86 or cuda:sm_86), DOCC_MARCH (the CPU targets' -march\n"
@@ -197,7 +205,7 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 	(!strcmp(s, flag) ? (i + 1 < argc ? (v = argv[++i], 1) : (v = NULL, 1)) \
 	                  : (!strncmp(s, flag "=", strlen(flag) + 1) ? (v = s + strlen(flag) + 1, 1) : 0))
 		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-			fputs(usage_text, stdout);
+			print_usage();
 			return EXIT_OK;
 		} else if (!strcmp(s, "--version")) {
 			printf("doccc %s\n", DOCCC_VERSION);
@@ -253,12 +261,15 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 				return usage_error("option '%s' needs a value", s);
 			const char *key = s[1] == 't' || !strncmp(s, "--target", 8) ? "target"
 			                  : s[1] == 'c' || !strncmp(s, "--category", 10) ? "category" : "march";
-			const char *const *allowed = !strcmp(key, "target") ? target_names : !strcmp(key, "category") ? category_names : NULL;
-			int ok = !allowed;
+			const char *const *allowed = !strcmp(key, "category") ? category_names : NULL;
+			int target = !strcmp(key, "target");
+			int ok = target ? backend_find(v) != NULL : !allowed;
 			for (int k = 0; allowed && allowed[k]; k++)
 				ok |= !strcmp(allowed[k], v);
 			if (!ok || !*v) {
 				fprintf(stderr, "doccc: error: unknown %s '%s' (expected one of:", key, v);
+				for (int k = 0; target && k < NTARGETS; k++)
+					fprintf(stderr, " %s", backend_table[k].name);
 				for (int k = 0; allowed && allowed[k]; k++)
 					fprintf(stderr, " %s", allowed[k]);
 				fprintf(stderr, ")\n");
@@ -450,7 +461,7 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, co
 	ba->outlib = lib;
 	ba->profile = debug_has("profile");
 	ba->outhdr = arena_printf(a, "%s/%s.h", c->dir, c->nm);
-	ba->outsrc = c->emit_source ? arena_printf(a, "%s/%s%s", c->dir, c->nm, TARGET_IS_GPU(tg) ? ".cu" : ".c") : NULL;
+	ba->outsrc = c->emit_source ? arena_printf(a, "%s/%s%s", c->dir, c->nm, backend_of(tg)->ext) : NULL;
 	if (!c->external && !c->embed && embed_too_large(c, reads))
 		c->external = 1;
 	ba->outweights = c->external ? arena_printf(a, "%s/%s.weights", c->dir, c->nm) : NULL;
@@ -494,7 +505,7 @@ static Sdfg *compile_graph(Arena *a, const Cli *c, Options *o, Target *tg, Build
 		if (!g || passes_run(g, o, tg, c->dumpdir))
 			return NULL;
 		if (ba->outsrc)
-			ba->outsrc = arena_printf(a, "%s/%s.c", c->dir, c->nm);
+			ba->outsrc = arena_printf(a, "%s/%s%s", c->dir, c->nm, backend_of(tg)->ext);
 	}
 	if (g->specialized)
 		ba->cmdline = arena_printf(a, "%s dims %s", ba->cmdline, g->specialized);
@@ -546,6 +557,7 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 		return rc;
 	Options o;
 	opt_init(&o, a);
+	o.targets = backend_names();
 	Target tg;
 	if ((rc = configure(a, &c, &o, &tg)) >= 0)
 		return rc;

@@ -88,7 +88,7 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 	buf_printf(&b, ",\n  \"input_sha256\": \"%s\",\n  \"name\": ", g->hash);
 	buf_quote(&b, g->name);
 	buf_printf(&b, ",\n  \"target\": \"%s\",\n  \"category\": \"%s\",\n  \"march\": ", t->name, t->category);
-	buf_quote(&b, t->kind == TG_NONE ? "" : t->march); /* the GPU architecture on cuda/rocm */
+	buf_quote(&b, backend_of(t)->simd || t->gpu ? t->march : ""); /* the GPU architecture on cuda/rocm */
 	/* docc's on_compile information: name, target, category (above),
 	 * device_resident, device_backend, sdfg (below) */
 	int dev = TARGET_IS_GPU(t);

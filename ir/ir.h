@@ -745,18 +745,21 @@ int passes_check_options(const Options *o);
  * stage. 0 ok, -1 failed. */
 int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir);
 
-/* ---- target.c: targets and categories ------------------------------------------ */
-typedef enum { TG_NONE, TG_SEQUENTIAL, TG_OPENMP, TG_CUDA, TG_ROCM } TargetKind;
+/* ---- the target: what the passes know of the machine ---------------------------
+ * Resolved from the options by the backends (backends/target.c: the table
+ * of backends and categories); the IR reads these fields and never which
+ * backend it is. */
 /* contraction_precision, as torch's float32 matmul precision: fp32 inputs
  * (highest), inputs rounded to tf32 (high) or to bf16 (medium), fp32 sums */
 typedef enum { CP_HIGHEST, CP_HIGH, CP_MEDIUM } ContractionPrecision;
-extern const char *const precision_names[];
 struct Target {
-	TargetKind kind;
+	int kind;                 /* the backend (backends/backend.h's TargetKind: its row) */
 	const char *name;         /* "openmp" */
 	const char *category;     /* "desktop" */
 	const char *march;        /* clang -march value */
 	int march_env;            /* DOCC_MARCH chose march (sequential, openmp) */
+	int gpu;                  /* a GPU target: grids of threads, device-resident data */
+	int threads;              /* CPU threads: parallel maps (openmp) */
 	int vec_bits;             /* 0 (no explicit SIMD), 128, 256, 512 */
 	int vec_regs;             /* architectural vector registers */
 	int64_t l1, l2;           /* bytes per core */
@@ -772,14 +775,8 @@ struct Target {
 	int gpu_tc;               /* the architecture has tensor cores with tf32/bf16/fp16 wmma (sm_80+) */
 	ContractionPrecision precision; /* contraction_precision (the GPU contractions follow it) */
 	int simulate;             /* --simulate: device source compiled for the host */
-	TargetKind fallback;      /* TG_CUDA/TG_ROCM: host build of that GPU target (else 0) */
+	int fallback;             /* the host build of a GPU target: that target's kind (else 0) */
 };
-/* Resolve target + category (+ march override). -1 and a message if unknown. */
-int target_resolve(Target *t, const Options *o);
-/* Re-resolve t (a GPU target) as its host build: openmp of the same category. */
-int target_host_fallback(Target *t, const Options *o);
-#define TARGET_IS_GPU(t) ((t)->kind == TG_CUDA || (t)->kind == TG_ROCM)
-extern const char *const target_names[];
-extern const char *const category_names[];
+#define TARGET_IS_GPU(t) ((t)->gpu)
 
 #endif

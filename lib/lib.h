@@ -336,7 +336,7 @@ char *tmp_dir(Arena *a);
 
 /* ---- options.c: compilation options (YAML file < CLI flags; env defaults) ----
  * The YAML file (libyaml) is a mapping:
- *   target: openmp            # none|sequential|openmp|cuda|rocm
+ *   target: openmp            # a backend's name (Options.targets)
  *   category: desktop         # edge|desktop|server
  *   march: native             # optional ISA override
  *   approximate_math: false
@@ -355,6 +355,8 @@ typedef struct {
 } PassOpt;
 
 typedef struct Options {
+	const char *targets;        /* the targets a "target" may name (", "-separated), set by the
+	                             * caller from its backends; NULL: any non-empty name */
 	char *target;               /* default "none" */
 	char *category;             /* default "server" */
 	char *march;                /* NULL: from category */

@@ -379,12 +379,10 @@ int pass_schedule(PassCtx *c)
 			gpu_map(g, g->root->kids[i], t, g->root->kids[i]->label);
 		return 0;
 	}
-	if (t->kind == TG_NONE)
-		return 0;
-	int lanes = t->vec_bits / 32;
+	int lanes = t->vec_bits / 32; /* none: 0, plain loops for the C compiler */
 	if (lanes > 1 && pass_bool(c, "vectorize"))
 		vectorize(g, g->root, lanes);
-	if (t->kind == TG_OPENMP && pass_bool(c, "parallel")) {
+	if (t->threads && pass_bool(c, "parallel")) {
 		int64_t minwork = pass_int(c, "min_parallel_work");
 		for (int i = 0; i < g->root->nkids; i++)
 			parallelize(g, g->root->kids[i], minwork);

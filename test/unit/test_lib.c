@@ -887,8 +887,13 @@ static void test_options(void)
 	CHECK_STR(captured(), want);
 	CHECK_STR(o.target, "cuda");
 
-	/* Wrong values: every one reported, at the value. */
+	/* Wrong values: every one reported, at the value. The targets are the
+	 * caller's (doccc's backend table); without a list, any name is taken. */
 	opt_init(&o, a);
+	CHECK_INT(opt_set(&o, "target", "sycl", "test"), 0);
+	CHECK_STR(o.target, "sycl");
+	opt_init(&o, a);
+	o.targets = "none, sequential, openmp, cuda, rocm";
 	p = yaml_file("bad.yaml", "category: edge\ntarget:   gpu\napproximate_math: 3\n"
 	                          "contraction_precision: [high]\nmarch:\n");
 	capture();

@@ -1,0 +1,383 @@
+/*
+ * target.c - the backends and the categories: the one table of targets and
+ * the one table of hardware decisions.
+ *
+ * A backend is one row of backend_table, indexed by its TargetKind (a
+ * static assert keeps the two in step): its name (-t), its printer and the
+ * suffix of the source it prints, its toolchain (the variable naming the
+ * compiler, DOCC_CC and the like, the compile's and the link's flags, the
+ * libraries a static link needs), whether it compiles for the category's
+ * ISA with explicit SIMD and whether it runs maps on threads; a GPU row
+ * adds its device backend name (the descriptor's, the header's and the
+ * report's), its runtime's name, the runtime header written beside the
+ * source (doccc_gpu.h: the CUDA spelling mapped onto the runtime), the
+ * simulation's toolchain (the same source for this CPU), its architecture
+ * per category, the variable that may choose one, and the architectures
+ * its toolchain builds. build.c, emit_h.c, emit_gpu.c, cmd/check.c and
+ * cmd/doccc.c read the row; nothing else names a backend.
+ *
+ * A category names a class of machine; every decision that depends on it
+ * comes from this table, so `-c` changes real things:
+ *
+ *   category  -march        vector  regs  L1     L2     threads  register tile (rows x lanes*2)
+ *   edge      x86-64-v2     128     16    32K    256K   2        4 x 8
+ *   desktop   x86-64-v3     256     16    32K    1M     0 (all)  6 x 16
+ *   server    x86-64-v4     512     32    48K    2M     0 (all)  7 x 32
+ *
+ * The register tile is the accumulator block of the convolution and GEMM
+ * micro-kernels (ir/expand/): rows of output pixels by two vectors of
+ * output channels, sized so accumulators plus operands fit the
+ * architectural vector registers. --march (or `march:` in YAML, or else
+ * DOCC_MARCH in the environment) overrides the ISA for cross compilation;
+ * "native" asks the host, and the vector width then follows what the host
+ * has. A library whose -march the CPU it runs on lacks says so at create
+ * (DOCCC_ERR_CPU, backends/emit_cpu.c) instead of dying of SIGILL.
+ *
+ * Targets: none compiles plain loops at -O2 without explicit SIMD (vec_bits
+ * 0); sequential and openmp use the category's ISA at -O3; openmp adds
+ * parallel maps.
+ *
+ * GPU targets take the category's GPU columns instead, and the row's
+ * architecture for the category:
+ *
+ *   category  cuda arch  rocm arch  block  blocks/SM  locals/thread
+ *   edge      sm_87      gfx1030    128    8          16K   (Jetson Orin class)
+ *   desktop   sm_89      gfx1030    256    8          32K   (RTX 40 class)
+ *   server    sm_90      gfx90a     256    16         64K   (H100/H200, MI200)
+ *
+ * block is the threads per block of every grid (a power of two: the
+ * cooperative kernels reduce through a shared-memory tree), blocks/SM
+ * times the SM count of the architecture caps a grid (grid-stride loops do
+ * the rest), locals/thread bounds the per-thread buffers a kernel may
+ * declare (a step needing more stays on the host: ir/passes/schedule.c).
+ * The architecture comes from --offload-arch or --march (a CLI flag or
+ * the YAML file), else the row's variable (DOCC_CUDA_ARCH for cuda: "sm_86"
+ * or "cuda:sm_86"), else the category; one outside the row's list is a
+ * usage error, and gfx942 (MI300X) gets its own message, since Debian's
+ * hipcc 5.2 does not know it. gpu_tc says whether the contractions may use
+ * tensor cores (CUDA sm_80 and later); contraction_precision then picks
+ * their input type (ir/passes/gpu_plan.c). GPU targets compile without
+ * explicit SIMD (vec_bits 0) and with approximate_math on unless an option
+ * turns it off, like Inductor.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+extern const char gpu_rt_h[];  /* $(BUILD)/gen/gpu_headers.c */
+
+const char *const category_names[] = {"edge", "desktop", "server", NULL};
+const char *const precision_names[] = {"highest", "high", "medium", NULL};
+
+typedef struct {
+	const char *name;
+	const char *march;
+	int vec_bits, vec_regs;
+	int64_t l1, l2;
+	int max_threads;
+	int tile_m, tile_n;
+	int gpu_block, gpu_blocks_per_sm;
+	int64_t gpu_locals;
+} Category;
+
+static const Category categories[NCATEGORIES] = {
+	{"edge", "x86-64-v2", 128, 16, 32 << 10, 256 << 10, 2, 4, 8, 128, 8, 16 << 10},
+	{"desktop", "x86-64-v3", 256, 16, 32 << 10, 1 << 20, 0, 6, 16, 256, 8, 32 << 10},
+	{"server", "x86-64-v4", 512, 32, 48 << 10, 2 << 20, 0, 7, 32, 256, 16, 64 << 10},
+};
+
+/* ---- the toolchains' flags --------------------------------------------------------- */
+
+/* The compile's flags, after the compiler's words (NAME.c to NAME.o). */
+void clang_flags(Argv *a, const Target *t)
+{
+	argv_add(a, "-std=c11");
+	argv_add(a, t->opt);
+	argv_add(a, "-fPIC");
+	argv_add(a, "-fno-math-errno");
+	argv_add(a, "-fwrapv"); /* integer overflow wraps, as in PyTorch's kernels in practice */
+	if (backend_of(t)->simd) {
+		argv_add(a, arena_printf(a->ar, "-march=%s", t->march));
+		if (t->vec_bits == 512)
+			argv_add(a, "-mprefer-vector-width=512");
+	}
+	if (t->threads)
+		argv_add(a, "-fopenmp");
+}
+
+void nvcc_flags(Argv *a, const Target *t)
+{
+	const char *cc = t->march + 3; /* "sm_90" -> "90" */
+	argv_add(a, "-O3");
+	argv_add(a, "-std=c++17");
+	argv_add(a, "-Xcompiler");
+	argv_add(a, "-fPIC,-fno-math-errno,-fwrapv");
+	/* Spelled long: ccache (4.7) takes any word starting "-g" for debug
+	 * information and then hashes the working directory, so -gencode missed
+	 * the cache from every other DOCC_TMP. */
+	argv_add(a, arena_printf(a->ar, "--generate-code=arch=compute_%s,code=[sm_%s,compute_%s]", cc, cc, cc));
+	if (t->approx)
+		argv_add(a, "--use_fast_math");
+	argv_add(a, "-diag-suppress=177,550"); /* unused helpers and variables of the shared prologue */
+	/* Keep the intermediates, in the working directory: their names are
+	 * then NAME.cudafe1.cpp and so on, not tmpxft_PID_..., and the object's
+	 * FILE symbol, which names one of them, is the same in every build. */
+	argv_add(a, "-keep");
+}
+
+void hipcc_flags(Argv *a, const Target *t)
+{
+	argv_add(a, arena_printf(a->ar, "--offload-arch=%s", t->march)); /* always: without it hipcc probes for a GPU */
+	argv_add(a, "-O3");
+	argv_add(a, "-std=c++17");
+	argv_add(a, "-fPIC");
+	argv_add(a, "-fno-math-errno");
+	argv_add(a, "-fwrapv");
+	if (t->approx) {
+		argv_add(a, "-ffast-math");
+		argv_add(a, "-fno-finite-math-only"); /* NaN and inf keep their meaning (max, isnan) */
+	}
+	argv_add(a, "-x");
+	argv_add(a, "hip");
+}
+
+/* The link's flags besides -shared, where it needs more. */
+void clang_ldflags(Argv *a, const Target *t)
+{
+	if (t->threads)
+		argv_add(a, "-fopenmp");
+}
+
+void hipcc_ldflags(Argv *a, const Target *t)
+{
+	argv_add(a, arena_printf(a->ar, "--offload-arch=%s", t->march)); /* else hipcc probes for a GPU */
+}
+
+void sim_flags(Argv *a, const Target *t)
+{
+	(void)t;
+	argv_add(a, "-std=c++17");
+	argv_add(a, "-O2");
+	argv_add(a, "-fPIC");
+	argv_add(a, "-fno-math-errno");
+	argv_add(a, "-fwrapv");
+	argv_add(a, "-DDOCCC_SIM");
+	argv_add(a, "-x");
+	argv_add(a, "c++");
+}
+
+/* ---- the backends ------------------------------------------------------------------ */
+
+/* The architectures the toolchains here build, with their SM (CU) count
+ * for sizing grids and whether the contractions may use tensor cores
+ * through CUDA's wmma with tf32, bf16 and fp16 inputs (sm_80 and later;
+ * HIP has no wmma of its own: rocm contracts on the vector units). */
+static const GpuArch cuda_archs[] = {
+	{"sm_75", 40, 0}, {"sm_80", 108, 1}, {"sm_86", 84, 1}, {"sm_87", 16, 1}, {"sm_89", 128, 1}, {"sm_90", 132, 1},
+	{"sm_90a", 132, 1}, {"sm_100", 148, 1}, {"sm_100a", 148, 1}, {"sm_103", 148, 1}, {"sm_110", 20, 1},
+	{"sm_120", 170, 1}, {"sm_121", 48, 1},
+};
+static const GpuArch rocm_archs[] = {
+	{"gfx900", 64, 0}, {"gfx906", 60, 0}, {"gfx908", 120, 0}, {"gfx90a", 104, 0}, {"gfx940", 228, 0}, {"gfx1030", 80, 0},
+};
+
+#define CLANG {{"DOCC_CC", "clang"}, clang_flags, clang_ldflags, {"-lm"}, "-lm"}
+#define SIMULATION {{"DOCC_CXX", "clang++"}, sim_flags, NULL, {"-lm", "-lpthread"}, "-lstdc++ -lm -lpthread"}
+
+const Backend backend_table[NTARGETS] = {
+	[TG_NONE] = {TG_NONE, "none", &printer_cpu, ".c", CLANG, 0, 0},
+	[TG_SEQUENTIAL] = {TG_SEQUENTIAL, "sequential", &printer_cpu, ".c", CLANG, 1, 0},
+	[TG_OPENMP] = {TG_OPENMP, "openmp", &printer_cpu, ".c", CLANG, 1, 1},
+	[TG_CUDA] = {TG_CUDA, "cuda", &printer_gpu, ".cu",
+	             {{"DOCC_NVCC", "nvcc"}, nvcc_flags, NULL, {"-lm"}, "-lcudart -lstdc++ -lm"}, 0, 0,
+	             "cuda", "CUDA", gpu_rt_h, SIMULATION, {"sm_87", "sm_89", "sm_90"}, "DOCC_CUDA_ARCH",
+	             cuda_archs, COUNTOF(cuda_archs)},
+	[TG_ROCM] = {TG_ROCM, "rocm", &printer_gpu, ".cu",
+	             {{"DOCC_HIPCC", "hipcc"}, hipcc_flags, hipcc_ldflags, {"-lm"}, "-lamdhip64 -lstdc++ -lm"}, 0, 0,
+	             "rocm", "HIP", gpu_rt_h, SIMULATION, {"gfx1030", "gfx1030", "gfx90a"}, NULL,
+	             rocm_archs, COUNTOF(rocm_archs)},
+};
+_Static_assert(COUNTOF(backend_table) == NTARGETS, "a row of backend_table for every TargetKind");
+
+const Backend *backend_find(const char *name)
+{
+	for (int k = 0; k < NTARGETS; k++)
+		if (!strcmp(backend_table[k].name, name))
+			return &backend_table[k];
+	return NULL;
+}
+
+const Backend *backend_of(const Target *t)
+{
+	DOCC_ASSERT(t->kind >= 0 && t->kind < NTARGETS);
+	return &backend_table[t->kind];
+}
+
+const Toolchain *backend_toolchain(const Target *t)
+{
+	const Backend *be = backend_of(t);
+	return be->device && t->simulate ? &be->sim : &be->build;
+}
+
+const Backend *backend_default_gpu(void)
+{
+	for (int k = 0; k < NTARGETS; k++)
+		if (backend_table[k].device)
+			return &backend_table[k];
+	DOCC_UNREACHABLE();
+}
+
+const char *backend_names(void)
+{
+	static char names[256];
+	if (!*names)
+		for (int k = 0; k < NTARGETS; k++)
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "", backend_table[k].name);
+	return names;
+}
+
+/* ---- resolving the options --------------------------------------------------------- */
+
+static int host_vec_bits(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		return 512;
+	if (__builtin_cpu_supports("avx2"))
+		return 256;
+#endif
+	return 128;
+}
+
+/* Vector width implied by an explicit -march value. */
+static int march_vec_bits(const char *m)
+{
+	static const char *const v512[] = {"x86-64-v4", "skylake-avx512", "cascadelake", "cooperlake", "icelake-server",
+	                                   "icelake-client", "tigerlake", "sapphirerapids", "emeraldrapids", "graniterapids",
+	                                   "znver4", "znver5", NULL};
+	static const char *const v256[] = {"x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "raptorlake",
+	                                   "znver1", "znver2", "znver3", NULL};
+	if (!strcmp(m, "native"))
+		return host_vec_bits();
+	for (int i = 0; v512[i]; i++)
+		if (!strcmp(m, v512[i]))
+			return 512;
+	for (int i = 0; v256[i]; i++)
+		if (!strcmp(m, v256[i]))
+			return 256;
+	return 128;
+}
+
+static int gpu_resolve(Target *t, const Options *o, const Backend *be, int cat)
+{
+	const Category *c = &categories[cat];
+	const char *env = be->arch_env ? getenv(be->arch_env) : NULL;
+	size_t n = strlen(be->name);
+	if (env && !strncmp(env, be->name, n) && env[n] == ':')
+		env += n + 1;
+	const char *arch = o->march ? o->march : env && *env ? env : be->arch[cat];
+	const char *from = o->march ? "architecture" : env && *env ? be->arch_env : "architecture";
+	int sms = 0, tc = 0;
+	for (int i = 0; i < be->narchs; i++)
+		if (!strcmp(be->archs[i].arch, arch))
+			sms = be->archs[i].sms, tc = be->archs[i].tc;
+	if (!sms) {
+		if (!strcmp(arch, "gfx942"))
+			diag_error(NULL, "%s 'gfx942' (MI300X): Debian's hipcc 5.2 rejects it ('invalid target ID'); "
+			           "use gfx940 or gfx90a, or a ROCm 5.7+ hipcc", from);
+		else {
+			Buf b = {0};
+			for (int i = 0; i < be->narchs; i++)
+				buf_printf(&b, "%s%s", b.len ? ", " : "", be->archs[i].arch);
+			diag_error(NULL, "unknown %s %s '%s' (known: %s)", t->name, from, arch, b.s);
+			buf_free(&b);
+		}
+		return -1;
+	}
+	t->march = arch;
+	t->vec_bits = 0;
+	t->vec_regs = 0;
+	/* one output element per GPU thread: the grid, not a register tile,
+	 * supplies the parallelism (a 4x8 tile leaves an H200 mostly idle) */
+	t->tile_m = 1;
+	t->tile_n = 1;
+	t->max_threads = 1;
+	t->gpu_block = c->gpu_block;
+	t->gpu_max_blocks = c->gpu_blocks_per_sm * sms;
+	t->gpu_locals = c->gpu_locals;
+	t->gpu_sms = sms;
+	t->gpu_tc = tc;
+	t->approx = o->approximate_math != 0; /* default on, like Inductor */
+	return 0;
+}
+
+/* The host build of a GPU target whose model cannot run on the GPU: the
+ * openmp target of the same category, named after the GPU target. */
+int target_host_fallback(Target *t, const Options *o)
+{
+	Target gpu = *t;
+	Options h = *o;
+	h.target = "openmp";
+	h.march = NULL;
+	if (target_resolve(t, &h))
+		return -1;
+	t->name = gpu.name;
+	t->fallback = gpu.kind;
+	t->simulate = gpu.simulate;
+	return 0;
+}
+
+int target_resolve(Target *t, const Options *o)
+{
+	memset(t, 0, sizeof *t);
+	const Backend *be = backend_find(o->target);
+	int cat = -1;
+	for (int i = 0; i < NCATEGORIES; i++)
+		if (!strcmp(o->category, categories[i].name))
+			cat = i;
+	if (!be || cat < 0) {
+		diag_error(NULL, "unknown %s '%s'", !be ? "target" : "category", !be ? o->target : o->category);
+		return -1;
+	}
+	const Category *c = &categories[cat];
+	t->kind = be->kind;
+	t->name = be->name;
+	t->category = c->name;
+	t->gpu = be->device != NULL;
+	t->threads = be->threads;
+	/* --march (or the YAML file's march), else DOCC_MARCH for the CPU
+	 * targets (the GPU ones take their own variable), else the category's */
+	const char *env = getenv("DOCC_MARCH"), *m = o->march;
+	if (!m && env && *env && !t->gpu) {
+		m = env;
+		t->march_env = be->simd;
+	}
+	t->march = m ? m : c->march;
+	t->vec_bits = m ? march_vec_bits(m) : c->vec_bits;
+	t->vec_regs = t->vec_bits == 512 ? 32 : 16;
+	t->l1 = c->l1;
+	t->l2 = c->l2;
+	t->max_threads = c->max_threads;
+	/* The register tile follows the vector width actually used. */
+	int lanes = t->vec_bits / 32;
+	t->tile_n = 2 * lanes;
+	t->tile_m = t->vec_bits == 512 ? 7 : t->vec_bits == 256 ? 6 : 4;
+	t->opt = "-O3";
+	t->approx = o->approximate_math > 0;
+	/* opt_set validated the name */
+	for (int i = 0; precision_names[i]; i++)
+		if (o->contraction_precision && !strcmp(o->contraction_precision, precision_names[i]))
+			t->precision = (ContractionPrecision)i;
+	if (t->gpu)
+		return gpu_resolve(t, o, be, cat);
+	if (!be->simd) {
+		/* Plain C on one core: no explicit SIMD; the tile stays small. */
+		t->vec_bits = 0;
+		t->tile_m = 4;
+		t->tile_n = 8;
+		t->opt = "-O2";
+	}
+	return 0;
+}
