@@ -64,7 +64,7 @@ typedef struct {
 	/* the GPU targets (device != NULL) */
 	const char *device;          /* the device backend: descriptor, header, report ("cuda") */
 	const char *runtime;         /* the runtime's name in the header's comment ("CUDA") */
-	const char *rt_header;       /* the text of doccc_gpu.h, written beside the source */
+	const char *rt_header;       /* its runtime header (backends/rt/), written beside the source as doccc_gpu.h */
 	Toolchain sim;               /* --simulate: the same device source built for the host */
 	const char *arch[NCATEGORIES]; /* the architecture of each category (edge, desktop, server) */
 	const char *arch_env;        /* the variable that may choose it (DOCC_CUDA_ARCH), or NULL */

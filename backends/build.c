@@ -35,7 +35,6 @@
 
 #include "emit.h"
 
-extern const char gpu_sim_h[];  /* $(BUILD)/gen/gpu_headers.c */
 
 void blob_layout(Sdfg *g, Blob *b)
 {
@@ -426,9 +425,10 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	const char *lib = arena_printf(ar, "lib%s.%s", nm, a->static_lib ? "a" : "so");
 	const char *chdr = WD(arena_printf(ar, "%s.h", nm));
 	int rc = file_write(WD(csrc), src.s, src.len) || file_write(chdr, hdr.s, hdr.len);
-	if (be->rt_header) /* the runtime header, and the simulation's beside it */
-		rc = rc || file_write(WD("doccc_gpu.h"), be->rt_header, strlen(be->rt_header)) ||
-		     file_write(WD("gpu_sim.h"), gpu_sim_h, strlen(gpu_sim_h));
+	if (be->rt_header) { /* the runtime header, and the simulation's beside it */
+		const char *rt = rt_text(be->rt_header), *sim = rt_text("gpu_sim.h");
+		rc = rc || file_write(WD("doccc_gpu.h"), rt, strlen(rt)) || file_write(WD("gpu_sim.h"), sim, strlen(sim));
+	}
 	buf_free(&src);
 	buf_free(&hdr);
 	if (rc)

@@ -680,55 +680,6 @@ void emit_touched(Sdfg *g, Node *n, unsigned char *set)
 		break;
 	}
 }
-/* Helpers every printer emits (the GPU one as device functions). */
-const char emit_scalar_helpers[] =
-	"static inline float dc_maxf(float a, float b) { return (a != a || a > b) ? a : b; }\n"
-	"static inline float dc_minf(float a, float b) { return (a != a || a < b) ? a : b; }\n"
-	"static inline double dc_max(double a, double b) { return (a != a || a > b) ? a : b; }\n"
-	"static inline double dc_min(double a, double b) { return (a != a || a < b) ? a : b; }\n"
-	"static inline int64_t dc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }\n"
-	"static inline int64_t dc_mini(int64_t a, int64_t b) { return a < b ? a : b; }\n"
-	"static inline float dc_clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }\n"
-	"static inline double dc_clamp(double x, double lo, double hi) { return x < lo ? lo : (x > hi ? hi : x); }\n"
-	"static inline float dc_remf(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
-	"static inline double dc_rem(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
-	"static inline int64_t dc_remi(int64_t a, int64_t b) { if (!b) return 0; int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
-	"static inline int64_t dc_fmodi(int64_t a, int64_t b) { return b ? a % b : 0; }\n"
-	"static inline int64_t dc_divti(int64_t a, int64_t b) { return b ? a / b : 0; }\n"
-	"static inline int64_t dc_floordivi(int64_t a, int64_t b) { if (!b) return 0; int64_t q = a / b, r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q; }\n"
-	"static inline float dc_floordivf(float a, float b) { if (b == 0) return a / b; float m = fmodf(a, b), d = (a - m) / b;\n"
-	"\tif (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysignf(0, a / b); float q = floorf(d); return d - q > 0.5f ? q + 1 : q; }\n"
-	"static inline double dc_floordiv(double a, double b) { if (b == 0) return a / b; double m = fmod(a, b), d = (a - m) / b;\n"
-	"\tif (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysign(0, a / b); double q = floor(d); return d - q > 0.5 ? q + 1 : q; }\n"
-	"static inline int64_t dc_powi(int64_t a, int64_t b) { if (b < 0) return a == 1 ? 1 : a == -1 ? ((-b) % 2 ? -1 : 1) : 0;\n"
-	"\tuint64_t r = 1, x = (uint64_t)a; while (b) { if (b & 1) r *= x; b /= 2; x *= x; } return (int64_t)r; }\n"
-	/* erfinv: Giles' single-precision approximation (2010) as the start, then
-	 * Newton steps in double: on erf near 0, on log(erfc) in the tails,
-	 * where 1 - |x| is exact and erf(y) would round to 1 (more steps beyond
-	 * float's range, where the start is rough); within an ulp of the true
-	 * value, as torch's own (float goes through double and rounds once) */
-	"static inline double dc_erfinv(double x) { double ax = fabs(x), w, p, t, c; int k, n;\n"
-	"\tif (!(ax < 1)) return ax == 1 ? copysign((double)INFINITY, x) : NAN;\n"
-	"\tw = -log((1 - x) * (1 + x)); n = w < 16 ? 2 : 4;\n"
-	"\tif (w < 5) { w -= 2.5; p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w; p = -4.39150654e-06 + p * w;\n"
-	"\t\tp = 0.00021858087 + p * w; p = -0.00125372503 + p * w; p = -0.00417768164 + p * w; p = 0.246640727 + p * w; p = 1.50140941 + p * w; }\n"
-	"\telse { w = sqrt(w) - 3; p = -0.000200214257; p = 0.000100950558 + p * w; p = 0.00134934322 + p * w; p = -0.00367342844 + p * w;\n"
-	"\t\tp = 0.00573950773 + p * w; p = -0.0076224613 + p * w; p = 0.00943887047 + p * w; p = 1.00167406 + p * w; p = 2.83297682 + p * w; }\n"
-	"\tt = p * x;\n"
-	"\tif (ax < 0.5) { for (k = 0; k < 2; k++) t -= (erf(t) - x) / (1.1283791670955126 * exp(-t * t)); return t; }\n"
-	"\tt = fabs(t); for (k = 0; k < n; k++) { c = erfc(t); t += log(c / (1 - ax)) * c / (1.1283791670955126 * exp(-t * t)); }\n"
-	"\treturn copysign(t, x); }\n"
-	"static inline float dc_erfinvf(float x) { return (float)dc_erfinv(x); }\n"
-	"static inline float dc_b2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }\n"
-	"static inline uint16_t dc_f2b(float f) { uint32_t u; memcpy(&u, &f, 4); if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64); u += 0x7fffu + ((u >> 16) & 1); return (uint16_t)(u >> 16); }\n"
-	"static inline float dc_h2f(uint16_t h) { uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, u; float f;\n"
-	"\tif (e == 31) u = s | 0x7f800000u | (m << 13); else if (e) u = s | ((e + 112) << 23) | (m << 13);\n"
-	"\telse if (!m) u = s; else { f = (float)m * 5.9604644775390625e-8f; memcpy(&u, &f, 4); u |= s; }\n"
-	"\tmemcpy(&f, &u, 4); return f; }\n"
-	"static inline uint16_t dc_f2h(float f) { uint32_t u; memcpy(&u, &f, 4); uint32_t s = (u >> 16) & 0x8000; float a = fabsf(f);\n"
-	"\tif (a != a) return (uint16_t)(s | 0x7e00); if (a >= 65520.0f) return (uint16_t)(s | 0x7c00);\n"
-	"\tif (a < 6.103515625e-05f) return (uint16_t)(s | (uint32_t)nearbyintf(a * 16777216.0f));\n"
-	"\tmemcpy(&u, &a, 4); uint32_t r = u + 0xfffu + ((u >> 13) & 1); return (uint16_t)(s | ((r - (112u << 23)) >> 13)); }\n";
 
 
 /* Symbols of the loops and bound values in subtree n, in order of appearance. */
@@ -1061,108 +1012,27 @@ void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a,
 	p->emit_file(&e, a, w);
 }
 
-/* --external-weights: dc_weights_map(path, &map, msg, n) maps NAME.weights
- * and checks all of it before create() uses it: the file's size, the
- * 128-byte header (magic, the blob's size, the sha256 this library was
- * built with) and the sha256 of the data itself, so that a truncated,
- * foreign or altered file is refused with DOCCC_ERR_WEIGHTS and a message
- * that names it (an mmap that fails for memory gives DOCCC_ERR_NOMEM).
- * Hashing runs at about 200 MB/s in plain C and 1 GB/s or more with the
- * x86 SHA extensions, used where cpuid has them (not in CUDA or HIP
- * sources, whose compilers may not take the intrinsics); DOCCC_TRUST_WEIGHTS=1 in the environment skips that
- * one check for a file the caller vouches for. The
- * map is 128 + DC_WEIGHTS_SIZE bytes. Valid C11 and C++; printed after
- * DC_WEIGHTS_SIZE and dc_weights_sha, with @N@ for the model's name. */
-static const char weights_loader[] =
-	"#include <errno.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n"
-	"static const uint32_t dc_sha_k[64] = {\n"
-	"\t0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u, 0xab1c5ed5u,\n"
-	"\t0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu, 0x9bdc06a7u, 0xc19bf174u,\n"
-	"\t0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu, 0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau,\n"
-	"\t0x983e5152u, 0xa831c66du, 0xb00327c8u, 0xbf597fc7u, 0xc6e00bf3u, 0xd5a79147u, 0x06ca6351u, 0x14292967u,\n"
-	"\t0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu, 0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u,\n"
-	"\t0xa2bfe8a1u, 0xa81a664bu, 0xc24b8b70u, 0xc76c51a3u, 0xd192e819u, 0xd6990624u, 0xf40e3585u, 0x106aa070u,\n"
-	"\t0x19a4c116u, 0x1e376c08u, 0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu, 0x682e6ff3u,\n"
-	"\t0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u, 0x90befffau, 0xa4506cebu, 0xbef9a3f7u, 0xc67178f2u};\n\n"
-	"static inline uint32_t dc_ror(uint32_t x, int n) { return x >> n | x << (32 - n); }\n\n"
-	"static void dc_sha_block(uint32_t *h, const unsigned char *p)\n{\n\tuint32_t w[64];\n"
-	"\tfor (int i = 0; i < 16; i++)\n"
-	"\t\tw[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];\n"
-	"\tfor (int i = 16; i < 64; i++)\n"
-	"\t\tw[i] = w[i - 16] + (dc_ror(w[i - 15], 7) ^ dc_ror(w[i - 15], 18) ^ w[i - 15] >> 3) + w[i - 7] +\n"
-	"\t\t       (dc_ror(w[i - 2], 17) ^ dc_ror(w[i - 2], 19) ^ w[i - 2] >> 10);\n"
-	"\tuint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];\n"
-	"\tfor (int i = 0; i < 64; i++) {\n"
-	"\t\tuint32_t t1 = k + (dc_ror(e, 6) ^ dc_ror(e, 11) ^ dc_ror(e, 25)) + ((e & f) ^ (~e & g)) + dc_sha_k[i] + w[i];\n"
-	"\t\tuint32_t t2 = (dc_ror(a, 2) ^ dc_ror(a, 13) ^ dc_ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));\n"
-	"\t\tk = g;\n\t\tg = f;\n\t\tf = e;\n\t\te = d + t1;\n\t\td = c;\n\t\tc = b;\n\t\tb = a;\n\t\ta = t1 + t2;\n\t}\n"
-	"\th[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;\n}\n\n"
-	"#if defined(__x86_64__) && !defined(__CUDACC__) && !defined(__HIPCC__) && (defined(__clang__) || defined(__GNUC__))\n"
-	"#include <cpuid.h>\n#include <immintrin.h>\n"
-	"/* n blocks with the SHA extensions (state as ABEF, CDGH), where cpuid has them */\n"
-	"__attribute__((target(\"sha,sse4.1,ssse3\"))) static void dc_sha_ni(uint32_t *h, const unsigned char *p, size_t n)\n{\n"
-	"\tconst __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);\n"
-	"\t__m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)h), 0xB1);\n"
-	"\t__m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(h + 4)), 0x1B);\n"
-	"\t__m128i abef = _mm_alignr_epi8(dcba, efgh, 8), cdgh = _mm_blend_epi16(efgh, dcba, 0xF0);\n"
-	"\tfor (; n; n--, p += 64) {\n\t\t__m128i s0 = abef, s1 = cdgh, w[4];\n"
-	"\t\tfor (int i = 0; i < 4; i++)\n\t\t\tw[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), swap);\n"
-	"\t\tfor (int j = 0; j < 16; j++) {\n\t\t\t__m128i x = w[j & 3];\n"
-	"\t\t\tif (j >= 4)\n\t\t\t\tx = w[j & 3] = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(w[j & 3], w[(j + 1) & 3]),\n"
-	"\t\t\t\t                                   _mm_alignr_epi8(w[(j + 3) & 3], w[(j + 2) & 3], 4)), w[(j + 3) & 3]);\n"
-	"\t\t\t__m128i m = _mm_add_epi32(x, _mm_loadu_si128((const __m128i *)(dc_sha_k + 4 * j)));\n"
-	"\t\t\tcdgh = _mm_sha256rnds2_epu32(cdgh, abef, m);\n"
-	"\t\t\tabef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(m, 0x0E));\n\t\t}\n"
-	"\t\tabef = _mm_add_epi32(abef, s0);\n\t\tcdgh = _mm_add_epi32(cdgh, s1);\n\t}\n"
-	"\t__m128i feba = _mm_shuffle_epi32(abef, 0x1B), dchg = _mm_shuffle_epi32(cdgh, 0xB1);\n"
-	"\t_mm_storeu_si128((__m128i *)h, _mm_blend_epi16(feba, dchg, 0xF0));\n"
-	"\t_mm_storeu_si128((__m128i *)(h + 4), _mm_alignr_epi8(dchg, feba, 8));\n}\n\n"
-	"static size_t dc_sha_blocks(uint32_t *h, const unsigned char *p, size_t n)\n{\n"
-	"\tunsigned a, b, c, d;\n\tif (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b >> 29 & 1))\n\t\treturn 0;\n"
-	"\tdc_sha_ni(h, p, n / 64);\n\treturn n / 64 * 64;\n}\n"
-	"#else\n"
-	"static size_t dc_sha_blocks(uint32_t *h, const unsigned char *p, size_t n)\n{\n\t(void)h, (void)p, (void)n;\n\treturn 0;\n}\n"
-	"#endif\n\n"
-	"/* sha256 of p[0..n) in lower-case hex */\n"
-	"static void dc_sha256_hex(const unsigned char *p, size_t n, char hex[65])\n{\n"
-	"\tuint32_t h[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au, 0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};\n"
-	"\tsize_t i = dc_sha_blocks(h, p, n);\n\tfor (; i + 64 <= n; i += 64)\n\t\tdc_sha_block(h, p + i);\n"
-	"\tunsigned char t[128] = {0};\n\tsize_t r = n - i, len = r < 56 ? 64 : 128;\n"
-	"\tmemcpy(t, p + i, r);\n\tt[r] = 0x80;\n"
-	"\tfor (int k = 0; k < 8; k++)\n\t\tt[len - 1 - k] = (unsigned char)((uint64_t)n * 8 >> 8 * k);\n"
-	"\tfor (size_t k = 0; k < len; k += 64)\n\t\tdc_sha_block(h, t + k);\n"
-	"\tfor (int k = 0; k < 32; k++)\n\t\tsnprintf(hex + 2 * k, 3, \"%02x\", (unsigned)(h[k / 4] >> (24 - 8 * (k % 4)) & 255));\n}\n\n"
-	"/* DOCCC_TRUST_WEIGHTS=1: skip the data's hash, keep the other checks */\n"
-	"static int dc_trust_weights(void)\n{\n\tconst char *v = getenv(\"DOCCC_TRUST_WEIGHTS\");\n"
-	"\treturn v && *v && strcmp(v, \"0\");\n}\n\n"
-	"static int dc_weights_map(const char *path, void **map, char *msg, size_t msgn)\n{\n"
-	"\t*map = NULL;\n\tif (!path) {\n"
-	"\t\tsnprintf(msg, msgn, \"@N@ was built with --external-weights: pass the path of its weights file (@N@.weights) to @N@_create_from\");\n"
-	"\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
-	"\tint fd = open(path, O_RDONLY | O_CLOEXEC);\n\tstruct stat st;\n"
-	"\tif (fd < 0 || fstat(fd, &st) != 0) {\n"
-	"\t\tsnprintf(msg, msgn, \"%s: cannot open the weights file: %s\", path, strerror(errno));\n"
-	"\t\tif (fd >= 0)\n\t\t\tclose(fd);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
-	"\tif ((uint64_t)st.st_size != 128 + (uint64_t)DC_WEIGHTS_SIZE) {\n"
-	"\t\tsnprintf(msg, msgn, \"%s: the weights file holds %lld bytes where @N@ needs %llu (truncated, or made for another model)\",\n"
-	"\t\t         path, (long long)st.st_size, 128 + (unsigned long long)DC_WEIGHTS_SIZE);\n"
-	"\t\tclose(fd);\n\t\treturn DOCCC_ERR_WEIGHTS;\n\t}\n"
-	"\tvoid *p = mmap(NULL, 128 + DC_WEIGHTS_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);\n\tint err = errno;\n\tclose(fd);\n"
-	"\tif (p == MAP_FAILED) {\n\t\tsnprintf(msg, msgn, \"%s: cannot map the weights file: %s\", path, strerror(err));\n"
-	"\t\treturn err == ENOMEM ? DOCCC_ERR_NOMEM : DOCCC_ERR_WEIGHTS;\n\t}\n"
-	"\tconst unsigned char *c = (const unsigned char *)p;\n\tuint64_t size;\n\tchar hex[65];\n\tmemcpy(&size, c + 8, 8);\n"
-	"\tif (memcmp(c, \"DOCCCW01\", 8) || size != DC_WEIGHTS_SIZE)\n"
-	"\t\tsnprintf(msg, msgn, \"%s: not a doccc weights file (bad header)\", path);\n"
-	"\telse if (memcmp(c + 16, dc_weights_sha, 64))\n"
-	"\t\tsnprintf(msg, msgn, \"%s: the weights file was made for another build of @N@ (its sha256 %.64s, @N@ needs %s)\", path,\n"
-	"\t\t         (const char *)c + 16, dc_weights_sha);\n"
-	"\telse if (!dc_trust_weights() && (dc_sha256_hex(c + 128, DC_WEIGHTS_SIZE, hex), memcmp(hex, dc_weights_sha, 64)))\n"
-	"\t\tsnprintf(msg, msgn, \"%s: the weights file is damaged or was altered (the data's sha256 is %s, its header's %s)\", path,\n"
-	"\t\t         hex, dc_weights_sha);\n"
-	"\telse {\n\t\t*map = p;\n\t\treturn DOCCC_OK;\n\t}\n"
-	"\tmunmap(p, 128 + DC_WEIGHTS_SIZE);\n\treturn DOCCC_ERR_WEIGHTS;\n}\n\n";
 
 void emit_weights_loader(Buf *b, const char *nm)
 {
-	emit_replace_all(b, weights_loader, "@N@", nm);
+	emit_replace_all(b, rt_body("weights.h"), "@N@", nm);
+}
+
+/* ---- the runtime sources (backends/rt/, embedded by make as rt_files) ---- */
+extern const RtFile rt_files[];
+
+const char *rt_text(const char *name)
+{
+	for (const RtFile *f = rt_files; f->name; f++)
+		if (!strcmp(f->name, name))
+			return f->text;
+	DOCC_UNREACHABLE();
+}
+
+const char *rt_body(const char *name)
+{
+	const char *t = rt_text(name), *e;
+	if (!strncmp(t, "/*", 2) && (e = strstr(t, "*/\n")))
+		return e + 3;
+	return t;
 }

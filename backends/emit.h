@@ -104,10 +104,17 @@ void emit_desc_tables(Em *e);
 void emit_strerror(Em *e);
 void emit_status_decode(Em *e);
 void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, const char *device, const char *lang);
-/* --external-weights: dc_sha256_hex and dc_weights_map (see emit.c). */
+/* --external-weights: dc_sha256_hex and dc_weights_map (rt/weights.h). */
 void emit_weights_loader(Buf *b, const char *nm);
-/* The scalar helpers (dc_maxf, dc_b2f, ...) as "static inline" C. */
-extern const char emit_scalar_helpers[];
+/* The runtime sources, backends/rt/NAME (real C that make unit compiles on
+ * its own, embedded in doccc by make): a file's whole text (the headers
+ * written beside a source), and what follows its opening comment (the
+ * pieces printed into one). */
+typedef struct RtFile {
+	const char *name, *text;
+} RtFile;
+const char *rt_text(const char *name);
+const char *rt_body(const char *name);
 /* The whole source of g for printer p. */
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out);
 

@@ -305,41 +305,6 @@ static void cpu_loop(Em *e, Node *n)
 	buf_free(&hi);
 }
 
-/* Vector transcendental functions for SCHED_VECTOR maps, in clang vector
- * extensions (any width).
- *  dc_vexp   Cody-Waite reduction x = n ln2 + r, the Cephes degree-6
- *            polynomial for e^r, then two multiplications by 2^(n/2) so
- *            results from the denormals up to overflow (inf) come out right;
- *            within 2 ulp of expf; NaN stays NaN.
- *  dc_vtanh  Cephes tanhf: an odd polynomial below |x| = 0.625, else
- *            1 - 2 / (e^2|x| + 1) with the sign restored.
- *  dc_verf   the approximation PyTorch's own vectorized CPU erf uses
- *            (Abramowitz-Stegun 7.1.26, absolute error < 1.5e-7): used for
- *            GELU only, where that absolute error vanishes in 0.5x(1+erf). */
-static const char vmath[] =
-	"static inline dc_vf dc_vexp(dc_vf x) {\n"
-	"\tdc_vf xc = dc_vsel(x > 88.8f, dc_splat(88.8f), dc_vsel(x < -104.0f, dc_splat(-104.0f), x));\n"
-	"\tdc_vf fx = xc * 1.44269504088896341f + 0.5f;\n"
-	"\tdc_vf n = __builtin_convertvector(__builtin_convertvector(fx, dc_vi), dc_vf);\n"
-	"\tn = dc_vsel(n > fx, n - 1.0f, n);\n"
-	"\tdc_vf r = xc - n * 0.693359375f + n * 2.12194440e-4f, z = r * r;\n"
-	"\tdc_vf y = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r\n"
-	"\t\t+ 1.6666665459e-1f) * r + 5.0000001201e-1f) * z + r + 1.0f;\n"
-	"\tdc_vi ni = __builtin_convertvector(n, dc_vi), n1 = ni >> 1, n2 = ni - n1;\n"
-	"\treturn dc_vsel(x != x, x, y * (dc_vf)((n1 + 127) << 23) * (dc_vf)((n2 + 127) << 23)); }\n"
-	"static inline dc_vf dc_vtanh(dc_vf x) {\n"
-	"\tdc_vi sg = (dc_vi)x & (dc_vi)dc_splat(-0.0f);\n"
-	"\tdc_vf a = (dc_vf)((dc_vi)x & ~(dc_vi)dc_splat(-0.0f)), z = x * x;\n"
-	"\tdc_vf p = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z\n"
-	"\t\t- 3.33332819422e-1f) * z * x + x;\n"
-	"\tdc_vf q = (dc_vf)((dc_vi)(1.0f - 2.0f / (dc_vexp(a + a) + 1.0f)) | sg);\n"
-	"\treturn dc_vsel(a < 0.625f, p, q); }\n"
-	"static inline dc_vf dc_verf(dc_vf x) {\n"
-	"\tdc_vi sg = (dc_vi)x & (dc_vi)dc_splat(-0.0f);\n"
-	"\tdc_vf a = (dc_vf)((dc_vi)x & ~(dc_vi)dc_splat(-0.0f));\n"
-	"\tdc_vf t = 1.0f / (0.3275911f * a + 1.0f);\n"
-	"\tdc_vf r = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;\n"
-	"\treturn (dc_vf)((dc_vi)(1.0f - r * dc_vexp(-(x * x))) ^ sg); }\n";
 
 /* Does a vector map below n gather or scatter (a strided operand)? */
 static int has_strided(Em *e, Node *n)
@@ -370,7 +335,7 @@ static int has_strided(Em *e, Node *n)
 static void emit_helpers(Em *e)
 {
 	Buf *b = e->b;
-	buf_puts(b, emit_scalar_helpers);
+	buf_puts(b, rt_body("scalar.h"));
 	if (e->lanes > 1) {
 		int L = e->lanes;
 		buf_printf(b, "typedef float dc_vf __attribute__((vector_size(%d)));\n", L * 4);
@@ -385,7 +350,7 @@ static void emit_helpers(Em *e)
 		            "static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }\n"
 		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
 		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
-		buf_puts(b, vmath);
+		buf_puts(b, rt_body("vmath.h"));
 		if (has_strided(e, e->g->root))
 			buf_printf(b, "static inline dc_vf dc_vgather(const float *p, int64_t s) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = p[i * s]; return v; }\n"
 			              "static inline void dc_vscatter(float *p, int64_t s, dc_vf v) { for (int i = 0; i < %d; i++) p[i * s] = v[i]; }\n",
@@ -481,87 +446,6 @@ static void cpu_reject_device(Em *e)
 	buf_puts(b, "\t(void)m; (void)ins; (void)outs;\n\treturn 0;\n}\n\n");
 }
 
-/* The CPU check. A library compiled for an instruction set extension the
- * CPU lacks (-march=x86-64-v4 on an AVX2 machine) would die of SIGILL in
- * its first run; instead create() returns DOCCC_ERR_CPU, with the missing
- * extensions in NAME_last_error(NULL). The extensions are the ones the
- * compiler was allowed (its -march macros, so --march native and cross
- * builds are checked exactly), looked up with cpuid at each create, and
- * those with wider registers also with the OS's saved state (xgetbv). The
- * check and the entry points that may run before it (create_from and the
- * dims functions) are compiled for the baseline x86-64 (DC_BASE). Each row:
- * the cpuid word (0: leaf 1 ecx; 1-3: leaf 7 ebx, ecx, edx; 4: leaf 7.1
- * eax; 5: leaf 0x80000001 ecx), the bit, the XCR0 bits it needs, its name.
- * Printed after dc_march, with @N@ for the model's name. */
-static const char cpu_check[] =
-	"#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))\n"
-	"#include <stdio.h>\n"
-	"#define DC_BASE __attribute__((target(\"no-avx,no-bmi,no-bmi2,no-lzcnt,no-movbe,no-popcnt,no-sse4.2,no-sse4.1,"
-	"no-ssse3,no-sse3,no-f16c,no-fma\")))\n"
-	"static const struct {\n\tunsigned char word, bit;\n\tunsigned xcr0;\n\tconst char *name;\n} dc_isa[] = {\n"
-	"#ifdef __SSE3__\n\t{0, 0, 0, \"sse3\"},\n#endif\n"
-	"#ifdef __PCLMUL__\n\t{0, 1, 0, \"pclmul\"},\n#endif\n"
-	"#ifdef __SSSE3__\n\t{0, 9, 0, \"ssse3\"},\n#endif\n"
-	"#ifdef __FMA__\n\t{0, 12, 6, \"fma\"},\n#endif\n"
-	"#ifdef __SSE4_1__\n\t{0, 19, 0, \"sse4.1\"},\n#endif\n"
-	"#ifdef __SSE4_2__\n\t{0, 20, 0, \"sse4.2\"},\n#endif\n"
-	"#ifdef __MOVBE__\n\t{0, 22, 0, \"movbe\"},\n#endif\n"
-	"#ifdef __POPCNT__\n\t{0, 23, 0, \"popcnt\"},\n#endif\n"
-	"#ifdef __AES__\n\t{0, 25, 0, \"aes\"},\n#endif\n"
-	"#ifdef __AVX__\n\t{0, 28, 6, \"avx\"},\n#endif\n"
-	"#ifdef __F16C__\n\t{0, 29, 6, \"f16c\"},\n#endif\n"
-	"#ifdef __BMI__\n\t{1, 3, 0, \"bmi\"},\n#endif\n"
-	"#ifdef __AVX2__\n\t{1, 5, 6, \"avx2\"},\n#endif\n"
-	"#ifdef __BMI2__\n\t{1, 8, 0, \"bmi2\"},\n#endif\n"
-	"#ifdef __AVX512F__\n\t{1, 16, 0xe6, \"avx512f\"},\n#endif\n"
-	"#ifdef __AVX512DQ__\n\t{1, 17, 0xe6, \"avx512dq\"},\n#endif\n"
-	"#ifdef __ADX__\n\t{1, 19, 0, \"adx\"},\n#endif\n"
-	"#ifdef __AVX512IFMA__\n\t{1, 21, 0xe6, \"avx512ifma\"},\n#endif\n"
-	"#ifdef __AVX512CD__\n\t{1, 28, 0xe6, \"avx512cd\"},\n#endif\n"
-	"#ifdef __SHA__\n\t{1, 29, 0, \"sha\"},\n#endif\n"
-	"#ifdef __AVX512BW__\n\t{1, 30, 0xe6, \"avx512bw\"},\n#endif\n"
-	"#ifdef __AVX512VL__\n\t{1, 31, 0xe6, \"avx512vl\"},\n#endif\n"
-	"#ifdef __AVX512VBMI__\n\t{2, 1, 0xe6, \"avx512vbmi\"},\n#endif\n"
-	"#ifdef __AVX512VBMI2__\n\t{2, 6, 0xe6, \"avx512vbmi2\"},\n#endif\n"
-	"#ifdef __GFNI__\n\t{2, 8, 0, \"gfni\"},\n#endif\n"
-	"#ifdef __VAES__\n\t{2, 9, 6, \"vaes\"},\n#endif\n"
-	"#ifdef __VPCLMULQDQ__\n\t{2, 10, 6, \"vpclmulqdq\"},\n#endif\n"
-	"#ifdef __AVX512VNNI__\n\t{2, 11, 0xe6, \"avx512vnni\"},\n#endif\n"
-	"#ifdef __AVX512BITALG__\n\t{2, 12, 0xe6, \"avx512bitalg\"},\n#endif\n"
-	"#ifdef __AVX512VPOPCNTDQ__\n\t{2, 14, 0xe6, \"avx512vpopcntdq\"},\n#endif\n"
-	"#ifdef __AMXBF16__\n\t{3, 22, 0x60000, \"amx-bf16\"},\n#endif\n"
-	"#ifdef __AVX512FP16__\n\t{3, 23, 0xe6, \"avx512fp16\"},\n#endif\n"
-	"#ifdef __AMXTILE__\n\t{3, 24, 0x60000, \"amx-tile\"},\n#endif\n"
-	"#ifdef __AMXINT8__\n\t{3, 25, 0x60000, \"amx-int8\"},\n#endif\n"
-	"#ifdef __AVXVNNI__\n\t{4, 4, 6, \"avxvnni\"},\n#endif\n"
-	"#ifdef __AVX512BF16__\n\t{4, 5, 0xe6, \"avx512bf16\"},\n#endif\n"
-	"#ifdef __LZCNT__\n\t{5, 5, 0, \"lzcnt\"},\n#endif\n"
-	"#ifdef __SSE4A__\n\t{5, 6, 0, \"sse4a\"},\n#endif\n"
-	"#ifdef __FMA4__\n\t{5, 16, 6, \"fma4\"},\n#endif\n"
-	"\t{0, 0, 0, NULL}};\n\n"
-	"DC_BASE static void dc_cpuid(unsigned leaf, unsigned sub, unsigned *r)\n{\n"
-	"\t__asm__ volatile(\"cpuid\" : \"=a\"(r[0]), \"=b\"(r[1]), \"=c\"(r[2]), \"=d\"(r[3]) : \"a\"(leaf), \"c\"(sub));\n}\n\n"
-	"/* 0, or DOCCC_ERR_CPU with the missing extensions in msg */\n"
-	"DC_BASE static int dc_cpu_check(char *msg, size_t n)\n{\n"
-	"\tunsigned w[6] = {0, 0, 0, 0, 0, 0}, r[4], top, xcr0 = 0, hi = 0;\n"
-	"\tdc_cpuid(0, 0, r);\n\ttop = r[0];\n"
-	"\tif (top >= 1)\n\t\tdc_cpuid(1, 0, r), w[0] = r[2];\n"
-	"\tif (top >= 7) {\n\t\tdc_cpuid(7, 0, r), w[1] = r[1], w[2] = r[2], w[3] = r[3];\n"
-	"\t\tif (r[0] >= 1)\n\t\t\tdc_cpuid(7, 1, r), w[4] = r[0];\n\t}\n"
-	"\tdc_cpuid(0x80000000u, 0, r);\n\tif (r[0] >= 0x80000001u)\n\t\tdc_cpuid(0x80000001u, 0, r), w[5] = r[2];\n"
-	"\tif (w[0] >> 27 & 1) /* OSXSAVE: xgetbv reads which register state the OS saves */\n"
-	"\t\t__asm__ volatile(\".byte 0x0f, 0x01, 0xd0\" : \"=a\"(xcr0), \"=d\"(hi) : \"c\"(0));\n"
-	"\tsize_t k = 0;\n"
-	"\tfor (int i = 0; dc_isa[i].name; i++) {\n"
-	"\t\tif ((w[dc_isa[i].word] >> dc_isa[i].bit & 1) && (xcr0 & dc_isa[i].xcr0) == dc_isa[i].xcr0)\n\t\t\tcontinue;\n"
-	"\t\tint len = k ? snprintf(msg + k, n - k, \" %s\", dc_isa[i].name)\n"
-	"\t\t            : snprintf(msg, n, \"@N@ was compiled for %s, which this CPU does not have (it lacks %s\", dc_march, "
-	"dc_isa[i].name);\n"
-	"\t\tif (len > 0)\n\t\t\tk = k + (size_t)len < n ? k + (size_t)len : n - 1;\n\t}\n"
-	"\tif (!k)\n\t\treturn DOCCC_OK;\n"
-	"\tsnprintf(msg + k, n - k, \"): compile it again for this machine (doccc --march native, or -c desktop or -c edge)\");\n"
-	"\treturn DOCCC_ERR_CPU;\n}\n"
-	"#else\n#define DC_BASE\nstatic int dc_cpu_check(char *msg, size_t n)\n{\n\t(void)msg, (void)n;\n\treturn DOCCC_OK;\n}\n#endif\n\n";
 
 static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 {
@@ -584,7 +468,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_puts(b, "static const char dc_march[] = ");
 	emit_message(b, !backend_of(t)->simd ? "its C compiler's default target" : arena_printf(g->arena, "-march=%s", t->march));
 	buf_puts(b, ";\n");
-	emit_replace_all(b, cpu_check, "@N@", nm);
+	emit_replace_all(b, rt_body("cpu_check.h"), "@N@", nm);
 	emit_helpers(&e);
 	Buf kern = {0}, fwd = {0};
 	e.kern = &kern;

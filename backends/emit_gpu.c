@@ -581,11 +581,6 @@ static void gemm_body(Em *e, const Tile *tl)
 	emit_line(e, "}");
 }
 
-/* float to tf32 as cvt.rna.tf32.f32 does it: to nearest, ties away from
- * zero, in the 13 low bits; inf and NaN as they are. */
-static const char tf32_helper[] =
-	"static __device__ inline float dc_tf32(float f) { uint32_t u; memcpy(&u, &f, 4); "
-	"if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; memcpy(&f, &u, 4); return f; }\n";
 
 /* ---- launches --------------------------------------------------------------------------- */
 
@@ -1057,11 +1052,11 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	/* the CPU's helpers as device functions; copysign(0, x) would be C++'s
 	 * host-only template overload */
 	Buf hl = {0};
-	emit_replace_all(&hl, emit_scalar_helpers, "static inline ", "static __device__ inline ");
+	emit_replace_all(&hl, rt_body("scalar.h"), "static inline ", "static __device__ inline ");
 	emit_replace_all(b, hl.s, "copysign(0, ", "copysign(0.0, ");
 	buf_free(&hl);
 	if (e.wmma)
-		buf_puts(b, tf32_helper);
+		buf_puts(b, rt_body("tf32.h"));
 	buf_puts(b, "\n");
 	if (kern.len)
 		buf_puts(b, kern.s);

@@ -65,8 +65,6 @@
 
 #include "emit.h"
 
-extern const char gpu_rt_h[];  /* $(BUILD)/gen/gpu_headers.c */
-
 const char *const category_names[] = {"edge", "desktop", "server", NULL};
 const char *const precision_names[] = {"highest", "high", "medium", NULL};
 
@@ -191,11 +189,11 @@ const Backend backend_table[NTARGETS] = {
 	[TG_OPENMP] = {TG_OPENMP, "openmp", &printer_cpu, ".c", CLANG, 1, 1},
 	[TG_CUDA] = {TG_CUDA, "cuda", &printer_gpu, ".cu",
 	             {{"DOCC_NVCC", "nvcc"}, nvcc_flags, NULL, {"-lm"}, "-lcudart -lstdc++ -lm"}, 0, 0,
-	             "cuda", "CUDA", gpu_rt_h, SIMULATION, {"sm_87", "sm_89", "sm_90"}, "DOCC_CUDA_ARCH",
+	             "cuda", "CUDA", "gpu_rt.h", SIMULATION, {"sm_87", "sm_89", "sm_90"}, "DOCC_CUDA_ARCH",
 	             cuda_archs, COUNTOF(cuda_archs)},
 	[TG_ROCM] = {TG_ROCM, "rocm", &printer_gpu, ".cu",
 	             {{"DOCC_HIPCC", "hipcc"}, hipcc_flags, hipcc_ldflags, {"-lm"}, "-lamdhip64 -lstdc++ -lm"}, 0, 0,
-	             "rocm", "HIP", gpu_rt_h, SIMULATION, {"gfx1030", "gfx1030", "gfx90a"}, NULL,
+	             "rocm", "HIP", "gpu_rt.h", SIMULATION, {"gfx1030", "gfx1030", "gfx90a"}, NULL,
 	             rocm_archs, COUNTOF(rocm_archs)},
 };
 _Static_assert(COUNTOF(backend_table) == NTARGETS, "a row of backend_table for every TargetKind");

@@ -270,7 +270,7 @@ def nvcc_build(pt2, outdir, precision):
     opts.write_text(f"contraction_precision: {precision}\n")
     r = doccc_cmd(pt2, "-t", "cuda", "--simulate", "--options", opts, "--emit-source", "-n", "tc", "-o", f"{outdir}/")
     assert r.returncode == 0, fmt_result(r)
-    shutil.copy(ROOT / "backends" / "gpu_rt.h", outdir / "doccc_gpu.h")
+    shutil.copy(ROOT / "backends" / "rt" / "gpu_rt.h", outdir / "doccc_gpu.h")
     p = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-O3", "-Xptxas", "-v", "-o", str(outdir / "tc.cubin"), "tc.cu"],
                        cwd=outdir, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-4000:]

@@ -29,7 +29,7 @@ FUZZ_COMMON   = test/fuzz/fuzz.c $(wildcard test/fuzz/*.h)
 # The sanitized libdoccc the harnesses link: a build of its own, as make asan's,
 # made by a make whose BUILD is that folder (where the Makefile's own rule applies).
 ifneq ($(BUILD),$(FUZZ_DIR)/lib)
-$(FUZZ_DIR)/lib/libdoccc.a: $(CORE_SRC) $(HDRS) $(GPU_HDRS)
+$(FUZZ_DIR)/lib/libdoccc.a: $(CORE_SRC) $(HDRS) $(RT_SRC)
 	$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR)/lib CC=clang \
 		SANFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN) $(FUZZ_LIMITS)" $@
 endif

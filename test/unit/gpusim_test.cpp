@@ -1,5 +1,5 @@
 /*
- * gpusim_test.cpp - the CPU simulation of CUDA in backends/gpu_sim.h:
+ * gpusim_test.cpp - the CPU simulation of CUDA in backends/rt/gpu_sim.h:
  * launches (plain and with __syncthreads fibers), atomics, launch
  * validation, simulated device memory (copies, attributes, protection
  * faults on host access, kind checks, limits) and the error-injection
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <stdio.h>
-#include "../../backends/gpu_sim.h"
+#include "../../backends/rt/gpu_sim.h"
 #include "check.h"
 
 #include <fcntl.h>
