@@ -5,6 +5,11 @@
  *   doccc MODEL.pt2|MODEL.json [options]      compile
  *   doccc run LIB -i IN.npy ... -o OUT.npy    run a compiled library (run.c)
  *   doccc check MODEL [--json]                what the model needs (check.c)
+ *   doccc inspect LIB|ARCHIVE|WEIGHTS         what a built artifact is, read from
+ *                                             the file alone (inspect.c)
+ *
+ * The compile's pieces live beside it: the cache of builds (cache.c), the
+ * report (report.c), the depfile and packaging files (buildsys.c).
  *
  * Exit codes (cmd.h): 0 ok, 1 bad input or unsupported model, 2 usage,
  * 3 the external compiler failed. Outputs are produced in a temporary
