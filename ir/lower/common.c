@@ -1,7 +1,8 @@
 /*
- * common.c - building blocks shared by the lowerings: argument accessors
- * live in import.c; here are containers, views, library nodes and the
- * elementwise node every family uses.
+ * common.c - building blocks shared by the lowerings: containers, views,
+ * copies, library nodes and the elementwise node every family uses. They
+ * build on the lowerings' API (api.c: values and metadata; args.c: the
+ * bound arguments; dims.c: sizes and run-time dims).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,45 +13,6 @@
 Container *lw_c(Imp *m, int id)
 {
 	return sdfg_c(m->g, id);
-}
-
-/* A size as a number: a run-time dim has none, so a lowering that asks for
- * one (a listed lowering on a path that was not made for run-time dims)
- * has the import retried specialized instead of building for a wrong size. */
-int64_t lw_dim(Imp *m, int id, int d)
-{
-	int64_t v = 0;
-	if (!ex_isint(lw_c(m, id)->shape[d], &v))
-		lw_need_static(m, "it reads a run-time size as a number");
-	return v;
-}
-
-Expr *lw_dimx(Imp *m, int id, int d)
-{
-	return lw_c(m, id)->shape[d];
-}
-
-Expr *lw_mdim(Imp *m, const Meta *mt, int d)
-{
-	return mt->dyn ? mt->x[d] : ex_int(m->g, mt->shape[d]);
-}
-
-/* Is size e 1 (1), surely not 1 (0: a run-time dim the export keeps >= 2),
- * or either (-1)? */
-int lw_is_one(Imp *m, const Expr *e)
-{
-	int64_t v, lo, hi;
-	if (ex_isint(e, &v))
-		return v == 1;
-	ex_range(m->g, e, &lo, &hi);
-	return lo > 1 || hi < 1 ? 0 : -1;
-}
-
-int lw_need_static(Imp *m, const char *why)
-{
-	if (!m->need_static)
-		m->need_static = arena_printf(m->a, "node '%s' (aten.%s): %s", m->nodename, m->info ? m->info->target : "?", why);
-	return -1;
 }
 
 LibNode *lw_lib(Imp *m, int op)
@@ -303,18 +265,6 @@ static int broadcasts(Imp *m, int in, int out)
 	return 1;
 }
 
-int lw_symint_value(Imp *m, Expr *x)
-{
-	int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_symint", m->nodename), DT_I64, CK_TRANSIENT, 0, NULL);
-	lw_c(m, id)->origin = "";
-	Node *b = sdfg_block(m->g, m->nodename);
-	Operand o = {.kind = OPD_EXPR, .e = x};
-	Memlet ml = {.data = id};
-	sdfg_store(b, sdfg_tasklet(m->g, b, T_ASSIGN, DT_I64, 1, &o), ml, W_NONE);
-	sdfg_append(m->g, m->g->root, b);
-	return id;
-}
-
 /* Elementwise: inputs are tensors or scalars ("scalarK" attrs); a scalar
  * that is a SymInt of run-time dims becomes a 0-d tensor of its value. */
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
@@ -354,5 +304,4 @@ int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 	lib_set_int(m->g, l, "code", code);
 	return 0;
 }
-
 
