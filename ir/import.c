@@ -441,39 +441,40 @@ static int is_zip(const char *path)
  * arena: the weights are read from them when the compile needs them. */
 static int open_input(Imp *m, const ImportArgs *args, char **text, size_t *len)
 {
+	ImpFiles *f = m->files;
 	int zip = is_zip(args->path);
 	if (zip < 0)
 		return -1;
 	if (zip) {
-		m->zip = pt2_open(args->path);
-		if (!m->zip)
+		f->zip = pt2_open(args->path);
+		if (!f->zip)
 			return -1;
-		arena_defer(m->a, close_zip, m->zip);
-		if (!pt2_has(m->zip, "models/model.json")) {
+		arena_defer(m->a, close_zip, f->zip);
+		if (!pt2_has(f->zip, "models/model.json")) {
 			/* torch.export.save always names the model "model" */
 			diag_error(args->path, "archive has no models/model.json: not a torch.export .pt2 (torch 2.9 or later)");
 			return -1;
 		}
-		*text = pt2_read(m->zip, "models/model.json", len);
+		*text = pt2_read(f->zip, "models/model.json", len);
 		if (!*text)
 			return -1;
 		m->path = arena_printf(m->a, "%s", args->path);
 		size_t l2;
-		char *w = pt2_has(m->zip, "data/weights/model_weights_config.json") ? pt2_read(m->zip, "data/weights/model_weights_config.json", &l2) : NULL;
+		char *w = pt2_has(f->zip, "data/weights/model_weights_config.json") ? pt2_read(f->zip, "data/weights/model_weights_config.json", &l2) : NULL;
 		if (w) {
-			m->wcfg = json_parse(w, l2, arena_printf(m->a, "%s:data/weights/model_weights_config.json", args->path));
+			f->wcfg = json_parse(w, l2, arena_printf(m->a, "%s:data/weights/model_weights_config.json", args->path));
 			free(w);
-			if (!m->wcfg)
+			if (!f->wcfg)
 				return -1;
-		} else if (pt2_has(m->zip, "data/weights/model.pt")) {
+		} else if (pt2_has(f->zip, "data/weights/model.pt")) {
 			diag_error(args->path, "weights are pickled (an archive from torch 2.8 or older); re-export with torch 2.9 or later");
 			return -1;
 		}
-		char *c = pt2_has(m->zip, "data/constants/model_constants_config.json") ? pt2_read(m->zip, "data/constants/model_constants_config.json", &l2) : NULL;
+		char *c = pt2_has(f->zip, "data/constants/model_constants_config.json") ? pt2_read(f->zip, "data/constants/model_constants_config.json", &l2) : NULL;
 		if (c) {
-			m->ccfg = json_parse(c, l2, arena_printf(m->a, "%s:data/constants/model_constants_config.json", args->path));
+			f->ccfg = json_parse(c, l2, arena_printf(m->a, "%s:data/constants/model_constants_config.json", args->path));
 			free(c);
-			if (!m->ccfg)
+			if (!f->ccfg)
 				return -1;
 		}
 		return 0;
@@ -486,8 +487,8 @@ static int open_input(Imp *m, const ImportArgs *args, char **text, size_t *len)
 		if (st_open(st, args->weights))
 			return -1;
 		arena_defer(m->a, close_st, st);
-		m->st = st;
-		m->stpath = args->weights;
+		f->st = st;
+		f->stpath = args->weights;
 		return 0;
 	}
 	/* An extracted archive: <root>/models/model.json with <root>/data beside. */
@@ -499,19 +500,19 @@ static int open_input(Imp *m, const ImportArgs *args, char **text, size_t *len)
 		if (file_exists(cfg)) {
 			size_t l2;
 			char *w = file_read(cfg, &l2);
-			m->wcfg = w ? json_parse(w, l2, cfg) : NULL;
+			f->wcfg = w ? json_parse(w, l2, cfg) : NULL;
 			free(w);
-			if (!m->wcfg)
+			if (!f->wcfg)
 				return -1;
 			char *ccfgp = arena_printf(m->a, "%sdata/constants/model_constants_config.json", root);
 			if (file_exists(ccfgp)) {
 				char *c = file_read(ccfgp, &l2);
-				m->ccfg = c ? json_parse(c, l2, ccfgp) : NULL;
+				f->ccfg = c ? json_parse(c, l2, ccfgp) : NULL;
 				free(c);
-				if (!m->ccfg)
+				if (!f->ccfg)
 					return -1;
 			}
-			m->dir = root;
+			f->dir = root;
 		}
 	}
 	return 0;
@@ -572,7 +573,10 @@ static Sdfg *import_dyn(Arena *a, const char *name, const ImportArgs *args)
 static Sdfg *import_once(Arena *a, const char *name, const ImportArgs *args, const char **need_static)
 {
 	Imp mm, *m = &mm;
+	ImpFiles files;
 	memset(m, 0, sizeof *m);
+	memset(&files, 0, sizeof files);
+	m->files = &files;
 	m->a = a;
 	m->path = args->path;
 	char *text = NULL;
@@ -580,7 +584,7 @@ static Sdfg *import_once(Arena *a, const char *name, const ImportArgs *args, con
 	Sdfg *g = NULL;
 	if (open_input(m, args, &text, &len))
 		goto out;
-	m->ep = json_parse(text, len, m->zip ? arena_printf(a, "%s:models/model.json", args->path) : args->path);
+	m->ep = json_parse(text, len, files.zip ? arena_printf(a, "%s:models/model.json", args->path) : args->path);
 	if (!m->ep)
 		goto out;
 	if (!cJSON_IsObject(m->ep) || !json_get(m->ep, "graph_module")) {
@@ -632,9 +636,9 @@ out:
 	free(text);
 	if (m->ep)
 		json_free(m->ep);
-	if (m->wcfg)
-		json_free(m->wcfg);
-	if (m->ccfg)
-		json_free(m->ccfg);
+	if (files.wcfg)
+		json_free(files.wcfg);
+	if (files.ccfg)
+		json_free(files.ccfg);
 	return g;
 }

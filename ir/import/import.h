@@ -10,6 +10,18 @@
 
 #include "../lower/lower.h"
 
+/* What only the importer reads: where the weights are (an open .pt2 archive
+ * and its configs, an extracted archive's root, or a --weights safetensors
+ * file) and how many bytes of them are bound. Imp.files points here. */
+typedef struct ImpFiles {
+	Pt2 *zip;
+	char *dir;                 /* extracted archive root ("…/"), or NULL */
+	cJSON *wcfg, *ccfg;        /* weights / constants configs */
+	Safetensors *st;           /* --weights, or NULL */
+	const char *stpath;
+	int64_t wbytes;            /* weight bytes bound so far (DOCC_MAX_WEIGHT_BYTES) */
+} ImpFiles;
+
 /* shapes.c: --shape, --dim, --max-dim and the export's symbols bound before
  * the nodes are read (run-time dims made here); -1 after the messages. The
  * sizes array of user input spec (an input_specs entry) and its name. */

@@ -107,13 +107,14 @@ int weight_make(Sdfg *g, const ConstSrc *s, void *dst)
 /* The size of storage rel of the archive or the extracted archive; -1 reported. */
 static int storage_size(Imp *m, WeightSrc *w, const char *rel)
 {
-	if (m->zip) {
-		w->zip = m->zip;
+	ImpFiles *f = m->files;
+	if (f->zip) {
+		w->zip = f->zip;
 		w->rel = rel;
 		w->where = m->path;
-		return pt2_size(m->zip, rel, &w->len);
+		return pt2_size(f->zip, rel, &w->len);
 	}
-	w->rel = arena_printf(m->a, "%s%s", m->dir, rel);
+	w->rel = arena_printf(m->a, "%s%s", f->dir, rel);
 	w->where = w->rel;
 	struct stat sb;
 	int err = stat(w->rel, &sb) != 0 ? errno : 0;
@@ -130,9 +131,10 @@ static int storage_size(Imp *m, WeightSrc *w, const char *rel)
  * and that the view fits its storage (the bytes are read later). */
 const WeightSrc *weight_load(Imp *m, const char *fqn, int isconst, const Meta *want, const char *placeholder)
 {
+	ImpFiles *f = m->files;
 	int esz = dtype_info[want->dt].size;
 	int64_t bytes = lw_tensor_bytes(want->rank, want->shape, esz), numel = bytes / esz;  /* lw_read_meta checked it */
-	if (ck_add(m->wbytes, bytes, &m->wbytes) || m->wbytes > DOCC_MAX_WEIGHT_BYTES) {
+	if (ck_add(f->wbytes, bytes, &f->wbytes) || f->wbytes > DOCC_MAX_WEIGHT_BYTES) {
 		diag_error(m->path, "graph input '%s': the weights are too large (more than %lld bytes in all)", placeholder,
 		           (long long)DOCC_MAX_WEIGHT_BYTES);
 		return NULL;
@@ -142,10 +144,10 @@ const WeightSrc *weight_load(Imp *m, const char *fqn, int isconst, const Meta *w
 	w->esz = esz;
 	w->contig = 1;
 	memcpy(w->shape, want->shape, sizeof w->shape);
-	if (m->st) {
-		const StTensor *t = st_find(m->st, fqn);
+	if (f->st) {
+		const StTensor *t = st_find(f->st, fqn);
 		if (!t) {
-			diag_error(m->stpath, "no tensor '%s' (needed for graph input '%s')", fqn, placeholder);
+			diag_error(f->stpath, "no tensor '%s' (needed for graph input '%s')", fqn, placeholder);
 			return NULL;
 		}
 		int dt = dtype_from_st(t->dtype);
@@ -153,26 +155,26 @@ const WeightSrc *weight_load(Imp *m, const char *fqn, int isconst, const Meta *w
 		for (int i = 0; same && i < t->rank; i++)
 			same = t->shape[i] == want->shape[i];
 		if (!same) {
-			diag_error(m->stpath, "tensor '%s' has dtype %s and rank %d; the graph expects %s with the shape of '%s'",
+			diag_error(f->stpath, "tensor '%s' has dtype %s and rank %d; the graph expects %s with the shape of '%s'",
 			           fqn, t->dtype, t->rank, dtype_info[want->dt].name, placeholder);
 			return NULL;
 		}
 		if ((int64_t)t->nbytes != bytes) {
-			diag_error(m->stpath, "tensor '%s' holds %zu bytes; its shape needs %lld", fqn, t->nbytes, (long long)bytes);
+			diag_error(f->stpath, "tensor '%s' holds %zu bytes; its shape needs %lld", fqn, t->nbytes, (long long)bytes);
 			return NULL;
 		}
 		w->mapped = t->data;
 		w->len = t->nbytes;
-		w->where = m->stpath;
+		w->where = f->stpath;
 		w->rel = fqn;
 		return w;
 	}
-	if (!m->zip && !m->dir) {
+	if (!f->zip && !f->dir) {
 		diag_error(m->path, "the program needs weights (first: '%s' for graph input '%s'); pass --weights FILE.safetensors "
 		                    "or compile the .pt2 archive", fqn, placeholder);
 		return NULL;
 	}
-	cJSON *cfgs[2] = {isconst ? m->ccfg : m->wcfg, isconst ? m->wcfg : m->ccfg};
+	cJSON *cfgs[2] = {isconst ? f->ccfg : f->wcfg, isconst ? f->wcfg : f->ccfg};
 	cJSON *ent = NULL;
 	int which = 0;
 	for (int k = 0; k < 2 && !ent; k++) {

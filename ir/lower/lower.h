@@ -69,17 +69,15 @@ typedef struct {
 	int dyn;            /* the value depends on run-time dims */
 } SymVal;
 
+/* The state of one import: the program, the value map, the node being
+ * lowered and its bound arguments, the export's symbols. Lowerings read it
+ * through the functions below more than its fields. */
 typedef struct Imp {
 	Arena *a;
 	Sdfg *g;
 	const char *path;          /* for messages */
 	cJSON *ep, *graph, *tvals;
-	/* weights */
-	Pt2 *zip;
-	char *dir;                 /* extracted archive root ("…/"), or NULL */
-	cJSON *wcfg, *ccfg;        /* weights / constants configs */
-	Safetensors *st;           /* --weights, or NULL */
-	const char *stpath;
+	struct ImpFiles *files;    /* the importer's own: the input's files (ir/import/import.h) */
 	/* value name -> container */
 	ValueEnt *vals;
 	int nvals, capvals;
@@ -105,7 +103,6 @@ typedef struct Imp {
 	int argdyn;          /* the current node's arguments hold a number of run-time dims */
 	SymVal *svs;
 	int nsvs, capsvs;
-	int64_t wbytes;      /* weight bytes bound so far (DOCC_MAX_WEIGHT_BYTES) */
 } Imp;
 
 /* Tensor metadata of a value as graph.tensor_values records it. */
