@@ -38,7 +38,6 @@ int expand_cat(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *
 	return 0;
 }
 
-
 /* ---- remapped copies ------------------------------------------------------------------------
  * out[i] = in[j] with, per dim, t = i - ofs and j = t (RK_OFFSET; reads
  * outside the input give `value` when guard is set: constant padding),
@@ -98,30 +97,17 @@ int expand_arange(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	return 0;
 }
 
-/* ---- data-dependent indices --------------------------------------------------------------------
+/* ---- gathers and scatters -----------------------------------------------------------------
  * A read or write at an index held in a tensor binds the index to a value
- * symbol with a T_INDEX tasklet (ir.h) and addresses the element with it:
- * O(1) per element. T_INDEX wraps a negative index once where torch does
- * (index.Tensor, index_put) and fails the run with DOCCC_ERR_INDEX on any
- * other index outside the dim, where torch raises IndexError (index_select,
- * gather, embedding and the scatters take no negative indices). Gathers are
- * one map nest over the output. Scatters copy self into the output in one
- * nest, then visit the source positions in a second one whose dims that
- * can reach one output element more than once are sequential (N_FOR, in
- * index order), so the last store wins and reductions combine self first,
- * then the sources in order, as torch's CPU kernels do. */
-
-/* Bind index operand idx, an index into a dim of size n, to a new value
- * symbol in block b; wrap: a negative index counts from the end. */
-Expr *xp_bind_index(Sdfg *g, Node *b, Operand idx, Expr *n, int wrap)
-{
-	Operand a[2] = {idx, opd_expr(n)};
-	int t = sdfg_tasklet(g, b, T_INDEX, DT_I64, 2, a);
-	b->ts[t].p[0] = wrap;
-	int64_t lo, hi;
-	ex_range(g, n, &lo, &hi);
-	return ex_sym(g, sdfg_bind(g, b, t, "ix", 0, hi == INT64_MAX ? INT64_MAX : hi - 1));
-}
+ * symbol with a T_INDEX tasklet (xp_bind_index: ir/expand/common.c) and
+ * addresses the element with it: O(1) per element. Negative indices wrap
+ * once where torch wraps them (index.Tensor, index_put); index_select,
+ * gather, embedding and the scatters take none. Gathers are one map nest
+ * over the output. Scatters copy self into the output in one nest, then
+ * visit the source positions in a second one whose dims that can reach one
+ * output element more than once are sequential (N_FOR, in index order), so
+ * the last store wins and reductions combine self first, then the sources
+ * in order, as torch's CPU kernels do. */
 
 static int and_vals(Sdfg *g, Node *b, int a, int c)
 {
@@ -139,38 +125,6 @@ static int acc_local(Sdfg *g, const char *name, Dtype dt, Node *owner)
 	int c = sdfg_add_container(g, name, dt, CK_TRANSIENT, 0, NULL);
 	sdfg_c(g, c)->origin = "";
 	return c;
-}
-
-/* Broadcast shape of containers ins[0..n) (right-aligned). */
-int xp_bcast_shape(Sdfg *g, const int *ins, int n, Expr **sh)
-{
-	int rb = 0;
-	for (int i = 0; i < n; i++)
-		if (sdfg_c(g, ins[i])->rank > rb)
-			rb = sdfg_c(g, ins[i])->rank;
-	for (int d = 0; d < rb; d++)
-		sh[d] = ex_int(g, 1);
-	for (int i = 0; i < n; i++) {
-		Container *c = sdfg_c(g, ins[i]);
-		for (int q = 0; q < c->rank; q++) {
-			int64_t v;
-			if (!ex_isint(c->shape[q], &v) || v != 1)
-				sh[rb - c->rank + q] = c->shape[q];
-		}
-	}
-	return rb;
-}
-
-/* Memlet indices of container c broadcast against a shape of rank rb whose
- * dims are indexed by e[0..rb). */
-void xp_bcast_idx(Sdfg *g, int c, int rb, Expr *const *sh, Expr *const *e, Expr **idx)
-{
-	Container *k = sdfg_c(g, c);
-	for (int q = 0; q < k->rank; q++) {
-		int d = rb - k->rank + q;
-		int64_t v;
-		idx[q] = ex_isint(k->shape[q], &v) && v == 1 && !ex_eq(k->shape[q], sh[d]) ? ex_int(g, 0) : e[d];
-	}
 }
 
 int expand_gather(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
