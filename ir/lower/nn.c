@@ -590,9 +590,6 @@ int lower_upsample(Imp *m, const cJSON *node)
 	return 0;
 }
 
-_Static_assert(RD_PROD_ == RD_MIN + 1, "reduction modes of ops_nn.h continue ops.h's");
-_Static_assert(PL_ADAPTIVE_MAX_ == PL_ADAPTIVE + 1, "pool modes of ops_nn.h continue ops.h's");
-
 /* Reductions. var/std take a correction (var.correction: Scalar?, default
  * 1; var.dim: bool unbiased); var_mean/std_mean have the mean as a second
  * output. */
@@ -848,7 +845,6 @@ int lower_attention(Imp *m, const cJSON *node)
 	lib_set_int(m->g, l, "causal", lw_int(m, "is_causal", 0));
 	return 0;
 }
-
 
 /* Pairwise distances: _cdist_forward (param 0: x1 [..., P, M], x2
  * [..., R, M], batch dims broadcast; compute_mode only picks torch's
