@@ -53,6 +53,24 @@ Expr **xp_vars(Sdfg *g, int n, const int *vars)
 	return e;
 }
 
+/* A tasklet of one, two or three operands appended to block b; its value. */
+int xp_tk1(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a)
+{
+	return sdfg_tasklet(g, b, c, dt, 1, &a);
+}
+
+int xp_tk2(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x)
+{
+	Operand o[2] = {a, x};
+	return sdfg_tasklet(g, b, c, dt, 2, o);
+}
+
+int xp_tk3(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x, Operand y)
+{
+	Operand o[3] = {a, x, y};
+	return sdfg_tasklet(g, b, c, dt, 3, o);
+}
+
 /* ---- memlets, broadcasting, data-dependent indices ------------------------------ */
 
 Memlet xp_memlet(int data, int rank, Expr *const *idx)

@@ -35,6 +35,10 @@ Node *xp_block(Sdfg *g, Node *seq, const char *label);
  * body. The symbols as expressions. */
 Node *xp_nest(Sdfg *g, Node *seq, int c, int *vars);
 Expr **xp_vars(Sdfg *g, int n, const int *vars);
+/* A tasklet of one, two or three operands appended to block b; its value. */
+int xp_tk1(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a);
+int xp_tk2(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x);
+int xp_tk3(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x, Operand y);
 /* A memlet of container data at idx[0..rank); the operand of input in for
  * output out iterated by vars, with numpy broadcasting. */
 Memlet xp_memlet(int data, int rank, Expr *const *idx);

@@ -26,25 +26,6 @@
 
 #include "expand.h"
 
-/* ---- tasklet helpers ------------------------------------------------------------------------ */
-
-static int tk1(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a)
-{
-	return sdfg_tasklet(g, b, c, dt, 1, &a);
-}
-
-static int tk2(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x)
-{
-	Operand o[2] = {a, x};
-	return sdfg_tasklet(g, b, c, dt, 2, o);
-}
-
-static int tk3(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x, Operand y)
-{
-	Operand o[3] = {a, x, y};
-	return sdfg_tasklet(g, b, c, dt, 3, o);
-}
-
 #define V(t) opd_val(t)
 #define K(c) opd_const(c)
 
@@ -54,8 +35,8 @@ static int tk3(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x, Operan
 static int madd(Sdfg *g, Node *b, Dtype dt, Operand a, Operand x, Operand y)
 {
 	if (dt == DT_F32 || dt == DT_F64)
-		return tk3(g, b, T_FMA, dt, a, x, y);
-	return tk2(g, b, T_ADD, dt, y, V(tk2(g, b, T_MUL, dt, a, x)));
+		return xp_tk3(g, b, T_FMA, dt, a, x, y);
+	return xp_tk2(g, b, T_ADD, dt, y, V(xp_tk2(g, b, T_MUL, dt, a, x)));
 }
 
 /* A rank-0 transient (a scalar that sequential loops carry). */
@@ -79,7 +60,7 @@ static void fill(Sdfg *g, Node *seq, const char *label, int c, double v)
 	int vars[MAXDIM];
 	Container *k = sdfg_c(g, c);
 	Node *b = xp_block(g, xp_nest(g, seq, c, vars), label);
-	sdfg_store(b, tk1(g, b, T_ASSIGN, k->dt, K(v)), xp_memlet(c, k->rank, xp_vars(g, k->rank, vars)), W_NONE);
+	sdfg_store(b, xp_tk1(g, b, T_ASSIGN, k->dt, K(v)), xp_memlet(c, k->rank, xp_vars(g, k->rank, vars)), W_NONE);
 }
 
 /* ---- grid sampling ---------------------------------------------------------------------------
@@ -102,19 +83,19 @@ typedef struct {
 /* The constant v in the compute dtype (rounded as torch's static_cast). */
 static int gs_const(Gs *s, double v)
 {
-	return tk1(s->g, s->b, T_ASSIGN, s->dt, K(v));
+	return xp_tk1(s->g, s->b, T_ASSIGN, s->dt, K(v));
 }
 
 static int gs_unnormalize(Gs *s, int v, int64_t size)
 {
 	Sdfg *g = s->g;
 	Node *b = s->b;
-	int one = tk2(g, b, T_ADD, s->dt, V(v), K(1));
+	int one = xp_tk2(g, b, T_ADD, s->dt, V(v), K(1));
 	if (s->ac) {
-		int sf = tk2(g, b, T_DIV, s->dt, V(gs_const(s, (double)(size - 1))), K(2));
-		return tk2(g, b, T_MUL, s->dt, V(one), V(sf));
+		int sf = xp_tk2(g, b, T_DIV, s->dt, V(gs_const(s, (double)(size - 1))), K(2));
+		return xp_tk2(g, b, T_MUL, s->dt, V(one), V(sf));
 	}
-	int sf = tk2(g, b, T_DIV, s->dt, V(gs_const(s, (double)size)), K(2));
+	int sf = xp_tk2(g, b, T_DIV, s->dt, V(gs_const(s, (double)size)), K(2));
 	return madd(g, b, s->dt, V(one), V(sf), K(-0.5));
 }
 
@@ -123,11 +104,11 @@ static int gs_clip(Gs *s, int v, int64_t size)
 {
 	Sdfg *g = s->g;
 	Node *b = s->b;
-	int pos = tk2(g, b, T_GT, DT_I64, V(v), K(0));
-	int lo = tk3(g, b, T_WHERE, s->dt, V(pos), V(v), K(0));
+	int pos = xp_tk2(g, b, T_GT, DT_I64, V(v), K(0));
+	int lo = xp_tk3(g, b, T_WHERE, s->dt, V(pos), V(v), K(0));
 	int mx = gs_const(s, (double)(size - 1));
-	int over = tk2(g, b, T_GT, DT_I64, V(lo), V(mx));
-	return tk3(g, b, T_WHERE, s->dt, V(over), V(mx), V(lo));
+	int over = xp_tk2(g, b, T_GT, DT_I64, V(lo), V(mx));
+	return xp_tk3(g, b, T_WHERE, s->dt, V(over), V(mx), V(lo));
 }
 
 static int gs_reflect(Gs *s, int v, int64_t size)
@@ -137,12 +118,12 @@ static int gs_reflect(Gs *s, int v, int64_t size)
 	Dtype dt = s->dt;
 	if (s->ac && size <= 1)
 		return gs_const(s, 0);
-	int tw = tk2(g, b, T_MUL, dt, V(gs_const(s, (double)(s->ac ? size - 1 : size))), K(2));
-	int a = tk1(g, b, T_ABS, dt, s->ac ? V(v) : V(tk2(g, b, T_SUB, dt, V(v), K(-0.5))));
-	int flips = tk1(g, b, T_TRUNC, dt, V(tk2(g, b, T_DIV, dt, V(a), V(tw))));
-	int extra = madd(g, b, dt, V(tk1(g, b, T_NEG, dt, V(flips))), V(tw), V(a));
-	int r = tk2(g, b, T_MIN, dt, V(extra), V(tk2(g, b, T_SUB, dt, V(tw), V(extra))));
-	return s->ac ? r : tk2(g, b, T_ADD, dt, V(r), K(-0.5));
+	int tw = xp_tk2(g, b, T_MUL, dt, V(gs_const(s, (double)(s->ac ? size - 1 : size))), K(2));
+	int a = xp_tk1(g, b, T_ABS, dt, s->ac ? V(v) : V(xp_tk2(g, b, T_SUB, dt, V(v), K(-0.5))));
+	int flips = xp_tk1(g, b, T_TRUNC, dt, V(xp_tk2(g, b, T_DIV, dt, V(a), V(tw))));
+	int extra = madd(g, b, dt, V(xp_tk1(g, b, T_NEG, dt, V(flips))), V(tw), V(a));
+	int r = xp_tk2(g, b, T_MIN, dt, V(extra), V(xp_tk2(g, b, T_SUB, dt, V(tw), V(extra))));
+	return s->ac ? r : xp_tk2(g, b, T_ADD, dt, V(r), K(-0.5));
 }
 
 /* torch's compute_coordinates: the padding mode applied to a position */
@@ -168,11 +149,11 @@ static Tap gs_tap(Gs *s, int v, Expr *size)
 	Node *b = s->b;
 	int64_t n;
 	ex_isint(size, &n);
-	int ge = tk2(g, b, T_GT, DT_I64, V(v), K(-1));
-	int lt = tk2(g, b, T_LT, DT_I64, V(v), K((double)n));
+	int ge = xp_tk2(g, b, T_GT, DT_I64, V(v), K(-1));
+	int lt = xp_tk2(g, b, T_LT, DT_I64, V(v), K((double)n));
 	Tap t;
-	t.in = tk2(g, b, T_AND, DT_I64, V(ge), V(lt));
-	t.ix = xp_bind_index(g, b, V(tk3(g, b, T_WHERE, DT_I64, V(t.in), V(v), K(0))), size, 0);
+	t.in = xp_tk2(g, b, T_AND, DT_I64, V(ge), V(lt));
+	t.ix = xp_bind_index(g, b, V(xp_tk3(g, b, T_WHERE, DT_I64, V(t.in), V(v), K(0))), size, 0);
 	return t;
 }
 
@@ -180,8 +161,8 @@ static Tap gs_tap(Gs *s, int v, Expr *size)
 static int gs_read(Gs *s, int x, Expr *const *nc, Tap ty, Tap tx)
 {
 	Expr *idx[4] = {nc[0], nc[1], ty.ix, tx.ix};
-	int in = tk2(s->g, s->b, T_AND, DT_I64, V(ty.in), V(tx.in));
-	return tk3(s->g, s->b, T_WHERE, s->dt, V(in), opd_mem(x, 4, idx), K(0));
+	int in = xp_tk2(s->g, s->b, T_AND, DT_I64, V(ty.in), V(tx.in));
+	return xp_tk3(s->g, s->b, T_WHERE, s->dt, V(in), opd_mem(x, 4, idx), K(0));
 }
 
 /* The cubic convolution weights of the 4 taps at distances 1 + t, t, 1 - t, 2 - t. */
@@ -192,17 +173,17 @@ static void gs_cubic(Gs *s, int t, int *w)
 	Dtype dt = s->dt;
 	const double A = -0.75;
 	for (int k = 0; k < 4; k++) {
-		int x = k == 0 ? tk2(g, b, T_ADD, dt, V(t), K(1)) : k == 1 ? t : tk2(g, b, T_SUB, dt, K(k - 1), V(t));
+		int x = k == 0 ? xp_tk2(g, b, T_ADD, dt, V(t), K(1)) : k == 1 ? t : xp_tk2(g, b, T_SUB, dt, K(k - 1), V(t));
 		if (k == 0 || k == 3) {
 			/* ((A x - 5A) x + 8A) x - 4A */
-			int p = tk2(g, b, T_SUB, dt, V(tk2(g, b, T_MUL, dt, K(A), V(x))), K(5 * A));
-			p = tk2(g, b, T_ADD, dt, V(tk2(g, b, T_MUL, dt, V(p), V(x))), K(8 * A));
-			w[k] = tk2(g, b, T_SUB, dt, V(tk2(g, b, T_MUL, dt, V(p), V(x))), K(4 * A));
+			int p = xp_tk2(g, b, T_SUB, dt, V(xp_tk2(g, b, T_MUL, dt, K(A), V(x))), K(5 * A));
+			p = xp_tk2(g, b, T_ADD, dt, V(xp_tk2(g, b, T_MUL, dt, V(p), V(x))), K(8 * A));
+			w[k] = xp_tk2(g, b, T_SUB, dt, V(xp_tk2(g, b, T_MUL, dt, V(p), V(x))), K(4 * A));
 		} else {
 			/* ((A + 2) x - (A + 3)) x x + 1 */
-			int p = tk2(g, b, T_SUB, dt, V(tk2(g, b, T_MUL, dt, K(A + 2), V(x))), K(A + 3));
-			p = tk2(g, b, T_MUL, dt, V(tk2(g, b, T_MUL, dt, V(p), V(x))), V(x));
-			w[k] = tk2(g, b, T_ADD, dt, V(p), K(1));
+			int p = xp_tk2(g, b, T_SUB, dt, V(xp_tk2(g, b, T_MUL, dt, K(A + 2), V(x))), K(A + 3));
+			p = xp_tk2(g, b, T_MUL, dt, V(xp_tk2(g, b, T_MUL, dt, V(p), V(x))), V(x));
+			w[k] = xp_tk2(g, b, T_ADD, dt, V(p), K(1));
 		}
 	}
 }
@@ -223,45 +204,45 @@ int expand_grid_sample(Sdfg *g, LibNode *l, Node *seq, const char *label, const 
 	Node *b = s.b;
 	Dtype dt = s.dt;
 	Expr *gi[4] = {O[0], O[2], O[3], ex_int(g, 0)};
-	int gx = tk1(g, b, T_ASSIGN, dt, opd_mem(gr, 4, gi));
+	int gx = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(gr, 4, gi));
 	gi[3] = ex_int(g, 1);
-	int gy = tk1(g, b, T_ASSIGN, dt, opd_mem(gr, 4, gi));
+	int gy = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(gr, 4, gi));
 	Expr *nc[2] = {O[0], O[1]};
 	int res;
 	if (mode == GS_BICUBIC) {
 		int ux = gs_unnormalize(&s, gx, W), uy = gs_unnormalize(&s, gy, H);
-		int fx = tk1(g, b, T_FLOOR, dt, V(ux)), fy = tk1(g, b, T_FLOOR, dt, V(uy));
+		int fx = xp_tk1(g, b, T_FLOOR, dt, V(ux)), fy = xp_tk1(g, b, T_FLOOR, dt, V(uy));
 		int cx[4], cy[4];
-		gs_cubic(&s, tk2(g, b, T_SUB, dt, V(ux), V(fx)), cx);
-		gs_cubic(&s, tk2(g, b, T_SUB, dt, V(uy), V(fy)), cy);
+		gs_cubic(&s, xp_tk2(g, b, T_SUB, dt, V(ux), V(fx)), cx);
+		gs_cubic(&s, xp_tk2(g, b, T_SUB, dt, V(uy), V(fy)), cy);
 		Tap tx[4], ty[4];
 		for (int k = 0; k < 4; k++) {
-			tx[k] = gs_tap(&s, gs_pad(&s, tk2(g, b, T_ADD, dt, V(fx), K(k - 1)), W), xc->shape[3]);
-			ty[k] = gs_tap(&s, gs_pad(&s, tk2(g, b, T_ADD, dt, V(fy), K(k - 1)), H), xc->shape[2]);
+			tx[k] = gs_tap(&s, gs_pad(&s, xp_tk2(g, b, T_ADD, dt, V(fx), K(k - 1)), W), xc->shape[3]);
+			ty[k] = gs_tap(&s, gs_pad(&s, xp_tk2(g, b, T_ADD, dt, V(fy), K(k - 1)), H), xc->shape[2]);
 		}
 		res = -1;
 		for (int i = 0; i < 4; i++) {
-			int row = tk2(g, b, T_MUL, dt, V(cx[0]), V(gs_read(&s, x, nc, ty[i], tx[0])));
+			int row = xp_tk2(g, b, T_MUL, dt, V(cx[0]), V(gs_read(&s, x, nc, ty[i], tx[0])));
 			for (int j = 1; j < 4; j++)
 				row = madd(g, b, dt, V(cx[j]), V(gs_read(&s, x, nc, ty[i], tx[j])), V(row));
-			res = res < 0 ? tk2(g, b, T_MUL, dt, V(cy[0]), V(row)) : madd(g, b, dt, V(cy[i]), V(row), V(res));
+			res = res < 0 ? xp_tk2(g, b, T_MUL, dt, V(cy[0]), V(row)) : madd(g, b, dt, V(cy[i]), V(row), V(res));
 		}
 	} else {
 		int px = gs_pad(&s, gs_unnormalize(&s, gx, W), W), py = gs_pad(&s, gs_unnormalize(&s, gy, H), H);
 		if (mode == GS_NEAREST) {
-			Tap tx = gs_tap(&s, tk1(g, b, T_ROUND, dt, V(px)), xc->shape[3]);
-			Tap ty = gs_tap(&s, tk1(g, b, T_ROUND, dt, V(py)), xc->shape[2]);
+			Tap tx = gs_tap(&s, xp_tk1(g, b, T_ROUND, dt, V(px)), xc->shape[3]);
+			Tap ty = gs_tap(&s, xp_tk1(g, b, T_ROUND, dt, V(py)), xc->shape[2]);
 			res = gs_read(&s, x, nc, ty, tx);
 		} else {
-			int xw = tk1(g, b, T_FLOOR, dt, V(px)), yn = tk1(g, b, T_FLOOR, dt, V(py));
-			int we = tk2(g, b, T_SUB, dt, V(px), V(xw)), e = tk2(g, b, T_SUB, dt, K(1), V(we));
-			int ns = tk2(g, b, T_SUB, dt, V(py), V(yn)), sn = tk2(g, b, T_SUB, dt, K(1), V(ns));
-			int wgt[4] = {tk2(g, b, T_MUL, dt, V(sn), V(e)), tk2(g, b, T_MUL, dt, V(sn), V(we)),
-			              tk2(g, b, T_MUL, dt, V(ns), V(e)), tk2(g, b, T_MUL, dt, V(ns), V(we))};
-			Tap tx[2] = {gs_tap(&s, xw, xc->shape[3]), gs_tap(&s, tk2(g, b, T_ADD, dt, V(xw), K(1)), xc->shape[3])};
-			Tap ty[2] = {gs_tap(&s, yn, xc->shape[2]), gs_tap(&s, tk2(g, b, T_ADD, dt, V(yn), K(1)), xc->shape[2])};
+			int xw = xp_tk1(g, b, T_FLOOR, dt, V(px)), yn = xp_tk1(g, b, T_FLOOR, dt, V(py));
+			int we = xp_tk2(g, b, T_SUB, dt, V(px), V(xw)), e = xp_tk2(g, b, T_SUB, dt, K(1), V(we));
+			int ns = xp_tk2(g, b, T_SUB, dt, V(py), V(yn)), sn = xp_tk2(g, b, T_SUB, dt, K(1), V(ns));
+			int wgt[4] = {xp_tk2(g, b, T_MUL, dt, V(sn), V(e)), xp_tk2(g, b, T_MUL, dt, V(sn), V(we)),
+			              xp_tk2(g, b, T_MUL, dt, V(ns), V(e)), xp_tk2(g, b, T_MUL, dt, V(ns), V(we))};
+			Tap tx[2] = {gs_tap(&s, xw, xc->shape[3]), gs_tap(&s, xp_tk2(g, b, T_ADD, dt, V(xw), K(1)), xc->shape[3])};
+			Tap ty[2] = {gs_tap(&s, yn, xc->shape[2]), gs_tap(&s, xp_tk2(g, b, T_ADD, dt, V(yn), K(1)), xc->shape[2])};
 			/* nw, ne, sw, se, summed in that order */
-			res = tk2(g, b, T_MUL, dt, V(gs_read(&s, x, nc, ty[0], tx[0])), V(wgt[0]));
+			res = xp_tk2(g, b, T_MUL, dt, V(gs_read(&s, x, nc, ty[0], tx[0])), V(wgt[0]));
 			for (int k = 1; k < 4; k++)
 				res = madd(g, b, dt, V(gs_read(&s, x, nc, ty[k / 2], tx[k % 2])), V(wgt[k]), V(res));
 		}
@@ -319,18 +300,18 @@ int expand_embedding_bag(Sdfg *g, LibNode *l, Node *seq, const char *label, cons
 		Node *b = xp_block(g, lj->body, label);
 		Expr *jv[1] = {ex_sym(g, v)};
 		Expr *p[1] = {xp_bind_index(g, b, opd_mem(ofs, 1, jv), n1, 0)};
-		sdfg_store(b, tk2(g, b, T_ADD, DT_I64, opd_mem(hits, 1, p), K(1)), xp_memlet(hits, 1, p), W_NONE);
+		sdfg_store(b, xp_tk2(g, b, T_ADD, DT_I64, opd_mem(hits, 1, p), K(1)), xp_memlet(hits, 1, p), W_NONE);
 		b = xp_block(g, seq, label);
-		sdfg_store(b, tk1(g, b, T_ASSIGN, DT_I64, K(0)), xp_memlet(run, 0, none), W_NONE);
+		sdfg_store(b, xp_tk1(g, b, T_ASSIGN, DT_I64, K(0)), xp_memlet(run, 0, none), W_NONE);
 		Node *li = xp_loop(g, seq, N_FOR, "i", ex_int(g, 0), n, 1, &v);
 		b = xp_block(g, li->body, label);
 		Expr *iv[1] = {ex_sym(g, v)};
-		int r = tk2(g, b, T_ADD, DT_I64, opd_mem(run, 0, none), opd_mem(hits, 1, iv));
+		int r = xp_tk2(g, b, T_ADD, DT_I64, opd_mem(run, 0, none), opd_mem(hits, 1, iv));
 		sdfg_store(b, r, xp_memlet(run, 0, none), W_NONE);
-		int bi = tk2(g, b, T_SUB, DT_I64, V(r), K(1));
+		int bi = xp_tk2(g, b, T_SUB, DT_I64, V(r), K(1));
 		sdfg_store(b, bi, xp_memlet(bag, 1, iv), W_NONE);
 		if (o2b_out >= 0 && sdfg_numel(g, o2b_out) != 0)
-			sdfg_store(b, tk1(g, b, T_ASSIGN, sdfg_c(g, o2b_out)->dt, V(bi)), xp_memlet(o2b_out, 1, iv), W_NONE);
+			sdfg_store(b, xp_tk1(g, b, T_ASSIGN, sdfg_c(g, o2b_out)->dt, V(bi)), xp_memlet(o2b_out, 1, iv), W_NONE);
 
 		/* 2. one index after the other: the row into its bag, per column */
 		li = xp_loop(g, seq, N_FOR, "i", ex_int(g, 0), n, 1, &v);
@@ -339,37 +320,37 @@ int expand_embedding_bag(Sdfg *g, LibNode *l, Node *seq, const char *label, cons
 		for (int pass = 0; pass < 2; pass++) {
 			/* pass 0: the columns (inside the map over d); pass 1: the bag's count, after them */
 			b = xp_block(g, pass ? li->body : ld->body, label);
-			int wi = tk1(g, b, T_ASSIGN, DT_I64, opd_mem(idx, 1, iv));
+			int wi = xp_tk1(g, b, T_ASSIGN, DT_I64, opd_mem(idx, 1, iv));
 			Expr *wx = xp_bind_index(g, b, V(wi), wc->shape[0], 0);
 			Expr *bg[2] = {xp_bind_index(g, b, opd_mem(bag, 1, iv), nb, 0), ex_sym(g, vd)};
-			int keep = pad >= 0 ? tk2(g, b, T_NE, DT_I64, V(wi), K((double)pad)) : -1;
+			int keep = pad >= 0 ? xp_tk2(g, b, T_NE, DT_I64, V(wi), K((double)pad)) : -1;
 			if (pass) {
-				int inc = keep >= 0 ? keep : tk1(g, b, T_ASSIGN, DT_I64, K(1));
-				sdfg_store(b, tk2(g, b, T_ADD, DT_I64, opd_mem(cnt, 1, bg), V(inc)), xp_memlet(cnt, 1, bg), W_NONE);
+				int inc = keep >= 0 ? keep : xp_tk1(g, b, T_ASSIGN, DT_I64, K(1));
+				sdfg_store(b, xp_tk2(g, b, T_ADD, DT_I64, opd_mem(cnt, 1, bg), V(inc)), xp_memlet(cnt, 1, bg), W_NONE);
 				continue;
 			}
 			Expr *wi2[2] = {wx, ex_sym(g, vd)};
 			if (mode == EBM_MAX) {
-				int val = tk1(g, b, T_ASSIGN, dt, opd_mem(w, 2, wi2)), cur = tk1(g, b, T_ASSIGN, dt, opd_mem(acc, 2, bg));
-				int first = tk2(g, b, T_EQ, DT_I64, opd_mem(cnt, 1, bg), K(0));
-				int take = tk2(g, b, T_OR, DT_I64, V(first), V(tk2(g, b, T_GT, DT_I64, V(val), V(cur))));
+				int val = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(w, 2, wi2)), cur = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(acc, 2, bg));
+				int first = xp_tk2(g, b, T_EQ, DT_I64, opd_mem(cnt, 1, bg), K(0));
+				int take = xp_tk2(g, b, T_OR, DT_I64, V(first), V(xp_tk2(g, b, T_GT, DT_I64, V(val), V(cur))));
 				if (keep >= 0)
-					take = tk2(g, b, T_AND, DT_I64, V(take), V(keep));
-				sdfg_store(b, tk3(g, b, T_WHERE, dt, V(take), V(val), V(cur)), xp_memlet(acc, 2, bg), W_NONE);
-				sdfg_store(b, tk3(g, b, T_WHERE, DT_I64, V(take), V(wi), opd_mem(mi, 2, bg)), xp_memlet(mi, 2, bg), W_NONE);
+					take = xp_tk2(g, b, T_AND, DT_I64, V(take), V(keep));
+				sdfg_store(b, xp_tk3(g, b, T_WHERE, dt, V(take), V(val), V(cur)), xp_memlet(acc, 2, bg), W_NONE);
+				sdfg_store(b, xp_tk3(g, b, T_WHERE, DT_I64, V(take), V(wi), opd_mem(mi, 2, bg)), xp_memlet(mi, 2, bg), W_NONE);
 				continue;
 			}
 			/* torch's fast path stops at the last offset with include_last_offset */
 			if (fast && ilo) {
 				Expr *last[1] = {nb};
-				int in = tk2(g, b, T_LT, DT_I64, opd_expr(iv[0]), opd_mem(ofs, 1, last));
-				keep = keep >= 0 ? tk2(g, b, T_AND, DT_I64, V(keep), V(in)) : in;
+				int in = xp_tk2(g, b, T_LT, DT_I64, opd_expr(iv[0]), opd_mem(ofs, 1, last));
+				keep = keep >= 0 ? xp_tk2(g, b, T_AND, DT_I64, V(keep), V(in)) : in;
 			}
-			int val = tk1(g, b, T_ASSIGN, adt, opd_mem(w, 2, wi2));
-			int sum = psw >= 0 ? tk3(g, b, T_FMA, adt, V(val), opd_mem(psw, 1, iv), opd_mem(acc, 2, bg))
-			                   : tk2(g, b, T_ADD, adt, opd_mem(acc, 2, bg), V(val));
+			int val = xp_tk1(g, b, T_ASSIGN, adt, opd_mem(w, 2, wi2));
+			int sum = psw >= 0 ? xp_tk3(g, b, T_FMA, adt, V(val), opd_mem(psw, 1, iv), opd_mem(acc, 2, bg))
+			                   : xp_tk2(g, b, T_ADD, adt, opd_mem(acc, 2, bg), V(val));
 			if (keep >= 0)
-				sum = tk3(g, b, T_WHERE, adt, V(keep), V(sum), opd_mem(acc, 2, bg));
+				sum = xp_tk3(g, b, T_WHERE, adt, V(keep), V(sum), opd_mem(acc, 2, bg));
 			sdfg_store(b, sum, xp_memlet(acc, 2, bg), W_NONE);
 		}
 	}
@@ -377,16 +358,16 @@ int expand_embedding_bag(Sdfg *g, LibNode *l, Node *seq, const char *label, cons
 	int ov[MAXDIM];
 	Node *b = xp_block(g, xp_nest(g, seq, out, ov), label);
 	Expr **O = xp_vars(g, 2, ov);
-	int res = tk1(g, b, T_ASSIGN, dt, opd_mem(acc, 2, O));
+	int res = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(acc, 2, O));
 	if (mode == EBM_MEAN) {
-		int c = tk1(g, b, T_ASSIGN, dt, V(tk2(g, b, T_MAX, DT_I64, opd_mem(cnt, 1, O), K(1))));
-		res = tk2(g, b, T_DIV, dt, V(res), V(c));
+		int c = xp_tk1(g, b, T_ASSIGN, dt, V(xp_tk2(g, b, T_MAX, DT_I64, opd_mem(cnt, 1, O), K(1))));
+		res = xp_tk2(g, b, T_DIV, dt, V(res), V(c));
 	}
 	sdfg_store(b, res, xp_memlet(out, 2, O), W_NONE);
 	if (mi_out >= 0 && mode == EBM_MAX) {
 		b = xp_block(g, xp_nest(g, seq, mi_out, ov), label);
 		O = xp_vars(g, 2, ov);
-		sdfg_store(b, tk1(g, b, T_ASSIGN, sdfg_c(g, mi_out)->dt, opd_mem(mi, 2, O)), xp_memlet(mi_out, 2, O), W_NONE);
+		sdfg_store(b, xp_tk1(g, b, T_ASSIGN, sdfg_c(g, mi_out)->dt, opd_mem(mi, 2, O)), xp_memlet(mi_out, 2, O), W_NONE);
 	}
 	/* bag_size (and max_indices outside max mode, a copy of it): the count,
 	 * 0 in sum mode and past the last bag (a shape some overloads record) */
@@ -397,7 +378,7 @@ int expand_embedding_bag(Sdfg *g, LibNode *l, Node *seq, const char *label, cons
 		b = xp_block(g, xp_nest(g, seq, sizes[k], ov), label);
 		O = xp_vars(g, 1, ov);
 		Operand c = mode == EBM_SUM ? K(0) : opd_guarded(cnt, 1, O, 0);
-		sdfg_store(b, tk1(g, b, T_ASSIGN, sdfg_c(g, sizes[k])->dt, c), xp_memlet(sizes[k], sdfg_c(g, sizes[k])->rank, O),
+		sdfg_store(b, xp_tk1(g, b, T_ASSIGN, sdfg_c(g, sizes[k])->dt, c), xp_memlet(sizes[k], sdfg_c(g, sizes[k])->rank, O),
 		           W_NONE);
 	}
 	return 0;
@@ -418,7 +399,7 @@ int expand_masked_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 	Expr *none[1] = {NULL};
 	int cnt = transient(g, "before", DT_I64, r, o->shape), run = scalar_transient(g, "run", DT_I64);
 	Node *b = xp_block(g, seq, label);
-	sdfg_store(b, tk1(g, b, T_ASSIGN, DT_I64, K(0)), xp_memlet(run, 0, none), W_NONE);
+	sdfg_store(b, xp_tk1(g, b, T_ASSIGN, DT_I64, K(0)), xp_memlet(run, 0, none), W_NONE);
 	static const char *const names[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
 	Node *inner = seq;
 	int vars[MAXDIM];
@@ -427,10 +408,10 @@ int expand_masked_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 	Expr **O = xp_vars(g, r, vars), *mi[MAXDIM], *xi[MAXDIM];
 	xp_bcast_idx(g, mk, r, o->shape, O, mi);
 	b = xp_block(g, inner, label);
-	int before = tk1(g, b, T_ASSIGN, DT_I64, opd_mem(run, 0, none));
+	int before = xp_tk1(g, b, T_ASSIGN, DT_I64, opd_mem(run, 0, none));
 	sdfg_store(b, before, xp_memlet(cnt, r, O), W_NONE);
-	int m = tk1(g, b, T_ASSIGN, DT_I64, opd_mem(mk, sdfg_c(g, mk)->rank, mi));
-	sdfg_store(b, tk2(g, b, T_ADD, DT_I64, V(before), V(tk2(g, b, T_NE, DT_I64, V(m), K(0)))), xp_memlet(run, 0, none),
+	int m = xp_tk1(g, b, T_ASSIGN, DT_I64, opd_mem(mk, sdfg_c(g, mk)->rank, mi));
+	sdfg_store(b, xp_tk2(g, b, T_ADD, DT_I64, V(before), V(xp_tk2(g, b, T_NE, DT_I64, V(m), K(0)))), xp_memlet(run, 0, none),
 	           W_NONE);
 
 	int ov[MAXDIM];
@@ -439,7 +420,7 @@ int expand_masked_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 	xp_bcast_idx(g, mk, r, o->shape, O, mi);
 	xp_bcast_idx(g, x, r, o->shape, O, xi);
 	b = xp_block(g, body, label);
-	m = tk2(g, b, T_NE, DT_I64, opd_mem(mk, sdfg_c(g, mk)->rank, mi), K(0));
+	m = xp_tk2(g, b, T_NE, DT_I64, opd_mem(mk, sdfg_c(g, mk)->rank, mi), K(0));
 	Expr *ns = sdfg_c(g, src)->shape[0];
 	int64_t nsv;
 	Operand sv;
@@ -449,14 +430,14 @@ int expand_masked_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 		Expr *one = ex_int(g, 1);
 		int sink = transient(g, "sink", DT_I64, 1, &one);
 		Expr *k[1] = {xp_bind_index(g, b, V(m), one, 0)};
-		sdfg_store(b, tk1(g, b, T_ASSIGN, DT_I64, K(0)), xp_memlet(sink, 1, k), W_NONE);
+		sdfg_store(b, xp_tk1(g, b, T_ASSIGN, DT_I64, K(0)), xp_memlet(sink, 1, k), W_NONE);
 		sv = K(0);
 	} else {
-		int k = tk3(g, b, T_WHERE, DT_I64, V(m), opd_mem(cnt, r, O), K(0));
+		int k = xp_tk3(g, b, T_WHERE, DT_I64, V(m), opd_mem(cnt, r, O), K(0));
 		Expr *ks[1] = {xp_bind_index(g, b, V(k), ns, 0)};
 		sv = opd_mem(src, 1, ks);
 	}
-	int res = tk3(g, b, T_WHERE, o->dt, V(m), sv, opd_mem(x, sdfg_c(g, x)->rank, xi));
+	int res = xp_tk3(g, b, T_WHERE, o->dt, V(m), sv, opd_mem(x, sdfg_c(g, x)->rank, xi));
 	sdfg_store(b, res, xp_memlet(out, r, O), W_NONE);
 	return 0;
 }

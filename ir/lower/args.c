@@ -335,6 +335,15 @@ Val *lw_arg(Imp *m, const char *name)
 	diag_internal(__FILE__, __LINE__, "op %s has no argument '%s'", m->info->target, name);
 }
 
+/* Whether the current overload's schema has an argument `name`. */
+int lw_has_arg(Imp *m, const char *name)
+{
+	for (int i = 0; i < m->info->nargs; i++)
+		if (!strcmp(m->info->args[i].name, name))
+			return 1;
+	return 0;
+}
+
 int lw_tensor(Imp *m, const char *name)
 {
 	Val *v = lw_arg(m, name);

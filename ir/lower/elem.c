@@ -104,14 +104,6 @@ static LibNode *last_lib(Imp *m)
 	return m->g->root->kids[m->g->root->nkids - 1]->lib;
 }
 
-static int has_arg(Imp *m, const char *name)
-{
-	for (int i = 0; i < m->info->nargs; i++)
-		if (!strcmp(m->info->args[i].name, name))
-			return 1;
-	return 0;
-}
-
 /* ---- lowerings ------------------------------------------------------------------- */
 
 int lower_unary(Imp *m, const cJSON *node)
@@ -194,8 +186,8 @@ int lower_clamp(Imp *m, const cJSON *node)
 int lower_clamp_tensor(Imp *m, const cJSON *node)
 {
 	Val *x = &m->args[0];
-	Val *lo = has_arg(m, "min") ? lw_arg(m, "min") : NULL;
-	Val *hi = has_arg(m, "max") ? lw_arg(m, "max") : NULL;
+	Val *lo = lw_has_arg(m, "min") ? lw_arg(m, "min") : NULL;
+	Val *hi = lw_has_arg(m, "max") ? lw_arg(m, "max") : NULL;
 	if (lo && lo->k != V_TENSOR)
 		lo = NULL;
 	if (hi && hi->k != V_TENSOR)
@@ -230,8 +222,8 @@ int lower_binary(Imp *m, const cJSON *node)
 {
 	Val *a = &m->args[0], *b = &m->args[1];
 	TCode code = (TCode)m->info->param;
-	double alpha = has_arg(m, "alpha") ? lw_num(m, "alpha", 1) : 1;
-	if (has_arg(m, "rounding_mode")) {
+	double alpha = lw_has_arg(m, "alpha") ? lw_num(m, "alpha", 1) : 1;
+	if (lw_has_arg(m, "rounding_mode")) {
 		const char *rm = lw_arg(m, "rounding_mode")->s;
 		if (rm && !strcmp(rm, "trunc"))
 			code = T_DIV_TRUNC;

@@ -15,14 +15,6 @@
 
 #include "lower.h"
 
-static int float_tensor(Imp *m, int t, const char *what)
-{
-	if (dtype_info[lw_c(m, t)->dt].isfloat)
-		return 0;
-	lw_error(m, "%s: %s must be a floating-point tensor (got %s)", m->info->target, what, dtype_info[lw_c(m, t)->dt].name);
-	return -1;
-}
-
 static int int_tensor(Imp *m, int t, const char *what)
 {
 	Dtype dt = lw_c(m, t)->dt;
@@ -57,7 +49,7 @@ int lower_grid_sampler(Imp *m, const cJSON *node)
 		         xc->rank, gc->rank);
 		return -1;
 	}
-	if (float_tensor(m, x, "input") || float_tensor(m, gr, "grid"))
+	if (lw_float_tensor(m, x, "input") || lw_float_tensor(m, gr, "grid"))
 		return -1;
 	if (xc->dt != gc->dt) {
 		lw_error(m, "%s: input (%s) and grid (%s) must have the same dtype", m->info->target, dtype_info[xc->dt].name,
@@ -102,7 +94,7 @@ int lower_embedding_bag(Imp *m, const cJSON *node)
 		return -1;
 	Val *pv = lw_arg(m, "per_sample_weights");
 	int psw = pv->k == V_TENSOR ? pv->t : -1;
-	if (float_tensor(m, w, "weight") || int_tensor(m, idx, "indices") || int_tensor(m, ofs, "offsets"))
+	if (lw_float_tensor(m, w, "weight") || int_tensor(m, idx, "indices") || int_tensor(m, ofs, "offsets"))
 		return -1;
 	if (lw_c(m, w)->rank != 2 || lw_c(m, idx)->rank != 1 || lw_c(m, ofs)->rank != 1) {
 		lw_error(m, "%s: weight must be 2-d, indices and offsets 1-d (got ranks %d, %d, %d)", m->info->target,

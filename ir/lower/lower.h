@@ -157,6 +157,8 @@ Val *lw_arg(Imp *m, const char *name);
 int lw_tensor(Imp *m, const char *name);
 double lw_num(Imp *m, const char *name, double dflt);
 int64_t lw_int(Imp *m, const char *name, int64_t dflt);
+/* Whether the current overload's schema has an argument `name`. */
+int lw_has_arg(Imp *m, const char *name);
 /* For the importer: bind node's inputs into m->args (m->info is its op). */
 int lw_bind_args(Imp *m, const cJSON *node);
 
@@ -208,6 +210,27 @@ int lw_result_type(Imp *m, Val *const *ops, int n);
 
 /* ---- common.c: building blocks of lowerings ---------------------------------- */
 
+/* Window modes of a convolution or pooling: the output's size in one
+ * spatial dim of kernel k, stride s, padding p on the left and q on the
+ * right, dilation d, as torch's kernels give it for an input of size in
+ * (the IR's loops index by it).
+ *   WIN_FLOOR  (in + p + q - d(k-1) - 1) / s + 1, rounded down;
+ *   WIN_CEIL   the same rounded up, less a last window that starts in the
+ *              right padding (pooling's ceil_mode);
+ *   WIN_TRANS  (in - 1)s - p - q + d(k-1) + 1, plus an output padding below
+ *              max(s, d) (a transposed convolution). */
+enum { WIN_FLOOR, WIN_CEIL, WIN_TRANS };
+
+/* A convolution's or pooling's window over dims [first, first + n) of
+ * its input and output: per dim kernel k, stride s, padding p on the left
+ * and q on the right (p where q is NULL), dilation d. A 1-d op made 2-d
+ * has one hidden dim in front, which messages do not count. */
+typedef struct {
+	const char *op;
+	int first, n, hidden, mode;
+	const int64_t *k, *s, *p, *q, *d;
+} Window;
+
 Container *lw_c(Imp *m, int id);
 /* A library node of kind op appended to the root sequence, labelled with the node. */
 LibNode *lw_lib(Imp *m, int op);
@@ -235,6 +258,32 @@ int lw_value_used(Imp *m, const char *name);
 /* Output 0 of node = code(ops[0..n)) elementwise, with numpy broadcasting
  * (a scalar operand is an attribute; a SymInt of run-time dims a 0-d tensor). */
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops);
+
+/* Shared by several families: a contiguous transient unnamed in the graph
+ * (named after the node and hint), with sizes as expressions or numbers; a
+ * view unnamed in the graph; a contiguous rank-1 view of all of c (a copy
+ * first if needed); output k if some node reads it or the graph returns
+ * it, else -1 (nothing made); -1 after a message unless tensor t is
+ * floating-point. */
+int lw_scratch_x(Imp *m, const char *hint, Dtype dt, int rank, Expr *const *shape);
+int lw_scratch(Imp *m, const char *hint, Dtype dt, int rank, const int64_t *shape);
+int lw_scratch_view_x(Imp *m, const char *name, int x, int rank, Expr *const *shape, Expr **st, Expr *off);
+int lw_flat(Imp *m, int c);
+int lw_used_out(Imp *m, const cJSON *node, int k);
+int lw_float_tensor(Imp *m, int t, const char *what);
+/* 1-d ops through 2-d nodes (convolution, pooling): container c [..., L]
+ * viewed as [..., 1, L]; output 0 computed as [..., 1, L] and bound as the
+ * graph's [..., L] (the computed container). Whether tensor c (output 0
+ * when c < 0) has a run-time size only in its batch dim (0, else -1
+ * through lw_need_static). Window w of input x and output out checked as
+ * the kernels take it; -1 after a message. */
+int lw_unsqueeze_h(Imp *m, int c);
+int lw_squeezed_out(Imp *m, const cJSON *node);
+int lw_batch_only(Imp *m, const cJSON *node, int c, int batched);
+int lw_check_window(Imp *m, const Window *w, int x, int out);
+/* A binary-search node (LIB_SEARCH): boundaries bd, values (a tensor, or
+ * the scalar val when vals < 0), optional sorter, into out. */
+LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, int out, int right, Dtype cdt);
 
 /* shape.c: concatenation of ins[0..n) (n <= 64) along dim into out. */
 void lw_cat(Imp *m, const int *ins, int n, int dim, int out);

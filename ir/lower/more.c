@@ -41,20 +41,12 @@ static void elem2(Imp *m, TCode code, int a, int b, int out, int cdt)
 		lib_set_int(m->g, l, "cdt", cdt);
 }
 
-/* A view of x with shape[rank] and strides st (root units) at offset off. */
-static int view_x(Imp *m, const char *name, int x, int rank, Expr *const *shape, Expr **st, Expr *off)
-{
-	int id = sdfg_add_view(m->g, name, x, rank, shape, st, off);
-	lw_c(m, id)->origin = "";
-	return id;
-}
-
 static int view(Imp *m, const char *name, int x, int rank, const int64_t *shape, Expr **st, Expr *off)
 {
 	Expr *sh[MAXDIM];
 	for (int i = 0; i < rank; i++)
 		sh[i] = ex_int(m->g, shape[i]);
-	return view_x(m, name, x, rank, sh, st, off);
+	return lw_scratch_view_x(m, name, x, rank, sh, st, off);
 }
 
 /* x viewed in shape[rank] (copied first if its strides do not allow it). */
@@ -141,8 +133,8 @@ int lower_glu(Imp *m, const cJSON *node)
 		sh[i] = i == d ? ex_int(m->g, n / 2) : c->shape[i];
 		st[i] = c->stride[i];
 	}
-	Val a = {.k = V_TENSOR, .t = view_x(m, arena_printf(m->a, "%s_a", m->nodename), x, c->rank, sh, st, c->offset)};
-	Val b = {.k = V_TENSOR, .t = view_x(m, arena_printf(m->a, "%s_b", m->nodename), x, c->rank, sh, st,
+	Val a = {.k = V_TENSOR, .t = lw_scratch_view_x(m, arena_printf(m->a, "%s_a", m->nodename), x, c->rank, sh, st, c->offset)};
+	Val b = {.k = V_TENSOR, .t = lw_scratch_view_x(m, arena_printf(m->a, "%s_b", m->nodename), x, c->rank, sh, st,
 	                                    ex_add(m->g, c->offset, ex_muli(m->g, c->stride[d], n / 2)))};
 	Val *ops[2] = {&a, &b};
 	return lw_elemwise(m, node, T_GLU, 2, ops);

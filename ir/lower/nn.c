@@ -12,169 +12,6 @@
 
 #include "lower.h"
 
-/* Whether the current overload's schema has an argument `name`. */
-static int has_arg(Imp *m, const char *name)
-{
-	for (int i = 0; i < m->info->nargs; i++)
-		if (!strcmp(m->info->args[i].name, name))
-			return 1;
-	return 0;
-}
-
-/* An output that some node reads or the graph returns, else -1. */
-static int used_out(Imp *m, const cJSON *node, int k)
-{
-	const char *nm = lw_out_name(node, k);
-	if (!nm || !lw_value_used(m, nm))
-		return -1;
-	return lw_new_out(m, node, k);
-}
-
-/* A [..., L] container viewed as [..., 1, L] (1-d ops through 2-d nodes). */
-static int unsqueeze_h(Imp *m, int c)
-{
-	Container *s = lw_c(m, c);
-	Expr *sh[MAXDIM], *st[MAXDIM];
-	int r = s->rank;
-	for (int i = 0; i < r - 1; i++)
-		sh[i] = s->shape[i], st[i] = s->stride[i];
-	sh[r - 1] = ex_int(m->g, 1), st[r - 1] = ex_int(m->g, 0);
-	sh[r] = s->shape[r - 1], st[r] = s->stride[r - 1];
-	int id = sdfg_add_view(m->g, arena_printf(m->a, "%s_2d", s->name), c, r + 1, sh, st, s->offset);
-	lw_c(m, id)->origin = "";
-	return id;
-}
-
-/* Output 0 computed as [..., 1, L] and bound as the graph's [..., L]. */
-static int squeezed_out(Imp *m, const cJSON *node)
-{
-	const char *on = lw_out_name(node, 0);
-	Meta mt;
-	if (!on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
-		return -1;
-	Expr *full[MAXDIM], *sh[MAXDIM], *st[MAXDIM];
-	for (int i = 0; i < mt.rank; i++)
-		sh[i] = full[i] = lw_mdim(m, &mt, i);
-	full[mt.rank - 1] = ex_int(m->g, 1);
-	full[mt.rank] = sh[mt.rank - 1];
-	int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_2d", on), (Dtype)mt.dt, CK_TRANSIENT, mt.rank + 1, full);
-	lw_c(m, id)->origin = "";
-	if (lw_reshape_strides_x(m, id, mt.rank, sh, st) != 1) {
-		if (!m->failed)
-			lw_error(m, "internal: '%s' is not a view of its computed shape", on);
-		return -1;
-	}
-	int v = sdfg_add_view(m->g, on, id, mt.rank, sh, st, ex_int(m->g, 0));
-	lw_c(m, v)->origin = arena_strdup(m->a, on);
-	lw_bind(m, on, v);
-	return id;
-}
-
-/* Whether tensor c, or output 0 of the node when c < 0, has a run-time
- * size only in its batch dim (dim 0 of a batched tensor): the expansions
- * of convolution, batch norm and pooling take a symbolic batch as an
- * outer loop around per-image kernels built for constant channels and
- * spatial sizes. -1 through lw_need_static otherwise. */
-static int batch_only(Imp *m, const cJSON *node, int c, int batched)
-{
-	Meta mt;
-	const char *on = c < 0 ? lw_out_name(node, 0) : NULL;
-	if (c < 0 && (!on || lw_meta(m, on, &mt)))
-		return 0;   /* reported by the lowering itself */
-	int rank = c < 0 ? mt.rank : lw_c(m, c)->rank;
-	for (int d = batched ? 1 : 0; d < rank; d++) {
-		Expr *e = c < 0 ? lw_mdim(m, &mt, d) : lw_dimx(m, c, d);
-		if (!ex_isint(e, NULL))
-			return lw_need_static(m, "a run-time size other than the batch (dim 0)");
-	}
-	return 0;
-}
-
-/* The window of a convolution or pooling, in one spatial dim: kernel k,
- * stride s, padding p on the left and q on the right, dilation d. The
- * output's size is the one torch's kernels give an input of size in; the
- * IR's loops index by it.
- *   WIN_FLOOR  (in + p + q - d(k-1) - 1) / s + 1, rounded down;
- *   WIN_CEIL   the same rounded up, less a last window that starts in the
- *              right padding (pooling's ceil_mode);
- *   WIN_TRANS  (in - 1)s - p - q + d(k-1) + 1, plus an output padding below
- *              max(s, d) (a transposed convolution).
- * Sets the least and the greatest size in lo, hi (lo < 1: none); -1 when a
- * step does not fit in 64 bits. */
-enum { WIN_FLOOR, WIN_CEIL, WIN_TRANS };
-
-static int win_size(int mode, int64_t in, int64_t k, int64_t s, int64_t p, int64_t q, int64_t d, int64_t *lo,
-                    int64_t *hi)
-{
-	int64_t span, twop, t;
-	if (ck_mul(d, k - 1, &span) || ck_add(span, 1, &span) || ck_add(p, q, &twop))
-		return -1;
-	if (mode == WIN_TRANS) {
-		if (ck_mul(in - 1, s, &t) || ck_add(t, span - twop, &t) || ck_add(t, MAX(s, d) - 1, hi))
-			return -1;
-		*lo = t;
-		return 0;
-	}
-	if (ck_add(in, twop, &t) || ck_add(t, -span, &t))
-		return -1;
-	if (t < 0) {
-		*lo = *hi = 0;   /* the window is wider than the padded input */
-		return 0;
-	}
-	if (mode == WIN_CEIL && ck_add(t, s - 1, &t))
-		return -1;
-	*lo = t / s + 1;
-	if (mode == WIN_CEIL && (*lo - 1) * s >= in + p)
-		--*lo;
-	*hi = *lo;
-	return 0;
-}
-
-/* A convolution's or pooling's window over dims [first, first + n) of
- * its input and output: per dim kernel k, stride s, padding p on the left
- * and q on the right (p where q is NULL), dilation d. A 1-d op made 2-d
- * has one hidden dim in front, which messages do not count. */
-typedef struct {
-	const char *op;
-	int first, n, hidden, mode;
-	const int64_t *k, *s, *p, *q, *d;
-} Window;
-
-/* Window w of input x and output out, checked as the kernels take it:
- * kernel, stride and dilation >= 1, padding >= 0, and each output size
- * the one win_size gives. */
-static int check_window(Imp *m, const Window *w, int x, int out)
-{
-	for (int j = 0; j < w->n; j++) {
-		int64_t k = w->k[j], s = w->s[j], p = w->p[j], q = w->q ? w->q[j] : p, d = w->d[j];
-		int dim = w->first + j, shown = dim - w->hidden;
-		if (k < 1 || s < 1 || d < 1 || p < 0 || q < 0) {
-			lw_error(m, "%s with kernel %lld, stride %lld, padding %lld, dilation %lld in dim %d (kernel, stride and "
-			            "dilation must be at least 1, padding at least 0)",
-			         w->op, (long long)k, (long long)s, (long long)MIN(p, q), (long long)d, shown);
-			return -1;
-		}
-		int64_t in, got, lo, hi;
-		if (!ex_isint(lw_dimx(m, x, dim), &in) || !ex_isint(lw_dimx(m, out, dim), &got))
-			continue;
-		if (win_size(w->mode, in, k, s, p, q, d, &lo, &hi)) {
-			lw_error(m, "%s: the window of dim %d is too large (kernel %lld, stride %lld, padding %lld, dilation %lld)",
-			         w->op, shown, (long long)k, (long long)s, (long long)p, (long long)d);
-			return -1;
-		}
-		if (lo >= 1 && got >= lo && got <= hi)
-			continue;
-		const char *gives = lo < 1   ? "no output (the window is wider than the padded input)"
-		                    : lo < hi ? arena_printf(m->a, "%lld to %lld", (long long)lo, (long long)hi)
-		                              : arena_printf(m->a, "%lld", (long long)lo);
-		lw_error(m, "%s of size %lld in dim %d with kernel %lld, stride %lld, padding %lld, dilation %lld gives %s, not "
-		            "the %lld recorded for its output",
-		         w->op, (long long)in, shown, (long long)k, (long long)s, (long long)p, (long long)d, gives, (long long)got);
-		return -1;
-	}
-	return 0;
-}
-
 /* Size d of tensor a and size e of b agree where both are numbers. */
 static int same_dim(Imp *m, int a, int d, int b, int e)
 {
@@ -224,7 +61,7 @@ int lower_conv(Imp *m, const cJSON *node)
 		lw_error(m, "convolution of a rank-%d input is not supported (batched 1-d, 2-d or 3-d inputs only)", lw_c(m, x)->rank);
 		return -1;
 	}
-	if (m->ndyn && (batch_only(m, node, x, 1) || batch_only(m, node, w, 0) || batch_only(m, node, -1, 1)))
+	if (m->ndyn && (lw_batch_only(m, node, x, 1) || lw_batch_only(m, node, w, 0) || lw_batch_only(m, node, -1, 1)))
 		return -1;
 	Val *st = lw_arg(m, "stride"), *pd = lw_arg(m, "padding"), *dl = lw_arg(m, "dilation");
 	int64_t s[3], p[3], q[3], d[3], tot;
@@ -253,9 +90,9 @@ int lower_conv(Imp *m, const cJSON *node)
 	int out, one = nd == 1 && !transposed;
 	if (one) {
 		/* as 2-d over a height of 1, for the 2-d kernels */
-		x = unsqueeze_h(m, x);
-		w = unsqueeze_h(m, w);
-		out = squeezed_out(m, node);
+		x = lw_unsqueeze_h(m, x);
+		w = lw_unsqueeze_h(m, w);
+		out = lw_squeezed_out(m, node);
 		s[1] = s[0], p[1] = p[0], q[1] = q[0], d[1] = d[0];
 		s[0] = 1, p[0] = q[0] = 0, d[0] = 1;
 		nd = 2;
@@ -267,7 +104,7 @@ int lower_conv(Imp *m, const cJSON *node)
 	for (int i = 0; i < nd; i++)
 		k[i] = lw_dim(m, w, 2 + i);
 	if (check_channels(m, x, w, b, out, G, transposed) ||
-	    check_window(m, &(Window){"convolution", 2, nd, one, transposed ? WIN_TRANS : WIN_FLOOR, k, s, p, q, d}, x, out))
+	    lw_check_window(m, &(Window){"convolution", 2, nd, one, transposed ? WIN_TRANS : WIN_FLOOR, k, s, p, q, d}, x, out))
 		return -1;
 	LibNode *l = lw_lib(m, LIB_CONV);
 	l->in[0] = x;
@@ -454,14 +291,14 @@ int lower_batchnorm(Imp *m, const cJSON *node)
 		lw_error(m, "batch_norm without running statistics is not supported");
 		return -1;
 	}
-	if (m->ndyn && (batch_only(m, node, x, lw_c(m, x)->rank > 1) || batch_only(m, node, -1, lw_c(m, x)->rank > 1)))
+	if (m->ndyn && (lw_batch_only(m, node, x, lw_c(m, x)->rank > 1) || lw_batch_only(m, node, -1, lw_c(m, x)->rank > 1)))
 		return -1;
 	return batchnorm_node(m, node, x, w, b, rm, rv);
 }
 
 /* Pooling's padding, at most half the window as torch's kernels have it
  * (a window wholly in the padding would have nothing to take). A window
- * of no size is check_window's to report. */
+ * of no size is lw_check_window's to report. */
 static int pool_padding(Imp *m, int mode, int n, const int64_t *k, const int64_t *p, const int64_t *d)
 {
 	for (int j = 0; j < n; j++) {
@@ -492,15 +329,15 @@ int lower_pool(Imp *m, const cJSON *node)
 		lw_error(m, "%d-d pooling of a rank-%d tensor is not supported", ns, r);
 		return -1;
 	}
-	if (m->ndyn && (batch_only(m, node, x, r == ns + 2) || batch_only(m, node, -1, r == ns + 2)))
+	if (m->ndyn && (lw_batch_only(m, node, x, r == ns + 2) || lw_batch_only(m, node, -1, r == ns + 2)))
 		return -1;
 	int idx = -1;
 	if ((mode == PL_MAX || mode == PL_ADAPTIVE_MAX_) && m->info->nrets == 2)
-		idx = used_out(m, node, 1);
+		idx = lw_used_out(m, node, 1);
 	int out;
 	if (one) {
-		x = unsqueeze_h(m, x);
-		out = squeezed_out(m, node);
+		x = lw_unsqueeze_h(m, x);
+		out = lw_squeezed_out(m, node);
 	} else
 		out = lw_new_out(m, node, 0);
 	if (out < 0)
@@ -537,7 +374,7 @@ int lower_pool(Imp *m, const cJSON *node)
 				dd[j] = d->n > j ? d->is[j] : d->is[0];
 	} else {
 		lib_set_int(m->g, l, "count_include_pad", lw_int(m, "count_include_pad", 1));
-		lib_set_int(m->g, l, "divisor", has_arg(m, "divisor_override") ? lw_int(m, "divisor_override", 0) : 0);
+		lib_set_int(m->g, l, "divisor", lw_has_arg(m, "divisor_override") ? lw_int(m, "divisor_override", 0) : 0);
 	}
 	if (one) {
 		kk[1] = kk[0], ss[1] = ss[0], pp[1] = pp[0], dd[1] = dd[0];
@@ -545,7 +382,7 @@ int lower_pool(Imp *m, const cJSON *node)
 	}
 	int ceil = lw_int(m, "ceil_mode", 0) != 0;
 	if (pool_padding(m, mode, nk, kk, pp, dd) ||
-	    check_window(m, &(Window){"pooling", lw_c(m, x)->rank - nk, nk, one, ceil ? WIN_CEIL : WIN_FLOOR, kk, ss, pp, NULL, dd},
+	    lw_check_window(m, &(Window){"pooling", lw_c(m, x)->rank - nk, nk, one, ceil ? WIN_CEIL : WIN_FLOOR, kk, ss, pp, NULL, dd},
 	                 x, out))
 		return -1;
 	lib_set_ints(m->g, l, "kernel", kk, nk);
@@ -560,7 +397,7 @@ int lower_pool(Imp *m, const cJSON *node)
  * passes them to its kernels (scale_factors of .vec, scales_h/w). */
 int lower_upsample(Imp *m, const cJSON *node)
 {
-	int vec = has_arg(m, "input");
+	int vec = lw_has_arg(m, "input");
 	int x = lw_tensor(m, vec ? "input" : "self");
 	if (x < 0)
 		return -1;
@@ -584,7 +421,7 @@ int lower_upsample(Imp *m, const cJSON *node)
 	l->in[0] = x, l->nin = 1;
 	l->out[0] = out, l->nout = 1;
 	lib_set_int(m->g, l, "mode", m->info->param);
-	lib_set_int(m->g, l, "align_corners", has_arg(m, "align_corners") ? lw_int(m, "align_corners", 0) : 0);
+	lib_set_int(m->g, l, "align_corners", lw_has_arg(m, "align_corners") ? lw_int(m, "align_corners", 0) : 0);
 	lib_set_float(m->g, l, "scale_h", sh);
 	lib_set_float(m->g, l, "scale_w", sw);
 	return 0;
@@ -739,7 +576,7 @@ int lower_norm(Imp *m, const cJSON *node)
 				lw_error(m, "batch norm in evaluation mode without running statistics");
 				return -1;
 			}
-			if (used_out(m, node, 1) >= 0 || used_out(m, node, 2) >= 0) {
+			if (lw_used_out(m, node, 1) >= 0 || lw_used_out(m, node, 2) >= 0) {
 				lw_error(m, "the saved statistics of an evaluation-mode batch norm are used; doccc computes only the output");
 				return -1;
 			}
@@ -787,8 +624,8 @@ static int norm_lib(Imp *m, const cJSON *node, int x, int w, int b, int mode, in
 	LibNode *l = lw_lib(m, LIB_NORM);
 	l->in[0] = x, l->in[1] = w, l->in[2] = b, l->nin = 3;
 	l->out[0] = out;
-	l->out[1] = native ? used_out(m, node, 1) : -1;
-	l->out[2] = native ? used_out(m, node, 2) : -1;
+	l->out[1] = native ? lw_used_out(m, node, 1) : -1;
+	l->out[2] = native ? lw_used_out(m, node, 2) : -1;
 	l->nout = 3;
 	lib_set_int(m->g, l, "mode", mode);
 	lib_set_int(m->g, l, "ndims", k);

@@ -16,23 +16,6 @@
 
 #include "lower.h"
 
-/* A contiguous transient of the given shape, unnamed in the graph. */
-static int scratch_x(Imp *m, const char *hint, Dtype dt, int rank, Expr *const *shape)
-{
-	int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_%s", m->nodename, hint), dt, CK_TRANSIENT, rank, shape);
-	lw_c(m, id)->origin = "";
-	return id;
-}
-
-/* The same with constant sizes. */
-static int scratch(Imp *m, const char *hint, Dtype dt, int rank, const int64_t *shape)
-{
-	Expr *sh[MAXDIM];
-	for (int i = 0; i < rank && i < MAXDIM; i++)
-		sh[i] = ex_int(m->g, shape[i]);
-	return scratch_x(m, hint, dt, rank, sh);
-}
-
 /* Output k computed into a container of shape[0..rank) (the graph's shape
  * with size-1 dims added): the value itself if ranks agree, else a view
  * of it bound as the value. A scratch container (dtype dt) for an unused
@@ -42,7 +25,7 @@ static int shaped_out(Imp *m, const cJSON *node, int k, int rank, const int64_t 
 	const char *on = lw_out_name(node, k);
 	Meta mt;
 	if (!on)
-		return scratch(m, "unused", dt, rank, shape);
+		return lw_scratch(m, "unused", dt, rank, shape);
 	if (lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
 		return -1;
 	if (mt.rank == rank)
@@ -50,18 +33,6 @@ static int shaped_out(Imp *m, const cJSON *node, int k, int rank, const int64_t 
 	int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_full", on), (Dtype)mt.dt, CK_TRANSIENT, rank, shape);
 	lw_c(m, id)->origin = "";
 	return lw_view_whole(m, on, id, mt.rank, mt.shape) ? -1 : id;
-}
-
-/* A contiguous rank-1 view of all of c's elements (a copy first if c is
- * not contiguous). */
-static int flat(Imp *m, int c)
-{
-	if (!sdfg_is_contiguous(m->g, c))
-		c = lw_copy(m, c, arena_printf(m->a, "%s_contig", m->nodename));
-	Expr *one = ex_int(m->g, 1), *n = sdfg_numel_x(m->g, c);
-	int v = sdfg_add_view(m->g, arena_printf(m->a, "%s_flat", m->nodename), c, 1, &n, &one, lw_c(m, c)->offset);
-	lw_c(m, v)->origin = "";
-	return v;
 }
 
 /* A dim argument; a 0-d tensor takes 0 and -1, as torch (wrap_scalar). */
@@ -83,8 +54,8 @@ int lower_scan(Imp *m, const cJSON *node)
 		return -1;
 	int ext = p == CS_MAX || p == CS_MIN;
 	Expr *const *sh = lw_c(m, x)->shape;
-	int out = lw_out_name(node, 0) || !ext ? lw_new_out(m, node, 0) : scratch_x(m, "values", lw_c(m, x)->dt, r, sh);
-	int idx = !ext ? -1 : lw_out_name(node, 1) ? lw_new_out(m, node, 1) : scratch_x(m, "indices", DT_I64, r, sh);
+	int out = lw_out_name(node, 0) || !ext ? lw_new_out(m, node, 0) : lw_scratch_x(m, "values", lw_c(m, x)->dt, r, sh);
+	int idx = !ext ? -1 : lw_out_name(node, 1) ? lw_new_out(m, node, 1) : lw_scratch_x(m, "indices", DT_I64, r, sh);
 	if (out < 0 || (ext && idx < 0))
 		return -1;
 	if (p == CS_LSE && !dtype_info[lw_c(m, out)->dt].isfloat) {
@@ -133,7 +104,7 @@ int lower_sortsel(Imp *m, const cJSON *node)
 	/* keepdim: shaped_out finds the graph's rank */
 	int all = p == PK_ALL_MEDIAN || p == PK_ALL_NANMEDIAN, d = 0;
 	if (all || r == 0) {
-		x = flat(m, x);
+		x = lw_flat(m, x);
 		if (!all && norm_dim0(m, lw_int(m, "dim", 0), 0) < 0)
 			return -1;
 	} else if ((d = lw_norm_dim(m, lw_int(m, "dim", -1), r)) < 0)
@@ -165,22 +136,6 @@ int lower_sortsel(Imp *m, const cJSON *node)
 }
 
 /* ---- searchsorted, bucketize ----------------------------------------------------------------------- */
-
-/* A binary-search node: boundaries bd, values (a tensor, or the scalar
- * val when vals < 0), optional sorter, into out. */
-static LibNode *search_node(Imp *m, int bd, int vals, const Val *val, int sorter, int out, int right, Dtype cdt)
-{
-	LibNode *l = lw_lib(m, LIB_SEARCH);
-	l->in[0] = bd, l->in[1] = vals, l->nin = 2;
-	if (sorter >= 0)
-		l->in[2] = sorter, l->nin = 3;
-	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "right", right);
-	lib_set_int(m->g, l, "cdt", cdt);
-	if (vals < 0 && val)
-		lib_set_float(m->g, l, "value", val->k == V_FLOAT ? val->f : (double)val->i);
-	return l;
-}
 
 int lower_search(Imp *m, const cJSON *node)
 {
@@ -235,7 +190,7 @@ int lower_search(Imp *m, const cJSON *node)
 	Val bv = {.k = V_TENSOR, .t = bd};
 	Val *ops[2] = {self, &bv};
 	Dtype cdt = (Dtype)lw_result_type(m, ops, 2);
-	search_node(m, bd, self->k == V_TENSOR ? self->t : -1, self, sorter, out, right, cdt);
+	lw_search_node(m, bd, self->k == V_TENSOR ? self->t : -1, self, sorter, out, right, cdt);
 	return 0;
 }
 
@@ -248,14 +203,14 @@ int lower_search(Imp *m, const cJSON *node)
 static void repeat_indices(Imp *m, int reps, int out, int64_t L)
 {
 	int64_t n = lw_dim(m, reps, 0);
-	int cs = scratch(m, "cumsum", DT_I64, 1, &n);
+	int cs = lw_scratch(m, "cumsum", DT_I64, 1, &n);
 	LibNode *l = lw_lib(m, LIB_SCAN);
 	l->in[0] = reps, l->nin = 1;
 	l->out[0] = cs, l->nout = 1;
 	lib_set_int(m->g, l, "mode", CS_SUM);
 	lib_set_int(m->g, l, "dim", 0);
 	lib_set_int(m->g, l, "nonneg", 1);
-	l = search_node(m, cs, -1, NULL, -1, out, 1, DT_I64);
+	l = lw_search_node(m, cs, -1, NULL, -1, out, 1, DT_I64);
 	lib_set_int(m->g, l, "iota", 1);
 	lib_set_int(m->g, l, "total", L);
 }
@@ -298,9 +253,9 @@ int lower_repeat_interleave(Imp *m, const cJSON *node)
 			if ((d = lw_norm_dim(m, dv->i, lw_c(m, x)->rank)) < 0)
 				return -1;
 			if (lw_c(m, x)->rank == 0)
-				x = flat(m, x);
+				x = lw_flat(m, x);
 		} else
-			x = flat(m, x);
+			x = lw_flat(m, x);
 	}
 	if (p == 0) {
 		/* x viewed as [.., n, R, ..] with stride 0 along R, copied, viewed as [.., n*R, ..] */
@@ -361,7 +316,7 @@ int lower_repeat_interleave(Imp *m, const cJSON *node)
 		repeat_indices(m, reps, out, L);
 		return 0;
 	}
-	int ix = scratch(m, "index", DT_I64, 1, &L);
+	int ix = lw_scratch(m, "index", DT_I64, 1, &L);
 	repeat_indices(m, reps, ix, L);
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
@@ -402,7 +357,7 @@ int lower_index_op(Imp *m, const cJSON *node)
 		return -1;
 	}
 	if (lw_c(m, idx)->rank == 0)
-		idx = flat(m, idx);
+		idx = lw_flat(m, idx);
 	int vals;
 	if (p == IX_ADD || p == IX_COPY) {
 		vals = lw_tensor(m, "source");
@@ -423,7 +378,7 @@ int lower_index_op(Imp *m, const cJSON *node)
 			return -1;
 		}
 	} else {
-		vals = scratch(m, "value", lw_c(m, x)->dt, 0, NULL);
+		vals = lw_scratch(m, "value", lw_c(m, x)->dt, 0, NULL);
 		LibNode *f = lw_lib(m, LIB_ELEMWISE);
 		f->nin = 1, f->in[0] = -1;
 		f->out[0] = vals, f->nout = 1;
@@ -470,7 +425,7 @@ int lower_one_hot(Imp *m, const cJSON *node)
 	if (out < 0)
 		return -1;
 	Container *o = lw_c(m, out);
-	int z = scratch_x(m, "zeros", o->dt, o->rank, o->shape);
+	int z = lw_scratch_x(m, "zeros", o->dt, o->rank, o->shape);
 	LibNode *f = lw_lib(m, LIB_ELEMWISE);
 	f->nin = 1, f->in[0] = -1;
 	f->out[0] = z, f->nout = 1;

@@ -16,13 +16,6 @@
 
 #include "lower.h"
 
-static int tmp(Imp *m, const char *hint, Dtype dt, int rank, Expr *const *shape)
-{
-	int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_%s", m->nodename, hint), dt, CK_TRANSIENT, rank, shape);
-	lw_c(m, id)->origin = "";
-	return id;
-}
-
 /* out = code(a, b) (b < 0: unary), computed in cdt (-1: out's dtype). */
 static LibNode *ew(Imp *m, int out, TCode code, int a, int b, int cdt)
 {
@@ -129,7 +122,7 @@ static int weight_norm(Imp *m, const cJSON *node)
 			return -1;
 		ndt = lw_c(m, nrm)->dt;
 	} else
-		nrm = tmp(m, "norm", ndt, nr, sh);
+		nrm = lw_scratch_x(m, "norm", ndt, nr, sh);
 	norm_node(m, v, nrm, dims, nd, 2);
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
@@ -144,7 +137,7 @@ static int weight_norm(Imp *m, const cJSON *node)
 		int64_t a = dg >= 0 ? lw_dim(m, g, dg) : 1, b = dn >= 0 ? lw_dim(m, nrm, dn) : 1;
 		qs[d] = ex_int(m->g, a > b ? a : b);
 	}
-	int q = tmp(m, "scale", fused ? odt : o->dt, qr, qs);
+	int q = lw_scratch_x(m, "scale", fused ? odt : o->dt, qr, qs);
 	ew(m, q, T_DIV, g, nrm, fused ? (int)odt : -1);
 	ew(m, out, T_MUL, v, q, fused ? (int)odt : -1);
 	return 0;
@@ -202,22 +195,22 @@ static int cosine(Imp *m, const cJSON *node)
 		lw_c(m, x)->origin = "";
 		Dtype xdt = dtype_info[c->dt].isfloat ? c->dt : cdt;
 		if (xdt != c->dt) {
-			int cv = tmp(m, "cast", xdt, r, bs);
+			int cv = lw_scratch_x(m, "cast", xdt, r, bs);
 			ew(m, cv, T_CAST, x, -1, -1);
 			x = cv;
 		}
 		Expr *sh[MAXDIM];
 		for (int d = 0; d < r; d++)
 			sh[d] = d == dim ? ex_int(m->g, 1) : bs[d];
-		int n = tmp(m, "norm", xdt, r, sh);
+		int n = lw_scratch_x(m, "norm", xdt, r, sh);
 		norm_node(m, x, n, dims, 1, 2);
-		int cl = tmp(m, "clamped", xdt, r, sh);
+		int cl = lw_scratch_x(m, "clamped", xdt, r, sh);
 		LibNode *l = ew(m, cl, T_CLAMP, n, -1, -1);
 		lib_set_float(m->g, l, "lo", eps);
-		q[i] = tmp(m, "unit", xdt, r, bs);
+		q[i] = lw_scratch_x(m, "unit", xdt, r, bs);
 		ew(m, q[i], T_DIV, x, cl, -1);
 	}
-	int pr = tmp(m, "prod", cdt, r, bs);
+	int pr = lw_scratch_x(m, "prod", cdt, r, bs);
 	ew(m, pr, T_MUL, q[0], q[1], -1);
 	LibNode *l = lw_lib(m, LIB_REDUCE);
 	l->in[0] = pr, l->nin = 1;
