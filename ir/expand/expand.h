@@ -15,9 +15,9 @@
 typedef struct {
 	int tm, tn;        /* register tile: rows (pixels / matrix rows) x columns */
 	int pack;          /* repack constant weights into the kernel's layout */
-	int winograd;      /* 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (gemm.c) */
+	int winograd;      /* 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (linalg.c) */
 	int64_t pw_max_c;  /* pointwise convolutions with at most this many input channels
-	                    * vectorize along the pixels (gemm.c, conv_pointwise) */
+	                    * vectorize along the pixels (linalg.c, conv_pointwise) */
 	int vec_lanes;     /* fp32 lanes of the target's vectors (0: no SIMD) */
 	int64_t row_bytes; /* per-row scratch a kernel may keep in locals (sort buffers):
 	                    * the CPU's stack budget, or a GPU thread's share */
