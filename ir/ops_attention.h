@@ -1,8 +1,8 @@
 /*
  * ops_attention.h - the op-table rows of the attention family:
  * scaled_dot_product_attention as one fused node (causal or with a mask,
- * grouped-query heads), which never materializes the whole score matrix
- * on the CPU.
+ * grouped-query heads), whose expansion computes the scores a query row
+ * or a tile of rows at a time.
  *
  * LIB_OPS_ATTENTION rows: X(ENUM, "name", expansion, "doc"): a library-node
  * kind and its expansion function expand_<expansion>
