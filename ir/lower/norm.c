@@ -1,20 +1,219 @@
 /*
- * vnorm.c - lowerings of vector norms and what builds on them:
- * linalg_vector_norm (every ord: 0, 1, 2, +-inf, any other p), linalg_norm
- * and frobenius_norm where they are vector norms, weight normalization
- * (_weight_norm, _weight_norm_interface: w = g * v / ||v|| over every dim
- * but one) and cosine_similarity.
+ * norm.c - lowerings of the norm family (ops_norm.h; the expansions are in
+ * ir/expand/norm.c): batch norm in inference (LIB_BATCHNORM, which the
+ * fold_constants pass folds into the convolution before it where it can),
+ * the normalizations with statistics of the input (layer, group, instance,
+ * RMS, batch statistics: LIB_NORM, whose native_* forms also write the
+ * mean and 1/std where something reads them), softmax and log-softmax
+ * (LIB_SOFTMAX), and the vector norms with what builds on them (the last
+ * section: a LIB_REDUCE in norm mode and elementwise nodes).
  *
- * A norm is one LIB_REDUCE in mode RD_NORM_ (ir/expand/nn.c); weight norm
- * and cosine similarity chain it with elementwise nodes in the dtypes
- * PyTorch's CPU kernels compute in (the fused weight-norm kernel keeps
- * g / ||v|| and the product in float for float and bfloat16; its
- * composite path for float16 rounds every step).
+ * Training-mode batch norm is rejected (doccc compiles inference), except
+ * batch statistics with no running ones to update, which are an inference
+ * computation (weight standardization).
  */
 #include <math.h>
 #include <string.h>
 
 #include "lower.h"
+
+/* ---- batch norm, normalizations with input statistics ------------------------------ */
+
+/* An inference batch-norm node over dim 1 writing output 0 of the node:
+ * (x - rm) / sqrt(rv + eps) * w + b, with w and b optional (-1). */
+static int batchnorm_node(Imp *m, const cJSON *node, int x, int w, int b, int rm, int rv)
+{
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_BATCHNORM);
+	l->in[0] = x, l->in[1] = w, l->in[2] = b, l->in[3] = rm, l->in[4] = rv, l->nin = 5;
+	l->out[0] = out, l->nout = 1;
+	lib_set_float(m->g, l, "eps", lw_num(m, "eps", 1e-5));
+	return 0;
+}
+
+static int norm_lib(Imp *m, const cJSON *node, int x, int w, int b, int mode, int k, int64_t groups, double eps);
+
+int lower_batchnorm(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");
+	int rm = lw_tensor(m, "running_mean"), rv = lw_tensor(m, "running_var");
+	if (m->info->param == 0 && lw_int(m, "training", 0)) {
+		/* batch statistics without running ones (weight standardization,
+		 * BiT's and others' F.batch_norm(w, None, None, training=True)):
+		 * no state to update, an inference computation */
+		if (x >= 0 && rm < 0 && rv < 0 && lw_dynamic(m, x))
+			return lw_need_static(m, "batch statistics over a run-time batch");
+		if (x >= 0 && rm < 0 && rv < 0)
+			return norm_lib(m, node, x, w, b, NM_BATCH, 0, 1, lw_num(m, "eps", 1e-5));
+		lw_error(m, "batch_norm in training mode; doccc compiles inference only (call model.eval() before export)");
+		return -1;
+	}
+	if (x < 0 || rm < 0 || rv < 0) {
+		lw_error(m, "batch_norm without running statistics is not supported");
+		return -1;
+	}
+	if (m->ndyn && (lw_batch_only(m, node, x, lw_c(m, x)->rank > 1) || lw_batch_only(m, node, -1, lw_c(m, x)->rank > 1)))
+		return -1;
+	return batchnorm_node(m, node, x, w, b, rm, rv);
+}
+
+/* Normalizations with statistics of the input itself: layer norm (over the
+ * trailing normalized_shape dims), RMS norm, group norm (per sample and
+ * channel group), instance norm (group norm with one channel per group),
+ * batch norm with batch statistics (per channel over batch and space).
+ * The native_* forms also return the mean and 1/std where used. */
+int lower_norm(Imp *m, const cJSON *node)
+{
+	int p = m->info->param;
+	int x = lw_tensor(m, "input");
+	if (x < 0)
+		return -1;
+	int r = lw_c(m, x)->rank;
+	int w = lw_tensor(m, "weight"), b = p == NM_RMS ? -1 : lw_tensor(m, "bias");
+	int mode, k = 0;
+	int64_t groups = 1;
+	double eps = 1e-5;
+	switch (p) {
+	case NM_LAYER: case NM_NATIVE_LAYER: case NM_RMS: {
+		Val *ns = lw_arg(m, "normalized_shape");
+		k = ns->k == V_INTS ? ns->n : 1;
+		if (k < 1 || k > r) {
+			lw_error(m, "normalized_shape of length %d for a rank-%d input", k, r);
+			return -1;
+		}
+		mode = p == NM_RMS ? NM_RMS : NM_LAYER;
+		if (p == NM_RMS) {
+			Dtype dt = lw_c(m, x)->dt;
+			/* the default eps is that of the type torch computes in: float
+			 * for float16/bfloat16 inputs (they are upcast first) */
+			double feps = dt == DT_F64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
+			eps = lw_num(m, "eps", feps);
+		} else
+			eps = lw_num(m, "eps", 1e-5);
+		break;
+	}
+	case NM_GROUP: case NM_NATIVE_GROUP:
+		mode = NM_GROUP;
+		groups = p == NM_GROUP ? lw_int(m, "num_groups", 1) : lw_int(m, "group", 1);
+		eps = lw_num(m, "eps", 1e-5);
+		break;
+	case NM_INSTANCE:
+		if (!lw_int(m, "use_input_stats", 1)) {
+			int rm = lw_tensor(m, "running_mean"), rv = lw_tensor(m, "running_var");
+			if (rm < 0 || rv < 0) {
+				lw_error(m, "instance_norm without input statistics needs running statistics");
+				return -1;
+			}
+			return batchnorm_node(m, node, x, w, b, rm, rv);
+		}
+		mode = NM_GROUP;
+		groups = r >= 2 ? lw_dim(m, x, 1) : 1;
+		eps = lw_num(m, "eps", 1e-5);
+		break;
+	default: /* _native_batch_norm_legit */
+		eps = lw_num(m, "eps", 1e-5);
+		if (!lw_int(m, "training", 0)) {
+			int rm = p == NM_BN_LEGIT ? lw_tensor(m, "running_mean") : -1;
+			int rv = p == NM_BN_LEGIT ? lw_tensor(m, "running_var") : -1;
+			if (rm < 0 || rv < 0) {
+				lw_error(m, "batch norm in evaluation mode without running statistics");
+				return -1;
+			}
+			if (lw_used_out(m, node, 1) >= 0 || lw_used_out(m, node, 2) >= 0) {
+				lw_error(m, "the saved statistics of an evaluation-mode batch norm are used; doccc computes only the output");
+				return -1;
+			}
+			int out = lw_new_out(m, node, 0);
+			if (out < 0)
+				return -1;
+			LibNode *l = lw_lib(m, LIB_BATCHNORM);
+			l->in[0] = x, l->in[1] = w, l->in[2] = b, l->in[3] = rm, l->in[4] = rv, l->nin = 5;
+			l->out[0] = out, l->nout = 1;
+			lib_set_float(m->g, l, "eps", eps);
+			return 0;
+		}
+		/* training mode also updates running_mean/var in place */
+		if (p == NM_BN_LEGIT)
+			for (int i = 0; i < 2; i++)
+				if (lw_arg(m, i ? "running_var" : "running_mean")->k == V_TENSOR)
+					lw_mark_stale(m, node, i ? "running_var" : "running_mean",
+					              "updating the running statistics of a training-mode batch norm, which doccc "
+					              "does not compute: export the model in eval mode");
+		mode = NM_BATCH;
+		break;
+	}
+	return norm_lib(m, node, x, w, b, mode, k, groups, eps);
+}
+
+/* The norm node of a normalization whose mode and parameters are known. */
+static int norm_lib(Imp *m, const cJSON *node, int x, int w, int b, int mode, int k, int64_t groups, double eps)
+{
+	int r = lw_c(m, x)->rank;
+	if ((mode == NM_GROUP || mode == NM_BATCH) && r < 2) {
+		lw_error(m, "channel normalization of a rank-%d input", r);
+		return -1;
+	}
+	int64_t v;
+	if (mode == NM_GROUP && !ex_isint(lw_dimx(m, x, 1), &v))
+		return lw_need_static(m, "channel groups of a run-time channel count");
+	if (mode == NM_GROUP && (groups < 1 || lw_dim(m, x, 1) % groups)) {
+		lw_error(m, "%lld channels in %lld groups", (long long)lw_dim(m, x, 1), (long long)groups);
+		return -1;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	int native = m->info->nrets == 3;
+	LibNode *l = lw_lib(m, LIB_NORM);
+	l->in[0] = x, l->in[1] = w, l->in[2] = b, l->nin = 3;
+	l->out[0] = out;
+	l->out[1] = native ? lw_used_out(m, node, 1) : -1;
+	l->out[2] = native ? lw_used_out(m, node, 2) : -1;
+	l->nout = 3;
+	lib_set_int(m->g, l, "mode", mode);
+	lib_set_int(m->g, l, "ndims", k);
+	lib_set_int(m->g, l, "groups", groups);
+	lib_set_float(m->g, l, "eps", eps);
+	return 0;
+}
+
+/* ---- softmax, log-softmax --------------------------------------------------------- */
+
+int lower_softmax(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	if (x < 0)
+		return -1;
+	int d = lw_norm_dim(m, lw_int(m, "dim", -1), lw_c(m, x)->rank);
+	if (d < 0)
+		return -1;
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_SOFTMAX);
+	l->in[0] = x, l->nin = 1;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "dim", d);
+	lib_set_int(m->g, l, "log", m->info->param == 1);
+	lib_set_int(m->g, l, "safe", m->info->param == 2);
+	return 0;
+}
+
+/* ---- vector norms and what builds on them -----------------------------------------
+ * lower_vnorm:
+ * linalg_vector_norm (every ord: 0, 1, 2, +-inf, any other p), linalg_norm
+ * and frobenius_norm where they are vector norms, weight normalization
+ * (_weight_norm, _weight_norm_interface: w = g * v / ||v|| over every dim
+ * but one) and cosine_similarity.
+ *
+ * A norm is one LIB_REDUCE in mode RD_NORM_ (ir/expand/reduce.c); weight norm
+ * and cosine similarity chain it with elementwise nodes in the dtypes
+ * PyTorch's CPU kernels compute in (the fused weight-norm kernel keeps
+ * g / ||v|| and the product in float for float and bfloat16; its
+ * composite path for float16 rounds every step).
+ */
 
 /* out = code(a, b) (b < 0: unary), computed in cdt (-1: out's dtype). */
 static LibNode *ew(Imp *m, int out, TCode code, int a, int b, int cdt)
