@@ -36,48 +36,6 @@ static int flat_view(Imp *m, int c, const char *name)
 	return v;
 }
 
-/* ---- grid_sampler, grid_sampler_2d ------------------------------------------------------ */
-
-int lower_grid_sampler(Imp *m, const cJSON *node)
-{
-	int x = lw_tensor(m, "input"), gr = lw_tensor(m, "grid");
-	if (x < 0 || gr < 0)
-		return -1;
-	Container *xc = lw_c(m, x), *gc = lw_c(m, gr);
-	if (xc->rank != 4 || gc->rank != 4 || lw_dim(m, gr, 3) != 2) {
-		lw_error(m, "%s: only 4-d input with a (N, H, W, 2) grid is supported (got ranks %d and %d)", m->info->target,
-		         xc->rank, gc->rank);
-		return -1;
-	}
-	if (lw_float_tensor(m, x, "input") || lw_float_tensor(m, gr, "grid"))
-		return -1;
-	if (xc->dt != gc->dt) {
-		lw_error(m, "%s: input (%s) and grid (%s) must have the same dtype", m->info->target, dtype_info[xc->dt].name,
-		         dtype_info[gc->dt].name);
-		return -1;
-	}
-	if (lw_dim(m, x, 2) == 0 || lw_dim(m, x, 3) == 0) {
-		lw_error(m, "%s: input has an empty spatial dimension", m->info->target);
-		return -1;
-	}
-	int64_t mode = lw_int(m, "interpolation_mode", 0), pad = lw_int(m, "padding_mode", 0);
-	if (mode < GS_BILINEAR || mode > GS_BICUBIC || pad < GS_ZEROS || pad > GS_REFLECTION) {
-		lw_error(m, "%s: interpolation mode %lld / padding mode %lld unknown", m->info->target, (long long)mode,
-		         (long long)pad);
-		return -1;
-	}
-	int out = lw_new_out(m, node, 0);
-	if (out < 0)
-		return -1;
-	LibNode *l = lw_lib(m, LIB_GRIDSAMPLE);
-	l->in[0] = x, l->in[1] = gr, l->nin = 2;
-	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "mode", mode);
-	lib_set_int(m->g, l, "padding", pad);
-	lib_set_int(m->g, l, "align_corners", lw_int(m, "align_corners", 0));
-	return 0;
-}
-
 /* ---- embedding_bag and torch's _embedding_bag* ------------------------------------------
  * The four results are torch's: output, offset2bag, bag_size, max_indices,
  * with the shapes the graph records (they differ between overloads and

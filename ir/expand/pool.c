@@ -1,15 +1,20 @@
 /*
- * nn.c - expansion of batch norm (what fold_constants left), 2-d and 3-d
- * pooling (max with -inf padding through guarded memlets, average with the window
+ * pool.c - expansion of the pool family's library nodes: pooling (max
+ * with -inf padding through guarded memlets, average with the window
  * clipped to the input and PyTorch's divisor rules, adaptive average and
- * max, indices of the maximum), reductions (sum, mean, max, min, prod,
- * any, all, var/std, logsumexp), softmax (also _safe_softmax),
- * normalizations with input statistics (layer, group, instance, batch,
- * RMS), upsampling (nearest, nearest-exact, bilinear, bicubic), pairwise
- * distances (cdist, pdist) and col2im (fold). Reductions
- * accumulate into a local scalar and store once; softmax makes three
- * passes (max, sum of exp, normalize) and recomputes exp rather than
- * storing twice.
+ * max, the indices of the maximum), upsampling (nearest, nearest-exact,
+ * bilinear, bicubic), grid sampling, col2im (fold) and im2col (unfold).
+ *
+ * Every output element is one iteration of a map nest over the output,
+ * stored once. Upsampling's source indices and weights, which depend on
+ * the output index only, are computed at compile time; grid sampling's
+ * come from the grid at run time, in range by construction. The
+ * arithmetic follows torch's CPU kernels operation by operation, so
+ * results match to the last bits where the C compiler keeps the order:
+ * grid sampling follows the vectorized kernel (GridSamplerKernel.cpp), in
+ * the input's dtype (float16 and bfloat16 round after every operation, as
+ * Vectorized<Half> does), with a fused multiply-add (T_FMA) where GCC
+ * contracts torch's float and double code.
  */
 #include <math.h>
 #include <string.h>
@@ -465,6 +470,207 @@ int expand_upsample(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	return 0;
 }
 
+/* ---- grid sampling ---------------------------------------------------------------------------
+ * out[n, c, h, w] samples input[n, c] at the source position that
+ * grid[n, h, w] = (x, y) in [-1, 1] names, per dim: unnormalize to pixel
+ * units ((g + 1) * (size - 1) / 2 with align_corners, (g + 1) * size / 2 -
+ * 0.5 without), then pad: clip to [0, size - 1] (border), or reflect about
+ * the edges first (reflection). Bilinear weighs the 4 neighbours, nearest
+ * takes the one nearbyint picks (ties to even), bicubic weighs 4x4 taps
+ * with the cubic convolution (A = -0.75) and pads each tap's position.
+ * Taps outside the input read 0 (zeros padding). */
+
+#define V(t) opd_val(t)
+#define K(c) opd_const(c)
+
+/* a*x + y: one rounding (T_FMA) in float and double, where torch's kernels
+ * are contracted by the compiler; two in float16 / bfloat16, which round
+ * every operation. */
+static int madd(Sdfg *g, Node *b, Dtype dt, Operand a, Operand x, Operand y)
+{
+	if (dt == DT_F32 || dt == DT_F64)
+		return xp_tk3(g, b, T_FMA, dt, a, x, y);
+	return xp_tk2(g, b, T_ADD, dt, y, V(xp_tk2(g, b, T_MUL, dt, a, x)));
+}
+
+typedef struct {
+	Sdfg *g;
+	Node *b;
+	Dtype dt;
+	int pad, ac;
+} Gs;
+
+/* The constant v in the compute dtype (rounded as torch's static_cast). */
+static int gs_const(Gs *s, double v)
+{
+	return xp_tk1(s->g, s->b, T_ASSIGN, s->dt, K(v));
+}
+
+static int gs_unnormalize(Gs *s, int v, int64_t size)
+{
+	Sdfg *g = s->g;
+	Node *b = s->b;
+	int one = xp_tk2(g, b, T_ADD, s->dt, V(v), K(1));
+	if (s->ac) {
+		int sf = xp_tk2(g, b, T_DIV, s->dt, V(gs_const(s, (double)(size - 1))), K(2));
+		return xp_tk2(g, b, T_MUL, s->dt, V(one), V(sf));
+	}
+	int sf = xp_tk2(g, b, T_DIV, s->dt, V(gs_const(s, (double)size)), K(2));
+	return madd(g, b, s->dt, V(one), V(sf), K(-0.5));
+}
+
+/* clamp to [0, size - 1]; NaN becomes 0 (torch's operand order) */
+static int gs_clip(Gs *s, int v, int64_t size)
+{
+	Sdfg *g = s->g;
+	Node *b = s->b;
+	int pos = xp_tk2(g, b, T_GT, DT_I64, V(v), K(0));
+	int lo = xp_tk3(g, b, T_WHERE, s->dt, V(pos), V(v), K(0));
+	int mx = gs_const(s, (double)(size - 1));
+	int over = xp_tk2(g, b, T_GT, DT_I64, V(lo), V(mx));
+	return xp_tk3(g, b, T_WHERE, s->dt, V(over), V(mx), V(lo));
+}
+
+static int gs_reflect(Gs *s, int v, int64_t size)
+{
+	Sdfg *g = s->g;
+	Node *b = s->b;
+	Dtype dt = s->dt;
+	if (s->ac && size <= 1)
+		return gs_const(s, 0);
+	int tw = xp_tk2(g, b, T_MUL, dt, V(gs_const(s, (double)(s->ac ? size - 1 : size))), K(2));
+	int a = xp_tk1(g, b, T_ABS, dt, s->ac ? V(v) : V(xp_tk2(g, b, T_SUB, dt, V(v), K(-0.5))));
+	int flips = xp_tk1(g, b, T_TRUNC, dt, V(xp_tk2(g, b, T_DIV, dt, V(a), V(tw))));
+	int extra = madd(g, b, dt, V(xp_tk1(g, b, T_NEG, dt, V(flips))), V(tw), V(a));
+	int r = xp_tk2(g, b, T_MIN, dt, V(extra), V(xp_tk2(g, b, T_SUB, dt, V(tw), V(extra))));
+	return s->ac ? r : xp_tk2(g, b, T_ADD, dt, V(r), K(-0.5));
+}
+
+/* torch's compute_coordinates: the padding mode applied to a position */
+static int gs_pad(Gs *s, int v, int64_t size)
+{
+	if (s->pad == GS_BORDER)
+		return gs_clip(s, v, size);
+	if (s->pad == GS_REFLECTION)
+		return gs_clip(s, gs_reflect(s, v, size), size);
+	return v;
+}
+
+/* A tap coordinate: its in-bounds flag and its index symbol (0 when out of
+ * bounds, so the T_INDEX check always passes). v holds an integral value. */
+typedef struct {
+	int in;
+	Expr *ix;
+} Tap;
+
+static Tap gs_tap(Gs *s, int v, Expr *size)
+{
+	Sdfg *g = s->g;
+	Node *b = s->b;
+	int64_t n;
+	ex_isint(size, &n);
+	int ge = xp_tk2(g, b, T_GT, DT_I64, V(v), K(-1));
+	int lt = xp_tk2(g, b, T_LT, DT_I64, V(v), K((double)n));
+	Tap t;
+	t.in = xp_tk2(g, b, T_AND, DT_I64, V(ge), V(lt));
+	t.ix = xp_bind_index(g, b, V(xp_tk3(g, b, T_WHERE, DT_I64, V(t.in), V(v), K(0))), size, 0);
+	return t;
+}
+
+/* input[n, c, y, x] where both are in bounds, else 0 */
+static int gs_read(Gs *s, int x, Expr *const *nc, Tap ty, Tap tx)
+{
+	Expr *idx[4] = {nc[0], nc[1], ty.ix, tx.ix};
+	int in = xp_tk2(s->g, s->b, T_AND, DT_I64, V(ty.in), V(tx.in));
+	return xp_tk3(s->g, s->b, T_WHERE, s->dt, V(in), opd_mem(x, 4, idx), K(0));
+}
+
+/* The cubic convolution weights of the 4 taps at distances 1 + t, t, 1 - t, 2 - t. */
+static void gs_cubic(Gs *s, int t, int *w)
+{
+	Sdfg *g = s->g;
+	Node *b = s->b;
+	Dtype dt = s->dt;
+	const double A = -0.75;
+	for (int k = 0; k < 4; k++) {
+		int x = k == 0 ? xp_tk2(g, b, T_ADD, dt, V(t), K(1)) : k == 1 ? t : xp_tk2(g, b, T_SUB, dt, K(k - 1), V(t));
+		if (k == 0 || k == 3) {
+			/* ((A x - 5A) x + 8A) x - 4A */
+			int p = xp_tk2(g, b, T_SUB, dt, V(xp_tk2(g, b, T_MUL, dt, K(A), V(x))), K(5 * A));
+			p = xp_tk2(g, b, T_ADD, dt, V(xp_tk2(g, b, T_MUL, dt, V(p), V(x))), K(8 * A));
+			w[k] = xp_tk2(g, b, T_SUB, dt, V(xp_tk2(g, b, T_MUL, dt, V(p), V(x))), K(4 * A));
+		} else {
+			/* ((A + 2) x - (A + 3)) x x + 1 */
+			int p = xp_tk2(g, b, T_SUB, dt, V(xp_tk2(g, b, T_MUL, dt, K(A + 2), V(x))), K(A + 3));
+			p = xp_tk2(g, b, T_MUL, dt, V(xp_tk2(g, b, T_MUL, dt, V(p), V(x))), V(x));
+			w[k] = xp_tk2(g, b, T_ADD, dt, V(p), K(1));
+		}
+	}
+}
+
+int expand_grid_sample(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	(void)tile;
+	int x = l->in[0], gr = l->in[1], out = l->out[0];
+	Container *xc = sdfg_c(g, x), *o = sdfg_c(g, out);
+	int mode = (int)lib_int(l, "mode", GS_BILINEAR);
+	int64_t H, W;
+	if (!ex_isint(xc->shape[2], &H) || !ex_isint(xc->shape[3], &W))
+		DOCC_UNREACHABLE();
+	int ov[MAXDIM];
+	Node *body = xp_nest(g, seq, out, ov);
+	Expr **O = xp_vars(g, 4, ov);
+	Gs s = {g, xp_block(g, body, label), o->dt, (int)lib_int(l, "padding", GS_ZEROS), (int)lib_int(l, "align_corners", 0)};
+	Node *b = s.b;
+	Dtype dt = s.dt;
+	Expr *gi[4] = {O[0], O[2], O[3], ex_int(g, 0)};
+	int gx = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(gr, 4, gi));
+	gi[3] = ex_int(g, 1);
+	int gy = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(gr, 4, gi));
+	Expr *nc[2] = {O[0], O[1]};
+	int res;
+	if (mode == GS_BICUBIC) {
+		int ux = gs_unnormalize(&s, gx, W), uy = gs_unnormalize(&s, gy, H);
+		int fx = xp_tk1(g, b, T_FLOOR, dt, V(ux)), fy = xp_tk1(g, b, T_FLOOR, dt, V(uy));
+		int cx[4], cy[4];
+		gs_cubic(&s, xp_tk2(g, b, T_SUB, dt, V(ux), V(fx)), cx);
+		gs_cubic(&s, xp_tk2(g, b, T_SUB, dt, V(uy), V(fy)), cy);
+		Tap tx[4], ty[4];
+		for (int k = 0; k < 4; k++) {
+			tx[k] = gs_tap(&s, gs_pad(&s, xp_tk2(g, b, T_ADD, dt, V(fx), K(k - 1)), W), xc->shape[3]);
+			ty[k] = gs_tap(&s, gs_pad(&s, xp_tk2(g, b, T_ADD, dt, V(fy), K(k - 1)), H), xc->shape[2]);
+		}
+		res = -1;
+		for (int i = 0; i < 4; i++) {
+			int row = xp_tk2(g, b, T_MUL, dt, V(cx[0]), V(gs_read(&s, x, nc, ty[i], tx[0])));
+			for (int j = 1; j < 4; j++)
+				row = madd(g, b, dt, V(cx[j]), V(gs_read(&s, x, nc, ty[i], tx[j])), V(row));
+			res = res < 0 ? xp_tk2(g, b, T_MUL, dt, V(cy[0]), V(row)) : madd(g, b, dt, V(cy[i]), V(row), V(res));
+		}
+	} else {
+		int px = gs_pad(&s, gs_unnormalize(&s, gx, W), W), py = gs_pad(&s, gs_unnormalize(&s, gy, H), H);
+		if (mode == GS_NEAREST) {
+			Tap tx = gs_tap(&s, xp_tk1(g, b, T_ROUND, dt, V(px)), xc->shape[3]);
+			Tap ty = gs_tap(&s, xp_tk1(g, b, T_ROUND, dt, V(py)), xc->shape[2]);
+			res = gs_read(&s, x, nc, ty, tx);
+		} else {
+			int xw = xp_tk1(g, b, T_FLOOR, dt, V(px)), yn = xp_tk1(g, b, T_FLOOR, dt, V(py));
+			int we = xp_tk2(g, b, T_SUB, dt, V(px), V(xw)), e = xp_tk2(g, b, T_SUB, dt, K(1), V(we));
+			int ns = xp_tk2(g, b, T_SUB, dt, V(py), V(yn)), sn = xp_tk2(g, b, T_SUB, dt, K(1), V(ns));
+			int wgt[4] = {xp_tk2(g, b, T_MUL, dt, V(sn), V(e)), xp_tk2(g, b, T_MUL, dt, V(sn), V(we)),
+			              xp_tk2(g, b, T_MUL, dt, V(ns), V(e)), xp_tk2(g, b, T_MUL, dt, V(ns), V(we))};
+			Tap tx[2] = {gs_tap(&s, xw, xc->shape[3]), gs_tap(&s, xp_tk2(g, b, T_ADD, dt, V(xw), K(1)), xc->shape[3])};
+			Tap ty[2] = {gs_tap(&s, yn, xc->shape[2]), gs_tap(&s, xp_tk2(g, b, T_ADD, dt, V(yn), K(1)), xc->shape[2])};
+			/* nw, ne, sw, se, summed in that order */
+			res = xp_tk2(g, b, T_MUL, dt, V(gs_read(&s, x, nc, ty[0], tx[0])), V(wgt[0]));
+			for (int k = 1; k < 4; k++)
+				res = madd(g, b, dt, V(gs_read(&s, x, nc, ty[k / 2], tx[k % 2])), V(wgt[k]), V(res));
+		}
+	}
+	sdfg_store(b, res, xp_memlet(out, 4, O), W_NONE);
+	return 0;
+}
+
 /* ---- col2im (fold) ----------------------------------------------------------------------
  *
  * out[n, c, h, w] sums cols[n, c, i, j, bh, bw] over the kernel taps (i, j)
@@ -524,5 +730,32 @@ int expand_col2im(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	Node *fb = xp_block(g, body, label);
 	Operand fin[1] = {opd_mem(acc, 0, none)};
 	sdfg_store(fb, sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, fin), xp_memlet(out, r, xp_vars(g, r, vars)), W_NONE);
+	return 0;
+}
+
+/* ---- im2col (unfold) --------------------------------------------------------------------------------
+ * out [N,] C, kh, kw, Lh, Lw (the lowering views it as [N,] C*kh*kw, L):
+ * out[n, c, i, j, y, x] = in[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw],
+ * 0 outside the image. */
+
+int expand_im2col(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	(void)tile;
+	int in = l->in[0], out = l->out[0];
+	Container *x = sdfg_c(g, in), *o = sdfg_c(g, out);
+	int64_t dl[2], pd[2], st[2];
+	lib_ints(l, "dilation", dl, 2);
+	lib_ints(l, "padding", pd, 2);
+	lib_ints(l, "stride", st, 2);
+	int vars[MAXDIM];
+	Node *body = xp_nest(g, seq, out, vars);
+	Node *b = xp_block(g, body, label);
+	Expr **O = xp_vars(g, o->rank, vars), *xi[MAXDIM];
+	int bt = o->rank - 5; /* 1 if batched */
+	for (int d = 0; d <= bt; d++)
+		xi[d] = O[d];
+	for (int k = 0; k < 2; k++)
+		xi[bt + 1 + k] = ex_add(g, ex_addi(g, ex_muli(g, O[bt + 3 + k], st[k]), -pd[k]), ex_muli(g, O[bt + 1 + k], dl[k]));
+	sdfg_store(b, xp_tk1(g, b, T_ASSIGN, o->dt, opd_guarded(in, x->rank, xi, 0)), xp_memlet(out, o->rank, O), W_NONE);
 	return 0;
 }

@@ -1,16 +1,25 @@
 /*
- * nn.c - lowerings of the neural-network layers: convolution (1-d as 2-d
- * over a height of 1, transposed, 'same'/'valid' padding), linear and
- * matrix products (with 1-d operands), batch norm, normalizations with
- * input statistics (layer, group, instance, RMS), attention, pooling (1-d
- * through the 2-d node, 3-d), upsampling, reductions, softmax, pairwise
- * distances (cdist, pdist), col2im (fold) and im2col (unfold).
+ * pool.c - lowerings of the pool family (ops_pool.h; the expansions are in
+ * ir/expand/pool.c): pooling, resampling and sliding windows. Max, average
+ * and adaptive pooling of 2 or 3 spatial dims (1-d through the 2-d node
+ * over a height of 1; max with indices: LIB_POOL), upsampling (nearest,
+ * nearest-exact, bilinear, bicubic, by output size or scale factors:
+ * LIB_UPSAMPLE), grid sampling (grid_sampler, grid_sampler_2d:
+ * LIB_GRIDSAMPLE), col2im (fold: LIB_COL2IM) and im2col (unfold:
+ * LIB_IM2COL).
+ *
+ * Windows are checked here, where the message can name the node: kernel,
+ * stride and dilation at least 1, padding at most half the window, and
+ * each output size the one torch's formula gives (lw_check_window), so
+ * the expansions index without checks. With run-time dims a pooling takes
+ * a symbolic batch only.
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
+
+/* ---- pooling ---------------------------------------------------------------------- */
 
 /* Pooling's padding, at most half the window as torch's kernels have it
  * (a window wholly in the padding would have nothing to take). A window
@@ -109,6 +118,8 @@ int lower_pool(Imp *m, const cJSON *node)
 	return 0;
 }
 
+/* ---- upsampling ------------------------------------------------------------------- */
+
 /* Upsampling: output size from the graph; scales (0 if none) as torch
  * passes them to its kernels (scale_factors of .vec, scales_h/w). */
 int lower_upsample(Imp *m, const cJSON *node)
@@ -142,6 +153,50 @@ int lower_upsample(Imp *m, const cJSON *node)
 	lib_set_float(m->g, l, "scale_w", sw);
 	return 0;
 }
+
+/* ---- grid_sampler, grid_sampler_2d ------------------------------------------------------ */
+
+int lower_grid_sampler(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "input"), gr = lw_tensor(m, "grid");
+	if (x < 0 || gr < 0)
+		return -1;
+	Container *xc = lw_c(m, x), *gc = lw_c(m, gr);
+	if (xc->rank != 4 || gc->rank != 4 || lw_dim(m, gr, 3) != 2) {
+		lw_error(m, "%s: only 4-d input with a (N, H, W, 2) grid is supported (got ranks %d and %d)", m->info->target,
+		         xc->rank, gc->rank);
+		return -1;
+	}
+	if (lw_float_tensor(m, x, "input") || lw_float_tensor(m, gr, "grid"))
+		return -1;
+	if (xc->dt != gc->dt) {
+		lw_error(m, "%s: input (%s) and grid (%s) must have the same dtype", m->info->target, dtype_info[xc->dt].name,
+		         dtype_info[gc->dt].name);
+		return -1;
+	}
+	if (lw_dim(m, x, 2) == 0 || lw_dim(m, x, 3) == 0) {
+		lw_error(m, "%s: input has an empty spatial dimension", m->info->target);
+		return -1;
+	}
+	int64_t mode = lw_int(m, "interpolation_mode", 0), pad = lw_int(m, "padding_mode", 0);
+	if (mode < GS_BILINEAR || mode > GS_BICUBIC || pad < GS_ZEROS || pad > GS_REFLECTION) {
+		lw_error(m, "%s: interpolation mode %lld / padding mode %lld unknown", m->info->target, (long long)mode,
+		         (long long)pad);
+		return -1;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_GRIDSAMPLE);
+	l->in[0] = x, l->in[1] = gr, l->nin = 2;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "mode", mode);
+	lib_set_int(m->g, l, "padding", pad);
+	lib_set_int(m->g, l, "align_corners", lw_int(m, "align_corners", 0));
+	return 0;
+}
+
+/* ---- col2im (fold), im2col (unfold) ----------------------------------------------- */
 
 /* The window arguments of fold and unfold (kernel_size, dilation, padding,
  * stride: one value or two) into w[4][2], checked, and the number of
