@@ -50,7 +50,7 @@ static const char *first_trace_line(Imp *m, const char *st)
 	return arena_strndup(m->a, st, e ? (size_t)(e - st) : strlen(st));
 }
 
-/* ---- the signature: inputs, outputs --------------------------------------------- */
+/* ---- the signature: inputs, outputs ---------------------------------------------- */
 
 static int import_inputs(Imp *m)
 {
@@ -215,7 +215,7 @@ static int check_signature(Imp *m)
 	return bad ? -1 : 0;
 }
 
-/* ---- the nodes ----------------------------------------------------------------- */
+/* ---- the nodes ------------------------------------------------------------------- */
 
 /* After a node failed: placeholder containers for its outputs, so later
  * nodes still resolve their arguments and report their own problems. */
@@ -396,7 +396,7 @@ static int import_node(Imp *m, cJSON *node, const char *target)
 	return -1;
 }
 
-/* ---- input files ------------------------------------------------------------------ */
+/* ---- input files ----------------------------------------------------------------- */
 
 static void close_zip(void *z)
 {

@@ -9,6 +9,10 @@ takes from a higher one, with both source files:
 
     ir/lower/api.c uses census_node, defined in ir/import/census.c
 
+The same reading checks the layout of the op families (ir/ops.h): the
+lowering and the expansion that a row of ir/ops_<family>.h names are
+defined in ir/lower/<family>.c and ir/expand/<family>.c.
+
 Objects are those of the sources in the tree now (an object left behind by
 a deleted source is not read); one missing or older than its source fails
 the test (run make). No torch is needed.
@@ -136,3 +140,43 @@ def test_the_check_sees_uses(symbols, lower, higher, example):
     would find none, and every rule would pass)."""
     assert uses_across(symbols, lower, higher), f"no use found where {example}"
 
+
+
+def family_rows():
+    """{family: (lowerings, expansions)} from the rows of ir/ops_<family>.h:
+    the lowering column of its ATEN_OPS rows, the expansion column of its
+    LIB_OPS rows (ops_unsupported.h lists no lowerings)."""
+    fams = {}
+    for h in sorted((ROOT / "ir").glob("ops_*.h")):
+        fam = h.stem[len("ops_"):]
+        if fam == "unsupported":
+            continue
+        low, exp, macro = set(), set(), None
+        for line in h.read_text().splitlines():
+            if line.startswith("#define "):
+                macro = "aten" if "ATEN_OPS_" in line else "lib" if "LIB_OPS_" in line else None
+            elif macro and line.strip().startswith("X("):
+                col = line.split(",")[2].strip()
+                (low if macro == "aten" else exp).add(col)
+        fams[fam] = (low, exp)
+    return fams
+
+
+def test_each_family_in_its_files(symbols):
+    """One op family = one header ir/ops_<family>.h = one file of lowerings
+    ir/lower/<family>.c = one file of expansions ir/expand/<family>.c: each
+    row's lowering and expansion is defined in its family's file."""
+    where = {}
+    for src, (_, defined, _) in symbols.items():
+        for s in defined:
+            where[s] = src
+    fams = family_rows()
+    assert fams, "no ir/ops_*.h family headers found"
+    bad = []
+    for fam, (low, exp) in sorted(fams.items()):
+        for kind, names, folder in (("lower", low, "lower"), ("expand", exp, "expand")):
+            for n in sorted(names):
+                got, want = where.get(f"{kind}_{n}"), f"ir/{folder}/{fam}.c"
+                if got != want:
+                    bad.append(f"{kind}_{n} (a row of ir/ops_{fam}.h) is defined in {got}, not {want}")
+    assert not bad, "\n  ".join(["an op family's functions outside its files:"] + bad)

@@ -1,8 +1,10 @@
 /*
  * common.c - the building helpers every expansion uses (xp_*): loops and
  * blocks appended to a sequence, a map nest over a container's shape,
- * memlets and numpy-broadcast indices, locals owned by a loop, a float
- * reduction in vector lanes, and the binding of indices read from data.
+ * tasklets of one to three operands, memlets and numpy-broadcast indices,
+ * locals owned by a loop, a float reduction in vector lanes, and the
+ * binding of indices read from data. A helper that one family alone uses
+ * stays static in that family's file.
  *
  * What they keep true for the expansions: a new loop's body is a fresh
  * N_SEQ and its variable a new SYM_LOOP symbol; a local belongs to the loop
@@ -71,7 +73,7 @@ int xp_tk3(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x, Operand y)
 	return sdfg_tasklet(g, b, c, dt, 3, o);
 }
 
-/* ---- memlets, broadcasting, data-dependent indices ------------------------------ */
+/* ---- memlets, broadcasting, data-dependent indices ------------------------------- */
 
 Memlet xp_memlet(int data, int rank, Expr *const *idx)
 {

@@ -25,7 +25,7 @@ typedef struct {
 	                       * in device memory (attention.c); 0: one query row at a time */
 } XpTile;
 
-/* ---- common.c: building helpers ------------------------------------------------ */
+/* ---- common.c: building helpers -------------------------------------------------- */
 
 /* A loop k (N_MAP or N_FOR) for a new symbol named after hint over [lo, hi)
  * appended to seq (*var its symbol); a block appended to seq. */
@@ -64,7 +64,19 @@ int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape
 void xp_lane_fold(Sdfg *g, Node *body, int L, Expr *hi, const char *label, int part, int tot, TCode op, double init,
                   int c, int rank, Expr *const *idx, int jd, int mx, int storeback);
 
-/* The expansions, one per LIB_OPS row (ir/expand/). */
+/* ---- the families: one file of expansions each --------------------------------------
+ * Each LIB_OPS row names its expansion, expand_<name> (declared for every
+ * row below), defined in its family's file:
+ *   elem.c       elemwise
+ *   linalg.c     conv gemm cdist
+ *   attention.c  attention
+ *   norm.c       batchnorm norm softmax
+ *   reduce.c     reduce argred scan sort search
+ *   pool.c       pool upsample grid_sample col2im im2col
+ *   index.c      gather scatter embedding_bag masked_scatter
+ *   shape.c      cat remap arange linspace tri
+ *   rnn.c        rnn
+ *   sym.c        assert */
 #define X(e, n, f, d) int expand_##f(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);
 LIB_OPS(X)
 #undef X

@@ -18,7 +18,7 @@
 
 #include "expand.h"
 
-/* ---- gathers and scatters -----------------------------------------------------------------
+/* ---- gathers and scatters -----------------------------------------------------------
  * A read or write at an index held in a tensor binds the index to a value
  * symbol with a T_INDEX tasklet (xp_bind_index: ir/expand/common.c) and
  * addresses the element with it: O(1) per element. Negative indices wrap
@@ -102,7 +102,7 @@ int expand_gather(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	return 0;
 }
 
-/* ---- scatters --------------------------------------------------------------------------------- */
+/* ---- scatters -------------------------------------------------------------------- */
 
 enum { SR_SUM, SR_PROD, SR_AMAX, SR_AMIN, SR_MEAN };
 
@@ -141,7 +141,7 @@ static void scatter_slice(Sdfg *g, LibNode *l, Node *seq, const char *label)
 
 /* out = self (a flat storage) with the positions of a strided view of it
  * (strides, offset: static) taken from src, element by element: a write
- * through a view, made functional (import.c). One copy nest, then one
+ * through a view, made functional (ir/lower/api.c). One copy nest, then one
  * store per element of src. */
 static void scatter_view(Sdfg *g, LibNode *l, Node *seq, const char *label)
 {
@@ -319,7 +319,7 @@ int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 	return 0;
 }
 
-/* ---- helpers of embedding bags and masked_scatter ------------------------------ */
+/* ---- helpers of embedding bags and masked_scatter -------------------------------- */
 
 #define V(t) opd_val(t)
 #define K(c) opd_const(c)
@@ -348,7 +348,7 @@ static void fill(Sdfg *g, Node *seq, const char *label, int c, double v)
 	sdfg_store(b, xp_tk1(g, b, T_ASSIGN, k->dt, K(v)), xp_memlet(c, k->rank, xp_vars(g, k->rank, vars)), W_NONE);
 }
 
-/* ---- embedding bags ----------------------------------------------------------------------------
+/* ---- embedding bags -----------------------------------------------------------------
  * Bag b holds the indices from offsets[b] up to the next bag's offset; as
  * torch does, the bag of index i (offset2bag) is the number of offsets
  * (among the first nb) at or before i, minus 1: counts scattered at the
@@ -481,7 +481,7 @@ int expand_embedding_bag(Sdfg *g, LibNode *l, Node *seq, const char *label, cons
 	return 0;
 }
 
-/* ---- masked_scatter --------------------------------------------------------------------------------
+/* ---- masked_scatter -----------------------------------------------------------------
  * out = self where the (broadcast) mask is false; the k-th true position in
  * row-major order takes source element k. A sequential pass counts the
  * true positions before each element, then every element reads the source

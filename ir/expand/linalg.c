@@ -732,7 +732,7 @@ static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *
 	}
 }
 
-/* ---- Winograd F(2x2, 3x3) ---------------------------------------------------------- */
+/* ---- Winograd F(2x2, 3x3) -------------------------------------------------------- */
 
 /* A 3x3 stride-1 convolution computes each 2x2 output tile from a 4x4
  * input tile d with 16 multiplies per input channel instead of 36:
@@ -1115,7 +1115,7 @@ static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	return 0;
 }
 
-/* ---- GEMM -------------------------------------------------------------------------------- */
+/* ---- GEMM ------------------------------------------------------------------------ */
 
 /* The epilogue value: alpha*acc + beta*bias[...] */
 static int epilogue(Sdfg *g, Node *b, Operand accv, LibNode *l, int r, Expr *const *oidx, Dtype dt)
@@ -1359,7 +1359,7 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	return 0;
 }
 
-/* ---- pairwise distances ---------------------------------------------------------------- */
+/* ---- pairwise distances ---------------------------------------------------------- */
 
 /* cdist: out[..., i, j] = (sum_m |x1[..., i, m] - x2[..., j, m]|^p)^(1/p)
  * (batch dims of x1, x2 broadcast against out's); pdist (in[1] = -1):

@@ -16,7 +16,7 @@
 
 #include "expand.h"
 
-/* ---- batch norm (what fold_constants left) ------------------------------------------ */
+/* ---- batch norm (what fold_constants left) --------------------------------------- */
 
 int expand_batchnorm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
@@ -248,7 +248,7 @@ int expand_softmax(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 	return 0;
 }
 
-/* ---- normalization with statistics of the input ------------------------------------
+/* ---- normalization with statistics of the input -------------------------------------
  *
  * The input's dims split into "outer" ones (one set of statistics each:
  * maps) and "inner" ones (the elements normalized together: loops):

@@ -21,7 +21,7 @@
 
 #include "expand.h"
 
-/* ---- pooling ---------------------------------------------------------------------- */
+/* ---- pooling --------------------------------------------------------------------- */
 
 /* Global average pooling (adaptive to size 1, squeeze-excitation's
  * squeeze) of a float32 input whose spatial dims are contiguous: each
@@ -196,7 +196,7 @@ int expand_pool(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	return 0;
 }
 
-/* ---- upsampling ----------------------------------------------------------------------
+/* ---- upsampling ---------------------------------------------------------------------
  *
  * Source indices and weights are functions of the output index only, so
  * they are computed here, at compile time, with PyTorch's CPU formulas in
@@ -470,7 +470,7 @@ int expand_upsample(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	return 0;
 }
 
-/* ---- grid sampling ---------------------------------------------------------------------------
+/* ---- grid sampling ------------------------------------------------------------------
  * out[n, c, h, w] samples input[n, c] at the source position that
  * grid[n, h, w] = (x, y) in [-1, 1] names, per dim: unnormalize to pixel
  * units ((g + 1) * (size - 1) / 2 with align_corners, (g + 1) * size / 2 -
@@ -671,7 +671,7 @@ int expand_grid_sample(Sdfg *g, LibNode *l, Node *seq, const char *label, const 
 	return 0;
 }
 
-/* ---- col2im (fold) ----------------------------------------------------------------------
+/* ---- col2im (fold) ------------------------------------------------------------------
  *
  * out[n, c, h, w] sums cols[n, c, i, j, bh, bw] over the kernel taps (i, j)
  * in row-major order, the order in which torch's col2im adds them, where
@@ -733,7 +733,7 @@ int expand_col2im(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	return 0;
 }
 
-/* ---- im2col (unfold) --------------------------------------------------------------------------------
+/* ---- im2col (unfold) ----------------------------------------------------------------
  * out [N,] C, kh, kw, Lh, Lw (the lowering views it as [N,] C*kh*kw, L):
  * out[n, c, i, j, y, x] = in[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw],
  * 0 outside the image. */

@@ -60,7 +60,7 @@ static int tk(Sdfg *g, Node *b, TCode c, Dtype dt, int n, Operand a0, Operand a1
 #define T2(c, dt, a, x) tk(g, b, c, dt, 2, a, x, opd_const(0))
 #define T3(c, dt, a, x, y) tk(g, b, c, dt, 3, a, x, y)
 
-/* ---- reductions ----------------------------------------------------------------------- */
+/* ---- reductions ------------------------------------------------------------------ */
 
 /* One pass over the reduced dims of `in` (N_FOR loops inside body); ovars
  * index the kept dims. Returns the innermost block and fills idx. */
@@ -330,7 +330,7 @@ int expand_argred(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	return 0;
 }
 
-/* ---- scans -------------------------------------------------------------------------------------
+/* ---- scans --------------------------------------------------------------------------
  * A scan is one map nest over the rows (every dim but the scanned one) and
  * in each row one N_FOR along the dim that carries the accumulator, a
  * scalar local of the row loop, and stores each output element once: O(n)
@@ -412,7 +412,7 @@ int expand_scan(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	return 0;
 }
 
-/* ---- sort / topk: a bottom-up merge sort per row -------------------------------------------------
+/* ---- sort / topk: a bottom-up merge sort per row ------------------------------------
  * Each row (all indices but dim) is sorted with its indices in local
  * buffers: first runs of 8 elements by a sorting network (read straight
  * from the input), then log2(n/8) passes of merges between two ping-pong
@@ -927,7 +927,7 @@ int expand_sort(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	return 0;
 }
 
-/* ---- binary search ------------------------------------------------------------------------------
+/* ---- binary search ------------------------------------------------------------------
  * in[0] the sorted boundaries [..., M] (1-d: shared by every value; else
  * one row per leading index of the output), in[1] the values (the
  * output's shape) or -1: the constant "value", or with "iota" the output

@@ -11,7 +11,7 @@
 
 #include "expand.h"
 
-/* ---- concatenation ------------------------------------------------------------------------ */
+/* ---- concatenation --------------------------------------------------------------- */
 
 int expand_cat(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
@@ -36,7 +36,7 @@ int expand_cat(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *
 	return 0;
 }
 
-/* ---- remapped copies ------------------------------------------------------------------------
+/* ---- remapped copies ----------------------------------------------------------------
  * out[i] = in[j] with, per dim, t = i - ofs and j = t (RK_OFFSET; reads
  * outside the input give `value` when guard is set: constant padding),
  * n-1-i (RK_FLIP), the mirror of t without repeating the edge (RK_REFLECT),
@@ -77,7 +77,7 @@ int expand_remap(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile
 	return 0;
 }
 
-/* ---- arange: start + i*step, computed in double (int64 for integer outputs) as torch's CPU kernel --- */
+/* ---- arange: start + i*step, computed in double (int64 for integer outputs) as torch's CPU kernel ---- */
 
 int expand_arange(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
@@ -95,7 +95,7 @@ int expand_arange(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 	return 0;
 }
 
-/* ---- linspace, logspace -----------------------------------------------------------------
+/* ---- linspace, logspace -------------------------------------------------------------
  * linspace follows torch's CPU kernel: start and end converted to the
  * output dtype, step = (end - start) / (steps - 1) in the output's float
  * type (double for integer outputs, which truncate at the end), the first
@@ -189,7 +189,7 @@ int expand_linspace(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	return 0;
 }
 
-/* ---- tril, triu --------------------------------------------------------------------------
+/* ---- tril, triu ---------------------------------------------------------------------
  * x where j - i <= diagonal (tril) or j - i >= diagonal (triu) over the
  * last two dims, zeros elsewhere: one map nest with a select on an index
  * expression, no second pass. */

@@ -8,7 +8,7 @@
  */
 #include "expand.h"
 
-/* ---- run-time assertions --------------------------------------------------------------------- */
+/* ---- run-time assertions --------------------------------------------------------- */
 
 int expand_assert(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {

@@ -13,7 +13,7 @@
 #include "../lower/lower.h"
 #include "import.h"
 
-/* ---- doccc check ------------------------------------------------------------------ */
+/* ---- doccc check ----------------------------------------------------------------- */
 
 static CensusOp *census_op(Census *c, const char *op)
 {
@@ -76,7 +76,7 @@ void census_syms(Imp *m)
 	}
 }
 
-/* ---- the compile report's census -------------------------------------------------- */
+/* ---- the compile report's census ------------------------------------------------- */
 
 /* Count one node of `target` for the compile report. */
 void census_add(Sdfg *g, const char *target)

@@ -27,7 +27,7 @@
 
 #include "lower.h"
 
-/* ---- messages ------------------------------------------------------------------ */
+/* ---- messages -------------------------------------------------------------------- */
 
 static char *node_loc(Imp *m)
 {
@@ -45,7 +45,7 @@ void lw_error(Imp *m, const char *fmt, ...)
 	m->failed = 1;
 }
 
-/* ---- value map ---------------------------------------------------------------- */
+/* ---- value map ------------------------------------------------------------------- */
 
 int lw_lookup(Imp *m, const char *name)
 {
@@ -80,7 +80,7 @@ const char *lw_value_stale(Imp *m, const char *name)
 	return e ? e->stale : NULL;
 }
 
-/* ---- tensor metadata ------------------------------------------------------------ */
+/* ---- tensor metadata ------------------------------------------------------------- */
 
 /* doccc check: torch scalar type st occurs in the graph (c NULL: not a check). */
 void lw_census_dtype(Census *c, int st)
@@ -200,7 +200,7 @@ int lw_meta(Imp *m, const char *name, Meta *o)
 	return lw_read_meta(m, tm, o, name);
 }
 
-/* ---- containers for values ---------------------------------------------------- */
+/* ---- containers for values ------------------------------------------------------- */
 
 int lw_check_dtype(Imp *m, const Meta *mt, const char *name)
 {
@@ -335,7 +335,7 @@ void lw_mark_stale(Imp *m, const cJSON *node, const char *argname, const char *w
  * its view v (torch's view semantics made functional, as its
  * functionalization does with view_scatter): a new flat container, r's
  * elements with v's positions taken from out (the scatter node's view
- * mode: ir/expand/shape.c). -1 when v's layout is not static. */
+ * mode: ir/expand/index.c). -1 when v's layout is not static. */
 static int write_through(Imp *m, int r, int v, int out)
 {
 	Container *rc = lw_c(m, r), *vc = lw_c(m, v);

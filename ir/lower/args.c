@@ -210,7 +210,7 @@ static int read_arg(Imp *m, const cJSON *arg, Val *v, const char *argname)
 	return 0;
 }
 
-/* ---- binding a node's arguments ------------------------------------------------ */
+/* ---- binding a node's arguments -------------------------------------------------- */
 
 /* Parse a schema default ("[1, 1]", "0", "None", "True", "\"none\"", "1"). */
 static void default_val(Imp *m, const SchemaArg *a, Val *v)
@@ -325,7 +325,7 @@ int lw_bind_args(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- what lowerings read ------------------------------------------------------- */
+/* ---- what lowerings read --------------------------------------------------------- */
 
 Val *lw_arg(Imp *m, const char *name)
 {

@@ -1,8 +1,16 @@
 /*
  * common.c - building blocks shared by the lowerings: containers, views,
- * copies, library nodes and the elementwise node every family uses. They
- * build on the lowerings' API (api.c: values and metadata; args.c: the
- * bound arguments; dims.c: sizes and run-time dims).
+ * copies, library nodes and the elementwise node every family uses, and
+ * the helpers of more than one family (scratch transients and views, flat
+ * views, 1-d ops through 2-d nodes, run-time batches, the window check of
+ * convolution and pooling, the search node). A helper that one family
+ * alone uses stays static in that family's file. They build on the
+ * lowerings' API: api.c (values and metadata), args.c (the bound
+ * arguments), dims.c (sizes and run-time dims).
+ *
+ * A container made for an intermediate result is unnamed in the graph:
+ * its origin is "" and no value is bound to it, so that messages and the
+ * value map see only the graph's own values.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -305,7 +313,7 @@ int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 	return 0;
 }
 
-/* ---- shared by several families ----------------------------------------------- */
+/* ---- shared by several families -------------------------------------------------- */
 
 /* A contiguous transient of the given shape, unnamed in the graph. */
 int lw_scratch_x(Imp *m, const char *hint, Dtype dt, int rank, Expr *const *shape)
@@ -362,7 +370,7 @@ int lw_float_tensor(Imp *m, int t, const char *what)
 	return -1;
 }
 
-/* ---- 1-d ops through 2-d nodes, run-time batches, windows ---------------------- */
+/* ---- 1-d ops through 2-d nodes, run-time batches, windows ------------------------ */
 
 /* A [..., L] container viewed as [..., 1, L] (1-d ops through 2-d nodes). */
 int lw_unsqueeze_h(Imp *m, int c)
@@ -489,7 +497,7 @@ int lw_check_window(Imp *m, const Window *w, int x, int out)
 	return 0;
 }
 
-/* ---- binary search (searchsorted, bucketize, repeat_interleave) ---------------- */
+/* ---- binary search (searchsorted, bucketize, repeat_interleave) ------------------ */
 
 /* A binary-search node: boundaries bd, values (a tensor, or the scalar
  * val when vals < 0), optional sorter, into out. */

@@ -23,7 +23,7 @@
 
 #include "lower.h"
 
-/* ---- symbols and expressions of the export ------------------------------------- */
+/* ---- symbols and expressions of the export --------------------------------------- */
 
 /* symval, symset and gsym sized for every symbol of the scratch graph
  * (parsing may add symbols). */
@@ -304,7 +304,7 @@ Expr *lw_dyn_expr(Imp *m, const cJSON *j)
 	return uses_dyn(m, e) ? to_g(m, e) : NULL;
 }
 
-/* ---- symbolic values (SymInt, SymFloat, SymBool) ------------------------------- */
+/* ---- symbolic values (SymInt, SymFloat, SymBool) --------------------------------- */
 
 /* The symbolic value the graph computed under name (the newest), or NULL. */
 SymVal *lw_symval(Imp *m, const char *name)
@@ -341,7 +341,7 @@ void lw_set_symval(Imp *m, const char *name, SymVal v)
 	VEC_PUSH(m->a, m->svs, m->nsvs, m->capsvs, v);
 }
 
-/* ---- sizes as lowerings read them ---------------------------------------------- */
+/* ---- sizes as lowerings read them ------------------------------------------------ */
 
 /* A size as a number: a run-time dim has none, so a lowering that asks for
  * one (a listed lowering on a path that was not made for run-time dims)

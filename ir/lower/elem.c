@@ -23,7 +23,7 @@
 
 #include "lower.h"
 
-/* ---- type promotion (c10::promoteTypes and at::result_type) -------------------- */
+/* ---- type promotion (c10::promoteTypes and at::result_type) ---------------------- */
 
 static int category(int d)
 {
@@ -331,7 +331,7 @@ int lower_cast(Imp *m, const cJSON *node)
 	return lw_elemwise(m, node, T_CAST, 1, &v);
 }
 
-/* ---- nan_to_num, round.decimals, glu, lerp ------------------------------------------ */
+/* ---- nan_to_num, round.decimals, glu, lerp --------------------------------------- */
 
 /* Largest finite value of a float dtype (nan_to_num's default for +inf). */
 static double dtype_max(Dtype d)
@@ -405,7 +405,7 @@ int lower_lerp(Imp *m, const cJSON *node)
 	return lw_elemwise(m, node, T_LERP, 3, ops);
 }
 
-/* ---- for other families ------------------------------------------------------------ */
+/* ---- for other families ---------------------------------------------------------- */
 
 /* at::result_type for other lowerings (searchsorted's comparison dtype). */
 int lw_result_type(Imp *m, Val *const *ops, int n)

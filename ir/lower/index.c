@@ -41,7 +41,7 @@ static int flat_view(Imp *m, int c, const char *name)
 	return v;
 }
 
-/* ---- indexing: index_select, gather, embedding, index.Tensor ------------------------------- */
+/* ---- indexing: index_select, gather, embedding, index.Tensor --------------------- */
 
 static int index_tensor_ok(Imp *m, int t)
 {
@@ -125,7 +125,7 @@ int lower_gather(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- scatters ------------------------------------------------------------------------------- */
+/* ---- scatters -------------------------------------------------------------------- */
 
 int lower_scatter(Imp *m, const cJSON *node)
 {
@@ -226,7 +226,7 @@ int lower_scatter(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- index_add, index_copy, index_fill ------------------------------------------------------------------ */
+/* ---- index_add, index_copy, index_fill ------------------------------------------- */
 
 /* out = self with out[.., index[k], ..] (dim d) taking source[.., k, ..]
  * (add: += alpha * source, in index order; copy: the last write wins, as
@@ -297,7 +297,7 @@ int lower_index_op(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- take_along_dim: a gather on views broadcast against each other outside dim ---------------- */
+/* ---- take_along_dim: a gather on views broadcast against each other outside dim ---- */
 
 int lower_take_along_dim(Imp *m, const cJSON *node)
 {
@@ -347,7 +347,7 @@ int lower_take_along_dim(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- one_hot --------------------------------------------------------------------------------------- */
+/* ---- one_hot --------------------------------------------------------------------- */
 
 /* zeros [..., C] int64, then scatter.value(1) along the last dim at
  * self[..., None]; a class outside [0, C) fails the run, where torch
@@ -394,7 +394,7 @@ int lower_one_hot(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- embedding_bag and torch's _embedding_bag* ------------------------------------------
+/* ---- embedding_bag and torch's _embedding_bag* --------------------------------------
  * The four results are torch's: output, offset2bag, bag_size, max_indices,
  * with the shapes the graph records (they differ between overloads and
  * between torch's fast and slow CPU paths); unused ones are not computed.
@@ -472,7 +472,7 @@ int lower_embedding_bag(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- masked_scatter ----------------------------------------------------------------------- */
+/* ---- masked_scatter -------------------------------------------------------------- */
 
 int lower_masked_scatter(Imp *m, const cJSON *node)
 {

@@ -25,7 +25,7 @@
 
 #include "lower.h"
 
-/* ---- convolution ------------------------------------------------------------------- */
+/* ---- convolution ----------------------------------------------------------------- */
 
 /* Size d of tensor a and size e of b agree where both are numbers. */
 static int same_dim(Imp *m, int a, int d, int b, int e)
@@ -136,7 +136,7 @@ int lower_conv(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- matrix products: linear, mm, bmm, addmm, baddbmm, matmul ------------------------ */
+/* ---- matrix products: linear, mm, bmm, addmm, baddbmm, matmul -------------------- */
 
 /* Rank-2+ operand for a matrix product: 1-d vectors become [1,K] or [K,1]. */
 static int mat_operand(Imp *m, int c, int isleft)
@@ -350,7 +350,7 @@ static int is_label(int ch)
 	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z');
 }
 
-/* ---- einsum: parsing --------------------------------------------------------------- */
+/* ---- einsum: parsing ------------------------------------------------------------- */
 
 /* The operands' labels (left of "->"); torch's messages. */
 static int parse_lhs(Ein *e, size_t lhs)
@@ -494,7 +494,7 @@ static int parse_rhs(Ein *e, const char *arrow, const int *count)
 	return 0;
 }
 
-/* ---- einsum: aligning the operands ------------------------------------------------- */
+/* ---- einsum: aligning the operands ----------------------------------------------- */
 
 /* Operand i as a view of its tensor over the permuted dims (torch's
  * permutation, diagonal and unsqueeze), with torch's size checks;
@@ -559,7 +559,7 @@ static int align(Ein *e, int i, int t, int64_t *lsize, int64_t *esize, Eop *o)
 	return 0;
 }
 
-/* ---- einsum: building blocks ------------------------------------------------------- */
+/* ---- einsum: building blocks ----------------------------------------------------- */
 
 static int is_integral(Dtype d)
 {
@@ -710,7 +710,7 @@ static int direct_out(Ein *e, Eop *x, Dtype dt)
 	return out;
 }
 
-/* ---- einsum: products -------------------------------------------------------------- */
+/* ---- einsum: products ------------------------------------------------------------ */
 
 /* a * b, broadcast (torch's mul when no dim is summed by the product). */
 static int multiply(Ein *e, Eop *a, const Eop *b, int last)
@@ -983,7 +983,7 @@ static int contract(Ein *e, Eop *a, Eop *b, const int *sum, int last)
 	return 0;
 }
 
-/* ---- einsum: the contraction loop -------------------------------------------------- */
+/* ---- einsum: the contraction loop ------------------------------------------------ */
 
 /* Contract a with b (torch's loop body): sum out the dims only one of
  * them has and no later operand needs, then the product. */
@@ -1123,7 +1123,7 @@ int lower_einsum(Imp *m, const cJSON *node)
 	return finish(&e, &q[0]);
 }
 
-/* ---- pairwise distances ---------------------------------------------------------------- */
+/* ---- pairwise distances ---------------------------------------------------------- */
 
 /* Pairwise distances: _cdist_forward (param 0: x1 [..., P, M], x2
  * [..., R, M], batch dims broadcast; compute_mode only picks torch's

@@ -117,7 +117,7 @@ typedef struct {
 	int dyn;           /* a size depends on a run-time dim (shape holds the example's) */
 } Meta;
 
-/* ---- api.c: messages, the value map, metadata, new values, aliasing ---------- */
+/* ---- api.c: messages, the value map, metadata, new values, aliasing -------------- */
 
 /* An error at the current node (its location, then a note with the first
  * stack-trace line); marks the node failed. */
@@ -149,7 +149,7 @@ int lw_check_new_containers(Imp *m, int from);
 void lw_track_aliases(Imp *m, const cJSON *node);
 void lw_rebind_mutated(Imp *m, const cJSON *node);
 
-/* ---- args.c: a node's arguments, bound against its schema --------------------- */
+/* ---- args.c: a node's arguments, bound against its schema ------------------------ */
 
 /* Argument name of the current op (it must be in the schema); its tensor
  * (-1 if it is none); a number, dflt when it is none. */
@@ -162,7 +162,7 @@ int lw_has_arg(Imp *m, const char *name);
 /* For the importer: bind node's inputs into m->args (m->info is its op). */
 int lw_bind_args(Imp *m, const cJSON *node);
 
-/* ---- dims.c: the export's symbols, guards, symbolic values; sizes ------------- */
+/* ---- dims.c: the export's symbols, guards, symbolic values; sizes ---------------- */
 
 /* The symbolic value named name (newest), or NULL; bind one (with run-time
  * dims, its expression is read from the graph). */
@@ -205,10 +205,7 @@ int lw_sym_bind(Imp *m, int sym, int64_t v, const char *how);
 int lw_read_symint(Imp *m, const cJSON *j, int64_t *v, const char *what);
 Expr *lw_dyn_expr(Imp *m, const cJSON *j);
 
-/* elem.c: at::result_type of tensors and python scalars (ops[0..n)). */
-int lw_result_type(Imp *m, Val *const *ops, int n);
-
-/* ---- common.c: building blocks of lowerings ---------------------------------- */
+/* ---- common.c: building blocks of lowerings -------------------------------------- */
 
 /* Window modes of a convolution or pooling: the output's size in one
  * spatial dim of kernel k, stride s, padding p on the left and q on the
@@ -285,11 +282,34 @@ int lw_check_window(Imp *m, const Window *w, int x, int out);
  * the scalar val when vals < 0), optional sorter, into out. */
 LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, int out, int right, Dtype cdt);
 
+/* ---- the families: one file of lowerings each ---------------------------------------
+ * Each ATEN_OPS row names its lowering, lower_<lowering> (declared for
+ * every row at the end), defined in its family's file; the family's
+ * header (ir/ops_<family>.h) holds its rows:
+ *   elem.c       unary binary clamp clamp_tensor where cast square glu lerp
+ *                nan_to_num round_decimals
+ *   linalg.c     conv linear gemm einsum cdist
+ *   attention.c  attention
+ *   norm.c       batchnorm norm vnorm softmax
+ *   reduce.c     reduce argred scan sort sortsel search
+ *   pool.c       pool upsample grid_sampler col2im im2col
+ *   index.c      gather scatter index_op embedding_bag masked_scatter
+ *                take_along_dim one_hot
+ *   shape.c      view view2 cat split stack remap fill arange linspace tri
+ *                meshgrid dropout noop repeat_interleave rot90 shuffle diff
+ *   rnn.c        rnn
+ *   sym.c        item sym_query assert_scalar assert_async
+ * and what a family offers the others: */
+
+/* elem.c: at::result_type of tensors and python scalars (ops[0..n)). */
+int lw_result_type(Imp *m, Val *const *ops, int n);
+
 /* shape.c: concatenation of ins[0..n) (n <= 64) along dim into out. */
 void lw_cat(Imp *m, const int *ins, int n, int dim, int out);
 
 /* sym.c: the Python-level integer and boolean ops of symbolic shapes
- * (_operator.mul, torch.sym_max, math.ceil, ...), evaluated at compile time.
+ * (_operator.mul, torch.sym_max, math.ceil, ...), evaluated on the bound
+ * sizes (ir/import.c calls it for a node whose target is not an ATen op).
  * 1 if target is one of them (handled, or reported with lw_error), else 0. */
 int lw_python_op(Imp *m, const cJSON *node, const char *target);
 

@@ -17,7 +17,7 @@
 
 #include "lower.h"
 
-/* ---- batch norm, normalizations with input statistics ------------------------------ */
+/* ---- batch norm, normalizations with input statistics ---------------------------- */
 
 /* An inference batch-norm node over dim 1 writing output 0 of the node:
  * (x - rm) / sqrt(rv + eps) * w + b, with w and b optional (-1). */
@@ -179,7 +179,7 @@ static int norm_lib(Imp *m, const cJSON *node, int x, int w, int b, int mode, in
 	return 0;
 }
 
-/* ---- softmax, log-softmax --------------------------------------------------------- */
+/* ---- softmax, log-softmax -------------------------------------------------------- */
 
 int lower_softmax(Imp *m, const cJSON *node)
 {
@@ -201,7 +201,7 @@ int lower_softmax(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- vector norms and what builds on them -----------------------------------------
+/* ---- vector norms and what builds on them -------------------------------------------
  * lower_vnorm:
  * linalg_vector_norm (every ord: 0, 1, 2, +-inf, any other p), linalg_norm
  * and frobenius_norm where they are vector norms, weight normalization

@@ -19,7 +19,7 @@
 
 #include "lower.h"
 
-/* ---- pooling ---------------------------------------------------------------------- */
+/* ---- pooling --------------------------------------------------------------------- */
 
 /* Pooling's padding, at most half the window as torch's kernels have it
  * (a window wholly in the padding would have nothing to take). A window
@@ -118,7 +118,7 @@ int lower_pool(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- upsampling ------------------------------------------------------------------- */
+/* ---- upsampling ------------------------------------------------------------------ */
 
 /* Upsampling: output size from the graph; scales (0 if none) as torch
  * passes them to its kernels (scale_factors of .vec, scales_h/w). */
@@ -154,7 +154,7 @@ int lower_upsample(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- grid_sampler, grid_sampler_2d ------------------------------------------------------ */
+/* ---- grid_sampler, grid_sampler_2d ----------------------------------------------- */
 
 int lower_grid_sampler(Imp *m, const cJSON *node)
 {
@@ -196,7 +196,7 @@ int lower_grid_sampler(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- col2im (fold), im2col (unfold) ----------------------------------------------- */
+/* ---- col2im (fold), im2col (unfold) ---------------------------------------------- */
 
 /* The window arguments of fold and unfold (kernel_size, dilation, padding,
  * stride: one value or two) into w[4][2], checked, and the number of

@@ -43,7 +43,7 @@ static int norm_dim0(Imp *m, int64_t d, int r)
 	return lw_norm_dim(m, d, r ? r : 1);
 }
 
-/* ---- reductions over dims ---------------------------------------------------------- */
+/* ---- reductions over dims -------------------------------------------------------- */
 
 /* Reductions. var/std take a correction (var.correction: Scalar?, default
  * 1; var.dim: bool unbiased); var_mean/std_mean have the mean as a second
@@ -112,7 +112,7 @@ int lower_reduce(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- argmax / argmin / max.dim / min.dim ------------------------------------------------------ */
+/* ---- argmax / argmin / max.dim / min.dim ----------------------------------------- */
 
 int lower_argred(Imp *m, const cJSON *node)
 {
@@ -169,7 +169,7 @@ int lower_argred(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- scans ------------------------------------------------------------------------------------- */
+/* ---- scans ----------------------------------------------------------------------- */
 
 int lower_scan(Imp *m, const cJSON *node)
 {
@@ -200,7 +200,7 @@ int lower_scan(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- sort, topk: values and indices, stable (ties keep input order) ------------------------------ */
+/* ---- sort, topk: values and indices, stable (ties keep input order) -------------- */
 
 int lower_sort(Imp *m, const cJSON *node)
 {
@@ -223,7 +223,7 @@ int lower_sort(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- sorts and picks of sorted rows ------------------------------------------------------------------ */
+/* ---- sorts and picks of sorted rows ---------------------------------------------- */
 
 int lower_sortsel(Imp *m, const cJSON *node)
 {
@@ -286,7 +286,7 @@ int lower_sortsel(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- searchsorted, bucketize ----------------------------------------------------------------------- */
+/* ---- searchsorted, bucketize ----------------------------------------------------- */
 
 int lower_search(Imp *m, const cJSON *node)
 {

@@ -362,7 +362,7 @@ int lower_cat(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- more views: as_strided, diagonal, narrow -------------------------------------- */
+/* ---- more views: as_strided, diagonal, narrow ------------------------------------ */
 
 int lower_view2(Imp *m, const cJSON *node)
 {
@@ -429,7 +429,7 @@ int lower_view2(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- list outputs: unbind, split, split_with_sizes, chunk ---------------------------- */
+/* ---- list outputs: unbind, split, split_with_sizes, chunk ------------------------ */
 
 /* Name of the k-th tensor a node returns as a list (outputs[0].as_tensors),
  * or, for nodes serialized with one output per element, outputs[k]. */
@@ -545,7 +545,7 @@ int lower_meshgrid(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- stack and long concatenations ------------------------------------------------------ */
+/* ---- stack and long concatenations ----------------------------------------------- */
 
 /* out = cat(ins[0..n), dim); more than 8 inputs go through partial results. */
 static void cat_into(Imp *m, const int *ins, int n, int dim, int out)
@@ -619,7 +619,7 @@ int lower_stack(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- remapped copies: flip, repeat, roll, padding ------------------------------------------ */
+/* ---- remapped copies: flip, repeat, roll, padding -------------------------------- */
 
 int lower_remap(Imp *m, const cJSON *node)
 {
@@ -745,7 +745,7 @@ int lower_remap(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- creation: full, zeros, ones, empty (zero-filled), fill, copy ------------------------- */
+/* ---- creation: full, zeros, ones, empty (zero-filled), fill, copy ---------------- */
 
 int lower_fill(Imp *m, const cJSON *node)
 {
@@ -869,7 +869,7 @@ static int permuted(Imp *m, const char *name, int x, const int *perm)
 	return view(m, name, x, c->rank, sh, st, c->offset);
 }
 
-/* ---- creation: linspace, logspace --------------------------------------------------------- */
+/* ---- creation: linspace, logspace ------------------------------------------------ */
 
 /* start/end: a number (attr "start"/"end") or a 0-d tensor (input 0/1). */
 int lower_linspace(Imp *m, const cJSON *node)
@@ -909,7 +909,7 @@ int lower_linspace(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- tril, triu ----------------------------------------------------------------------------- */
+/* ---- tril, triu ------------------------------------------------------------------ */
 
 int lower_tri(Imp *m, const cJSON *node)
 {
@@ -929,7 +929,7 @@ int lower_tri(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- fliplr, flipud, rot90 ------------------------------------------------------------------ */
+/* ---- fliplr, flipud, rot90 ------------------------------------------------------- */
 
 /* out = x with the dims flags[d] set flipped (LIB_REMAP). */
 static int flip_into(Imp *m, int x, int out, const int *flags)
@@ -1000,7 +1000,7 @@ int lower_rot90(Imp *m, const cJSON *node)
 	return out < 0 ? -1 : flip_into(m, src, out, flags);
 }
 
-/* ---- pixel_shuffle, pixel_unshuffle, channel_shuffle ---------------------------------------- */
+/* ---- pixel_shuffle, pixel_unshuffle, channel_shuffle ----------------------------- */
 
 /* The input viewed with split dims, permuted, copied, and the copy viewed
  * in the output's shape (torch's decompositions do the same). */
@@ -1071,7 +1071,7 @@ int lower_shuffle(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- diff ----------------------------------------------------------------------------------- */
+/* ---- diff ------------------------------------------------------------------------ */
 
 /* diff(x, n, dim, prepend, append): cat(prepend, x, append) along dim,
  * then n times x[1:] - x[:-1] (logical_xor for bool, as torch). */
@@ -1138,7 +1138,7 @@ int lower_diff(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- repeat_interleave ------------------------------------------------------------------------------ */
+/* ---- repeat_interleave ----------------------------------------------------------- */
 
 /* Indices [0, n) each repeated repeats[i] times into out [L] (L is known):
  * cumsum of the repeats, then for each output position j the number of

@@ -73,7 +73,7 @@ static int bind_out(Imp *m, const cJSON *node, SymVal v)
 	return 0;
 }
 
-/* ---- sym_size, sym_stride, sym_numel, sym_is_contiguous ---- */
+/* ---- sym_size, sym_stride, sym_numel, sym_is_contiguous -------------------------- */
 
 /* The torch metadata of the tensor argument (its sizes and strides as torch
  * has them, which a view or a contiguous transient of doccc may not). */
@@ -124,7 +124,7 @@ int lower_sym_query(Imp *m, const cJSON *node)
 	return bind_out(m, node, v);
 }
 
-/* ---- item, _local_scalar_dense ------------------------------------------------ */
+/* ---- item, _local_scalar_dense --------------------------------------------------- */
 
 int lower_item(Imp *m, const cJSON *node)
 {
@@ -148,7 +148,7 @@ int lower_item(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- guards ----------------------------------------------------------------------- */
+/* ---- guards ---------------------------------------------------------------------- */
 
 int lower_assert_scalar(Imp *m, const cJSON *node)
 {
@@ -173,7 +173,7 @@ int lower_assert_scalar(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- Python arithmetic: _operator.*, torch.sym_*, math.trunc ------------------------ */
+/* ---- Python arithmetic: _operator.*, torch.sym_*, math.trunc --------------------- */
 
 /* Input k of a Python-op node as a number. */
 static int py_arg(Imp *m, const cJSON *node, int k, SymVal *v)
@@ -355,7 +355,7 @@ int lw_python_op(Imp *m, const cJSON *node, const char *target)
 	return 1;
 }
 
-/* ---- run-time assertions -------------------------------------------------------------------- */
+/* ---- run-time assertions --------------------------------------------------------- */
 
 /* _assert_async(self[, assert_msg]): the run fails with DOCCC_ERR_ASSERT
  * and the message where the one element of self is zero (torch raises). */

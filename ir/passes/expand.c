@@ -6,7 +6,7 @@
  * the node's outputs, so the invariant of ir.h holds afterwards: every
  * container is written by exactly one top-level child, each element stored
  * once (reductions accumulate into locals and store the final value), but
- * for a scatter's stores at data-dependent indices (ir/expand/shape.c).
+ * for a scatter's stores at data-dependent indices (ir/expand/index.c).
  *
  * This file holds only the driver: the pass options become an XpTile and
  * each node goes to its expansion through the LIB_OPS table. The
