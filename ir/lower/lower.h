@@ -5,9 +5,10 @@
  * The importer (ir/import.c, ir/import/) is the layer above: it opens the
  * input, walks graph.nodes and, for each node, binds the arguments and
  * calls the op table's lowering (ir/ops.c holds the lower_* pointers). The
- * lowerings use only what is declared here and never call the importer
- * (test/test_structure.py checks it on the objects). Declarations marked
- * "for the importer" are the driver's side of this API.
+ * lowerings build IR with ir.h and what is declared here, and never call
+ * the importer (test/test_structure.py checks it on the objects).
+ * Declarations marked "for the importer" are the driver's side of this
+ * API.
  *
  * A lowering turns one ATen node, whose arguments are already bound
  * against its schema (m->args, in schema order, defaults filled in), into
