@@ -36,7 +36,7 @@ XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(PKG_CFLAGS) $(SANFLAGS)
 LDLIBS   = $(PKG_LIBS) -lpthread -ldl -lm
 
 LIB_SRC  = $(sort $(wildcard lib/*.c))
-IR_SRC   = $(sort $(wildcard ir/*.c ir/passes/*.c ir/lower/*.c ir/expand/*.c))
+IR_SRC   = $(sort $(wildcard ir/*.c ir/passes/*.c ir/lower/*.c ir/expand/*.c ir/import/*.c))
 BE_SRC   = $(sort $(wildcard backends/*.c))
 CMD_SRC  = $(sort $(wildcard cmd/*.c))
 CORE_SRC = $(LIB_SRC) $(IR_SRC) $(BE_SRC)

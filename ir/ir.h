@@ -196,7 +196,7 @@ typedef struct {
 } Attr;
 
 typedef struct {
-	int op;              /* OpKind */
+	int op;              /* LibOp */
 	int in[8];           /* input container ids, -1 for absent optional ones */
 	int nin;
 	int out[4];          /* output container ids, -1 for unused outputs */
@@ -641,7 +641,7 @@ void sdfg_dump_dot(Sdfg *g, Buf *b);
 /* ---- ops.h, ops.c: the op table ------------------------------------------------ */
 #include "ops.h"
 
-/* ---- import.c: torch.export -> SDFG ---------------------------------------------- */
+/* ---- import.c, import/: torch.export -> SDFG -------------------------------------- */
 
 /* What the importer saw, for `doccc check` (ImportArgs.census; NULL when
  * compiling). Every node is counted under its target; a node that does not

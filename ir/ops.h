@@ -10,23 +10,44 @@
  * most one lowering (most reuse a family lowering such as unary/binary
  * elementwise) and, for a new library-node kind, one expansion.
  *
- * The rows live in one header per family (ops_elem.h, ops_shape.h,
- * ops_nn.h, ops_sym.h, ops_rnn.h), so families grow independently; the X-macros are expanded
- * into enums, name tables and dispatch tables in ops.c and expand.c, with
- * static asserts keeping them in step.
+ * The rows live in one header per op family, and each family has one file
+ * of lowerings, ir/lower/<family>.c, and one of expansions,
+ * ir/expand/<family>.c, where it has library nodes:
+ *   elem       elementwise ops, casts, clamps, where
+ *   linalg     matrix products and convolution, einsum, cdist
+ *   attention  scaled dot-product attention
+ *   norm       batch, layer, group, instance and RMS norms, softmax, vector norms
+ *   reduce     reductions, arg-reductions, scans, sorts, searches
+ *   pool       pooling, resampling, grid sampling, sliding windows (col2im, im2col)
+ *   index      gathers and scatters at data-dependent indices, embedding bags
+ *   shape      views and data movement, fills and creation
+ *   rnn        LSTM, GRU and Elman layers
+ *   sym        symbolic sizes and scalars, the export's assertions
+ * (ops_unsupported.h lists the overloads doccc knows and does not compile.)
+ * The X-macros are expanded into enums, name tables and dispatch tables in
+ * ops.c and ir/passes/expand.c, with static asserts keeping them in step.
+ * Nothing depends on the enums' numeric order: ops are compared by enum
+ * constant and named by the tables.
  */
 #ifndef DOCCC_OPS_H
 #define DOCCC_OPS_H
 
 #include "ops_elem.h"
-#include "ops_nn.h"
-#include "ops_rnn.h"
+#include "ops_linalg.h"
+#include "ops_attention.h"
+#include "ops_norm.h"
+#include "ops_reduce.h"
+#include "ops_pool.h"
+#include "ops_index.h"
 #include "ops_shape.h"
+#include "ops_rnn.h"
 #include "ops_sym.h"
 #include "ops_unsupported.h"
 
-#define LIB_OPS(X) LIB_OPS_ELEM(X) LIB_OPS_SHAPE(X) LIB_OPS_NN(X) LIB_OPS_RNN(X)
-#define ATEN_OPS(X) ATEN_OPS_ELEM(X) ATEN_OPS_SHAPE(X) ATEN_OPS_NN(X) ATEN_OPS_SYM(X) ATEN_OPS_RNN(X)
+#define LIB_OPS(X) LIB_OPS_ELEM(X) LIB_OPS_LINALG(X) LIB_OPS_ATTENTION(X) LIB_OPS_NORM(X) LIB_OPS_REDUCE(X) \
+	LIB_OPS_POOL(X) LIB_OPS_INDEX(X) LIB_OPS_SHAPE(X) LIB_OPS_RNN(X) LIB_OPS_SYM(X)
+#define ATEN_OPS(X) ATEN_OPS_ELEM(X) ATEN_OPS_LINALG(X) ATEN_OPS_ATTENTION(X) ATEN_OPS_NORM(X) ATEN_OPS_REDUCE(X) \
+	ATEN_OPS_POOL(X) ATEN_OPS_INDEX(X) ATEN_OPS_SHAPE(X) ATEN_OPS_RNN(X) ATEN_OPS_SYM(X)
 
 typedef enum {
 #define X(e, n, f, d) LIB_##e,
@@ -36,12 +57,6 @@ typedef enum {
 } LibOp;
 const char *op_name(int op);
 const char *op_doc(int op);
-
-/* view kinds, pool modes, reduction modes (the param column) */
-enum { VW_T, VW_PERMUTE, VW_TRANSPOSE, VW_RESHAPE, VW_FLATTEN, VW_UNFLATTEN, VW_UNSQUEEZE,
-       VW_SQUEEZE, VW_EXPAND, VW_SELECT, VW_SLICE, VW_ALIAS, VW_NUMPY_T, VW_MT };
-enum { PL_MAX, PL_AVG, PL_ADAPTIVE };
-enum { RD_SUM, RD_MEAN, RD_MAX, RD_MIN };
 
 typedef enum {
 #define X(e, t, l, p, s) AOP_##e,

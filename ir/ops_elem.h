@@ -1,14 +1,16 @@
 /*
- * ops_elem.h - the op-table rows of the elem family (elementwise ops: unary
- * math, activations, binary arithmetic, comparisons, logical and bitwise
- * ops, where/masked_fill, clamps, casts, and the in-place variants, which
- * the importer makes functional).
+ * ops_elem.h - the op-table rows of the elem family: elementwise ops (unary
+ * math and activations, binary arithmetic, comparisons, logical and
+ * bitwise ops, where/masked_fill, clamps, casts, lerp, glu, nan_to_num,
+ * round.decimals, and the in-place variants, which the importer makes
+ * functional).
  *
  * LIB_OPS_ELEM rows: X(ENUM, "name", expansion, "doc"): a library-node kind
- * and its expansion function expand_<expansion> (ir/expand/).
- * ATEN_OPS_ELEM rows: X(ENUM, "overload", lowering, param, "schema"): an ATen
- * overload, its lowering function lower_<lowering> (ir/lower/), a parameter
- * for that lowering, and PyTorch's schema string.
+ * and its expansion function expand_<expansion> (ir/expand/elem.c).
+ * ATEN_OPS_ELEM rows: X(ENUM, "overload", lowering, param, "schema"): an
+ * ATen overload, its lowering function lower_<lowering> (ir/lower/elem.c),
+ * a parameter for that lowering (the tasklet code of unary and binary),
+ * and PyTorch's schema string.
  * Included by ops.h only.
  */
 #define LIB_OPS_ELEM(X) \
@@ -228,7 +230,6 @@
 	X(MASKED_FILL_TENSOR, "masked_fill.Tensor", where, 1, "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor") \
 	X(MASKED_FILL__SCALAR, "masked_fill_.Scalar", where, 1, "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)") \
 	X(MASKED_FILL__TENSOR, "masked_fill_.Tensor", where, 1, "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)") \
-	/* fmin/fmax, erfinv, frac, round.decimals, nan_to_num, glu, lerp, xlogy (ir/lower/more.c) */ \
 	X(FMAX, "fmax.default", binary, T_FMAX, "aten::fmax(Tensor self, Tensor other) -> Tensor") \
 	X(FMIN, "fmin.default", binary, T_FMIN, "aten::fmin(Tensor self, Tensor other) -> Tensor") \
 	X(ERFINV, "erfinv.default", unary, T_ERFINV, "aten::erfinv(Tensor self) -> Tensor") \

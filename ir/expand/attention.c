@@ -21,7 +21,7 @@
  *
  * Float32 on a SIMD target takes a blocked form instead (attention_tiled):
  * tm query rows at a time, whose scores S[tm][S] come from the register-tile
- * micro-kernel of gemm.c's kind (acc[tm][tn] += q[i][e] * kT[e][j], each kT
+ * micro-kernel of linalg.c's kind (acc[tm][tn] += q[i][e] * kT[e][j], each kT
  * vector reused by tm rows), a row softmax whose max and sum are kept per
  * vector lane, and P.V by the same tile (acc[tm][tn] += p[i][j] * v[j][d]),
  * scaled by 1/sum at the store.

@@ -1,6 +1,11 @@
 /*
- * expand.h - shared by the expansion pass (ir/passes/expand.c) and the
- * expansions (ir/expand/): loop-building helpers and the entry points.
+ * expand.h - the expansions (ir/expand/): the building helpers they share
+ * and their entry points, sectioned by file. The expansion pass
+ * (ir/passes/expand.c) calls expand_<name> of each library node through
+ * the LIB_OPS table. An expansion builds on common.c; it calls another
+ * family's file only to reuse that family's kernel for a node it makes
+ * itself (the recurrent layers run their matrix products through
+ * expand_gemm).
  */
 #ifndef DOCCC_EXPAND_H
 #define DOCCC_EXPAND_H
@@ -10,9 +15,9 @@
 typedef struct {
 	int tm, tn;        /* register tile: rows (pixels / matrix rows) x columns */
 	int pack;          /* repack constant weights into the kernel's layout */
-	int winograd;      /* 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (gemm.c) */
+	int winograd;      /* 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (linalg.c) */
 	int64_t pw_max_c;  /* pointwise convolutions with at most this many input channels
-	                    * vectorize along the pixels (gemm.c, conv_pointwise) */
+	                    * vectorize along the pixels (linalg.c, conv_pointwise) */
 	int vec_lanes;     /* fp32 lanes of the target's vectors (0: no SIMD) */
 	int64_t row_bytes; /* per-row scratch a kernel may keep in locals (sort buffers):
 	                    * the CPU's stack budget, or a GPU thread's share */
@@ -20,12 +25,35 @@ typedef struct {
 	                       * in device memory (attention.c); 0: one query row at a time */
 } XpTile;
 
+/* ---- common.c: building helpers -------------------------------------------------- */
+
+/* A loop k (N_MAP or N_FOR) for a new symbol named after hint over [lo, hi)
+ * appended to seq (*var its symbol); a block appended to seq. */
 Node *xp_loop(Sdfg *g, Node *seq, NodeKind k, const char *hint, Expr *lo, Expr *hi, int64_t step, int *var);
 Node *xp_block(Sdfg *g, Node *seq, const char *label);
+/* Maps over every dim of container c, vars[i] their symbols; the innermost
+ * body. The symbols as expressions. */
 Node *xp_nest(Sdfg *g, Node *seq, int c, int *vars);
 Expr **xp_vars(Sdfg *g, int n, const int *vars);
-Operand xp_bcast(Sdfg *g, int in, int out, const int *vars);
+/* A tasklet of one, two or three operands appended to block b; its value. */
+int xp_tk1(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a);
+int xp_tk2(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x);
+int xp_tk3(Sdfg *g, Node *b, TCode c, Dtype dt, Operand a, Operand x, Operand y);
+/* A memlet of container data at idx[0..rank); the operand of input in for
+ * output out iterated by vars, with numpy broadcasting. */
 Memlet xp_memlet(int data, int rank, Expr *const *idx);
+Operand xp_bcast(Sdfg *g, int in, int out, const int *vars);
+/* The broadcast shape of containers ins[0..n) (right-aligned, returns its
+ * rank); the memlet indices of container c broadcast against a shape sh of
+ * rank rb indexed by e[0..rb). */
+int xp_bcast_shape(Sdfg *g, const int *ins, int n, Expr **sh);
+void xp_bcast_idx(Sdfg *g, int c, int rb, Expr *const *sh, Expr *const *e, Expr **idx);
+/* Data-dependent indices: bind index operand idx, an index into a dim of
+ * size n, to a new value symbol in block b through a T_INDEX tasklet
+ * (wrap: a negative index counts from the end once; any other index
+ * outside [0, n) fails the run). */
+Expr *xp_bind_index(Sdfg *g, Node *b, Operand idx, Expr *n, int wrap);
+/* A local (per-iteration) buffer owned by loop `owner`. */
 int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape, Node *owner);
 /* A float32 reduction over j in [0, hi) of the elements c[idx] (idx[jd]
  * set to j) into the scalar local tot, in vector lanes: part[L] (a local)
@@ -36,18 +64,19 @@ int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape
 void xp_lane_fold(Sdfg *g, Node *body, int L, Expr *hi, const char *label, int part, int tot, TCode op, double init,
                   int c, int rank, Expr *const *idx, int jd, int mx, int storeback);
 
-/* Data-dependent indices (ir/expand/shape.c): bind index operand idx, an
- * index into a dim of size n, to a new value symbol in block b through a
- * T_INDEX tasklet (wrap: a negative index counts from the end once; any
- * other index outside [0, n) fails the run); the broadcast shape of
- * containers ins[0..n) (right-aligned, returns its rank); the memlet
- * indices of container c broadcast against a shape sh of rank rb indexed
- * by e[0..rb). */
-Expr *xp_bind_index(Sdfg *g, Node *b, Operand idx, Expr *n, int wrap);
-int xp_bcast_shape(Sdfg *g, const int *ins, int n, Expr **sh);
-void xp_bcast_idx(Sdfg *g, int c, int rb, Expr *const *sh, Expr *const *e, Expr **idx);
-
-/* The expansions, one per LIB_OPS row (ir/expand/). */
+/* ---- the families: one file of expansions each --------------------------------------
+ * Each LIB_OPS row names its expansion, expand_<name> (declared for every
+ * row below), defined in its family's file:
+ *   elem.c       elemwise
+ *   linalg.c     conv gemm cdist
+ *   attention.c  attention
+ *   norm.c       batchnorm norm softmax
+ *   reduce.c     reduce argred scan sort search
+ *   pool.c       pool upsample grid_sample col2im im2col
+ *   index.c      gather scatter embedding_bag masked_scatter
+ *   shape.c      cat remap arange linspace tri
+ *   rnn.c        rnn
+ *   sym.c        assert */
 #define X(e, n, f, d) int expand_##f(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);
 LIB_OPS(X)
 #undef X

@@ -1,7 +1,16 @@
 /*
- * common.c - building blocks shared by the lowerings: argument accessors
- * live in import.c; here are containers, views, library nodes and the
- * elementwise node every family uses.
+ * common.c - building blocks shared by the lowerings: containers, views,
+ * copies, library nodes and the elementwise node every family uses, and
+ * the helpers of more than one family (scratch transients and views, flat
+ * views, 1-d ops through 2-d nodes, run-time batches, the window check of
+ * convolution and pooling, the search node). A helper that one family
+ * alone uses stays static in that family's file. They build on the
+ * lowerings' API: api.c (values and metadata), args.c (the bound
+ * arguments), dims.c (sizes and run-time dims).
+ *
+ * A container made for an intermediate result is unnamed in the graph:
+ * its origin is "" and no value is bound to it, so that messages and the
+ * value map see only the graph's own values.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,45 +21,6 @@
 Container *lw_c(Imp *m, int id)
 {
 	return sdfg_c(m->g, id);
-}
-
-/* A size as a number: a run-time dim has none, so a lowering that asks for
- * one (a listed lowering on a path that was not made for run-time dims)
- * has the import retried specialized instead of building for a wrong size. */
-int64_t lw_dim(Imp *m, int id, int d)
-{
-	int64_t v = 0;
-	if (!ex_isint(lw_c(m, id)->shape[d], &v))
-		lw_need_static(m, "it reads a run-time size as a number");
-	return v;
-}
-
-Expr *lw_dimx(Imp *m, int id, int d)
-{
-	return lw_c(m, id)->shape[d];
-}
-
-Expr *lw_mdim(Imp *m, const Meta *mt, int d)
-{
-	return mt->dyn ? mt->x[d] : ex_int(m->g, mt->shape[d]);
-}
-
-/* Is size e 1 (1), surely not 1 (0: a run-time dim the export keeps >= 2),
- * or either (-1)? */
-int lw_is_one(Imp *m, const Expr *e)
-{
-	int64_t v, lo, hi;
-	if (ex_isint(e, &v))
-		return v == 1;
-	ex_range(m->g, e, &lo, &hi);
-	return lo > 1 || hi < 1 ? 0 : -1;
-}
-
-int lw_need_static(Imp *m, const char *why)
-{
-	if (!m->need_static)
-		m->need_static = arena_printf(m->a, "node '%s' (aten.%s): %s", m->nodename, m->info ? m->info->target : "?", why);
-	return -1;
 }
 
 LibNode *lw_lib(Imp *m, int op)
@@ -303,18 +273,6 @@ static int broadcasts(Imp *m, int in, int out)
 	return 1;
 }
 
-int lw_symint_value(Imp *m, Expr *x)
-{
-	int id = sdfg_add_container(m->g, arena_printf(m->a, "%s_symint", m->nodename), DT_I64, CK_TRANSIENT, 0, NULL);
-	lw_c(m, id)->origin = "";
-	Node *b = sdfg_block(m->g, m->nodename);
-	Operand o = {.kind = OPD_EXPR, .e = x};
-	Memlet ml = {.data = id};
-	sdfg_store(b, sdfg_tasklet(m->g, b, T_ASSIGN, DT_I64, 1, &o), ml, W_NONE);
-	sdfg_append(m->g, m->g->root, b);
-	return id;
-}
-
 /* Elementwise: inputs are tensors or scalars ("scalarK" attrs); a scalar
  * that is a SymInt of run-time dims becomes a 0-d tensor of its value. */
 int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
@@ -355,4 +313,204 @@ int lw_elemwise(Imp *m, const cJSON *node, TCode code, int n, Val *const *ops)
 	return 0;
 }
 
+/* ---- shared by several families -------------------------------------------------- */
 
+/* A contiguous transient of the given shape, unnamed in the graph. */
+int lw_scratch_x(Imp *m, const char *hint, Dtype dt, int rank, Expr *const *shape)
+{
+	int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_%s", m->nodename, hint), dt, CK_TRANSIENT, rank, shape);
+	lw_c(m, id)->origin = "";
+	return id;
+}
+
+/* The same with constant sizes. */
+int lw_scratch(Imp *m, const char *hint, Dtype dt, int rank, const int64_t *shape)
+{
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < rank && i < MAXDIM; i++)
+		sh[i] = ex_int(m->g, shape[i]);
+	return lw_scratch_x(m, hint, dt, rank, sh);
+}
+
+/* A view of x with shape[rank] and strides st (root units) at offset off,
+ * unnamed in the graph (no value is bound to it). */
+int lw_scratch_view_x(Imp *m, const char *name, int x, int rank, Expr *const *shape, Expr **st, Expr *off)
+{
+	int id = sdfg_add_view(m->g, name, x, rank, shape, st, off);
+	lw_c(m, id)->origin = "";
+	return id;
+}
+
+/* A contiguous rank-1 view of all of c's elements (a copy first if c is
+ * not contiguous). */
+int lw_flat(Imp *m, int c)
+{
+	if (!sdfg_is_contiguous(m->g, c))
+		c = lw_copy(m, c, arena_printf(m->a, "%s_contig", m->nodename));
+	Expr *one = ex_int(m->g, 1), *n = sdfg_numel_x(m->g, c);
+	int v = sdfg_add_view(m->g, arena_printf(m->a, "%s_flat", m->nodename), c, 1, &n, &one, lw_c(m, c)->offset);
+	lw_c(m, v)->origin = "";
+	return v;
+}
+
+/* An output that some node reads or the graph returns, else -1. */
+int lw_used_out(Imp *m, const cJSON *node, int k)
+{
+	const char *nm = lw_out_name(node, k);
+	if (!nm || !lw_value_used(m, nm))
+		return -1;
+	return lw_new_out(m, node, k);
+}
+
+int lw_float_tensor(Imp *m, int t, const char *what)
+{
+	if (dtype_info[lw_c(m, t)->dt].isfloat)
+		return 0;
+	lw_error(m, "%s: %s must be a floating-point tensor (got %s)", m->info->target, what, dtype_info[lw_c(m, t)->dt].name);
+	return -1;
+}
+
+/* ---- 1-d ops through 2-d nodes, run-time batches, windows ------------------------ */
+
+/* A [..., L] container viewed as [..., 1, L] (1-d ops through 2-d nodes). */
+int lw_unsqueeze_h(Imp *m, int c)
+{
+	Container *s = lw_c(m, c);
+	Expr *sh[MAXDIM], *st[MAXDIM];
+	int r = s->rank;
+	for (int i = 0; i < r - 1; i++)
+		sh[i] = s->shape[i], st[i] = s->stride[i];
+	sh[r - 1] = ex_int(m->g, 1), st[r - 1] = ex_int(m->g, 0);
+	sh[r] = s->shape[r - 1], st[r] = s->stride[r - 1];
+	int id = sdfg_add_view(m->g, arena_printf(m->a, "%s_2d", s->name), c, r + 1, sh, st, s->offset);
+	lw_c(m, id)->origin = "";
+	return id;
+}
+
+/* Output 0 computed as [..., 1, L] and bound as the graph's [..., L]. */
+int lw_squeezed_out(Imp *m, const cJSON *node)
+{
+	const char *on = lw_out_name(node, 0);
+	Meta mt;
+	if (!on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
+		return -1;
+	Expr *full[MAXDIM], *sh[MAXDIM], *st[MAXDIM];
+	for (int i = 0; i < mt.rank; i++)
+		sh[i] = full[i] = lw_mdim(m, &mt, i);
+	full[mt.rank - 1] = ex_int(m->g, 1);
+	full[mt.rank] = sh[mt.rank - 1];
+	int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_2d", on), (Dtype)mt.dt, CK_TRANSIENT, mt.rank + 1, full);
+	lw_c(m, id)->origin = "";
+	if (lw_reshape_strides_x(m, id, mt.rank, sh, st) != 1) {
+		if (!m->failed)
+			lw_error(m, "internal: '%s' is not a view of its computed shape", on);
+		return -1;
+	}
+	int v = sdfg_add_view(m->g, on, id, mt.rank, sh, st, ex_int(m->g, 0));
+	lw_c(m, v)->origin = arena_strdup(m->a, on);
+	lw_bind(m, on, v);
+	return id;
+}
+
+/* Whether tensor c, or output 0 of the node when c < 0, has a run-time
+ * size only in its batch dim (dim 0 of a batched tensor): the expansions
+ * of convolution, batch norm and pooling take a symbolic batch as an
+ * outer loop around per-image kernels built for constant channels and
+ * spatial sizes. -1 through lw_need_static otherwise. */
+int lw_batch_only(Imp *m, const cJSON *node, int c, int batched)
+{
+	Meta mt;
+	const char *on = c < 0 ? lw_out_name(node, 0) : NULL;
+	if (c < 0 && (!on || lw_meta(m, on, &mt)))
+		return 0;   /* reported by the lowering itself */
+	int rank = c < 0 ? mt.rank : lw_c(m, c)->rank;
+	for (int d = batched ? 1 : 0; d < rank; d++) {
+		Expr *e = c < 0 ? lw_mdim(m, &mt, d) : lw_dimx(m, c, d);
+		if (!ex_isint(e, NULL))
+			return lw_need_static(m, "a run-time size other than the batch (dim 0)");
+	}
+	return 0;
+}
+
+/* The output size of window mode `mode` (lower.h) for an input of size in:
+ * the least and the greatest in lo, hi (lo < 1: none); -1 when a step does
+ * not fit in 64 bits. */
+static int win_size(int mode, int64_t in, int64_t k, int64_t s, int64_t p, int64_t q, int64_t d, int64_t *lo,
+                    int64_t *hi)
+{
+	int64_t span, twop, t;
+	if (ck_mul(d, k - 1, &span) || ck_add(span, 1, &span) || ck_add(p, q, &twop))
+		return -1;
+	if (mode == WIN_TRANS) {
+		if (ck_mul(in - 1, s, &t) || ck_add(t, span - twop, &t) || ck_add(t, MAX(s, d) - 1, hi))
+			return -1;
+		*lo = t;
+		return 0;
+	}
+	if (ck_add(in, twop, &t) || ck_add(t, -span, &t))
+		return -1;
+	if (t < 0) {
+		*lo = *hi = 0;   /* the window is wider than the padded input */
+		return 0;
+	}
+	if (mode == WIN_CEIL && ck_add(t, s - 1, &t))
+		return -1;
+	*lo = t / s + 1;
+	if (mode == WIN_CEIL && (*lo - 1) * s >= in + p)
+		--*lo;
+	*hi = *lo;
+	return 0;
+}
+
+/* Window w of input x and output out, checked as the kernels take it:
+ * kernel, stride and dilation >= 1, padding >= 0, and each output size
+ * the one win_size gives. */
+int lw_check_window(Imp *m, const Window *w, int x, int out)
+{
+	for (int j = 0; j < w->n; j++) {
+		int64_t k = w->k[j], s = w->s[j], p = w->p[j], q = w->q ? w->q[j] : p, d = w->d[j];
+		int dim = w->first + j, shown = dim - w->hidden;
+		if (k < 1 || s < 1 || d < 1 || p < 0 || q < 0) {
+			lw_error(m, "%s with kernel %lld, stride %lld, padding %lld, dilation %lld in dim %d (kernel, stride and "
+			            "dilation must be at least 1, padding at least 0)",
+			         w->op, (long long)k, (long long)s, (long long)MIN(p, q), (long long)d, shown);
+			return -1;
+		}
+		int64_t in, got, lo, hi;
+		if (!ex_isint(lw_dimx(m, x, dim), &in) || !ex_isint(lw_dimx(m, out, dim), &got))
+			continue;
+		if (win_size(w->mode, in, k, s, p, q, d, &lo, &hi)) {
+			lw_error(m, "%s: the window of dim %d is too large (kernel %lld, stride %lld, padding %lld, dilation %lld)",
+			         w->op, shown, (long long)k, (long long)s, (long long)p, (long long)d);
+			return -1;
+		}
+		if (lo >= 1 && got >= lo && got <= hi)
+			continue;
+		const char *gives = lo < 1   ? "no output (the window is wider than the padded input)"
+		                    : lo < hi ? arena_printf(m->a, "%lld to %lld", (long long)lo, (long long)hi)
+		                              : arena_printf(m->a, "%lld", (long long)lo);
+		lw_error(m, "%s of size %lld in dim %d with kernel %lld, stride %lld, padding %lld, dilation %lld gives %s, not "
+		            "the %lld recorded for its output",
+		         w->op, (long long)in, shown, (long long)k, (long long)s, (long long)p, (long long)d, gives, (long long)got);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- binary search (searchsorted, bucketize, repeat_interleave) ------------------ */
+
+/* A binary-search node: boundaries bd, values (a tensor, or the scalar
+ * val when vals < 0), optional sorter, into out. */
+LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, int out, int right, Dtype cdt)
+{
+	LibNode *l = lw_lib(m, LIB_SEARCH);
+	l->in[0] = bd, l->in[1] = vals, l->nin = 2;
+	if (sorter >= 0)
+		l->in[2] = sorter, l->nin = 3;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "right", right);
+	lib_set_int(m->g, l, "cdt", cdt);
+	if (vals < 0 && val)
+		lib_set_float(m->g, l, "value", val->k == V_FLOAT ? val->f : (double)val->i);
+	return l;
+}

@@ -1,9 +1,12 @@
 /*
- * elem.c - lowerings of elementwise ATen ops: unary math, binary arithmetic
- * with alpha and python scalars, comparisons, logical and bitwise ops,
- * where/masked_fill, clamps, dtype casts.
+ * elem.c - lowerings of the elem family (ops_elem.h; the expansion is
+ * ir/expand/elem.c): unary math, binary arithmetic with alpha and python
+ * scalars, comparisons, logical and bitwise ops, where/masked_fill, clamps,
+ * dtype casts, nan_to_num, round.decimals, glu (over two views of the
+ * halves) and lerp.
  *
- * Every op becomes one LIB_ELEMWISE node (clamp with tensor bounds: two).
+ * Every op becomes one LIB_ELEMWISE node (clamp with tensor bounds: two);
+ * a cast to the value's own dtype is a view.
  * The output dtype recorded in the graph is authoritative; where PyTorch
  * computes in another type than it returns (comparisons compute in the
  * promoted type of their operands), the lowering records that compute
@@ -13,13 +16,14 @@
  * category is higher than that of the dimensioned tensors. The expansion
  * (ir/expand/elem.c) inserts the conversions.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
 
-/* ---- type promotion (c10::promoteTypes and at::result_type) -------------------- */
+/* ---- type promotion (c10::promoteTypes and at::result_type) ---------------------- */
 
 static int category(int d)
 {
@@ -104,14 +108,6 @@ static LibNode *last_lib(Imp *m)
 	return m->g->root->kids[m->g->root->nkids - 1]->lib;
 }
 
-static int has_arg(Imp *m, const char *name)
-{
-	for (int i = 0; i < m->info->nargs; i++)
-		if (!strcmp(m->info->args[i].name, name))
-			return 1;
-	return 0;
-}
-
 /* ---- lowerings ------------------------------------------------------------------- */
 
 int lower_unary(Imp *m, const cJSON *node)
@@ -194,8 +190,8 @@ int lower_clamp(Imp *m, const cJSON *node)
 int lower_clamp_tensor(Imp *m, const cJSON *node)
 {
 	Val *x = &m->args[0];
-	Val *lo = has_arg(m, "min") ? lw_arg(m, "min") : NULL;
-	Val *hi = has_arg(m, "max") ? lw_arg(m, "max") : NULL;
+	Val *lo = lw_has_arg(m, "min") ? lw_arg(m, "min") : NULL;
+	Val *hi = lw_has_arg(m, "max") ? lw_arg(m, "max") : NULL;
 	if (lo && lo->k != V_TENSOR)
 		lo = NULL;
 	if (hi && hi->k != V_TENSOR)
@@ -230,8 +226,8 @@ int lower_binary(Imp *m, const cJSON *node)
 {
 	Val *a = &m->args[0], *b = &m->args[1];
 	TCode code = (TCode)m->info->param;
-	double alpha = has_arg(m, "alpha") ? lw_num(m, "alpha", 1) : 1;
-	if (has_arg(m, "rounding_mode")) {
+	double alpha = lw_has_arg(m, "alpha") ? lw_num(m, "alpha", 1) : 1;
+	if (lw_has_arg(m, "rounding_mode")) {
 		const char *rm = lw_arg(m, "rounding_mode")->s;
 		if (rm && !strcmp(rm, "trunc"))
 			code = T_DIV_TRUNC;
@@ -334,6 +330,82 @@ int lower_cast(Imp *m, const cJSON *node)
 	Val *v = &m->args[0];
 	return lw_elemwise(m, node, T_CAST, 1, &v);
 }
+
+/* ---- nan_to_num, round.decimals, glu, lerp --------------------------------------- */
+
+/* Largest finite value of a float dtype (nan_to_num's default for +inf). */
+static double dtype_max(Dtype d)
+{
+	switch (d) {
+	case DT_F64: return DBL_MAX;
+	case DT_F16: return 65504.0;
+	case DT_BF16: return 3.3895313892515355e38;   /* 0x7f7f */
+	default: return FLT_MAX;
+	}
+}
+
+int lower_nan_to_num(Imp *m, const cJSON *node)
+{
+	Val *x = lw_arg(m, "self");
+	if (x->k != V_TENSOR)
+		return -1;
+	Dtype dt = lw_c(m, x->t)->dt;
+	Val nan = {.k = V_FLOAT, .f = lw_num(m, "nan", 0)};
+	Val *ops[2] = {x, &nan};
+	if (lw_elemwise(m, node, T_NAN_TO_NUM, 2, ops))
+		return -1;
+	LibNode *l = last_lib(m);
+	lib_set_float(m->g, l, "p0", lw_num(m, "posinf", dtype_max(dt)));
+	lib_set_float(m->g, l, "p1", lw_num(m, "neginf", -dtype_max(dt)));
+	return 0;
+}
+
+int lower_round_decimals(Imp *m, const cJSON *node)
+{
+	Val *x = &m->args[0];
+	if (lw_elemwise(m, node, T_ROUND_DEC, 1, &x))
+		return -1;
+	lib_set_float(m->g, last_lib(m), "p0", (double)lw_int(m, "decimals", 0));
+	return 0;
+}
+
+/* glu(x, dim): the first half of dim times the sigmoid of the second. */
+int lower_glu(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	if (x < 0)
+		return -1;
+	Container *c = lw_c(m, x);
+	int d = lw_norm_dim(m, lw_int(m, "dim", -1), c->rank);
+	if (d < 0)
+		return -1;
+	/* the halved dim is a number (a run-time one asks for static sizes);
+	 * the others keep their sizes, run-time dims included */
+	int64_t n = lw_dim(m, x, d);
+	if (n % 2) {
+		lw_error(m, "glu: dimension %d has odd size %lld; it must halve", d, (long long)n);
+		return -1;
+	}
+	Expr *st[MAXDIM], *sh[MAXDIM];
+	for (int i = 0; i < c->rank; i++) {
+		sh[i] = i == d ? ex_int(m->g, n / 2) : c->shape[i];
+		st[i] = c->stride[i];
+	}
+	Val a = {.k = V_TENSOR, .t = lw_scratch_view_x(m, arena_printf(m->a, "%s_a", m->nodename), x, c->rank, sh, st, c->offset)};
+	Val b = {.k = V_TENSOR, .t = lw_scratch_view_x(m, arena_printf(m->a, "%s_b", m->nodename), x, c->rank, sh, st,
+	                                    ex_add(m->g, c->offset, ex_muli(m->g, c->stride[d], n / 2)))};
+	Val *ops[2] = {&a, &b};
+	return lw_elemwise(m, node, T_GLU, 2, ops);
+}
+
+/* lerp(self, end, weight), weight a tensor or a number. */
+int lower_lerp(Imp *m, const cJSON *node)
+{
+	Val *ops[3] = {lw_arg(m, "self"), lw_arg(m, "end"), lw_arg(m, "weight")};
+	return lw_elemwise(m, node, T_LERP, 3, ops);
+}
+
+/* ---- for other families ---------------------------------------------------------- */
 
 /* at::result_type for other lowerings (searchsorted's comparison dtype). */
 int lw_result_type(Imp *m, Val *const *ops, int n)

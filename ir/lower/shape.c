@@ -1,19 +1,26 @@
 /*
- * shape.c - lowerings of views and data movement: permute, transpose, reshape
- * (a view when the strides allow, else a copy), expand, select, slice,
- * narrow, diagonal, as_strided, squeeze/unsqueeze, aliases, dropout in eval
- * mode, the list-returning splits (unbind, split, chunk: one view per
- * element), concatenation and stack, remapped copies (flip, repeat, roll,
- * padding of every mode: LIB_REMAP), indexing and scatters with tensor
- * indices (LIB_GATHER, LIB_SCATTER), creation ops (full, zeros, ones, empty
- * - zero-filled so results are deterministic -, arange, fill, copy), arg
- * reductions (argmax/argmin, max.dim/min.dim), sort and topk, and the no-op
- * assertion nodes.
+ * shape.c - lowerings of the shape family (ops_shape.h; the expansions are
+ * in ir/expand/shape.c): views and data movement.
+ *
+ * Views cost nothing: permute, transpose, reshape (a view when the strides
+ * allow, else a copy), expand, select, slice, narrow, diagonal, as_strided,
+ * squeeze/unsqueeze, aliases, dropout in eval mode, and the list-returning
+ * splits (unbind, split, chunk: one view per element). Data movement:
+ * concatenation and stack (LIB_CAT), remapped copies (flip, repeat, roll,
+ * padding of every mode: LIB_REMAP; fliplr, flipud and rot90 as a flip of
+ * the input or of its transposed view), creation ops (full, zeros, ones,
+ * empty - zero-filled so results are deterministic -, arange, fill, copy,
+ * linspace and logspace: LIB_LINSPACE, tril and triu: LIB_TRI), pixel
+ * shuffles and channel shuffles (a copy of a permuted view, viewed in the
+ * output's shape, as torch's own decompositions), diff (a slice of one
+ * view minus another, n times, after the prepend/append concatenation),
+ * repeat_interleave (a stride-0 copy for a static repeat count, else the
+ * indices of cumsum + search, gathered with index_select), meshgrid, and
+ * the no-op assertion nodes.
  *
  * In-place variants (fill_, zero_, copy_, index_put_, detach_) lower like
  * their functional forms; the importer rebinds the mutated value's name.
- * nonzero is not supported (it has a data-dependent shape). Scans
- * (cumsum and its kin) lower in ir/lower/scan.c.
+ * nonzero is not supported (it has a data-dependent shape).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -355,7 +362,7 @@ int lower_cat(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- more views: as_strided, diagonal, narrow -------------------------------------- */
+/* ---- more views: as_strided, diagonal, narrow ------------------------------------ */
 
 int lower_view2(Imp *m, const cJSON *node)
 {
@@ -422,7 +429,7 @@ int lower_view2(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- list outputs: unbind, split, split_with_sizes, chunk ---------------------------- */
+/* ---- list outputs: unbind, split, split_with_sizes, chunk ------------------------ */
 
 /* Name of the k-th tensor a node returns as a list (outputs[0].as_tensors),
  * or, for nodes serialized with one output per element, outputs[k]. */
@@ -538,7 +545,7 @@ int lower_meshgrid(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- stack and long concatenations ------------------------------------------------------ */
+/* ---- stack and long concatenations ----------------------------------------------- */
 
 /* out = cat(ins[0..n), dim); more than 8 inputs go through partial results. */
 static void cat_into(Imp *m, const int *ins, int n, int dim, int out)
@@ -612,7 +619,7 @@ int lower_stack(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- remapped copies: flip, repeat, roll, padding ------------------------------------------ */
+/* ---- remapped copies: flip, repeat, roll, padding -------------------------------- */
 
 int lower_remap(Imp *m, const cJSON *node)
 {
@@ -738,7 +745,7 @@ int lower_remap(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- creation: full, zeros, ones, empty (zero-filled), fill, copy ------------------------- */
+/* ---- creation: full, zeros, ones, empty (zero-filled), fill, copy ---------------- */
 
 int lower_fill(Imp *m, const cJSON *node)
 {
@@ -809,267 +816,460 @@ int lower_arange(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- indexing: index_select, gather, embedding, index.Tensor ------------------------------- */
+/* ---- helpers of the copies below ------------------------------------------------- */
 
-static int index_tensor_ok(Imp *m, int t)
+/* A new transient of shape[rank] and dtype dt, for intermediate results. */
+static int transient(Imp *m, const char *name, Dtype dt, int rank, const int64_t *shape)
 {
-	Dtype dt = lw_c(m, t)->dt;
-	if (dt == DT_I64 || dt == DT_I32)
-		return 0;
-	lw_error(m, "index tensors of dtype %s are not supported (int64 and int32 only; boolean and uint8 "
-	            "masks give a data-dependent result shape)", dtype_info[dt].name);
-	return -1;
+	int id = sdfg_add_container(m->g, name, dt, CK_TRANSIENT, rank, shape);
+	lw_c(m, id)->origin = "";
+	return id;
 }
 
-/* Do index tensors ts[0..n) broadcast (right-aligned) by their run-time
- * values: a dim that may be 1 facing another size? The expansion takes the
- * broadcast shape from the expressions. */
-static int index_bcast_unknown(Imp *m, const int *ts, int n)
+/* An elementwise node out = code(a, b), with compute dtype cdt (or -1). */
+static void elem2(Imp *m, TCode code, int a, int b, int out, int cdt)
 {
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n; j++) {
-			Container *a = lw_c(m, ts[i]), *b = lw_c(m, ts[j]);
-			for (int q = 1; q <= a->rank && q <= b->rank; q++) {
-				Expr *x = a->shape[a->rank - q], *y = b->shape[b->rank - q];
-				if (lw_is_one(m, x) < 0 && lw_is_one(m, y) != 1 && !ex_eq(x, y))
-					return 1;
-			}
-		}
-	return 0;
+	LibNode *l = lw_lib(m, LIB_ELEMWISE);
+	l->in[0] = a, l->in[1] = b, l->nin = 2;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "code", code);
+	if (cdt >= 0)
+		lib_set_int(m->g, l, "cdt", cdt);
 }
 
-int lower_gather(Imp *m, const cJSON *node)
+static int view(Imp *m, const char *name, int x, int rank, const int64_t *shape, Expr **st, Expr *off)
 {
-	int p = m->info->param;
-	int x = lw_tensor(m, p == GA_EMBEDDING ? "weight" : "self");
-	if (x < 0)
-		return -1;
-	int r = lw_c(m, x)->rank;
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < rank; i++)
+		sh[i] = ex_int(m->g, shape[i]);
+	return lw_scratch_view_x(m, name, x, rank, sh, st, off);
+}
+
+/* x viewed in shape[rank] (copied first if its strides do not allow it). */
+static int reshaped(Imp *m, const char *name, int x, int rank, const int64_t *shape)
+{
+	Expr *st[MAXDIM];
+	if (!lw_reshape_strides(m, x, rank, shape, st)) {
+		x = lw_copy(m, x, arena_printf(m->a, "%s_contig", name));
+		lw_reshape_strides(m, x, rank, shape, st);
+	}
+	return view(m, name, x, rank, shape, st, lw_c(m, x)->offset);
+}
+
+/* x with its dims permuted: dim i of the result is dim perm[i] of x. */
+static int permuted(Imp *m, const char *name, int x, const int *perm)
+{
+	Container *c = lw_c(m, x);
+	int64_t sh[MAXDIM];
+	Expr *st[MAXDIM];
+	for (int i = 0; i < c->rank; i++) {
+		sh[i] = lw_dim(m, x, perm[i]);
+		st[i] = c->stride[perm[i]];
+	}
+	return view(m, name, x, c->rank, sh, st, c->offset);
+}
+
+/* ---- creation: linspace, logspace ------------------------------------------------ */
+
+/* start/end: a number (attr "start"/"end") or a 0-d tensor (input 0/1). */
+int lower_linspace(Imp *m, const cJSON *node)
+{
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
-	LibNode *l = lw_lib(m, LIB_GATHER);
-	l->in[0] = x;
-	l->nin = 1;
+	int64_t steps = lw_int(m, "steps", 0);
+	if (steps < 1) {
+		lw_error(m, "%s with %lld steps: empty tensors are not supported", m->info->target, (long long)steps);
+		return -1;
+	}
+	if (lw_c(m, out)->dt == DT_BOOL) {
+		lw_error(m, "%s: dtype bool is not supported (torch has no kernel for it)", m->info->target);
+		return -1;
+	}
+	LibNode *l = lw_lib(m, LIB_LINSPACE);
+	l->nin = 2;
 	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "mode", p);
-	if (p == GA_INDEX) {
-		Val *iv = lw_arg(m, "indices");
-		int64_t dims[MAXDIM];
-		int nd = 0;
-		if (iv->n > r) {
-			lw_error(m, "index: %d indices for rank %d", iv->n, r);
-			return -1;
-		}
-		for (int i = 0; i < iv->n; i++) {
-			if (iv->ts[i] < 0)
-				continue;
-			if (index_tensor_ok(m, iv->ts[i]))
-				return -1;
-			if (l->nin >= 8) {
-				lw_error(m, "index: more than 7 index tensors");
+	static const char *const names[2] = {"start", "end"};
+	for (int i = 0; i < 2; i++) {
+		Val *v = lw_arg(m, names[i]);
+		l->in[i] = -1;
+		if (v->k == V_TENSOR) {
+			if (sdfg_numel(m->g, v->t) != 1) {
+				lw_error(m, "%s: '%s' must be a tensor of one element", m->info->target, names[i]);
 				return -1;
 			}
-			dims[nd++] = i;
-			l->in[l->nin++] = iv->ts[i];
-		}
-		if (nd == 0) {
-			lw_error(m, "index: no index tensors");
-			return -1;
-		}
-		if (index_bcast_unknown(m, l->in + 1, nd))
-			return lw_need_static(m, "index tensors whose run-time dims may or may not broadcast");
-		lib_set_ints(m->g, l, "dims", dims, nd);
-		return 0;
+			l->in[i] = v->t;
+		} else
+			lib_set_float(m->g, l, names[i], lw_num(m, names[i], 0));
 	}
-	int idx = lw_tensor(m, p == GA_EMBEDDING ? "indices" : "index");
-	if (idx < 0 || index_tensor_ok(m, idx))
-		return -1;
-	l->in[l->nin++] = idx;
-	int64_t d = 0;
-	if (p != GA_EMBEDDING && (d = lw_norm_dim(m, lw_int(m, "dim", 0), r)) < 0)
-		return -1;
-	lib_set_ints(m->g, l, "dims", &d, 1);
+	lib_set_int(m->g, l, "steps", steps);
+	lib_set_int(m->g, l, "log", m->info->param);
+	if (m->info->param)
+		lib_set_float(m->g, l, "base", lw_num(m, "base", 10));
 	return 0;
 }
 
-/* ---- scatters ------------------------------------------------------------------------------- */
+/* ---- tril, triu ------------------------------------------------------------------ */
 
-int lower_scatter(Imp *m, const cJSON *node)
+int lower_tri(Imp *m, const cJSON *node)
 {
-	int p = m->info->param;
 	int x = lw_tensor(m, "self");
 	int out = x < 0 ? -1 : lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
-	int r = lw_c(m, x)->rank;
-	LibNode *l = lw_lib(m, LIB_SCATTER);
-	l->in[0] = x;
-	l->nin = 1;
+	if (lw_c(m, x)->rank < 2) {
+		lw_error(m, "%s needs a tensor of rank 2 or more (got rank %d)", m->info->target, lw_c(m, x)->rank);
+		return -1;
+	}
+	LibNode *l = lw_lib(m, LIB_TRI);
+	l->in[0] = x, l->nin = 1;
 	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "mode", p);
-	if (p == SC_INDEX_PUT) {
-		Val *iv = lw_arg(m, "indices");
-		int vals = lw_tensor(m, "values");
-		if (vals < 0)
-			return -1;
-		l->in[l->nin++] = vals;
-		if (iv->n > 6 || iv->n > r) {
-			lw_error(m, "index_put: %d indices for rank %d", iv->n, r);
-			return -1;
-		}
-		/* None (a whole dim, x[:, i] = v) leaves a dim out of "dims" */
-		int64_t dims[MAXDIM];
-		int nd = 0;
-		for (int i = 0; i < iv->n; i++) {
-			if (iv->ts[i] < 0)
-				continue;
-			if (index_tensor_ok(m, iv->ts[i]))
-				return -1;
-			dims[nd++] = i;
-			l->in[l->nin++] = iv->ts[i];
-		}
-		if (nd == 0) {
-			lw_error(m, "index_put: no index tensors");
-			return -1;
-		}
-		lib_set_ints(m->g, l, "dims", dims, nd);
-		lib_set_int(m->g, l, "accumulate", lw_int(m, "accumulate", 0));
-		return 0;
-	}
-	int d = lw_norm_dim(m, lw_int(m, "dim", 0), r);
-	if (d < 0)
-		return -1;
-	lib_set_int(m->g, l, "dim", d);
-	if (p == SC_SLICE || p == SC_SELECT) {
-		int src = lw_tensor(m, "src");
-		if (src < 0)
-			return -1;
-		l->in[l->nin++] = src;
-		int64_t n = lw_dim(m, x, d);
-		if (p == SC_SELECT) {
-			int64_t i = lw_int(m, "index", 0);
-			lib_set_int(m->g, l, "start", i < 0 ? i + n : i);
-			return 0;
-		}
-		Val *sv = lw_arg(m, "start");
-		int64_t start = sv->k == V_INT ? sv->i : 0, step = lw_int(m, "step", 1);
-		if (start < 0)
-			start += n;
-		start = start < 0 ? 0 : start > n ? n : start;
-		if (step <= 0) {
-			lw_error(m, "slice_scatter: step must be positive (got %lld)", (long long)step);
-			return -1;
-		}
-		lib_set_int(m->g, l, "start", start);
-		lib_set_int(m->g, l, "step", step);
-		return 0;
-	}
-	int idx = lw_tensor(m, "index");
-	if (idx < 0 || index_tensor_ok(m, idx))
-		return -1;
-	l->in[l->nin++] = idx;
-	if (p == SC_VALUE) {
-		lib_set_float(m->g, l, "value", lw_num(m, "value", 0));
-		return 0;
-	}
-	int src = lw_tensor(m, "src");
-	if (src < 0)
-		return -1;
-	l->in[l->nin++] = src;
-	if (p == SC_REDUCE) {
-		static const char *const names[] = {"sum", "prod", "amax", "amin", "mean"};
-		const char *rd = lw_arg(m, "reduce")->s;
-		int k = -1;
-		for (int i = 0; rd && i < 5; i++)
-			if (!strcmp(rd, names[i]))
-				k = i;
-		if (k < 0) {
-			lw_error(m, "scatter_reduce: reduction '%s' is not supported", rd ? rd : "?");
-			return -1;
-		}
-		lib_set_int(m->g, l, "reduce", k);
-		lib_set_int(m->g, l, "include_self", lw_int(m, "include_self", 1));
-	}
+	lib_set_int(m->g, l, "upper", m->info->param);
+	lib_set_int(m->g, l, "diagonal", lw_int(m, "diagonal", 0));
 	return 0;
 }
 
-/* ---- argmax / argmin / max.dim / min.dim ------------------------------------------------------ */
+/* ---- fliplr, flipud, rot90 ------------------------------------------------------- */
 
-int lower_argred(Imp *m, const cJSON *node)
+/* out = x with the dims flags[d] set flipped (LIB_REMAP). */
+static int flip_into(Imp *m, int x, int out, const int *flags)
 {
-	int x = lw_tensor(m, "self");
-	if (x < 0)
-		return -1;
-	int p = m->info->param, r = lw_c(m, x)->rank;
-	Val *dv = lw_arg(m, "dim");
-	int keep = (int)lw_int(m, "keepdim", 0);
-	int vals = -1, idxs = -1, d = 0;
-	if (dv->k != V_INT) {
-		/* over all elements: reduce a flat view into a scalar, viewed back */
-		if (!sdfg_is_contiguous(m->g, x))
-			x = lw_copy(m, x, arena_printf(m->a, "%s_contig", m->nodename));
-		Expr *one = ex_int(m->g, 1), *ne = sdfg_numel_x(m->g, x);
-		x = sdfg_add_view(m->g, arena_printf(m->a, "%s_flat", m->nodename), x, 1, &ne, &one, lw_c(m, x)->offset);
-		lw_c(m, x)->origin = "";
-		const char *on = lw_out_name(node, 0);
-		Meta mt;
-		if (!on || lw_meta(m, on, &mt))
-			return -1;
-		if (mt.rank == 0)
-			idxs = lw_new_out(m, node, 0);
-		else {
-			idxs = sdfg_add_container(m->g, arena_printf(m->a, "%s_s", on), DT_I64, CK_TRANSIENT, 0, NULL);
-			lw_c(m, idxs)->origin = "";
-			Expr *st[MAXDIM];
-			for (int i = 0; i < mt.rank; i++)
-				st[i] = ex_int(m->g, 0);
-			lw_view(m, on, idxs, mt.rank, mt.shape, st, ex_int(m->g, 0));
-		}
-		keep = 0;
-	} else {
-		if ((d = lw_norm_dim(m, dv->i, r)) < 0)
-			return -1;
-		if (p == AR_MAX || p == AR_MIN) {
-			vals = lw_new_out(m, node, 0);
-			idxs = lw_new_out(m, node, 1);
-		} else
-			idxs = lw_new_out(m, node, 0);
-	}
-	if (idxs < 0 && vals < 0)
-		return -1;
-	if (sdfg_numel(m->g, x) == 0) {
-		lw_error(m, "%s of an empty tensor", m->info->target);
-		return -1;
-	}
-	LibNode *l = lw_lib(m, LIB_ARGRED);
-	l->in[0] = x, l->nin = 1;
-	l->out[0] = vals, l->out[1] = idxs, l->nout = 2;
-	lib_set_int(m->g, l, "dim", d);
-	lib_set_int(m->g, l, "keepdim", keep);
-	lib_set_int(m->g, l, "min", p == AR_ARGMIN || p == AR_MIN);
-	return 0;
-}
-
-/* ---- sort, topk: values and indices, stable (ties keep input order) ------------------------------ */
-
-int lower_sort(Imp *m, const cJSON *node)
-{
-	int x = lw_tensor(m, "self");
-	if (x < 0)
-		return -1;
 	int r = lw_c(m, x)->rank;
-	int d = lw_norm_dim(m, lw_int(m, "dim", -1), r ? r : 1); /* a 0-d tensor takes 0 and -1 */
+	int64_t kinds[MAXDIM], ofs[MAXDIM];
+	for (int i = 0; i < r; i++)
+		kinds[i] = flags[i] ? RK_FLIP : RK_OFFSET, ofs[i] = 0;
+	LibNode *l = lw_lib(m, LIB_REMAP);
+	l->in[0] = x, l->nin = 1;
+	l->out[0] = out, l->nout = 1;
+	lib_set_ints(m->g, l, "kinds", kinds, r);
+	lib_set_ints(m->g, l, "ofs", ofs, r);
+	lib_set_int(m->g, l, "guard", 0);
+	lib_set_float(m->g, l, "value", 0);
+	return 0;
+}
+
+/* rot90 as torch: k mod 4 = 1 flips dims[1] then transposes, 2 flips both,
+ * 3 flips dims[0] then transposes, 0 copies. Flipping after the transpose
+ * (of a view) instead, the flipped dim swaps: one remap either way. */
+int lower_rot90(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	const char *on = lw_out_name(node, 0);
+	Meta mt;
+	if (x < 0 || !on || lw_meta(m, on, &mt))
+		return -1;
+	Container *c = lw_c(m, x);
+	int r = c->rank, flags[MAXDIM] = {0};
+	int p = m->info->param;
+	if (r < (p == RT_UD ? 1 : 2)) {
+		lw_error(m, "%s needs a tensor of rank %d or more (got rank %d)", m->info->target, p == RT_UD ? 1 : 2, r);
+		return -1;
+	}
+	if (p != RT_ROT) {
+		flags[p == RT_LR ? 1 : 0] = 1;
+		int out = lw_new_out(m, node, 0);
+		return out < 0 ? -1 : flip_into(m, x, out, flags);
+	}
+	Val *dv = lw_arg(m, "dims");
+	int d0 = dv->n == 2 ? lw_norm_dim(m, dv->is[0], r) : -1, d1 = dv->n == 2 ? lw_norm_dim(m, dv->is[1], r) : -1;
+	if (d0 < 0 || d1 < 0 || d0 == d1) {
+		if (dv->n != 2 || d0 == d1)
+			lw_error(m, "rot90: dims must be two different dims (got %d dims)", dv->n);
+		return -1;
+	}
+	int64_t k = ((lw_int(m, "k", 1) % 4) + 4) % 4;
+	if (k == 0) {
+		Expr *st[MAXDIM];
+		for (int i = 0; i < r; i++)
+			st[i] = c->stride[i];
+		lw_view(m, on, x, r, mt.shape, st, c->offset);
+		return 0;
+	}
+	int src = x;
+	if (k == 2)
+		flags[d0] = flags[d1] = 1;
+	else {
+		int perm[MAXDIM];
+		for (int i = 0; i < r; i++)
+			perm[i] = i;
+		perm[d0] = d1, perm[d1] = d0;
+		src = permuted(m, arena_printf(m->a, "%s_t", on), x, perm);
+		flags[k == 1 ? d0 : d1] = 1;
+	}
+	int out = lw_new_out(m, node, 0);
+	return out < 0 ? -1 : flip_into(m, src, out, flags);
+}
+
+/* ---- pixel_shuffle, pixel_unshuffle, channel_shuffle ----------------------------- */
+
+/* The input viewed with split dims, permuted, copied, and the copy viewed
+ * in the output's shape (torch's decompositions do the same). */
+int lower_shuffle(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	const char *on = lw_out_name(node, 0);
+	Meta mt;
+	if (x < 0 || !on || lw_meta(m, on, &mt))
+		return -1;
+	int r = lw_c(m, x)->rank, p = m->info->param;
+	int64_t s[MAXDIM], f;
+	for (int i = 0; i < r; i++)
+		s[i] = lw_dim(m, x, i);
+	int64_t sh[MAXDIM];
+	int perm[MAXDIM], n = 0;
+	if (p == SH_CHANNEL) {
+		f = lw_int(m, "groups", 1);
+		if (r < 2 || r + 1 > MAXDIM || f < 1 || s[1] % f) {
+			lw_error(m, "%s: %lld groups for %lld channels of a rank-%d tensor (need rank 2 to %d, groups dividing the "
+			            "channels)", m->info->target, (long long)f, (long long)(r > 1 ? s[1] : 0), r, MAXDIM - 1);
+			return -1;
+		}
+		/* [N, g, C/g, *] with dims 1 and 2 swapped */
+		sh[n] = s[0], perm[n] = n, n++;
+		sh[n] = f, perm[n] = 2, n++;
+		sh[n] = s[1] / f, perm[n] = 1, n++;
+		for (int i = 2; i < r; i++)
+			sh[n] = s[i], perm[n] = n, n++;
+	} else {
+		f = lw_int(m, p == SH_PIXEL ? "upscale_factor" : "downscale_factor", 1);
+		int lead = r - 3;
+		int ok = r >= 3 && lead + 5 <= MAXDIM && f >= 1;
+		if (ok && p == SH_PIXEL)
+			ok = s[lead] % (f * f) == 0;
+		else if (ok)
+			ok = s[lead + 1] % f == 0 && s[lead + 2] % f == 0;
+		if (!ok) {
+			lw_error(m, "%s: factor %lld does not fit a rank-%d tensor of these sizes (need rank 3 to %d, channels "
+			            "divisible by the factor squared, or height and width by the factor)", m->info->target,
+			         (long long)f, r, MAXDIM - 2);
+			return -1;
+		}
+		for (int i = 0; i < lead; i++)
+			sh[n] = s[i], perm[n] = n, n++;
+		int64_t C = s[lead], H = s[lead + 1], W = s[lead + 2];
+		if (p == SH_PIXEL) {
+			/* [*, C, r, r, H, W] -> [*, C, H, r, W, r] */
+			int64_t v[5] = {C / (f * f), f, f, H, W};
+			static const int q[5] = {0, 3, 1, 4, 2};
+			for (int i = 0; i < 5; i++)
+				sh[lead + i] = v[i], perm[lead + i] = lead + q[i];
+		} else {
+			/* [*, C, H, r, W, r] -> [*, C, r, r, H, W] */
+			int64_t v[5] = {C, H / f, f, W / f, f};
+			static const int q[5] = {0, 2, 4, 1, 3};
+			for (int i = 0; i < 5; i++)
+				sh[lead + i] = v[i], perm[lead + i] = lead + q[i];
+		}
+		n = lead + 5;
+	}
+	int split = reshaped(m, arena_printf(m->a, "%s_split", on), x, n, sh);
+	int perm_v = permuted(m, arena_printf(m->a, "%s_perm", on), split, perm);
+	int copy = lw_copy(m, perm_v, arena_printf(m->a, "%s_copy", on));
+	Expr *st[MAXDIM];
+	lw_reshape_strides(m, copy, mt.rank, mt.shape, st);
+	lw_view(m, on, copy, mt.rank, mt.shape, st, lw_c(m, copy)->offset);
+	return 0;
+}
+
+/* ---- diff ------------------------------------------------------------------------ */
+
+/* diff(x, n, dim, prepend, append): cat(prepend, x, append) along dim,
+ * then n times x[1:] - x[:-1] (logical_xor for bool, as torch). */
+int lower_diff(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	int out = x < 0 ? -1 : lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	Container *c = lw_c(m, x);
+	int r = c->rank;
+	int d = lw_norm_dim(m, lw_int(m, "dim", -1), r);
+	int64_t n = lw_int(m, "n", 1);
 	if (d < 0)
 		return -1;
-	int desc = m->info->param ? (int)lw_int(m, "largest", 1) : (int)lw_int(m, "descending", 0);
-	int vals = lw_new_out(m, node, 0), idxs = lw_new_out(m, node, 1);
-	if (vals < 0 && idxs < 0)
+	if (r == 0 || n < 1) {
+		lw_error(m, "diff needs a tensor of rank 1 or more and n >= 1 (got rank %d, n %lld)", r, (long long)n);
 		return -1;
-	LibNode *l = lw_lib(m, LIB_SORT);
-	l->in[0] = x, l->nin = 1;
-	l->out[0] = vals, l->out[1] = idxs, l->nout = 2;
-	lib_set_int(m->g, l, "dim", lw_c(m, x)->rank ? d : 0);
-	lib_set_int(m->g, l, "descending", desc);
+	}
+	Dtype dt = lw_c(m, out)->dt;
+	int pre = lw_tensor(m, "prepend"), app = lw_tensor(m, "append");
+	int64_t sh[MAXDIM];
+	for (int i = 0; i < r; i++)
+		sh[i] = lw_dim(m, x, i);
+	if (pre >= 0 || app >= 0) {
+		int ins[3], k = 0;
+		for (int i = 0; i < 3; i++) {
+			int t = i == 0 ? pre : i == 1 ? x : app;
+			if (t < 0)
+				continue;
+			if (lw_c(m, t)->rank != r || lw_c(m, t)->dt != dt) {
+				lw_error(m, "diff: prepend and append must have the input's rank and dtype");
+				return -1;
+			}
+			if (t != x)
+				sh[d] += lw_dim(m, t, d);
+			ins[k++] = t;
+		}
+		x = transient(m, arena_printf(m->a, "%s_cat", m->nodename), dt, r, sh);
+		LibNode *l = lw_lib(m, LIB_CAT);
+		for (int i = 0; i < k; i++)
+			l->in[i] = ins[i];
+		l->nin = k;
+		l->out[0] = x, l->nout = 1;
+		lib_set_int(m->g, l, "dim", d);
+	}
+	if (n >= sh[d]) {
+		lw_error(m, "diff: n = %lld leaves nothing of a dimension of size %lld (empty tensors are not supported)", (long long)n,
+		         (long long)sh[d]);
+		return -1;
+	}
+	for (int64_t k = 0; k < n; k++) {
+		Container *s = lw_c(m, x);
+		Expr *st[MAXDIM];
+		sh[d]--;
+		for (int i = 0; i < r; i++)
+			st[i] = s->stride[i];
+		int hi = view(m, arena_printf(m->a, "%s_hi", m->nodename), x, r, sh, st, ex_add(m->g, s->offset, s->stride[d]));
+		int lo = view(m, arena_printf(m->a, "%s_lo", m->nodename), x, r, sh, st, s->offset);
+		int o = k == n - 1 ? out : transient(m, arena_printf(m->a, "%s_d%lld", m->nodename, (long long)k), dt, r, sh);
+		elem2(m, dt == DT_BOOL ? T_XOR : T_SUB, hi, lo, o, dt == DT_BOOL ? DT_BOOL : -1);
+		x = o;
+	}
+	return 0;
+}
+
+/* ---- repeat_interleave ----------------------------------------------------------- */
+
+/* Indices [0, n) each repeated repeats[i] times into out [L] (L is known):
+ * cumsum of the repeats, then for each output position j the number of
+ * cumulative sums <= j (upper bound); the run checks that every repeat is
+ * non-negative and that they sum to L, as torch does. */
+static void repeat_indices(Imp *m, int reps, int out, int64_t L)
+{
+	int64_t n = lw_dim(m, reps, 0);
+	int cs = lw_scratch(m, "cumsum", DT_I64, 1, &n);
+	LibNode *l = lw_lib(m, LIB_SCAN);
+	l->in[0] = reps, l->nin = 1;
+	l->out[0] = cs, l->nout = 1;
+	lib_set_int(m->g, l, "mode", CS_SUM);
+	lib_set_int(m->g, l, "dim", 0);
+	lib_set_int(m->g, l, "nonneg", 1);
+	l = lw_search_node(m, cs, -1, NULL, -1, out, 1, DT_I64);
+	lib_set_int(m->g, l, "iota", 1);
+	lib_set_int(m->g, l, "total", L);
+}
+
+/* The repeats' sum if they are constant data (a lifted constant, through
+ * aliases), else -1. */
+static int64_t const_total(Imp *m, int reps)
+{
+	Container *c = lw_c(m, reps);
+	int root = sdfg_root_of(m->g, reps);
+	int64_t n = lw_dim(m, reps, 0), st = 0, ofs = 0;
+	if (!sdfg_const_known(m->g, root) || !ex_isint(c->stride[0], &st) || !ex_isint(c->offset, &ofs))
+		return -1;
+	int dt = lw_c(m, root)->dt;
+	const void *d = sdfg_const_get(m->g, root);
+	if (!d)
+		return -1;
+	int64_t tot = 0;
+	for (int64_t i = 0; i < n && tot >= 0; i++) {
+		int64_t e = ofs + i * st, v = dt == DT_I64 ? ((const int64_t *)d)[e] : ((const int32_t *)d)[e];
+		tot = v < 0 ? -1 : tot + v;
+	}
+	sdfg_const_put(m->g, root);
+	return tot;
+}
+
+int lower_repeat_interleave(Imp *m, const cJSON *node)
+{
+	int p = m->info->param;
+	int x = p == 1 ? -1 : lw_tensor(m, "self"), reps = p == 0 ? -1 : lw_tensor(m, "repeats");
+	if ((p != 1 && x < 0) || (p != 0 && reps < 0))
+		return -1;
+	const char *on = lw_out_name(node, 0);
+	if (!on)
+		return -1;
+	int d = 0;
+	if (p != 1) {
+		Val *dv = lw_arg(m, "dim");
+		if (dv->k == V_INT) {
+			if ((d = lw_norm_dim(m, dv->i, lw_c(m, x)->rank)) < 0)
+				return -1;
+			if (lw_c(m, x)->rank == 0)
+				x = lw_flat(m, x);
+		} else
+			x = lw_flat(m, x);
+	}
+	if (p == 0) {
+		/* x viewed as [.., n, R, ..] with stride 0 along R, copied, viewed as [.., n*R, ..] */
+		int64_t R = lw_int(m, "repeats", 1);
+		if (R < 0) {
+			lw_error(m, "repeat_interleave: repeats must be non-negative (got %lld)", (long long)R);
+			return -1;
+		}
+		Container *s = lw_c(m, x);
+		Expr *sh[MAXDIM], *st[MAXDIM];
+		int k = 0;
+		for (int i = 0; i < s->rank; i++) {
+			sh[k] = s->shape[i], st[k++] = s->stride[i];
+			if (i == d)
+				sh[k] = ex_int(m->g, R), st[k++] = ex_int(m->g, 0);
+		}
+		int e = sdfg_add_view(m->g, arena_printf(m->a, "%s_rep", m->nodename), x, k, sh, st, s->offset);
+		lw_c(m, e)->origin = "";
+		int c = lw_copy(m, e, arena_printf(m->a, "%s_full", on));
+		Meta mt;
+		Expr *os[MAXDIM];
+		if (lw_meta(m, on, &mt) || !lw_reshape_strides(m, c, mt.rank, mt.shape, os)) {
+			lw_error(m, "internal: repeat_interleave output '%s' is not a view of its copy", on);
+			return -1;
+		}
+		lw_view(m, on, c, mt.rank, mt.shape, os, ex_int(m->g, 0));
+		return 0;
+	}
+	Dtype rdt = lw_c(m, reps)->dt;
+	if (rdt != DT_I64 && rdt != DT_I32) {
+		lw_error(m, "repeat_interleave: repeats must be int64 or int32 (got %s)", dtype_info[rdt].name);
+		return -1;
+	}
+	int64_t n = p == 1 ? -1 : lw_dim(m, x, d);
+	if (lw_c(m, reps)->rank > 1 || (p == 2 && sdfg_numel(m->g, reps) != n && sdfg_numel(m->g, reps) != 1)) {
+		lw_error(m, "repeat_interleave: repeats must be a number or a 1-d tensor of %lld elements", (long long)n);
+		return -1;
+	}
+	if (lw_c(m, reps)->rank == 0 || (p == 2 && sdfg_numel(m->g, reps) != n)) {
+		/* one repeat count for every element: a stride-0 view */
+		Expr *sh[1] = {ex_int(m->g, p == 2 ? n : 1)}, *st[1] = {ex_int(m->g, 0)};
+		reps = sdfg_add_view(m->g, arena_printf(m->a, "%s_reps", m->nodename), reps, 1, sh, st, lw_c(m, reps)->offset);
+		lw_c(m, reps)->origin = "";
+	}
+	Val *os = lw_arg(m, "output_size");
+	int64_t L = os->k == V_INT ? os->i : const_total(m, reps);
+	if (L < 0) {
+		lw_error(m, "repeat_interleave with tensor repeats known only at run time has a data-dependent output size; "
+		            "pass output_size= (or constant repeats) so the size is static");
+		return -1;
+	}
+	if (os->k != V_INT && lw_bind_size(m, on, 0, L))
+		return -1;
+	if (p == 1) {
+		int out = lw_new_out(m, node, 0);
+		if (out < 0)
+			return -1;
+		repeat_indices(m, reps, out, L);
+		return 0;
+	}
+	int ix = lw_scratch(m, "index", DT_I64, 1, &L);
+	repeat_indices(m, reps, ix, L);
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_GATHER);
+	l->in[0] = x, l->in[1] = ix, l->nin = 2;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "mode", GA_INDEX_SELECT);
+	int64_t dd = d;
+	lib_set_ints(m->g, l, "dims", &dd, 1);
 	return 0;
 }

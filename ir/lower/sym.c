@@ -1,21 +1,27 @@
 /*
- * sym.c - symbolic integers, floats and booleans.
+ * sym.c - lowerings of the sym family (ops_sym.h): symbolic integers,
+ * floats and booleans, and the export's assertions.
  *
  * An export with dynamic shapes computes sizes in the graph: sym_size,
  * then Python arithmetic on it (_operator.mul, torch.sym_max, math.trunc),
- * then reshape([mul, 768]). ir/import.c specializes every shape symbol
- * before the nodes are read, so each of these values is a number here; it
- * is evaluated with Python's semantics (floor division, modulo with the
- * divisor's sign, int/float promotion) and bound to its name for the ops
- * that use it. The export's guards (_assert_scalar) are checked against
- * the specialization at compile time.
+ * then reshape([mul, 768]). Each such value is evaluated here with
+ * Python's semantics (floor division, modulo with the divisor's sign,
+ * int/float promotion) on the bound sizes (the example's, for a run-time
+ * dim) and bound to its name as a SymVal (lower.h) for the ops that use
+ * it; one that depends on run-time dims also keeps the expression the
+ * export recorded for it (dims.c), which the lowerings that take run-time
+ * dims read instead. The export's guards (_assert_scalar) are checked
+ * against the sizes compiled for, or, on run-time dims, added to the
+ * library's checks of its dims.
  *
  * item() and _local_scalar_dense read a number out of a tensor; its value
  * is known only at run time, so it stays a rank-0 view of that tensor, and
  * elementwise ops take it as an operand like any 0-d tensor. Python
  * arithmetic on such a number is not compiled: its result may only feed
  * the export's guards (torch._check(n >= 0)), which doccc cannot check, as
- * it has no value for them at compile time.
+ * it has no value for them at compile time. _assert_async checks a
+ * tensor's one element when the library runs (LIB_ASSERT, expanded in
+ * ir/expand/sym.c).
  */
 #include <math.h>
 #include <string.h>
@@ -67,7 +73,7 @@ static int bind_out(Imp *m, const cJSON *node, SymVal v)
 	return 0;
 }
 
-/* ---- sym_size, sym_stride, sym_numel, sym_is_contiguous ---- */
+/* ---- sym_size, sym_stride, sym_numel, sym_is_contiguous -------------------------- */
 
 /* The torch metadata of the tensor argument (its sizes and strides as torch
  * has them, which a view or a contiguous transient of doccc may not). */
@@ -118,7 +124,7 @@ int lower_sym_query(Imp *m, const cJSON *node)
 	return bind_out(m, node, v);
 }
 
-/* ---- item, _local_scalar_dense ------------------------------------------------ */
+/* ---- item, _local_scalar_dense --------------------------------------------------- */
 
 int lower_item(Imp *m, const cJSON *node)
 {
@@ -142,7 +148,7 @@ int lower_item(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- guards ----------------------------------------------------------------------- */
+/* ---- guards ---------------------------------------------------------------------- */
 
 int lower_assert_scalar(Imp *m, const cJSON *node)
 {
@@ -167,7 +173,7 @@ int lower_assert_scalar(Imp *m, const cJSON *node)
 	return 0;
 }
 
-/* ---- Python arithmetic: _operator.*, torch.sym_*, math.trunc ------------------------ */
+/* ---- Python arithmetic: _operator.*, torch.sym_*, math.trunc --------------------- */
 
 /* Input k of a Python-op node as a number. */
 static int py_arg(Imp *m, const cJSON *node, int k, SymVal *v)
@@ -347,4 +353,30 @@ int lw_python_op(Imp *m, const cJSON *node, const char *target)
 	}
 	bind_out(m, node, r);
 	return 1;
+}
+
+/* ---- run-time assertions --------------------------------------------------------- */
+
+/* _assert_async(self[, assert_msg]): the run fails with DOCCC_ERR_ASSERT
+ * and the message where the one element of self is zero (torch raises). */
+int lower_assert_async(Imp *m, const cJSON *node)
+{
+	(void)node;
+	int x = lw_tensor(m, "self");
+	if (x < 0)
+		return -1;
+	if (sdfg_numel(m->g, x) != 1) {
+		lw_error(m, "%s needs a tensor of one element (got %lld)", m->info->target, (long long)sdfg_numel(m->g, x));
+		return -1;
+	}
+	const char *msg = m->info->nargs > 1 ? lw_arg(m, "assert_msg")->s : NULL;
+	Sdfg *g = m->g;
+	const char *text = arena_printf(g->arena, "run-time assertion of node '%s' failed: %s", m->nodename,
+	                                msg ? msg : "Expected Tensor with single nonzero value, but got zero");
+	VEC_PUSH(g->arena, g->msgs, g->nmsgs, g->capmsgs, text);
+	LibNode *l = lw_lib(m, LIB_ASSERT);
+	l->in[0] = x, l->nin = 1;
+	l->nout = 0;
+	lib_set_int(g, l, "msg", g->nmsgs - 1);
+	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * fuzz_import.c - the graph importer with weight binding (ir/import.c) on
- * any program.
+ * fuzz_import.c - the graph importer with weight binding (ir/import.c and
+ * ir/import/) on any program.
  *
  * The input is a bundle (graph_bundle.h): the model JSON of a .pt2 and the
  * files of its data/ folder, laid out as an extracted archive (or the JSON

@@ -1,4 +1,4 @@
-"""Per-op tests of einsum (aten.einsum.default, ir/lower/einsum.c) against
+"""Per-op tests of einsum (aten.einsum.default, ir/lower/linalg.c) against
 eager PyTorch (test/ops/harness.py: one compiled program per group, IR level
 and target). At the core IR level torch decomposes einsum itself (permute,
 view, unsqueeze, diagonal, sum, mul, bmm), so the core runs check those ops

@@ -1,5 +1,280 @@
 /*
- * einsum.c - lowering of aten.einsum onto views, reductions (LIB_REDUCE),
+ * linalg.c - lowerings of the linalg family: convolution, linear and the
+ * matrix products, einsum, and the pairwise distances (ops_linalg.h; the
+ * expansions are in ir/expand/linalg.c).
+ *
+ * A convolution (conv1d/2d/3d, their 'same'/'valid' padding, transposed
+ * convolutions, convolution.default) is one LIB_CONV node; a 1-d one runs
+ * through the 2-d node over a height of 1. Its groups, the weight's and
+ * bias's shapes and its window are checked here, where the message can
+ * name the node, so the expansion indexes without checks. linear, mm, bmm,
+ * addmm, baddbmm and matmul are one LIB_GEMM each (alpha * A@B + beta *
+ * bias) reading their operands through views: a transposed weight or a
+ * 1-d operand made a matrix costs no copy. einsum follows torch's own
+ * algorithm onto views, reduce, mul and gemm nodes (its section below).
+ * cdist and pdist are one LIB_CDIST each.
+ *
+ * With run-time dims a convolution takes a symbolic batch only (the
+ * expansion's kernels are built for constant channels and spatial sizes);
+ * a matrix product takes them anywhere its shapes can be compared as
+ * expressions.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower.h"
+
+/* ---- convolution ----------------------------------------------------------------- */
+
+/* Size d of tensor a and size e of b agree where both are numbers. */
+static int same_dim(Imp *m, int a, int d, int b, int e)
+{
+	int64_t u, v;
+	return !ex_isint(lw_dimx(m, a, d), &u) || !ex_isint(lw_dimx(m, b, e), &v) || u == v;
+}
+
+/* A convolution's channels: groups dividing both channel counts, a weight
+ * of [OC, C/groups, k...] ([C, OC/groups, k...] transposed), a bias of OC,
+ * the output's batch the input's. */
+static int check_channels(Imp *m, int x, int w, int b, int out, int64_t G, int tr)
+{
+	int64_t C = lw_dim(m, x, 1), OC = lw_dim(m, out, 1), W0 = lw_dim(m, w, 0), W1 = lw_dim(m, w, 1);
+	if (G < 1 || C % G || OC % G) {
+		lw_error(m, "convolution of %lld input channels into %lld in %lld groups (groups must divide both)",
+		         (long long)C, (long long)OC, (long long)G);
+		return -1;
+	}
+	if (tr ? W0 != C || W1 != OC / G : W0 != OC || W1 != C / G) {
+		lw_error(m, "convolution weight of [%lld, %lld, ...] for %lld input channels, %lld output channels and %lld "
+		            "groups (expected [%lld, %lld, ...])",
+		         (long long)W0, (long long)W1, (long long)C, (long long)OC, (long long)G,
+		         (long long)(tr ? C : OC), (long long)(tr ? OC / G : C / G));
+		return -1;
+	}
+	if (b >= 0 && (lw_c(m, b)->rank != 1 || !same_dim(m, b, 0, out, 1))) {
+		lw_error(m, "convolution bias of rank %d for %lld output channels (expected [%lld])", lw_c(m, b)->rank,
+		         (long long)OC, (long long)OC);
+		return -1;
+	}
+	if (!same_dim(m, x, 0, out, 0)) {
+		lw_error(m, "convolution of a batch of %lld recorded as giving %lld", (long long)lw_dim(m, x, 0),
+		         (long long)lw_dim(m, out, 0));
+		return -1;
+	}
+	return 0;
+}
+
+int lower_conv(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");
+	if (x < 0 || w < 0)
+		return -1;
+	int transposed = m->info->param == 2 || (m->info->param == 1 && lw_int(m, "transposed", 0));
+	int nd = lw_c(m, x)->rank - 2;
+	if (nd < 1 || nd > 3 || lw_c(m, w)->rank != nd + 2) {
+		lw_error(m, "convolution of a rank-%d input is not supported (batched 1-d, 2-d or 3-d inputs only)", lw_c(m, x)->rank);
+		return -1;
+	}
+	if (m->ndyn && (lw_batch_only(m, node, x, 1) || lw_batch_only(m, node, w, 0) || lw_batch_only(m, node, -1, 1)))
+		return -1;
+	Val *st = lw_arg(m, "stride"), *pd = lw_arg(m, "padding"), *dl = lw_arg(m, "dilation");
+	int64_t s[3], p[3], q[3], d[3], tot;
+	for (int i = 0; i < nd; i++) {
+		s[i] = st->n > i ? st->is[i] : st->n ? st->is[0] : 1;
+		d[i] = dl->n > i ? dl->is[i] : dl->n ? dl->is[0] : 1;
+		if (pd->k == V_STR) {
+			/* 'same': total d*(k-1), the odd one on the right (the output
+			 * size bounds the right side; reads past it are padding) */
+			if (!strcmp(pd->s, "same")) {
+				if (d[i] < 1 || ck_mul(d[i], lw_dim(m, w, 2 + i) - 1, &tot)) {
+					lw_error(m, "convolution with padding 'same' and dilation %lld", (long long)d[i]);
+					return -1;
+				}
+				p[i] = tot / 2;
+			} else if (!strcmp(pd->s, "valid"))
+				p[i] = tot = 0;
+			else {
+				lw_error(m, "convolution padding '%s' (expected 'same' or 'valid')", pd->s);
+				return -1;
+			}
+			q[i] = tot - p[i];
+		} else
+			q[i] = p[i] = pd->n > i ? pd->is[i] : pd->n ? pd->is[0] : 0;
+	}
+	int out, one = nd == 1 && !transposed;
+	if (one) {
+		/* as 2-d over a height of 1, for the 2-d kernels */
+		x = lw_unsqueeze_h(m, x);
+		w = lw_unsqueeze_h(m, w);
+		out = lw_squeezed_out(m, node);
+		s[1] = s[0], p[1] = p[0], q[1] = q[0], d[1] = d[0];
+		s[0] = 1, p[0] = q[0] = 0, d[0] = 1;
+		nd = 2;
+	} else
+		out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	int64_t k[3], G = lw_int(m, "groups", 1);
+	for (int i = 0; i < nd; i++)
+		k[i] = lw_dim(m, w, 2 + i);
+	if (check_channels(m, x, w, b, out, G, transposed) ||
+	    lw_check_window(m, &(Window){"convolution", 2, nd, one, transposed ? WIN_TRANS : WIN_FLOOR, k, s, p, q, d}, x, out))
+		return -1;
+	LibNode *l = lw_lib(m, LIB_CONV);
+	l->in[0] = x;
+	l->in[1] = w;
+	l->in[2] = b;
+	l->nin = 3;
+	l->out[0] = out;
+	l->nout = 1;
+	lib_set_ints(m->g, l, "stride", s, nd);
+	lib_set_ints(m->g, l, "padding", p, nd);
+	lib_set_ints(m->g, l, "dilation", d, nd);
+	lib_set_int(m->g, l, "groups", G);
+	lib_set_int(m->g, l, "transposed", transposed);
+	return 0;
+}
+
+/* ---- matrix products: linear, mm, bmm, addmm, baddbmm, matmul -------------------- */
+
+/* Rank-2+ operand for a matrix product: 1-d vectors become [1,K] or [K,1]. */
+static int mat_operand(Imp *m, int c, int isleft)
+{
+	Container *s = lw_c(m, c);
+	if (s->rank >= 2)
+		return c;
+	Expr *sh[2], *st[2];
+	if (isleft) {
+		sh[0] = ex_int(m->g, 1), sh[1] = s->shape[0];
+		st[0] = ex_int(m->g, 0), st[1] = s->stride[0];
+	} else {
+		sh[0] = s->shape[0], sh[1] = ex_int(m->g, 1);
+		st[0] = s->stride[0], st[1] = ex_int(m->g, 0);
+	}
+	int id = sdfg_add_view(m->g, arena_printf(m->a, "%s_mat", s->name), c, 2, sh, st, s->offset);
+	lw_c(m, id)->origin = "";
+	return id;
+}
+
+/* The shapes of a matrix product against the IR's GEMM node: operands of
+ * rank 2 or more (after mat_operand) that agree in K, and an output of
+ * rank 2 or more of [batch..., M, N] where each operand's batch dims
+ * broadcast. The expansion indexes by these without further checks. Sizes
+ * are compared as expressions, so run-time dims must match exactly; a
+ * batch dim that may or may not be 1 at run time needs static sizes (1). */
+static int gemm_shapes(Imp *m, int a, int b, int rank, Expr *const *out, const char *on)
+{
+	int ra = lw_c(m, a)->rank, rb = lw_c(m, b)->rank;
+	int ok = ra >= 2 && rb >= 2 && rank >= 2 && ra <= rank && rb <= rank && ex_eq(lw_dimx(m, a, ra - 1), lw_dimx(m, b, rb - 2)) &&
+	         ex_eq(lw_dimx(m, a, ra - 2), out[rank - 2]) && ex_eq(lw_dimx(m, b, rb - 1), out[rank - 1]);
+	for (int i = 3; ok && i <= rank; i++) {
+		Expr *da = ra - i >= 0 ? lw_dimx(m, a, ra - i) : ex_int(m->g, 1), *db = rb - i >= 0 ? lw_dimx(m, b, rb - i) : ex_int(m->g, 1);
+		int oa = lw_is_one(m, da), ob = lw_is_one(m, db);
+		if ((oa < 0 && !ex_eq(da, out[rank - i])) || (ob < 0 && !ex_eq(db, out[rank - i])))
+			return 1;
+		ok = (oa == 1 || ex_eq(da, out[rank - i])) && (ob == 1 || ex_eq(db, out[rank - i]));
+	}
+	if (!ok)
+		lw_error(m, "matrix product of operands of rank %d and %d cannot give '%s' of rank %d with the shape recorded for it",
+		         ra, rb, on, rank);
+	return ok ? 0 : -1;
+}
+
+/* GEMM whose result has the output's shape with the 1-d dims restored. */
+static int gemm(Imp *m, const cJSON *node, int a, int b, int bias, double alpha, double beta)
+{
+	const char *on = lw_out_name(node, 0);
+	Meta mt;
+	if (!on || lw_meta(m, on, &mt) || lw_check_dtype(m, &mt, on))
+		return -1;
+	int ra = lw_c(m, a)->rank, rb = lw_c(m, b)->rank;
+	if (ra < 1 || rb < 1) {
+		lw_error(m, "matrix product of operands of rank %d and %d (at least 1 each)", ra, rb);
+		return -1;
+	}
+	a = mat_operand(m, a, 1);
+	b = mat_operand(m, b, 0);
+	/* the product's shape: the output's, with the 1-d operands' dims as 1 */
+	int r = MAX(lw_c(m, a)->rank, lw_c(m, b)->rank), k = 0;
+	Expr *full[MAXDIM + 2];
+	for (int i = 0; i < r - 2 && i < mt.rank; i++)
+		full[k++] = lw_mdim(m, &mt, i);
+	full[k++] = ra == 1 ? ex_int(m->g, 1) : lw_dimx(m, a, lw_c(m, a)->rank - 2);
+	full[k++] = rb == 1 ? ex_int(m->g, 1) : lw_dimx(m, b, lw_c(m, b)->rank - 1);
+	int want = (ra >= 2) + (rb >= 2) + (r - 2);   /* rank torch gives the result */
+	int same = mt.rank == want;
+	for (int i = 0; same && ra >= 2 && rb >= 2 && i < k; i++)
+		same = ex_eq(full[i], lw_mdim(m, &mt, i));
+	int sh = same ? gemm_shapes(m, a, b, k, full, on) : -1;
+	if (sh > 0)
+		return lw_need_static(m, "a batch dim of the product may or may not broadcast at run time");
+	if (sh) {
+		if (!m->failed)
+			lw_error(m, "matrix product cannot give '%s' of rank %d with the shape recorded for it", on, mt.rank);
+		return -1;
+	}
+	int out;
+	if (ra >= 2 && rb >= 2) {
+		out = lw_new_out(m, node, 0);
+	} else {
+		/* Compute into [.., M, N] with the missing dim as 1, then view. */
+		int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_mm", on), (Dtype)mt.dt, CK_TRANSIENT, r, full);
+		lw_c(m, id)->origin = "";
+		LibNode *l = lw_lib(m, LIB_GEMM);
+		l->in[0] = a, l->in[1] = b, l->in[2] = bias, l->nin = 3;
+		l->out[0] = id, l->nout = 1;
+		lib_set_float(m->g, l, "alpha", alpha);
+		lib_set_float(m->g, l, "beta", beta);
+		Expr *shx[MAXDIM];
+		for (int i = 0; i < mt.rank; i++)
+			shx[i] = lw_mdim(m, &mt, i);
+		return lw_view_whole_x(m, on, id, mt.rank, shx);
+	}
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_GEMM);
+	l->in[0] = a, l->in[1] = b, l->in[2] = bias, l->nin = 3;
+	l->out[0] = out, l->nout = 1;
+	lib_set_float(m->g, l, "alpha", alpha);
+	lib_set_float(m->g, l, "beta", beta);
+	return 0;
+}
+
+int lower_gemm(Imp *m, const cJSON *node)
+{
+	if (m->info->param == 1 || m->info->param == 3) {
+		int bias = lw_tensor(m, "self");
+		int a = lw_tensor(m, m->info->param == 1 ? "mat1" : "batch1"), b = lw_tensor(m, m->info->param == 1 ? "mat2" : "batch2");
+		if (a < 0 || b < 0 || bias < 0)
+			return -1;
+		return gemm(m, node, a, b, bias, lw_num(m, "alpha", 1), lw_num(m, "beta", 1));
+	}
+	int a = lw_tensor(m, "self"), b = m->info->param == 2 ? lw_tensor(m, "other") : lw_tensor(m, "mat2");
+	if (a < 0 || b < 0)
+		return -1;
+	return gemm(m, node, a, b, -1, 1, 0);
+}
+
+int lower_linear(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");
+	if (x < 0 || w < 0)
+		return -1;
+	Container *ws = lw_c(m, w);
+	if (ws->rank != 2) {
+		lw_error(m, "linear: weight of rank %d (expected 2)", ws->rank);
+		return -1;
+	}
+	/* weight^T as a view: [K, N] */
+	Expr *sh[2] = {ws->shape[1], ws->shape[0]}, *st[2] = {ws->stride[1], ws->stride[0]};
+	int wt = sdfg_add_view(m->g, arena_printf(m->a, "%s_t", ws->name), w, 2, sh, st, ws->offset);
+	lw_c(m, wt)->origin = "";
+	return gemm(m, node, x, wt, b, 1, b >= 0 ? 1 : 0);
+}
+
+/* ---- einsum -------------------------------------------------------------------------
+ * aten.einsum onto views, reductions (LIB_REDUCE),
  * products (LIB_ELEMWISE mul) and batched matrix products (LIB_GEMM).
  *
  * It follows PyTorch's algorithm (aten/src/ATen/native/Linear.cpp) step
@@ -33,10 +308,6 @@
  * Intermediate results are containers of their non-1 dims; an operand
  * (Eop) maps each of the P dims to a size and a stride of its container.
  */
-#include <stdlib.h>
-#include <string.h>
-
-#include "lower.h"
 
 #define NLABELS 52       /* A-Z, a-z */
 #define ELLIPSIS NLABELS
@@ -79,7 +350,7 @@ static int is_label(int ch)
 	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z');
 }
 
-/* ---- parsing ------------------------------------------------------------------------ */
+/* ---- einsum: parsing ------------------------------------------------------------- */
 
 /* The operands' labels (left of "->"); torch's messages. */
 static int parse_lhs(Ein *e, size_t lhs)
@@ -223,7 +494,7 @@ static int parse_rhs(Ein *e, const char *arrow, const int *count)
 	return 0;
 }
 
-/* ---- aligning the operands ------------------------------------------------------------ */
+/* ---- einsum: aligning the operands ----------------------------------------------- */
 
 /* Operand i as a view of its tensor over the permuted dims (torch's
  * permutation, diagonal and unsqueeze), with torch's size checks;
@@ -288,7 +559,7 @@ static int align(Ein *e, int i, int t, int64_t *lsize, int64_t *esize, Eop *o)
 	return 0;
 }
 
-/* ---- building blocks ------------------------------------------------------------------ */
+/* ---- einsum: building blocks ----------------------------------------------------- */
 
 static int is_integral(Dtype d)
 {
@@ -439,7 +710,7 @@ static int direct_out(Ein *e, Eop *x, Dtype dt)
 	return out;
 }
 
-/* ---- products ------------------------------------------------------------------------- */
+/* ---- einsum: products ------------------------------------------------------------ */
 
 /* a * b, broadcast (torch's mul when no dim is summed by the product). */
 static int multiply(Ein *e, Eop *a, const Eop *b, int last)
@@ -712,7 +983,7 @@ static int contract(Ein *e, Eop *a, Eop *b, const int *sum, int last)
 	return 0;
 }
 
-/* ---- the contraction loop ------------------------------------------------------------- */
+/* ---- einsum: the contraction loop ------------------------------------------------ */
 
 /* Contract a with b (torch's loop body): sum out the dims only one of
  * them has and no later operand needs, then the product. */
@@ -850,4 +1121,38 @@ int lower_einsum(Imp *m, const cJSON *node)
 		}
 	}
 	return finish(&e, &q[0]);
+}
+
+/* ---- pairwise distances ---------------------------------------------------------- */
+
+/* Pairwise distances: _cdist_forward (param 0: x1 [..., P, M], x2
+ * [..., R, M], batch dims broadcast; compute_mode only picks torch's
+ * algorithm) and _pdist_forward (param 1: condensed upper triangle of the
+ * row distances of [N, M]). */
+int lower_cdist(Imp *m, const cJSON *node)
+{
+	int pd = m->info->param == 1;
+	int x1 = lw_tensor(m, pd ? "self" : "x1"), x2 = pd ? -1 : lw_tensor(m, "x2");
+	if (x1 < 0 || (!pd && x2 < 0))
+		return -1;
+	int r = lw_c(m, x1)->rank;
+	if (pd ? r != 2 : r < 2 || lw_c(m, x2)->rank != r) {
+		lw_error(m, "%s of rank-%d inputs is not supported", pd ? "pdist" : "cdist", r);
+		return -1;
+	}
+	double p = lw_num(m, "p", 2);
+	if (p < 0) {
+		lw_error(m, "%s with p = %g < 0", pd ? "pdist" : "cdist", p);
+		return -1;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_CDIST);
+	l->in[0] = x1, l->nin = 1;
+	if (!pd)
+		l->in[1] = x2, l->nin = 2;
+	l->out[0] = out, l->nout = 1;
+	lib_set_float(m->g, l, "p", p);
+	return 0;
 }

@@ -1,5 +1,6 @@
 /*
- * gemm.c - expansion of convolution and GEMM library nodes.
+ * linalg.c - expansion of the linalg family's library nodes: convolution,
+ * GEMM, and the pairwise distances of cdist and pdist (last section).
  *
  * Both become the same register-blocked micro-kernel when the weights are
  * constant float32: an accumulator tile acc[TM][TN] (a local container, kept
@@ -39,6 +40,7 @@
  * slower but handles every case (transposed convolution gathers: output o
  * takes input (o + p - k*d) / s where that division is exact).
  */
+#include <math.h>
 #include <string.h>
 
 #include "expand.h"
@@ -730,7 +732,7 @@ static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *
 	}
 }
 
-/* ---- Winograd F(2x2, 3x3) ---------------------------------------------------------- */
+/* ---- Winograd F(2x2, 3x3) -------------------------------------------------------- */
 
 /* A 3x3 stride-1 convolution computes each 2x2 output tile from a 4x4
  * input tile d with 16 multiplies per input channel instead of 36:
@@ -1113,7 +1115,7 @@ static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	return 0;
 }
 
-/* ---- GEMM -------------------------------------------------------------------------------- */
+/* ---- GEMM ------------------------------------------------------------------------ */
 
 /* The epilogue value: alpha*acc + beta*bias[...] */
 static int epilogue(Sdfg *g, Node *b, Operand accv, LibNode *l, int r, Expr *const *oidx, Dtype dt)
@@ -1354,5 +1356,95 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		int v = epilogue(g, sb, opd_mem(acc, 2, ri), l, r, oi, DT_F32);
 		sdfg_store(sb, v, xp_memlet(out, r, oi), W_NONE);
 	}
+	return 0;
+}
+
+/* ---- pairwise distances ---------------------------------------------------------- */
+
+/* cdist: out[..., i, j] = (sum_m |x1[..., i, m] - x2[..., j, m]|^p)^(1/p)
+ * (batch dims of x1, x2 broadcast against out's); pdist (in[1] = -1):
+ * out[k] for the rows i < j of in[0] [N, M], k = i*N - i*(i+1)/2 + j-i-1.
+ * p = 0 counts the differing coordinates, p = inf takes the largest
+ * difference; float32 accumulates in double. */
+int expand_cdist(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	(void)tile;
+	int x1 = l->in[0], x2 = l->nin > 1 ? l->in[1] : -1, out = l->out[0];
+	Container *o = sdfg_c(g, out), *a = sdfg_c(g, x1);
+	double p = lib_float(l, "p", 2);
+	Dtype adt = DT_F64;
+	int r = a->rank, vars[MAXDIM];
+	Expr *i1[MAXDIM], *i2[MAXDIM], *oi[MAXDIM];
+	int64_t M;
+	ex_isint(a->shape[r - 1], &M);
+	Node *body, *owner;
+	int km;
+	if (x2 >= 0) {
+		body = xp_nest(g, seq, out, vars);
+		owner = body->parent;
+		Container *b = sdfg_c(g, x2);
+		for (int d = 0; d < r - 2; d++) {
+			int64_t n;
+			i1[d] = ex_isint(a->shape[d], &n) && n == 1 ? ex_int(g, 0) : ex_sym(g, vars[d]);
+			i2[d] = ex_isint(b->shape[d], &n) && n == 1 ? ex_int(g, 0) : ex_sym(g, vars[d]);
+		}
+		i1[r - 2] = ex_sym(g, vars[r - 2]);
+		i2[r - 2] = ex_sym(g, vars[r - 1]);
+		for (int d = 0; d < o->rank; d++)
+			oi[d] = ex_sym(g, vars[d]);
+	} else {
+		int64_t N;
+		ex_isint(a->shape[0], &N);
+		int vi, vj;
+		Node *li = xp_loop(g, seq, N_MAP, "i0", ex_int(g, 0), ex_int(g, N), 1, &vi);
+		Node *lj = xp_loop(g, li->body, N_FOR, "i1", ex_addi(g, ex_sym(g, vi), 1), ex_int(g, N), 1, &vj);
+		body = lj->body;
+		owner = lj;
+		Expr *i = ex_sym(g, vi), *j = ex_sym(g, vj);
+		Expr *tri = ex_div(g, ex_mul(g, i, ex_addi(g, i, 1)), ex_int(g, 2));
+		oi[0] = ex_add(g, ex_sub(g, ex_muli(g, i, N), tri), ex_addi(g, ex_sub(g, j, i), -1));
+		i1[0] = i, i2[0] = j;
+		x2 = x1;
+	}
+	int acc = xp_local(g, "acc", adt, 0, NULL, owner);
+	Expr *none[1] = {NULL};
+	Node *ib = xp_block(g, body, label);
+	Operand z[1] = {opd_const(0)};
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, adt, 1, z), xp_memlet(acc, 0, none), W_NONE);
+	Node *lm = xp_loop(g, body, N_FOR, "m", ex_int(g, 0), ex_int(g, M), 1, &km);
+	Node *rb = xp_block(g, lm->body, label);
+	i1[r - 1] = i2[r - 1] = ex_sym(g, km);
+	Operand df[2] = {opd_mem(x1, r, i1), opd_mem(x2, r, i2)};
+	int t = sdfg_tasklet(g, rb, T_SUB, adt, 2, df);
+	Operand ab[1] = {opd_val(t)};
+	t = sdfg_tasklet(g, rb, T_ABS, adt, 1, ab);
+	TCode red = T_ADD;
+	if (p == 2) {
+		Operand sq[2] = {opd_val(t), opd_val(t)};
+		t = sdfg_tasklet(g, rb, T_MUL, adt, 2, sq);
+	} else if (p == 0) {
+		Operand ne[2] = {opd_val(t), opd_const(0)};
+		t = sdfg_tasklet(g, rb, T_NE, adt, 2, ne);
+	} else if (isinf(p))
+		red = T_MAX;
+	else if (p != 1) {
+		Operand pw[2] = {opd_val(t), opd_const(p)};
+		t = sdfg_tasklet(g, rb, T_POW, adt, 2, pw);
+	}
+	Operand rd[2] = {opd_mem(acc, 0, none), opd_val(t)};
+	sdfg_store(rb, sdfg_tasklet(g, rb, red, adt, 2, rd), xp_memlet(acc, 0, none), W_NONE);
+	Node *fb = xp_block(g, body, label);
+	Operand fv[2] = {opd_mem(acc, 0, none), opd_const(p == 0 || isinf(p) ? 1 : 1 / p)};
+	int v;
+	if (p == 2) {
+		Operand s1[1] = {fv[0]};
+		v = sdfg_tasklet(g, fb, T_SQRT, adt, 1, s1);
+	} else if (p == 0 || p == 1 || isinf(p)) {
+		v = sdfg_tasklet(g, fb, T_ASSIGN, adt, 1, fv);
+	} else
+		v = sdfg_tasklet(g, fb, T_POW, adt, 2, fv);
+	Operand cv[1] = {opd_val(v)};
+	v = sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, cv);
+	sdfg_store(fb, v, xp_memlet(out, o->rank, oi), W_NONE);
 	return 0;
 }
