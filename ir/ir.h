@@ -153,6 +153,15 @@ void ex_print(Buf *b, const Sdfg *g, const Expr *e);
  * ...), Integer(4), Mul, Add, FloorDiv, Mod, Max, Min, or "768*s0").
  * Unknown symbols are created as SYM_SHAPE. NULL and *err set on failure. */
 Expr *ex_parse(Sdfg *g, const char *s, const char **err);
+/* The SDFG dump's form: Python's integer operators ("2*i0 + 64", "i0//4",
+ * "i0 % 3", "Max(s0, 1)"), which ex_read reads back structurally equal
+ * (ex_eq) while the symbols keep their ids and ranges. ex_read looks every
+ * name up (find(ctx, name): a symbol id, or -1 for none; NULL: g's symbols
+ * by name) and knows no other function than Min and Max; NULL and *err set
+ * on failure. */
+void ex_print_infix(Buf *b, const Sdfg *g, const Expr *e);
+typedef int (*SymFind)(void *ctx, const char *name);
+Expr *ex_read(Sdfg *g, const char *s, SymFind find, void *ctx, const char **err);
 
 /* ---- containers ------------------------------------------------------------- */
 typedef enum { CK_INPUT, CK_OUTPUT, CK_CONST, CK_TRANSIENT, CK_VIEW, CK_LOCAL } CKind;
