@@ -122,7 +122,10 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 	if (ba->launches) /* a GPU run: its kernel launches in order, as emit_gpu.c listed them */
 		put_launches(&b, ba->launches);
 	buf_puts(&b, "  \"sdfg\": ");
-	sdfg_dump_json(g, &b); /* the final stage, as --dump-sdfg writes it */
+	if (sdfg_dump_json(g, &b)) { /* the final stage, as --dump-sdfg writes it */
+		buf_free(&b);
+		return -1;
+	}
 	while (b.len && (b.s[b.len - 1] == '\n'))
 		b.s[--b.len] = 0;
 	buf_puts(&b, "\n}\n");

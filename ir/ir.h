@@ -558,9 +558,21 @@ int sdfg_root_of(Sdfg *g, int c);           /* base of a view, else c */
  * diag and returns the number of problems (internal errors). */
 int sdfg_verify(Sdfg *g, const char *stage);
 
-/* dump.c: JSON and Graphviz DOT, deterministic. */
-void sdfg_dump_json(Sdfg *g, Buf *b);
+/* dump.c: JSON and Graphviz DOT, deterministic. The JSON holds everything
+ * passes and backends read (for a reader), but constants' bytes
+ * only for live constants of at most SDFG_DUMP_DATA_MAX bytes (biases,
+ * batch-norm statistics, tables: what a pass may need while it runs);
+ * sdfg_dump_json makes those bytes if needed: -1 when one could not be had
+ * (reported), else 0. SDFG_FORMAT is the JSON's "sdfg_format". */
+enum { SDFG_FORMAT = 1, SDFG_DUMP_DATA_MAX = 1024 };
+int sdfg_dump_json(Sdfg *g, Buf *b);
 void sdfg_dump_dot(Sdfg *g, Buf *b);
+/* The dump's names of the IR's enums (dtype.c), indexed by their values. */
+extern const char *const ckind_name[];       /* CK_INPUT .. CK_LOCAL */
+extern const char *const wcr_name[];         /* W_NONE .. W_PROD */
+extern const char *const node_kind_name[];   /* N_SEQ .. N_FOR */
+extern const char *const sym_kind_name[];    /* SYM_SHAPE .. SYM_VALUE */
+extern const char *const guard_op_name[];    /* G_EQ .. G_LE */
 
 /* ---- ops.h, ops.c: the op table ------------------------------------------------ */
 #include "ops.h"

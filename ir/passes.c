@@ -184,8 +184,7 @@ static int pass_enabled(const Pass *p, const Options *o)
 static int dump_stage(Sdfg *g, const char *dir, int k, const char *stage)
 {
 	Buf b = {0};
-	int rc = 0;
-	sdfg_dump_json(g, &b);
+	int rc = sdfg_dump_json(g, &b);
 	char *p = arena_printf(g->arena, "%s/%02d-%s.json", dir, k, stage);
 	rc |= file_write(p, b.s, b.len);
 	b.len = 0;
