@@ -158,6 +158,8 @@ void buf_dot(Buf *b, const char *s);       /* ESC_DOT */
 void buf_ident(Buf *b, const char *s);     /* ESC_IDENT */
 /* C11, C23 and C++ keywords (a generated header is also C++). */
 int c_is_keyword(const char *s);
+/* Is s a C identifier ([A-Za-z_][A-Za-z0-9_]*, keywords included)? */
+int c_is_ident(const char *s);
 
 /* ---- hash.c: SHA-256 (content hashes for DOCC_REUSE_BINARIES, headers) ---- */
 typedef struct {
