@@ -182,6 +182,12 @@ static size_t json_rewrite(const char *text, size_t len, Buf *out, JsonMap *m, c
 		int real = !integral && (flags & JSON_REALS) && json_number(text + start, i - start);
 		if (!real && (!integral || ndigits <= JSON_MAX_EXACT_DIGITS || text[d0] == '0'))
 			continue;
+		/* a number where a key belongs stays cJSON's error, not a tagged key */
+		size_t k = i;
+		while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' || text[k] == '\r'))
+			k++;
+		if (k < len && text[k] == ':')
+			continue;
 		buf_putn(out, text + copied, start - copied);
 		json_map_add(m, out->len, start, 0);
 		buf_putc(out, '"');

@@ -417,6 +417,13 @@ static void test_json(void)
 	capture();
 	CHECK(json_parse_ex("[1.2.3]", 7, "m.json", JSON_REALS) == NULL);
 	CHECK(contains(captured(), "m.json:1:"));
+	/* nor is a number where a key belongs (it was a tagged key for a big integer) */
+	capture();
+	CHECK(json_parse_ex("{1.5: 2}", 8, "k.json", JSON_REALS) == NULL);
+	CHECK(contains(captured(), "k.json:1:3: error: malformed JSON"));
+	capture();
+	CHECK(json_parse("{12345678901234567890 : 2}", 26, "k.json") == NULL);
+	CHECK(contains(captured(), "k.json:1:3: error: malformed JSON"));
 }
 
 /* ---- npy.c ---- */
