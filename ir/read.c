@@ -18,9 +18,9 @@
  * checked where it is read and each problem is reported at its place in the
  * file, as the importer's messages are ("x.json: containers[3].shape[1]:
  * error: ..."); the reader goes on with a harmless value so that one run
- * reports every problem, and returns NULL at the end if there was any. So
- * are unknown keys (a misspelt one in a hand-edited file would otherwise be
- * ignored silently). Nesting depth is bounded (READ_MAX_DEPTH, and ex_read's
+ * reports every problem, and returns NULL at the end if there was any. An
+ * unknown key is a problem too (a misspelt one in a hand-edited file would
+ * otherwise be ignored silently). Nesting depth is bounded (READ_MAX_DEPTH, and ex_read's
  * own bounds inside expressions). Beyond that, what the passes and backends
  * rely on: names are unique C identifiers across containers and symbols; a
  * view's base is a live non-view; a local's owner is a loop; the signature
@@ -34,6 +34,12 @@
  * values); what each op needs of them is the importer's to check, and the
  * expansions trust it: expanding a library node written by hand is the
  * writer's responsibility.
+ *
+ * A new field of the IR goes in three places: dump.c writes it (an optional
+ * key when the field has a default, as par_work), the reader's function for
+ * its object reads it (its key in that function's keys list, absent giving
+ * the default), and test_read.c's rich_graph sets it, so that the round
+ * trip covers it.
  */
 #include <stdarg.h>
 #include <stdlib.h>
