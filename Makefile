@@ -16,7 +16,7 @@
 #   make demo-only, test-only, bench-only, bench-compile-only, bench-gpu-only, bench-gpu-build-only:
 #                   the same without the setup
 #   make install PREFIX=/usr/local DESTDIR=
-#   make golden     rewrite golden files (review the diff in git)
+#   make golden     rewrite golden files, the passes' IR-in/IR-out cases too (review the diff in git)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -166,7 +166,11 @@ asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan CC=clang \
 		SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" test-only
 
+# The golden files: the SDFG dumps, headers and sources of test/golden/, and
+# the IR-in/IR-out cases of every pass in test/passes/ (inputs exported anew
+# by make_cases.py, which needs torch; outputs by doccc opt).
 golden: all
+	$(PYTHON) test/passes/make_cases.py $(BUILD)/doccc
 	DOCCC_GOLDEN_UPDATE=1 $(PYTHON) -m pytest -q test -k golden
 
 include test/fuzz/fuzz.mk

@@ -1,7 +1,8 @@
 /*
  * cmd.h - the driver's pieces: argv parsing and orchestration live in
- * doccc.c; `doccc run` lives in run.c, `doccc check` in check.c,
- * `doccc inspect` in inspect.c. Exit codes are the CLI's contract.
+ * doccc.c, the flags the compile shares with `doccc opt` in args.c;
+ * `doccc run` lives in run.c, `doccc check` in check.c, `doccc inspect` in
+ * inspect.c, `doccc opt` in opt.c. Exit codes are the CLI's contract.
  */
 #ifndef DOCCC_CMD_H
 #define DOCCC_CMD_H
@@ -15,6 +16,37 @@ enum {
 	EXIT_USAGE = 2,     /* bad command line */
 	EXIT_CC = 3         /* the external compiler failed */
 };
+
+/* argv pieces every subcommand uses (args.c). arg_take: is argv[*i] flag,
+ * as "FLAG VALUE" (taken, *i advanced; *v NULL when it is last) or
+ * "FLAG=VALUE"? arg_usage: "doccc: error: " fmt (one %s, arg), then the
+ * command's usage line; returns EXIT_USAGE. */
+int arg_take(int argc, char **argv, int *i, const char *flag, const char **v);
+int arg_usage(const char *usage, const char *fmt, const char *arg);
+
+/* The options that choose the target and configure the passes, shared by
+ * the compile and `doccc opt` (args.c): -t, -c, --march, --offload-arch,
+ * --options FILE, --pass-opt P.K=V, --disable-pass P. targs_take takes
+ * argv[*i] if it is one: 0 when it is none, -1 when taken, else the exit
+ * code of a usage error (reported). targs_apply applies them in order, the
+ * YAML file, then the flags, then checks the pass options and resolves the
+ * target: -1 to go on, else the exit code (reported). */
+typedef struct {
+	const char *usage;        /* the command's usage line, for messages */
+	Buf *cmdline;             /* the settings as text, appended to */
+	const char *optfile;
+	const char *set_key[64], *set_val[64];
+	int nset;
+	const char *popts[128];
+	int npopts;
+} TargetArgs;
+int targs_take(Arena *a, TargetArgs *t, int argc, char **argv, int *i);
+int targs_apply(Arena *a, const TargetArgs *t, Options *o, Target *tg);
+
+/* doccc opt SDFG.json [--pass NAME]... [options] [-o OUT.json] (opt.c): read an
+ * SDFG dump, run passes of the table on it, write the dump. argv[0] is
+ * "opt". Exit 0, 1 for bad input or a failed pass, 2 for usage. */
+int cmd_opt(Arena *a, int argc, char **argv);
 
 /* doccc run LIB -i IN.npy... -o OUT.npy... [--repeat N] [--threads N]
  *               [--weights FILE] [--warmup N] [--device] [-q]

@@ -7,9 +7,11 @@
  *   doccc check MODEL [--json]                what the model needs (check.c)
  *   doccc inspect LIB|ARCHIVE|WEIGHTS         what a built artifact is, read from
  *                                             the file alone (inspect.c)
+ *   doccc opt SDFG.json --pass NAME ...       passes on an SDFG dump (opt.c)
  *
  * The compile's pieces live beside it: the cache of builds (cache.c), the
- * report (report.c), the depfile and packaging files (buildsys.c).
+ * report (report.c), the depfile and packaging files (buildsys.c), the
+ * target and pass flags it shares with doccc opt (args.c).
  *
  * Exit codes (cmd.h): 0 ok, 1 bad input or unsupported model, 2 usage,
  * 3 the external compiler failed. Outputs are produced in a temporary
@@ -32,6 +34,7 @@ static const char usage_text[] =
 	"       doccc run LIB.so -i IN.npy... -o OUT.npy... [--repeat N] [--threads N]\n"
 	"       doccc check MODEL.pt2|MODEL.json [-t T] [-c C] [--json]\n"
 	"       doccc inspect LIB.so|libNAME.a|NAME.weights [--json]\n"
+	"       doccc opt SDFG.json [--pass NAME]... [-t T] [-c C] [-o OUT.json]\n"
 	"\n"
 	"Compile a torch.export program into a shared library and a C header.\n"
 	"\n"
@@ -93,9 +96,8 @@ static const char *name_problem(const char *v)
 		return "is longer than 64 characters";
 	if (v[0] >= '0' && v[0] <= '9')
 		return "starts with a digit";
-	for (const char *p = v; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-			return "is not a C identifier";
+	if (!c_is_ident(v))
+		return "is not a C identifier";
 	if (c_is_keyword(v))
 		return "is a C or C++ keyword";
 	if (v[0] == '_' && (v[1] == '_' || (v[1] >= 'A' && v[1] <= 'Z')))
@@ -103,13 +105,11 @@ static const char *name_problem(const char *v)
 	return NULL;
 }
 
+static const char usage_line[] = "usage: doccc MODEL.pt2|MODEL.json [options] (doccc --help for more)\n";
+
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "doccc: error: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	fputs("usage: doccc MODEL.pt2|MODEL.json [options] (doccc --help for more)\n", stderr);
-	return EXIT_USAGE;
+	return arg_usage(usage_line, fmt, arg);
 }
 
 static void list_passes(void)
@@ -182,17 +182,14 @@ static int debug_has(const char *key)
 /* A compile's command line, parsed. The settings of flags are applied
  * after the YAML file, so they are collected first. */
 typedef struct {
-	const char *input, *out, *name, *optfile, *weights, *dumpdir, *report;
+	const char *input, *out, *name, *weights, *dumpdir, *report;
 	int emit_source, external, embed, simulate, check, json;
-	const char *set_key[64], *set_val[64];
-	int nset;
-	const char *popts[128];
-	int npopts;
+	TargetArgs ta;       /* -t, -c, --march, --options, --pass-opt, ... */
 	const char *shapes[64], *dims[64], *maxdims[64];
 	int nshapes, ndims, nmaxdims;
 	int fixed;           /* --dynamic=no */
 	const char *dimkey;  /* --shape and --dim, for the cache key */
-	Buf *cmdline;        /* the settings, for the generated comment */
+	Buf *cmdline;        /* the settings, for the generated comment (ta's) */
 	BuildSys bs;         /* -MD -MF -MT, --emit-pkgconfig, --emit-cmake */
 	/* planned by plan_outputs */
 	const char *nm, *dir;
@@ -203,12 +200,13 @@ typedef struct {
 static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 {
 	c->dimkey = "";
+	c->ta.cmdline = c->cmdline;
+	c->ta.usage = usage_line;
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		const char *v = NULL;
-#define TAKE(flag)                                                            \
-	(!strcmp(s, flag) ? (i + 1 < argc ? (v = argv[++i], 1) : (v = NULL, 1)) \
-	                  : (!strncmp(s, flag "=", strlen(flag) + 1) ? (v = s + strlen(flag) + 1, 1) : 0))
+		int rc;
+#define TAKE(flag) arg_take(argc, argv, &i, flag, &v)
 		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
 			print_usage();
 			return EXIT_OK;
@@ -260,31 +258,9 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 			c->bs.pkgconfig = 1;
 		} else if (!strcmp(s, "--emit-cmake")) {
 			c->bs.cmake = 1;
-		} else if (TAKE("-t") || TAKE("--target") || TAKE("-c") || TAKE("--category") || TAKE("--march") ||
-		           TAKE("--offload-arch")) {
-			if (!v)
-				return usage_error("option '%s' needs a value", s);
-			const char *key = s[1] == 't' || !strncmp(s, "--target", 8) ? "target"
-			                  : s[1] == 'c' || !strncmp(s, "--category", 10) ? "category" : "march";
-			const char *const *allowed = !strcmp(key, "category") ? category_names : NULL;
-			int target = !strcmp(key, "target");
-			int ok = target ? backend_find(v) != NULL : !allowed;
-			for (int k = 0; allowed && allowed[k]; k++)
-				ok |= !strcmp(allowed[k], v);
-			if (!ok || !*v) {
-				fprintf(stderr, "doccc: error: unknown %s '%s' (expected one of:", key, v);
-				for (int k = 0; target && k < NTARGETS; k++)
-					fprintf(stderr, " %s", backend_table[k].name);
-				for (int k = 0; allowed && allowed[k]; k++)
-					fprintf(stderr, " %s", allowed[k]);
-				fprintf(stderr, ")\n");
-				return EXIT_USAGE;
-			}
-			if (c->nset == 64)
-				return usage_error("%s", "too many options");
-			c->set_key[c->nset] = key;
-			c->set_val[c->nset++] = v;
-			buf_printf(c->cmdline, "%s%s=%s", c->cmdline->len ? " " : "", key, v);
+		} else if ((rc = targs_take(a, &c->ta, argc, argv, &i))) {
+			if (rc > 0)
+				return rc;
 		} else if (TAKE("-o") || TAKE("--output")) {
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
@@ -298,15 +274,11 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 				buf_puts(&m, "model name '");
 				buf_escape(&m, ESC_TERM, v, strlen(v));
 				buf_printf(&m, "' %s (-n takes a C identifier of at most 64 characters, no keyword)", why);
-				int rc = usage_error("%s", m.s);
+				rc = usage_error("%s", m.s);
 				buf_free(&m);
 				return rc;
 			}
 			c->name = v;
-		} else if (TAKE("--options")) {
-			if (!v)
-				return usage_error("option '%s' needs a value", s);
-			c->optfile = v;
 		} else if (TAKE("--weights")) {
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
@@ -343,19 +315,6 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
 			c->dumpdir = v;
-		} else if (TAKE("--pass-opt") || TAKE("--disable-pass")) {
-			if (!v || !*v)
-				return usage_error("option '%s' needs a value", s);
-			if (c->npopts == 128)
-				return usage_error("%s", "too many pass options");
-			if (!strncmp(s, "--disable-pass", 14))
-				c->popts[c->npopts++] = arena_printf(a, "%s.enabled=false", v);
-			else {
-				if (!strchr(v, '=') || !strchr(v, '.') || strchr(v, '.') > strchr(v, '='))
-					return usage_error("--pass-opt takes PASS.OPTION=VALUE (got '%s')", v);
-				c->popts[c->npopts++] = v;
-			}
-			buf_printf(c->cmdline, "%s%s", c->cmdline->len ? " " : "", c->popts[c->npopts - 1]);
 		} else if (s[0] == '-' && s[1]) {
 			return usage_error("unknown option '%s'", s);
 		} else if (c->input) {
@@ -380,7 +339,7 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 		return usage_error("%s", "--check builds nothing: -MD, -MF, --emit-pkgconfig and --emit-cmake go with a compile");
 	c->bs.prereqs[0] = c->input;
 	c->bs.prereqs[1] = c->weights;
-	c->bs.prereqs[2] = c->optfile;
+	c->bs.prereqs[2] = c->ta.optfile;
 	return -1;
 }
 
@@ -388,19 +347,9 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
  * the exit code. */
 static int configure(Arena *a, const Cli *c, Options *o, Target *tg)
 {
-	if (c->optfile && opt_load_yaml(o, c->optfile))
-		return EXIT_INPUT;
-	for (int i = 0; i < c->nset; i++)
-		if (opt_set(o, c->set_key[i], c->set_val[i], "command line"))
-			return EXIT_USAGE;
-	for (int i = 0; i < c->npopts; i++) {
-		const char *eq = strchr(c->popts[i], '=');
-		opt_add_passopt(o, arena_strndup(a, c->popts[i], (size_t)(eq - c->popts[i])), eq + 1, "command line");
-	}
-	if (passes_check_options(o))
-		return c->optfile ? EXIT_INPUT : EXIT_USAGE;
-	if (target_resolve(tg, o))
-		return EXIT_USAGE;
+	int rc = targs_apply(a, &c->ta, o, tg);
+	if (rc >= 0)
+		return rc;
 	if (c->simulate && !TARGET_IS_GPU(tg))
 		return usage_error("--simulate is for the GPU targets (cuda, rocm), not '%s'", tg->name);
 	tg->simulate = c->simulate;
@@ -472,8 +421,8 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, co
 	ba->outweights = c->external ? arena_printf(a, "%s/%s.weights", c->dir, c->nm) : NULL;
 	const char *march = o->march ? o->march : tg->march_env ? tg->march : NULL;
 	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg->name, tg->category, march ? " march=" : "",
-	                           march ? march : "", c->simulate ? " simulate" : "", c->npopts ? " " : "",
-	                           c->npopts ? c->cmdline->s : "");
+	                           march ? march : "", c->simulate ? " simulate" : "", c->ta.npopts ? " " : "",
+	                           c->ta.npopts ? c->cmdline->s : "");
 	return -1;
 }
 
@@ -601,7 +550,9 @@ int main(int argc, char **argv)
 	Arena *a = arena_new();
 	Buf cmdline = {0};
 	int rc;
-	if (argc > 1 && !strcmp(argv[1], "check")) {
+	if (argc > 1 && !strcmp(argv[1], "opt")) {
+		rc = cmd_opt(a, argc - 1, argv + 1);
+	} else if (argc > 1 && !strcmp(argv[1], "check")) {
 		/* doccc check MODEL ... is doccc MODEL --check ... */
 		char **v = arena_alloc(a, (size_t)(argc + 1) * sizeof *v);
 		v[0] = argv[0];

@@ -164,7 +164,10 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 	if (ba->stepfn) /* a GPU run: its kernel launches in order, as the GPU plan has them */
 		put_kernels(&b, g, ba->stepfn);
 	buf_puts(&b, "  \"sdfg\": ");
-	sdfg_dump_json(g, &b); /* the final stage, as --dump-sdfg writes it */
+	if (sdfg_dump_json(g, &b)) { /* the final stage, as --dump-sdfg writes it */
+		buf_free(&b);
+		return -1;
+	}
 	while (b.len && (b.s[b.len - 1] == '\n'))
 		b.s[--b.len] = 0;
 	buf_puts(&b, "\n}\n");

@@ -6,9 +6,10 @@
  * export schema), the C storage type, the numpy descr (.npy files) and the
  * safetensors dtype string. bfloat16 is stored as its raw 16 bits
  * (uint16_t, "<u2" in .npy by convention); float16 uses C23/clang's
- * _Float16. The other tables here (tcode_name, sched_name) are kept in step
- * with their enums by static asserts on the count, so adding an enum value
- * without its name fails to compile.
+ * _Float16. The other tables here (tcode_name, sched_name, and the names
+ * the SDFG dump gives the IR's other enums, which its reader looks up) are
+ * kept in step with their enums by static asserts on the count, so adding
+ * an enum value without its name fails to compile.
  */
 #include <stdio.h>
 #include <string.h>
@@ -127,3 +128,22 @@ const char *const sched_name[] = {
 	[SCHED_GPU_THREAD] = "gpu_thread",
 };
 _Static_assert(COUNTOF(sched_name) == NSCHEDS, "sched_name out of step with Sched");
+
+/* ---- the SDFG dump's names (dump.c writes them, read.c reads them) ------------- */
+const char *const ckind_name[] = {
+	[CK_INPUT] = "input", [CK_OUTPUT] = "output", [CK_CONST] = "const",
+	[CK_TRANSIENT] = "transient", [CK_VIEW] = "view", [CK_LOCAL] = "local",
+};
+_Static_assert(COUNTOF(ckind_name) == CK_LOCAL + 1, "ckind_name out of step with CKind");
+
+const char *const wcr_name[] = {[W_NONE] = "none", [W_SUM] = "sum", [W_MAX] = "max", [W_MIN] = "min", [W_PROD] = "prod"};
+_Static_assert(COUNTOF(wcr_name) == W_PROD + 1, "wcr_name out of step with Wcr");
+
+const char *const node_kind_name[] = {[N_SEQ] = "sequence", [N_BLOCK] = "block", [N_MAP] = "map", [N_FOR] = "for"};
+_Static_assert(COUNTOF(node_kind_name) == N_FOR + 1, "node_kind_name out of step with NodeKind");
+
+const char *const sym_kind_name[] = {[SYM_SHAPE] = "shape", [SYM_LOOP] = "loop", [SYM_VALUE] = "value"};
+_Static_assert(COUNTOF(sym_kind_name) == SYM_VALUE + 1, "sym_kind_name out of step with SymKind");
+
+const char *const guard_op_name[] = {[G_EQ] = "eq", [G_NE] = "ne", [G_LT] = "lt", [G_LE] = "le"};
+_Static_assert(COUNTOF(guard_op_name) == G_LE + 1, "guard_op_name out of step with GuardOp");

@@ -27,13 +27,8 @@
 
 #include "ir.h"
 
-static const char *const kind_names[] = {"input", "output", "const", "transient", "view", "local"};
-static const char *const wcr_names[] = {"none", "sum", "max", "min", "prod"};
-
-static const char *ckind_name(CKind k)
-{
-	return (unsigned)k < COUNTOF(kind_names) ? kind_names[k] : "?";
-}
+/* A name from one of dtype.c's tables, or "?" for a value outside it. */
+#define NAME_OF(tab, v, n) ((unsigned)(v) < (unsigned)(n) ? (tab)[v] : "?")
 
 static const char *dt_name(Dtype d)
 {
@@ -50,7 +45,7 @@ static void indent(Buf *b, int n)
 static void jexpr(Buf *b, const Sdfg *g, const Expr *e)
 {
 	Buf t = {0};
-	ex_print(&t, g, e);
+	ex_print_infix(&t, g, e);
 	buf_quote(b, t.s ? t.s : "");
 	buf_free(&t);
 }
@@ -72,6 +67,22 @@ static void jdouble(Buf *b, double x)
 	else buf_printf(b, "%.17g", x);
 }
 
+/* A float attribute: a real literal (a fraction or an exponent, which an
+ * integer attribute never has), or {"float": "NaN"} and the infinities,
+ * which JSON has no literal for. */
+static void jreal(Buf *b, double x)
+{
+	if (!isfinite(x)) {
+		buf_puts(b, "{\"float\": ");
+		jdouble(b, x);
+		buf_putc(b, '}');
+		return;
+	}
+	size_t at = b->len;
+	buf_printf(b, "%.17g", x);
+	if (!strpbrk(b->s + at, ".e")) buf_puts(b, ".0");
+}
+
 static void jints(Buf *b, const int *v, int n)
 {
 	buf_putc(b, '[');
@@ -83,6 +94,17 @@ static void jcname(Buf *b, const Sdfg *g, int c)
 {
 	if (c < 0 || c >= g->ncs) buf_puts(b, "null");
 	else buf_quote(b, g->cs[c].name);
+}
+
+static void jsym(Buf *b, const Sdfg *g, int s)
+{
+	buf_quote(b, s >= 0 && s < g->nsyms ? g->syms[s].name : "?");
+}
+
+static void jstr_or_null(Buf *b, const char *s)
+{
+	if (s) buf_quote(b, s);
+	else buf_puts(b, "null");
 }
 
 static void jmemlet(Buf *b, const Sdfg *g, const Memlet *m)
@@ -115,7 +137,7 @@ static void jattrs(Buf *b, const LibNode *l)
 			buf_putc(b, ']');
 			break;
 		case A_FLOAT:
-			jdouble(b, a->f);
+			jreal(b, a->f);
 			break;
 		case A_STR:
 			buf_quote(b, a->s ? a->s : "");
@@ -150,13 +172,6 @@ static void jtasklet(Buf *b, const Sdfg *g, const Tasklet *t)
 			buf_putc(b, '}');
 		} else if (o->kind == OPD_VAL) {
 			buf_printf(b, "{\"value\": %d}", o->val);
-		} else if (o->kind == OPD_EXPR) {
-			Buf eb = {0};
-			ex_print(&eb, g, o->e);
-			buf_puts(b, "{\"expr\": ");
-			buf_quote(b, eb.s ? eb.s : "");
-			buf_putc(b, '}');
-			buf_free(&eb);
 		} else {
 			buf_puts(b, "{\"const\": ");
 			jdouble(b, o->c);
@@ -168,7 +183,7 @@ static void jtasklet(Buf *b, const Sdfg *g, const Tasklet *t)
 		buf_putc(b, '{');
 		jmemlet(b, g, &t->out);
 		buf_puts(b, ", \"wcr\": ");
-		buf_quote(b, (unsigned)t->wcr < COUNTOF(wcr_names) ? wcr_names[t->wcr] : "?");
+		buf_quote(b, NAME_OF(wcr_name, t->wcr, W_PROD + 1));
 		buf_putc(b, '}');
 	} else {
 		buf_puts(b, "null");
@@ -180,7 +195,7 @@ static void jtasklet(Buf *b, const Sdfg *g, const Tasklet *t)
 	buf_putc(b, ']');
 	if (t->bind >= 0) {
 		buf_puts(b, ", \"bind\": ");
-		buf_quote(b, t->bind < g->nsyms ? g->syms[t->bind].name : "?");
+		jsym(b, g, t->bind);
 	}
 	buf_putc(b, '}');
 }
@@ -189,7 +204,7 @@ static void jtasklet(Buf *b, const Sdfg *g, const Tasklet *t)
 static void jplan(Buf *b, const Sdfg *g, const GpuPlan *p)
 {
 	buf_puts(b, ", \"gpu\": {\"form\": ");
-	buf_quote(b, (unsigned)p->kind < NGPUKINDS ? gpu_kind_name[p->kind] : "?");
+	buf_quote(b, NAME_OF(gpu_kind_name, p->kind, NGPUKINDS));
 	buf_printf(b, ", \"kernel\": %d, \"block\": %d, \"grid\": %lld, \"grid_cap\": %lld, \"shared\": %lld, \"per_run\": %lld",
 	           p->kernel, p->block, (long long)p->grid, (long long)p->grid_cap, (long long)p->shared, (long long)p->per_run);
 	if (p->kind == GK_SINGLE) {
@@ -215,21 +230,21 @@ static void jplan(Buf *b, const Sdfg *g, const GpuPlan *p)
 	case GK_COOP:
 		buf_puts(b, ", \"roles\": [");
 		for (int i = 0; i < p->nkids; i++) {
-			static const char *const roles[] = {"redundant", "split", "reduce"};
 			const CoopKid *k = &p->kids[i];
-			buf_puts(b, i ? ", " : "");
-			buf_quote(b, (unsigned)k->role < COUNTOF(roles) ? roles[k->role] : "?");
+			buf_puts(b, i ? ", {\"role\": " : "{\"role\": ");
+			buf_quote(b, NAME_OF(coop_role_name, k->role, ROLE_REDUCE + 1));
 			if (k->nred) {
-				buf_puts(b, ", {\"reduce\": [");
+				buf_puts(b, ", \"sums\": [");
 				for (int r = 0; r < k->nred; r++) {
 					buf_puts(b, r ? ", [" : "[");
 					jcname(b, g, k->red[r]);
 					buf_puts(b, ", ");
-					buf_quote(b, (unsigned)k->op[r] < COUNTOF(wcr_names) ? wcr_names[k->op[r]] : "?");
+					buf_quote(b, NAME_OF(wcr_name, k->op[r], W_PROD + 1));
 					buf_putc(b, ']');
 				}
-				buf_puts(b, "]}");
+				buf_putc(b, ']');
 			}
+			buf_putc(b, '}');
 		}
 		buf_putc(b, ']');
 		break;
@@ -237,7 +252,7 @@ static void jplan(Buf *b, const Sdfg *g, const GpuPlan *p)
 		buf_puts(b, ", \"acc\": ");
 		jcname(b, g, p->acc);
 		buf_puts(b, ", \"op\": ");
-		buf_quote(b, (unsigned)p->op < COUNTOF(wcr_names) ? wcr_names[p->op] : "?");
+		buf_quote(b, NAME_OF(wcr_name, p->op, W_PROD + 1));
 		break;
 	default:
 		break;
@@ -251,9 +266,8 @@ static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
 		buf_puts(b, "null");
 		return;
 	}
-	static const char *const types[] = {"sequence", "block", "map", "for"};
 	buf_puts(b, "{\"type\": ");
-	buf_quote(b, (unsigned)n->kind < COUNTOF(types) ? types[n->kind] : "?");
+	buf_quote(b, NAME_OF(node_kind_name, n->kind, N_FOR + 1));
 	buf_printf(b, ", \"id\": %d, \"label\": ", n->id);
 	buf_quote(b, n->label ? n->label : "");
 	switch (n->kind) {
@@ -270,7 +284,7 @@ static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
 	case N_MAP:
 	case N_FOR:
 		buf_puts(b, ", \"var\": ");
-		buf_quote(b, n->var >= 0 && n->var < g->nsyms ? g->syms[n->var].name : "?");
+		jsym(b, g, n->var);
 		buf_puts(b, ", \"lo\": ");
 		jexpr(b, g, n->lo);
 		buf_puts(b, ", \"hi\": ");
@@ -278,6 +292,11 @@ static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
 		buf_printf(b, ", \"step\": %lld, \"schedule\": ", (long long)n->step);
 		buf_quote(b, (unsigned)n->sched < NSCHEDS ? sched_name[n->sched] : "?");
 		buf_printf(b, ", \"collapse\": %d", n->collapse);
+		if (n->par_work) {
+			buf_puts(b, ", \"par_work\": ");
+			jexpr(b, g, n->par_work);
+		}
+		if (n->par_min) buf_printf(b, ", \"par_min\": %lld", (long long)n->par_min);
 		if (n->gpu)
 			jplan(b, g, n->gpu);
 		buf_puts(b, ", \"body\":");
@@ -321,9 +340,28 @@ static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
 	buf_putc(b, '}');
 }
 
-void sdfg_dump_json(Sdfg *g, Buf *b)
+/* A small live constant's bytes as hex (SDFG_DUMP_DATA_MAX); -1 if they
+ * could not be made (reported), 0 otherwise. */
+static int jdata(Buf *b, Sdfg *g, int id)
 {
-	buf_puts(b, "{\n  \"name\": ");
+	const Container *c = &g->cs[id];
+	int64_t n = sdfg_numel(g, id), bytes;
+	if (c->kind != CK_CONST || c->dead || n < 0 || ck_mul(n, dtype_info[c->dt].size, &bytes) ||
+	    bytes > SDFG_DUMP_DATA_MAX)
+		return 0;
+	const unsigned char *d = sdfg_const_get(g, id);
+	if (!d) return -1;
+	buf_puts(b, ", \"data\": \"");
+	for (int64_t i = 0; i < bytes; i++) buf_printf(b, "%02x", d[i]);
+	buf_putc(b, '"');
+	sdfg_const_put(g, id);
+	return 0;
+}
+
+int sdfg_dump_json(Sdfg *g, Buf *b)
+{
+	int rc = 0;
+	buf_printf(b, "{\n  \"sdfg_format\": %d,\n  \"name\": ", SDFG_FORMAT);
 	buf_quote(b, g->name ? g->name : "");
 	buf_puts(b, ",\n  \"hash\": ");
 	buf_quote(b, g->hash);
@@ -338,7 +376,7 @@ void sdfg_dump_json(Sdfg *g, Buf *b)
 		buf_puts(b, ", \"dtype\": ");
 		buf_quote(b, dt_name(c->dt));
 		buf_puts(b, ", \"kind\": ");
-		buf_quote(b, ckind_name(c->kind));
+		buf_quote(b, NAME_OF(ckind_name, c->kind, CK_LOCAL + 1));
 		int rank = c->rank >= 0 && c->rank <= MAXDIM ? c->rank : 0;
 		buf_puts(b, ", \"shape\": ");
 		jexprs(b, g, c->shape, rank);
@@ -347,8 +385,12 @@ void sdfg_dump_json(Sdfg *g, Buf *b)
 		buf_puts(b, ", \"offset\": ");
 		if (c->offset) jexpr(b, g, c->offset);
 		else buf_puts(b, "\"0\"");
-		buf_printf(b, ", \"base\": %d, \"io\": %d, \"aofs\": %lld, \"owner\": %d, \"dead\": %s}", c->base, c->io,
-		           (long long)c->aofs, c->owner, c->dead ? "true" : "false");
+		buf_printf(b, ", \"base\": %d, \"io\": %d, \"aofs\": %lld", c->base, c->io, (long long)c->aofs);
+		if (c->aofs == -2) buf_printf(b, ", \"aslot\": %d", c->aslot);
+		if (c->wofs) buf_printf(b, ", \"wofs\": %lld", (long long)c->wofs);
+		buf_printf(b, ", \"owner\": %d, \"dead\": %s", c->owner, c->dead ? "true" : "false");
+		rc |= jdata(b, g, i);
+		buf_putc(b, '}');
 	}
 	buf_puts(b, g->ncs ? "\n  ],\n  \"symbols\": [" : "],\n  \"symbols\": [");
 	for (int i = 0; i < g->nsyms; i++) {
@@ -356,17 +398,69 @@ void sdfg_dump_json(Sdfg *g, Buf *b)
 		buf_puts(b, i ? ",\n    " : "\n    ");
 		buf_printf(b, "{\"id\": %d, \"name\": ", i);
 		buf_quote(b, s->name);
-		buf_printf(b, ", \"kind\": \"%s\", \"lo\": %lld, \"hi\": %lld}",
-		           s->kind == SYM_LOOP ? "loop" : s->kind == SYM_VALUE ? "value" : "shape",
-		           (long long)s->lo, (long long)s->hi);
+		buf_printf(b, ", \"kind\": \"%s\", \"lo\": %lld, \"hi\": %lld}", NAME_OF(sym_kind_name, s->kind, SYM_VALUE + 1), (long long)s->lo,
+		           (long long)s->hi);
 	}
 	buf_puts(b, g->nsyms ? "\n  ],\n  \"inputs\": " : "],\n  \"inputs\": ");
 	jints(b, g->inputs, g->ninputs);
 	buf_puts(b, ",\n  \"outputs\": ");
 	jints(b, g->outputs, g->noutputs);
-	buf_printf(b, ",\n  \"arena_size\": %lld,\n  \"root\": ", (long long)g->arena_size);
+	buf_printf(b, ",\n  \"arena_size\": %lld,\n  \"next_id\": %d,\n  \"host_steps\": [", (long long)g->arena_size, g->nextid);
+	for (int i = 0; i < g->nhost_steps; i++) {
+		buf_puts(b, i ? ", {\"node\": " : "{\"node\": ");
+		buf_quote(b, g->host_steps[i].node);
+		buf_puts(b, ", \"why\": ");
+		buf_quote(b, g->host_steps[i].why);
+		buf_putc(b, '}');
+	}
+	buf_puts(b, "],\n  \"specialized\": ");
+	jstr_or_null(b, g->specialized);
+	buf_puts(b, ",\n  \"dims\": [");
+	for (int i = 0; i < g->ndims; i++) {
+		if (i) buf_puts(b, ", ");
+		jsym(b, g, g->dims[i]);
+	}
+	buf_puts(b, "],\n  \"guards\": [");
+	for (int i = 0; i < g->nguards; i++) {
+		const Guard *gd = &g->guards[i];
+		buf_puts(b, i ? ",\n    {\"a\": " : "\n    {\"a\": ");
+		jexpr(b, g, gd->a);
+		buf_puts(b, ", \"op\": ");
+		buf_quote(b, NAME_OF(guard_op_name, gd->op, G_LE + 1));
+		buf_puts(b, ", \"b\": ");
+		jexpr(b, g, gd->b);
+		buf_puts(b, ", \"text\": ");
+		jstr_or_null(b, gd->text);
+		buf_puts(b, ", \"msg\": ");
+		jstr_or_null(b, gd->msg);
+		buf_putc(b, '}');
+	}
+	buf_puts(b, g->nguards ? "\n  ],\n  \"msgs\": [" : "],\n  \"msgs\": [");
+	for (int i = 0; i < g->nmsgs; i++) {
+		buf_puts(b, i ? ",\n    " : "\n    ");
+		jstr_or_null(b, g->msgs[i]);
+	}
+	buf_puts(b, g->nmsgs ? "\n  ],\n  \"ws\": [" : "],\n  \"ws\": [");
+	for (int i = 0; i < g->nws; i++) {
+		const WsSlot *w = &g->ws[i];
+		buf_puts(b, i ? ",\n    {\"data\": " : "\n    {\"data\": ");
+		jcname(b, g, w->id);
+		buf_puts(b, ", \"size\": ");
+		jexpr(b, g, w->size);
+		buf_puts(b, ", \"below\": ");
+		jints(b, w->below, w->nbelow);
+		buf_putc(b, '}');
+	}
+	buf_puts(b, g->nws ? "\n  ],\n  \"census\": {" : "],\n  \"census\": {");
+	for (int i = 0; i < g->ncensus; i++) {
+		buf_puts(b, i ? ",\n    " : "\n    ");
+		buf_quote(b, g->census_ops[i]);
+		buf_printf(b, ": %d", g->census_counts[i]);
+	}
+	buf_puts(b, g->ncensus ? "\n  },\n  \"root\": " : "},\n  \"root\": ");
 	jnode(b, g, g->root, 1);
 	buf_puts(b, "\n}\n");
+	return rc ? -1 : 0;
 }
 
 /* ---- DOT ------------------------------------------------------------------------------- */
@@ -494,8 +588,8 @@ static void dot_block(Buf *b, const Sdfg *g, const Node *n, int depth)
 		if (ts->store && ts->out.data >= 0 && ts->out.data < g->ncs) {
 			t.len = 0;
 			subset_text(&t, g, &ts->out);
-			if (ts->wcr != W_NONE && (unsigned)ts->wcr < COUNTOF(wcr_names))
-				buf_printf(&t, " (%s)", wcr_names[ts->wcr]);
+			if (ts->wcr != W_NONE && (unsigned)ts->wcr <= W_PROD)
+				buf_printf(&t, " (%s)", wcr_name[ts->wcr]);
 			snprintf(from, sizeof from, "n%d_c%d", n->id, ts->out.data);
 			dot_edge(b, to, from, t.s, depth);
 		}

@@ -844,6 +844,110 @@ void ex_print_names(Buf *b, const Sdfg *g, const Expr *e, const char *const *nam
 	pr(b, g, names, e);
 }
 
+/* ---- printing (the dump's infix form) ------------------------------------------------
+ * What ex_read reads back: Python's integer operators, so that floor
+ * division and modulo are the operators themselves, not C's truncating ones
+ * with corrections. Sums list their non-constant terms in canonical order
+ * and the constant last, each term its coefficient first ("2*i0 + 64",
+ * "-i0 + s0 - 1"); "//" and "%" take their operands bare when those are
+ * symbols, non-negative integers or calls, else in parentheses
+ * ("(i0 + 3)//4", "(i0//4)*s0"); Min and Max are calls. */
+static void in_pr(Buf *b, const Sdfg *g, const Expr *e);
+
+static void in_operand(Buf *b, const Sdfg *g, const Expr *e)
+{
+	if (e->k == E_SYM || (e->k == E_INT && e->v >= 0) || e->k == E_MIN || e->k == E_MAX) {
+		in_pr(b, g, e);
+		return;
+	}
+	buf_putc(b, '(');
+	in_pr(b, g, e);
+	buf_putc(b, ')');
+}
+
+/* A term, its coefficient negated when neg (a term of a sum after " - "). */
+static void in_term(Buf *b, const Sdfg *g, const Expr *t, int neg)
+{
+	if (t->k != E_MUL) {
+		if (neg) buf_putc(b, '-');
+		in_pr(b, g, t);
+		return;
+	}
+	int i = 0;
+	if (t->a[0]->k == E_INT) {
+		int64_t c = t->a[0]->v;
+		if (neg && c != INT64_MIN) c = -c;
+		if (c == -1) buf_putc(b, '-');
+		else if (c != 1) buf_printf(b, "%lld*", (long long)c);
+		i = 1;
+	} else if (neg)
+		buf_putc(b, '-');
+	for (int first = 1; i < t->n; i++, first = 0) {
+		if (!first) buf_putc(b, '*');
+		in_operand(b, g, t->a[i]);
+	}
+}
+
+static void in_pr(Buf *b, const Sdfg *g, const Expr *e)
+{
+	switch (e->k) {
+	case E_INT:
+		buf_printf(b, "%lld", (long long)e->v);
+		return;
+	case E_SYM:
+		if (e->v >= 0 && e->v < g->nsyms) buf_puts(b, g->syms[e->v].name);
+		else buf_printf(b, "_sym%lld", (long long)e->v);
+		return;
+	case E_MUL:
+		in_term(b, g, e, 0);
+		return;
+	case E_ADD: {
+		int first = 1;
+		const Expr *k = NULL;
+		for (int i = 0; i < e->n; i++) {
+			const Expr *t = e->a[i];
+			if (t->k == E_INT) {
+				k = t;
+				continue;
+			}
+			int neg = !first && term_neg(t);
+			if (!first) buf_puts(b, neg ? " - " : " + ");
+			in_term(b, g, t, neg);
+			first = 0;
+		}
+		if (k) {
+			if (first) buf_printf(b, "%lld", (long long)k->v);
+			else if (k->v < 0 && k->v != INT64_MIN) buf_printf(b, " - %lld", -(long long)k->v);
+			else buf_printf(b, " + %lld", (long long)k->v);
+		}
+		return;
+	}
+	case E_DIV:
+	case E_MOD:
+		in_operand(b, g, e->a[0]);
+		buf_puts(b, e->k == E_DIV ? "//" : " % ");
+		in_operand(b, g, e->a[1]);
+		return;
+	case E_MIN:
+	case E_MAX:
+		buf_puts(b, e->k == E_MIN ? "Min(" : "Max(");
+		in_pr(b, g, e->a[0]);
+		buf_puts(b, ", ");
+		in_pr(b, g, e->a[1]);
+		buf_putc(b, ')');
+		return;
+	}
+}
+
+void ex_print_infix(Buf *b, const Sdfg *g, const Expr *e)
+{
+	if (!e) {
+		buf_puts(b, "?");
+		return;
+	}
+	in_pr(b, g, e);
+}
+
 /* ---- parsing -----------------------------------------------------------------------
  * One recursive-descent parser reads both forms torch.export writes: sympy
  * srepr (function calls: Add(...), Mul(...), Symbol('s0', integer=True),
@@ -876,7 +980,12 @@ void ex_print_names(Buf *b, const Sdfg *g, const Expr *e, const char *const *nam
  *  - a divisor must be provably non-zero from the symbols' ranges;
  *  - a symbol name must be a C identifier that names the symbol itself
  *    (not a keyword or a name already taken by a container, which the IR
- *    would rename, so that the next mention would make a second symbol). */
+ *    would rename, so that the next mention would make a second symbol).
+ *
+ * ex_read (an SDFG dump's expressions) is the same parser in a stricter
+ * mode: names are looked up, never created; the only calls are Min and
+ * Max; no powers; and a '-' right before digits makes a negative literal,
+ * so that INT64_MIN, which ex_print_infix writes as such, reads back. */
 enum { EX_MAX_DEPTH = 64, EX_MAX_NODES = 4096, EX_MAX_WORK = 1 << 20 };
 
 typedef struct {
@@ -884,6 +993,9 @@ typedef struct {
 	const char *s, *p;
 	const char *err;
 	int depth;
+	int read;             /* ex_read's mode */
+	SymFind find;         /* ex_read: names to symbol ids */
+	void *ctx;
 } Parser;
 
 static void skipws(Parser *P)
@@ -1061,6 +1173,10 @@ static Expr *p_pow(Parser *P, Expr *x, Expr *k)
 static Expr *p_call(Parser *P, const char *fn)
 {
 	Sdfg *g = P->g;
+	if (P->read && strcmp(fn, "Min") && strcmp(fn, "Max")) {
+		P->err = arena_printf(g->arena, "unknown function '%s' in '%s' (only Min and Max)", fn, P->s);
+		return NULL;
+	}
 	if (!strcmp(fn, "Symbol")) return p_symbol(P);
 	if (!strcmp(fn, "Rational") || !strcmp(fn, "Float") || !strcmp(fn, "IntTrueDiv") || !strcmp(fn, "FloatTrueDiv"))
 		return perr(P, "non-integer expression is not supported");
@@ -1093,6 +1209,20 @@ static Expr *p_call(Parser *P, const char *fn)
 	return r;
 }
 
+/* An integer literal at P->p, negated when neg (which admits -2^63). */
+static Expr *p_int(Parser *P, int neg)
+{
+	uint64_t v = 0, max = (uint64_t)INT64_MAX + (neg != 0);
+	while (isdigit((unsigned char)*P->p)) {
+		unsigned d = (unsigned)(*P->p - '0');
+		if (v > (max - d) / 10) return perr(P, "integer too large");
+		v = v * 10 + d;
+		P->p++;
+	}
+	if (*P->p == '.' || *P->p == 'e' || *P->p == 'E') return perr(P, "non-integer constant");
+	return ex_int(P->g, neg ? (int64_t)(0 - v) : (int64_t)v);
+}
+
 static Expr *p_primary(Parser *P)
 {
 	skipws(P);
@@ -1102,20 +1232,20 @@ static Expr *p_primary(Parser *P)
 		if (!accept(P, ")")) return perr(P, "expected ')'");
 		return e;
 	}
-	if (isdigit((unsigned char)*P->p)) {
-		uint64_t v = 0;
-		while (isdigit((unsigned char)*P->p)) {
-			unsigned d = (unsigned)(*P->p - '0');
-			if (v > ((uint64_t)INT64_MAX - d) / 10) return perr(P, "integer too large");
-			v = v * 10 + d;
-			P->p++;
-		}
-		if (*P->p == '.' || *P->p == 'e' || *P->p == 'E') return perr(P, "non-integer constant");
-		return ex_int(P->g, (int64_t)v);
-	}
+	if (isdigit((unsigned char)*P->p)) return p_int(P, 0);
 	char name[256];
 	if (!read_name(P, name, sizeof name)) return perr(P, "expected an expression");
 	if (accept(P, "(")) return p_call(P, name);
+	if (P->read) {
+		int id = P->find ? P->find(P->ctx, name) : -1;
+		for (int i = 0; !P->find && i < P->g->nsyms && id < 0; i++)
+			if (!strcmp(P->g->syms[i].name, name)) id = i;
+		if (id < 0 || id >= P->g->nsyms) {
+			P->err = arena_printf(P->g->arena, "unknown symbol '%s' in '%s'", name, P->s);
+			return NULL;
+		}
+		return ex_sym(P->g, id);
+	}
 	if (!strcmp(name, "oo") || !strcmp(name, "zoo") || !strcmp(name, "nan") || !strcmp(name, "int_oo") ||
 	    !strcmp(name, "True") || !strcmp(name, "False"))
 		return perr(P, "not an integer expression");
@@ -1129,13 +1259,18 @@ static Expr *p_unary(Parser *P)
 	if (P->depth >= EX_MAX_DEPTH) return perr(P, "expression nested too deeply");
 	P->depth++;
 	if (accept(P, "-")) {
-		x = p_unary(P);
-		x = x ? p_bin(P, '*', x, ex_int(P->g, -1)) : NULL;
+		skipws(P);
+		if (P->read && isdigit((unsigned char)*P->p)) {
+			x = p_int(P, 1);
+		} else {
+			x = p_unary(P);
+			x = x ? p_bin(P, '*', x, ex_int(P->g, -1)) : NULL;
+		}
 	} else if (accept(P, "+")) {
 		x = p_unary(P);
 	} else {
 		x = p_primary(P);
-		if (x && accept(P, "**")) {
+		if (x && !P->read && accept(P, "**")) {
 			Expr *k = p_unary(P);
 			x = k ? p_pow(P, x, k) : NULL;
 		}
@@ -1172,14 +1307,25 @@ static Expr *p_expr(Parser *P)
 	return x;
 }
 
+static Expr *parse_all(Parser *P, const char **err)
+{
+	Expr *e = p_expr(P);
+	if (e) {
+		skipws(P);
+		if (*P->p) e = perr(P, "unexpected text");
+	}
+	if (!e && err) *err = P->err ? P->err : "bad expression";
+	return e;
+}
+
 Expr *ex_parse(Sdfg *g, const char *s, const char **err)
 {
-	Parser P = {g, s ? s : "", s ? s : "", NULL, 0};
-	Expr *e = p_expr(&P);
-	if (e) {
-		skipws(&P);
-		if (*P.p) e = perr(&P, "unexpected text");
-	}
-	if (!e && err) *err = P.err ? P.err : "bad expression";
-	return e;
+	Parser P = {g, s ? s : "", s ? s : "", NULL, 0, 0, NULL, NULL};
+	return parse_all(&P, err);
+}
+
+Expr *ex_read(Sdfg *g, const char *s, SymFind find, void *ctx, const char **err)
+{
+	Parser P = {g, s ? s : "", s ? s : "", NULL, 0, 1, find, ctx};
+	return parse_all(&P, err);
 }

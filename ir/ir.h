@@ -157,6 +157,15 @@ void ex_print_names(Buf *b, const Sdfg *g, const Expr *e, const char *const *nam
  * ...), Integer(4), Mul, Add, FloorDiv, Mod, Max, Min, or "768*s0").
  * Unknown symbols are created as SYM_SHAPE. NULL and *err set on failure. */
 Expr *ex_parse(Sdfg *g, const char *s, const char **err);
+/* The SDFG dump's form: Python's integer operators ("2*i0 + 64", "i0//4",
+ * "i0 % 3", "Max(s0, 1)"), which ex_read reads back structurally equal
+ * (ex_eq) while the symbols keep their ids and ranges. ex_read looks every
+ * name up (find(ctx, name): a symbol id, or -1 for none; NULL: g's symbols
+ * by name) and knows no other function than Min and Max; NULL and *err set
+ * on failure. */
+void ex_print_infix(Buf *b, const Sdfg *g, const Expr *e);
+typedef int (*SymFind)(void *ctx, const char *name);
+Expr *ex_read(Sdfg *g, const char *s, SymFind find, void *ctx, const char **err);
 
 /* ---- containers ------------------------------------------------------------- */
 typedef enum { CK_INPUT, CK_OUTPUT, CK_CONST, CK_TRANSIENT, CK_VIEW, CK_LOCAL } CKind;
@@ -423,6 +432,7 @@ typedef struct {
 	Wcr op;
 } GpuPlan;
 extern const char *const gpu_kind_name[NGPUKINDS];   /* "grid", "tiled", ... (dumps) */
+extern const char *const coop_role_name[];           /* ROLE_REDUNDANT .. ROLE_REDUCE */
 typedef struct {
 	const char *name;         /* "tf32" */
 	int elem;                 /* bytes of a shared-memory element */
@@ -566,6 +576,10 @@ int64_t sdfg_const_held(const Sdfg *g, int64_t *peak);
 /* sdfg.c: building */
 Sdfg *sdfg_new(Arena *a, const char *name);
 int sdfg_add_sym(Sdfg *g, const char *name, SymKind k, int64_t lo, int64_t hi);
+/* Why s cannot name a container or symbol (not a C identifier, or a
+ * keyword or library name generated code uses, which sdfg_add_* would have
+ * renamed), or NULL when it can. */
+const char *sdfg_name_problem(const char *s);
 /* A new container; name made unique and a valid C identifier. Shape from
  * integers; strides contiguous (row-major); offset 0; base -1; aofs -1. */
 int sdfg_add_container(Sdfg *g, const char *name, Dtype dt, CKind k, int rank, const int64_t *shape);
@@ -631,12 +645,32 @@ int node_writes(Sdfg *g, Node *n, int c);
 int sdfg_root_of(Sdfg *g, int c);           /* base of a view, else c */
 
 /* verify.c: structural checks. Reports "sdfg 'name': <stage>: ..." through
- * diag and returns the number of problems (internal errors). */
+ * diag and returns the number of problems (internal errors). sdfg_verify_at
+ * reports at loc instead (a file read: read.c). */
 int sdfg_verify(Sdfg *g, const char *stage);
+int sdfg_verify_at(Sdfg *g, const char *loc);
 
-/* dump.c: JSON and Graphviz DOT, deterministic. */
-void sdfg_dump_json(Sdfg *g, Buf *b);
+/* dump.c: JSON and Graphviz DOT, deterministic. The JSON holds everything
+ * passes and backends read (read.c reads it back), but constants' bytes
+ * only for live constants of at most SDFG_DUMP_DATA_MAX bytes (biases,
+ * batch-norm statistics, tables: what a pass may need while it runs);
+ * sdfg_dump_json makes those bytes if needed: -1 when one could not be had
+ * (reported), else 0. SDFG_FORMAT is the JSON's "sdfg_format". */
+enum { SDFG_FORMAT = 1, SDFG_DUMP_DATA_MAX = 1024 };
+int sdfg_dump_json(Sdfg *g, Buf *b);
 void sdfg_dump_dot(Sdfg *g, Buf *b);
+/* read.c: the JSON of sdfg_dump_json (text[0..len) of file path) read back:
+ * dumping it again gives the same bytes. Every problem is reported at its
+ * place ("x.json: containers[3].shape[1]: error: ..."), then NULL; the
+ * graph read is verified. Constants without bytes in the dump get a source
+ * that reports their absence when asked for them. */
+Sdfg *sdfg_read_json(Arena *a, const char *path, const char *text, size_t len);
+/* The dump's names of the IR's enums (dtype.c), indexed by their values. */
+extern const char *const ckind_name[];       /* CK_INPUT .. CK_LOCAL */
+extern const char *const wcr_name[];         /* W_NONE .. W_PROD */
+extern const char *const node_kind_name[];   /* N_SEQ .. N_FOR */
+extern const char *const sym_kind_name[];    /* SYM_SHAPE .. SYM_VALUE */
+extern const char *const guard_op_name[];    /* G_EQ .. G_LE */
 
 /* ---- ops.h, ops.c: the op table ------------------------------------------------ */
 #include "ops.h"
@@ -744,6 +778,12 @@ int passes_check_options(const Options *o);
 /* Run the pipeline; dumpdir (or NULL) receives NN-stage.json/.dot after each
  * stage. 0 ok, -1 failed. */
 int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir);
+/* The pass of the table called name, or NULL; and one pass run as the
+ * pipeline runs it (its options from o, a scratch arena, its time in
+ * g->pass_ms, then the verifier), whether or not o enables it: 0 ok, -1
+ * failed (reported; so is a pass that reported an error). */
+const Pass *pass_find(const char *name);
+int passes_run_one(Sdfg *g, const Options *o, const Target *t, const Pass *p);
 
 /* ---- the target: what the passes know of the machine ---------------------------
  * Resolved from the options by the backends (backends/target.c: the table

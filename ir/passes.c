@@ -223,8 +223,7 @@ static int pass_enabled(const Pass *p, const Options *o)
 static int dump_stage(Sdfg *g, const char *dir, int k, const char *stage)
 {
 	Buf b = {0};
-	int rc = 0;
-	sdfg_dump_json(g, &b);
+	int rc = sdfg_dump_json(g, &b);
 	char *p = arena_printf(g->arena, "%s/%02d-%s.json", dir, k, stage);
 	rc |= file_write(p, b.s, b.len);
 	b.len = 0;
@@ -235,30 +234,41 @@ static int dump_stage(Sdfg *g, const char *dir, int k, const char *stage)
 	return rc;
 }
 
+const Pass *pass_find(const char *name)
+{
+	return find_pass(name, strlen(name));
+}
+
+int passes_run_one(Sdfg *g, const Options *o, const Target *t, const Pass *p)
+{
+	int i = (int)(p - pass_table), errs = diag_errors();
+	DOCC_ASSERT(i >= 0 && i < npasses && npasses <= (int)COUNTOF(g->pass_ms));
+	PassCtx c = {g, o, t, p, arena_new()};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = p->run(&c);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	g->pass_ms[i] = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
+	arena_free(c.scratch);
+	/* a pass that reported an error failed, whatever it returned */
+	if (rc || diag_errors() != errs)
+		return -1;
+	return sdfg_verify(g, p->name) ? -1 : 0;
+}
+
 int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir)
 {
 	if (dumpdir && (mkdir_p(dumpdir) || dump_stage(g, dumpdir, 0, "imported")))
 		return -1;
 	if (sdfg_verify(g, "import"))
 		return -1;
-	DOCC_ASSERT(npasses <= (int)COUNTOF(g->pass_ms));
 	for (int i = 0; i < npasses; i++)
 		g->pass_ms[i] = -1;
 	for (int i = 0; i < npasses; i++) {
 		const Pass *p = &pass_table[i];
 		if (!pass_enabled(p, o))
 			continue;
-		PassCtx c = {g, o, t, p, arena_new()};
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		int rc = p->run(&c);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (i < (int)COUNTOF(g->pass_ms))
-			g->pass_ms[i] = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
-		arena_free(c.scratch);
-		if (rc)
-			return -1;
-		if (sdfg_verify(g, p->name))
+		if (passes_run_one(g, o, t, p))
 			return -1;
 		if (dumpdir && dump_stage(g, dumpdir, i + 1, p->stage))
 			return -1;

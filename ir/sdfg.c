@@ -60,6 +60,18 @@ static int is_reserved(const char *s)
 	return s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z'));
 }
 
+const char *sdfg_name_problem(const char *s)
+{
+	if (!c_is_ident(s))
+		return "is not a C identifier";
+	if (c_is_keyword(s))
+		return "is a C or C++ keyword";
+	for (size_t i = 0; i < COUNTOF(reserved); i++)
+		if (!strcmp(reserved[i], s))
+			return "is a name generated code uses";
+	return NULL;
+}
+
 static int name_taken(const Sdfg *g, const char *s)
 {
 	for (int i = 0; i < g->ncs; i++)

@@ -404,11 +404,16 @@ static void count_writes(Sdfg *g, Node *n, int *stamp, int *count, int k)
 
 int sdfg_verify(Sdfg *g, const char *stage)
 {
+	return sdfg_verify_at(g, stage && *stage ? arena_printf(g->arena, "sdfg '%s' after %s", g->name, stage)
+	                                         : arena_printf(g->arena, "sdfg '%s'", g->name));
+}
+
+int sdfg_verify_at(Sdfg *g, const char *loc)
+{
 	V v;
 	memset(&v, 0, sizeof v);
 	v.g = g;
-	v.loc = stage && *stage ? arena_printf(g->arena, "sdfg '%s' after %s", g->name, stage)
-	                        : arena_printf(g->arena, "sdfg '%s'", g->name);
+	v.loc = loc;
 	v.written = xcalloc((size_t)g->ncs, 1);
 
 	v.bnode = xcalloc((size_t)g->nsyms, sizeof *v.bnode);

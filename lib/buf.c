@@ -317,6 +317,16 @@ static const char *const c_keywords[] = {
 	"bitand", "bitor", "not_eq", "and_eq", "or_eq", "xor_eq",
 };
 
+int c_is_ident(const char *s)
+{
+	if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return 0;
+	return 1;
+}
+
 int c_is_keyword(const char *s)
 {
 	for (size_t i = 0; i < COUNTOF(c_keywords); i++)

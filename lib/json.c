@@ -15,6 +15,11 @@
  * cannot collide with a string of the input. json_int and json_float read
  * both forms; json_str does not see tagged strings as strings.
  *
+ * json_parse_ex with JSON_REALS also tags every number literal that has a
+ * fraction or an exponent, as '\x01', '~' and the literal, so that a reader
+ * can tell 1.0 from 1 (json_is_real): the SDFG dump writes a float
+ * attribute as a real literal always, an integer one as an integer.
+ *
  * The pre-pass keeps a list of segments (copied or inserted text) so that a
  * cJSON error offset in the rewritten text maps back to the original offset,
  * and the message gives the line and column of the original file.
@@ -34,6 +39,7 @@
 
 enum { JSON_MAX_EXACT_DIGITS = 15 };
 #define JSON_TAG '\x01'
+#define JSON_REAL '~'   /* after the tag: a real literal (JSON_REALS) */
 
 /* A stretch of the rewritten text: from new offset nofs on, either copied
  * from original offset oofs on (copy = 1), or inserted (every byte maps to
@@ -92,12 +98,42 @@ static int json_bad_escape(const char *text, size_t len, size_t i)
 	       (text[i + 5] == '0' || text[i + 5] == '1');
 }
 
+/* Is t[0..n) a number literal as JSON spells it? (A malformed one is left
+ * to cJSON, which reports it.) */
+static int json_number(const char *t, size_t n)
+{
+	size_t i = t[0] == '-';
+	if (i >= n || !is_digit(t[i]))
+		return 0;
+	if (t[i] == '0')
+		i++;
+	else
+		while (i < n && is_digit(t[i]))
+			i++;
+	if (i < n && t[i] == '.') {
+		if (++i >= n || !is_digit(t[i]))
+			return 0;
+		while (i < n && is_digit(t[i]))
+			i++;
+	}
+	if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+		i++;
+		if (i < n && (t[i] == '+' || t[i] == '-'))
+			i++;
+		if (i >= n || !is_digit(t[i]))
+			return 0;
+		while (i < n && is_digit(t[i]))
+			i++;
+	}
+	return i == n;
+}
+
 /* The pre-pass: copy text[0..len) into out, tagging long integer literals,
  * and record the segments in m (an empty m means identity). Returns the
  * offset of the first control character (outside strings: but tab, line
  * feed and carriage return) or refused escape, or len if there is none;
  * *why then says which. */
-static size_t json_rewrite(const char *text, size_t len, Buf *out, JsonMap *m, const char **why)
+static size_t json_rewrite(const char *text, size_t len, Buf *out, JsonMap *m, const char **why, int flags)
 {
 	size_t copied = 0; /* text[0..copied) is in out */
 	size_t i = 0;
@@ -143,12 +179,21 @@ static size_t json_rewrite(const char *text, size_t len, Buf *out, JsonMap *m, c
 		int integral = !(i < len && (text[i] == '.' || text[i] == 'e' || text[i] == 'E'));
 		while (i < len && text[i] && strchr("0123456789.eE+-", text[i]))
 			i++;
-		if (!integral || ndigits <= JSON_MAX_EXACT_DIGITS || text[d0] == '0')
+		int real = !integral && (flags & JSON_REALS) && json_number(text + start, i - start);
+		if (!real && (!integral || ndigits <= JSON_MAX_EXACT_DIGITS || text[d0] == '0'))
+			continue;
+		/* a number where a key belongs stays cJSON's error, not a tagged key */
+		size_t k = i;
+		while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' || text[k] == '\r'))
+			k++;
+		if (k < len && text[k] == ':')
 			continue;
 		buf_putn(out, text + copied, start - copied);
 		json_map_add(m, out->len, start, 0);
 		buf_putc(out, '"');
 		buf_putc(out, JSON_TAG);
+		if (real)
+			buf_putc(out, JSON_REAL);
 		json_map_add(m, out->len, start, 1);
 		buf_putn(out, text + start, i - start);
 		json_map_add(m, out->len, i, 0);
@@ -191,10 +236,15 @@ static void json_report(const char *text, size_t len, size_t off, const char *fn
 
 cJSON *json_parse(const char *text, size_t len, const char *fname)
 {
+	return json_parse_ex(text, len, fname, 0);
+}
+
+cJSON *json_parse_ex(const char *text, size_t len, const char *fname, int flags)
+{
 	Buf nt = {0};
 	JsonMap m = {0};
 	const char *why = NULL;
-	size_t bad = json_rewrite(text, len, &nt, &m, &why);
+	size_t bad = json_rewrite(text, len, &nt, &m, &why, flags);
 	if (bad < len) {
 		json_report(text, len, bad, fname, why);
 		free(m.seg);
@@ -241,9 +291,17 @@ static const char *json_tagged(const cJSON *j)
 	return j->valuestring + 1;
 }
 
+int json_is_real(const cJSON *j)
+{
+	const char *t = json_tagged(j);
+	return t && t[0] == JSON_REAL;
+}
+
 int json_int(const cJSON *j, int64_t *out)
 {
 	const char *digits = json_tagged(j);
+	if (digits && digits[0] == JSON_REAL)
+		return -1;
 	if (digits) {
 		char *end;
 		errno = 0;
@@ -272,6 +330,8 @@ int json_float(const cJSON *j, double *out)
 	const char *digits = json_tagged(j);
 	if (digits) {
 		char *end;
+		if (digits[0] == JSON_REAL)
+			digits++;
 		double v = strtod(digits, &end);
 		if (end == digits || *end)
 			return -1;

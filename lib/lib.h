@@ -158,6 +158,8 @@ void buf_dot(Buf *b, const char *s);       /* ESC_DOT */
 void buf_ident(Buf *b, const char *s);     /* ESC_IDENT */
 /* C11, C23 and C++ keywords (a generated header is also C++). */
 int c_is_keyword(const char *s);
+/* Is s a C identifier ([A-Za-z_][A-Za-z0-9_]*, keywords included)? */
+int c_is_ident(const char *s);
 
 /* ---- hash.c: SHA-256 (content hashes for DOCC_REUSE_BINARIES, headers) ---- */
 typedef struct {
@@ -232,12 +234,15 @@ char *path_to_ident(Arena *a, const char *path);
  * Malformed text is reported as "fname:line:col: error: malformed JSON ...". */
 typedef struct cJSON cJSON;
 cJSON *json_parse(const char *text, size_t len, const char *fname);
+enum { JSON_REALS = 1 };   /* json_parse_ex: keep reals apart from integers (json_is_real) */
+cJSON *json_parse_ex(const char *text, size_t len, const char *fname, int flags);
 void json_free(cJSON *j);
 cJSON *json_get(const cJSON *obj, const char *key);   /* NULL if absent */
 int json_is_null(const cJSON *j);                      /* NULL pointer or null */
 /* These return 0 on success, -1 if j has another type (no message). */
 int json_int(const cJSON *j, int64_t *out);
 int json_float(const cJSON *j, double *out); /* numbers, "Infinity", "-Infinity", "NaN" */
+int json_is_real(const cJSON *j);            /* with JSON_REALS: a literal with a fraction or an exponent */
 int json_bool(const cJSON *j, int *out);
 const char *json_str(const cJSON *j);        /* NULL if not a string */
 int json_len(const cJSON *j);                /* array or object size; 0 otherwise */

@@ -421,6 +421,102 @@ def test_dump_sdfg(mlp, tmp_path, outdir):
     assert dump.is_dir() and any(dump.iterdir()), "--dump-sdfg wrote nothing"
 
 
+# ---- doccc opt ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mlp_dump(mlp, tmp_path_factory):
+    """The MLP's stages (openmp), as --dump-sdfg writes them."""
+    tmp = tmp_path_factory.mktemp("optdump")
+    r = doccc_cmd(mlp.path, "-t", "openmp", "--dump-sdfg", tmp / "dump", "-o", f"{tmp}/out/")
+    assert_exit(r, 0)
+    return tmp / "dump"
+
+
+def test_opt_round_trip_and_one_pass(mlp_dump, tmp_path):
+    """Without --pass, the input's bytes (to stdout); with one, the compile's next stage (to -o)."""
+    folded = mlp_dump / "02-folded.json"
+    r = doccc_cmd("opt", folded)
+    assert_exit(r, 0)
+    assert r.stdout == folded.read_text(), "doccc opt without --pass changed the SDFG"
+    out = tmp_path / "expanded.json"
+    r = doccc_cmd("opt", folded, "-t", "openmp", "--pass", "expand", "-o", out)
+    assert_exit(r, 0)
+    assert r.stdout == "" and out.read_text() == (mlp_dump / "03-expanded.json").read_text()
+    # two passes in a row, the second with an option: the same as the compile's
+    r = doccc_cmd("opt", mlp_dump / "03-expanded.json", "-t", "openmp", "--pass", "map_fusion", "--pass",
+                  "dce_late", "-o", out)
+    assert_exit(r, 0)
+    assert out.read_text() == (mlp_dump / "05-cleaned.json").read_text()
+
+
+@pytest.mark.parametrize("args,needle", [
+    ([], "doccc: error: no input file"),
+    (["a.json", "b.json"], "more than one input file ('b.json')"),
+    (["x.json", "--pass"], "option '--pass' needs a value"),
+    (["x.json", "--pass", "fusion"], "unknown pass 'fusion' (see doccc --list-passes)"),
+    (["x.json", "-t", "gpu"], "unknown target 'gpu'"),
+    (["x.json", "--pass-opt", "expand.tile_m"], "--pass-opt takes PASS.OPTION=VALUE"),
+    (["x.json", "--pass-opt", "expand.tile_m=-3"], "must be from 0 to 64"),
+    (["x.json", "--bogus"], "unknown option '--bogus'"),
+    (["x.json", "-o"], "option '-o' needs a value"),
+])
+def test_opt_usage_errors(doccc, args, needle):
+    r = doccc_cmd("opt", *args)
+    assert_exit(r, 2, needle)
+    if "unknown option" in needle or "no input" in needle:
+        assert "usage: doccc opt SDFG.json" in r.stderr
+
+
+def test_opt_help(doccc):
+    r = doccc_cmd("opt", "--help")
+    assert_exit(r, 0, "--pass NAME", "Exit status")
+    assert "doccc opt SDFG.json [--pass NAME]" in doccc_cmd("--help").stdout
+
+
+@pytest.mark.parametrize("stage,old,new,needle", [
+    ("02-folded", None, None, "x.json:"),  # the file cut in half: malformed JSON, its line and column
+    ("02-folded", '"sdfg_format": 1,', "", "x.json: error: not an SDFG dump of doccc"),
+    ("02-folded", '"sdfg_format": 1', '"sdfg_format": 9', "x.json: error: sdfg_format: this doccc reads version 1"),
+    ("02-folded", '"name": "x"', '"name": "x y"', "x.json: containers[6]: error: name 'x y' is not a C identifier"),
+    ("02-folded", '"op": "gemm"', '"op": "gemmm"', "x.json: root.children[0].library.op: error: expected one of"),
+    ("03-expanded", '"subset": ["m + x_2", "k"]', '"subset": ["m + x_2"]',
+     "subset: error: expected an array of 2 expressions"),
+    ("03-expanded", '"subset": ["m + x_2", "k"]', '"subset": ["m + x_2", "k + q"]', "error: unknown symbol 'q' in 'k + q'"),
+])
+def test_opt_bad_input(mlp_dump, tmp_path, stage, old, new, needle):
+    """A damaged SDFG: exit 1, the problem at its place in the file, nothing written."""
+    text = (mlp_dump / f"{stage}.json").read_text()
+    assert old is None or old in text, f"{old!r} is not in {stage}.json"
+    bad = tmp_path / "x.json"
+    bad.write_text(text[:len(text) // 2] if old is None else text.replace(old, new, 1))
+    out = tmp_path / "out.json"
+    r = doccc_cmd("opt", bad, "--pass", "dce", "-o", out)
+    assert_exit(r, 1, needle)
+    assert not out.exists(), "a failed doccc opt wrote its output"
+
+
+def test_opt_missing_file(doccc, tmp_path):
+    r = doccc_cmd("opt", tmp_path / "none.json")
+    assert_exit(r, 1, "none.json: error: cannot read")
+    r = doccc_cmd("opt", tmp_path)
+    assert_exit(r, 1, "error: cannot read: it is a directory")
+
+
+def test_opt_pass_needs_bytes_not_dumped(exports, tmp_path):
+    """fold_constants reads the batch norm statistics while it runs; the dump
+    holds the bytes of constants of at most 1 KiB only: 260 channels' do not
+    fit, and the pass fails naming the constant (the compile folds them)."""
+    torch = require("torch")
+    m = torch.nn.Sequential(torch.nn.Conv2d(1, 260, 1), torch.nn.BatchNorm2d(260))
+    src = tmp_path / "bn.pt2"
+    _export_module(exports, m, torch.randn(1, 1, 2, 2), src)
+    r = doccc_cmd(src, "--dump-sdfg", tmp_path / "dump", "-o", f"{tmp_path}/out/")
+    assert_exit(r, 0)
+    r = doccc_cmd("opt", tmp_path / "dump" / "01-dce.json", "--pass", "fold_constants", "-o", tmp_path / "f.json")
+    assert_exit(r, 1, "01-dce.json: error: the bytes of constant", "are not in the SDFG dump")
+    assert not (tmp_path / "f.json").exists()
+
+
 # ---- doccc run ------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

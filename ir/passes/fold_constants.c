@@ -19,7 +19,9 @@
  * weights are not computed here: they get a source (consts.c) that scales
  * the original's elements when the weights file is written, so folding a
  * model's batch norms costs no memory; the per-channel vectors (biases,
- * scale and shift) are small and computed at once.
+ * scale and shift) are small and computed at once, from the statistics'
+ * bytes: a constant whose bytes cannot be had (a damaged archive, or an
+ * SDFG dump, which holds the small ones only) fails the pass, reported.
  */
 #include <math.h>
 #include <string.h>
@@ -57,12 +59,13 @@ static void put_all(Sdfg *g, const int *cs, int n)
 			sdfg_const_put(g, cs[i]);
 }
 
-/* scale and shift per channel, or -1 if some statistic is not constant. */
+/* scale and shift per channel: 0, 1 if some statistic is not constant,
+ * -1 if their bytes could not be had (reported). */
 static int bn_affine(Sdfg *g, LibNode *bn, int64_t nc, double *scale, double *shift)
 {
 	const int *in = bn->in; /* x, weight, bias, mean, var */
 	if (!known(g, in[3]) || !known(g, in[4]) || (in[1] >= 0 && !known(g, in[1])) || (in[2] >= 0 && !known(g, in[2])))
-		return -1;
+		return 1;
 	const float *d[4];
 	if (get_all(g, in + 1, 4, d))
 		return -1;
@@ -137,6 +140,8 @@ static int readers(Sdfg *g, int c)
 	return n;
 }
 
+/* Fold the batch norm at root position bi into the convolution before it:
+ * 1 folded, 0 not foldable, -1 failed (reported). */
 static int fold_into_conv(Sdfg *g, int bi)
 {
 	LibNode *bn = g->root->kids[bi]->lib;
@@ -156,14 +161,15 @@ static int fold_into_conv(Sdfg *g, int bi)
 	int64_t per = sdfg_numel(g, w) / (oc ? oc : 1);
 	double *scale = arena_alloc(g->arena, sizeof(double) * (size_t)oc * 2);
 	double *shift = scale + oc;
-	if (bn_affine(g, bn, oc, scale, shift))
-		return 0;
+	int rc = bn_affine(g, bn, oc, scale, shift);
+	if (rc)
+		return rc > 0 ? 0 : -1;
 	int64_t wshape[MAXDIM], bshape[1] = {oc};
 	for (int i = 0; i < wc->rank; i++)
 		ex_isint(wc->shape[i], &wshape[i]);
 	const float *bd = b >= 0 ? sdfg_const_get(g, b) : NULL;
 	if (b >= 0 && !bd)
-		return 0;
+		return -1;
 	float *nb;
 	Scaled f = {w, oc, per, per, 1, 0, 0, scale};
 	int nwid = sdfg_const_new(g, arena_printf(g->arena, "%s_bn", wc->name), DT_F32, wc->rank, wshape, scaled_make, &f,
@@ -197,7 +203,8 @@ static int const2d(Sdfg *g, int c, int64_t *st0, int64_t *st1, int64_t *ofs)
 
 /* Batch norm over the columns of a 2-d GEMM with constant B (Linear then
  * BatchNorm1d): B'[k][n] = B[k][n] * scale[n], bias'[n] = beta * bias[n] *
- * scale[n] + shift[n] (with beta then 1); alpha stays. */
+ * scale[n] + shift[n] (with beta then 1); alpha stays. Returns as
+ * fold_into_conv. */
 static int fold_into_gemm(Sdfg *g, int bi)
 {
 	LibNode *bn = g->root->kids[bi]->lib;
@@ -224,12 +231,13 @@ static int fold_into_gemm(Sdfg *g, int bi)
 	}
 	double *scale = arena_alloc(g->arena, sizeof(double) * (size_t)N * 2);
 	double *shift = scale + N;
-	if (bn_affine(g, bn, N, scale, shift))
-		return 0;
+	int rc = bn_affine(g, bn, N, scale, shift);
+	if (rc)
+		return rc > 0 ? 0 : -1;
 	int64_t wshape[2] = {K, N}, bshape[1] = {N};
 	const float *biasd = hasb ? sdfg_const_get(g, b) : NULL;
 	if (hasb && !biasd)
-		return 0;
+		return -1;
 	float *nb;
 	const char *wn = sdfg_c(g, broot)->name;
 	Scaled f = {broot, K, N, s0, s1, ofs, 1, scale};
@@ -248,7 +256,8 @@ static int fold_into_gemm(Sdfg *g, int bi)
 	return 1;
 }
 
-static void prepare(Sdfg *g, LibNode *bn)
+/* 0, or -1 if the statistics' bytes could not be had (reported). */
+static int prepare(Sdfg *g, LibNode *bn)
 {
 	Container *x = sdfg_c(g, bn->in[0]);
 	int64_t nc = 1;
@@ -256,8 +265,9 @@ static void prepare(Sdfg *g, LibNode *bn)
 		ex_isint(x->shape[1], &nc);
 	double *scale = arena_alloc(g->arena, sizeof(double) * (size_t)nc * 2);
 	double *shift = scale + nc;
-	if (x->dt != DT_F32 || bn_affine(g, bn, nc, scale, shift))
-		return;
+	int rc = x->dt != DT_F32 ? 1 : bn_affine(g, bn, nc, scale, shift);
+	if (rc)
+		return rc > 0 ? 0 : -1;
 	float *s, *t;
 	int64_t shape[1] = {nc};
 	int sid = new_const(g, "bn_scale", 1, shape, &s);
@@ -270,6 +280,7 @@ static void prepare(Sdfg *g, LibNode *bn)
 	bn->in[2] = tid;
 	bn->in[3] = bn->in[4] = -1;
 	lib_set_int(g, bn, "prepared", 1);
+	return 0;
 }
 
 int pass_fold_constants(PassCtx *c)
@@ -280,11 +291,13 @@ int pass_fold_constants(PassCtx *c)
 		Node *n = g->root->kids[i];
 		if (n->kind != N_BLOCK || !n->lib || n->lib->op != LIB_BATCHNORM)
 			continue;
-		if (fold && (fold_into_conv(g, i) || fold_into_gemm(g, i))) {
+		int rc = fold ? fold_into_conv(g, i) : 0;
+		if (rc == 0 && fold)
+			rc = fold_into_gemm(g, i);
+		if (rc < 0 || (rc == 0 && prepare(g, n->lib)))
+			return -1;
+		if (rc > 0)
 			i--;
-			continue;
-		}
-		prepare(g, n->lib);
 	}
 	return 0;
 }

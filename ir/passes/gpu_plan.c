@@ -61,6 +61,8 @@
 #include "../ir.h"
 
 const char *const gpu_kind_name[NGPUKINDS] = {"grid", "tiled", "cooperative", "reduce", "single"};
+const char *const coop_role_name[] = {[ROLE_REDUNDANT] = "redundant", [ROLE_SPLIT] = "split", [ROLE_REDUCE] = "reduce"};
+_Static_assert(COUNTOF(coop_role_name) == ROLE_REDUCE + 1, "coop_role_name out of step with CoopRole");
 const MmaInfo mma_info[NMMAS] = {
 	[MMA_FP32] = {"fp32", 4, 0, 1},
 	[MMA_TF32] = {"tf32", 4, 8, 4},

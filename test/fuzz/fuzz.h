@@ -10,7 +10,8 @@
  *                             feeds it every file of the corpora (`make test`)
  *
  * Corpora: test/fuzz/corpus/NAME/ holds seeds made from real exports
- * (test/fuzz/make_seeds.py), test/fuzz/regress/NAME/ every input that ever
+ * (test/fuzz/make_seeds.py; make_graph_seeds.py for import and pipeline,
+ * make_sdfg_seeds.py for sdfg), test/fuzz/regress/NAME/ every input that ever
  * failed, minimized. test/fuzz/NAME.dict, when present, is the dictionary.
  *
  * The property every harness checks is the one users rely on: whatever the

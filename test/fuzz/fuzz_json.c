@@ -1,5 +1,6 @@
-/* fuzz_json.c - json_parse and the exact readers (json_int, json_float,
- * json_str, json_union_tag) on any text, over the whole tree it returns.
+/* fuzz_json.c - json_parse (and json_parse_ex with JSON_REALS) and the
+ * exact readers (json_int, json_float, json_is_real, json_str,
+ * json_union_tag) on any text, over the whole tree it returns.
  * Properties beyond fuzz.h's: a document that parses holds no raw control
  * character (JSON forbids them; json.c's tag for big integers relies on
  * it), an integer read exactly agrees with its double, and json_str never
@@ -22,6 +23,8 @@ static void walk(const cJSON *j, int depth)
 		if (json_float(j, &f) != 0) fuzz_fail("an integer that is no number");
 		if (cJSON_IsNumber(j) && (double)v != f) fuzz_fail("json_int %lld, json_float %g", (long long)v, f);
 	}
+	if (json_is_real(j) && (json_float(j, &f) != 0 || json_int(j, &v) == 0))
+		fuzz_fail("a real that json_float does not read, or json_int does");
 	(void)json_bool(j, &b);
 	(void)json_is_null(j);
 	cJSON *val;
@@ -49,6 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < size; i++)
 		if (data[i] < 0x20 && data[i] != '\t' && data[i] != '\n' && data[i] != '\r')
 			fuzz_fail("a document with the control character 0x%02x at %zu parsed", data[i], i);
+	walk(j, 0);
+	json_free(j);
+	/* JSON_REALS (the SDFG reader's): the same documents parse, and their
+	 * reals read as they do without it */
+	fuzz_begin();
+	j = json_parse_ex((const char *)data, size, "fuzz.json", JSON_REALS);
+	if (!j || fuzz_errors()) fuzz_fail("a document parses, but not with JSON_REALS");
 	walk(j, 0);
 	json_free(j);
 	return 0;

@@ -59,7 +59,7 @@ static int pipeline(const char *path, const char *weights, int k)
 		if (rc) goto out;
 		if (sdfg_verify(g, p->name)) fuzz_fail("the verifier rejects the graph after pass %s", p->name);
 	}
-	if (TARGET_IS_GPU(&tg) && g->host_only)
+	if (TARGET_IS_GPU(&tg) && g->nhost_steps)
 		goto out; /* doccc builds it for the host: the openmp row covers that */
 	Blob w = {0};
 	blob_layout(g, &w);

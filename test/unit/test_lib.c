@@ -395,6 +395,35 @@ static void test_json(void)
 	j = json_parse("[\"\\\\u0001\\u0002\"]\t", 18, "ok.json");   /* an escaped backslash; U+0002 */
 	CHECK(j && json_str(json_at(j, 0)) && !strcmp(json_str(json_at(j, 0)), "\\u0001\002"));
 	json_free(j);
+	/* JSON_REALS: a fraction or an exponent makes a real, read exactly by
+	 * json_float and refused by json_int; integers stay integers; a
+	 * malformed literal is still cJSON's syntax error. */
+	const char *reals = "[1, 1.0, -0.0, 1e3, 2.5E-3, 12345678901234567890, -7, \"1.5\"]";
+	j = json_parse_ex(reals, strlen(reals), "r.json", JSON_REALS);
+	CHECK(j != NULL);
+	CHECK(!json_is_real(json_at(j, 0)) && json_int(json_at(j, 0), &v) == 0 && v == 1);
+	CHECK(json_is_real(json_at(j, 1)) && json_int(json_at(j, 1), &v) == -1);
+	CHECK(json_float(json_at(j, 1), &f) == 0 && f == 1.0);
+	CHECK(json_is_real(json_at(j, 2)) && json_float(json_at(j, 2), &f) == 0 && f == 0 && signbit(f));
+	CHECK(json_is_real(json_at(j, 3)) && json_float(json_at(j, 3), &f) == 0 && f == 1000);
+	CHECK(json_is_real(json_at(j, 4)) && json_float(json_at(j, 4), &f) == 0 && f == 2.5e-3);
+	CHECK(!json_is_real(json_at(j, 5)) && json_float(json_at(j, 5), &f) == 0);
+	CHECK(!json_is_real(json_at(j, 6)) && json_int(json_at(j, 6), &v) == 0 && v == -7);
+	CHECK(!json_is_real(json_at(j, 7)) && json_str(json_at(j, 7)) && json_str(json_at(j, 1)) == NULL);
+	json_free(j);
+	j = json_parse(reals, strlen(reals), "r.json");
+	CHECK(j && !json_is_real(json_at(j, 1)) && json_int(json_at(j, 1), &v) == 0 && v == 1);
+	json_free(j);
+	capture();
+	CHECK(json_parse_ex("[1.2.3]", 7, "m.json", JSON_REALS) == NULL);
+	CHECK(contains(captured(), "m.json:1:"));
+	/* nor is a number where a key belongs (it was a tagged key for a big integer) */
+	capture();
+	CHECK(json_parse_ex("{1.5: 2}", 8, "k.json", JSON_REALS) == NULL);
+	CHECK(contains(captured(), "k.json:1:3: error: malformed JSON"));
+	capture();
+	CHECK(json_parse("{12345678901234567890 : 2}", 26, "k.json") == NULL);
+	CHECK(contains(captured(), "k.json:1:3: error: malformed JSON"));
 }
 
 /* ---- npy.c ---- */

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Write the inputs of the IR-in/IR-out tests of every pass (test/test_passes.py).
+
+    python3 test/passes/make_cases.py [DOCCC]     # `make golden` runs it (DOCCC: build/doccc)
+
+For each case below, a tiny torch model is exported (torch.export, training
+IR), compiled by DOCCC with --dump-sdfg and the case's target, category and
+pass options (the C compiler is `true`: nothing is compiled), and the stage
+before the case's pass is kept as test/passes/CASE.in.json, its "hash"
+emptied (the input's hash covers stack traces with this checkout's paths).
+CASE.args holds the arguments of `doccc opt` that run the pass: --pass, -t,
+-c and any --pass-opt. The expected output, CASE.out.json, is what
+`doccc opt CASE.in.json $(cat CASE.args)` writes; test_passes.py compares it
+and, under `make golden`, rewrites it. Before keeping a case this script
+checks that the pass run by `doccc opt` on the stage before it gives the
+compile's own stage after it, byte for byte.
+
+A new pass of the table gets its cases here: a row naming it, with models
+that exercise what it does (the stage before it is found by its position in
+`doccc --list-passes`). Needs torch; the tests themselves need only doccc.
+"""
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+from torch import nn
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+import export  # noqa: E402  (test/export.py)
+
+
+# ---- the models: a few ops each, tiny shapes ---------------------------------------------
+
+class Fn(nn.Module):
+    """forward is f (no parameters)."""
+
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, x, *more):
+        return self.f(x, *more)
+
+
+def seq(*mods):
+    torch.manual_seed(0)
+    m = nn.Sequential(*mods)
+    for b in m.modules():  # statistics that are not the identity, so that folding shows
+        if isinstance(b, (nn.BatchNorm1d, nn.BatchNorm2d)):
+            g = torch.Generator().manual_seed(1)
+            b.running_mean.uniform_(-1, 1, generator=g)
+            b.running_var.uniform_(0.5, 2, generator=g)
+            b.weight.data.uniform_(0.5, 1.5, generator=g)
+            b.bias.data.uniform_(-0.5, 0.5, generator=g)
+    return m
+
+
+class Bias(nn.Module):
+    """x + a per-row bias (a [3, 1] parameter broadcast over the columns)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.b = nn.Parameter(torch.randn(3, 1))
+
+    def forward(self, x):
+        return x + self.b
+
+
+class Unused(nn.Module):
+    """A parameter forward never reads (the export keeps it), and a split's dead parts."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.w = nn.Parameter(torch.randn(3))
+        self.unused = nn.Parameter(torch.randn(3))
+
+    def forward(self, x):
+        return (x * self.w).split(1, 0)[1]
+
+
+def x(*shape):
+    torch.manual_seed(0)
+    return torch.randn(*shape)
+
+
+CHAIN = Fn(lambda x: torch.relu(x * 2 + 1))
+SOFTMAX_CHAIN = Fn(lambda x: torch.softmax(x * 2, -1) + 1)
+
+# name, model, example inputs, pass, target, extra doccc arguments
+CASES = [
+    ("dce_split", Fn(lambda x: x.split(2, 1)[0] * 2), (x(1, 6),), "dce", "none", []),
+    ("dce_chunk_view", Fn(lambda x: torch.relu(x.chunk(2, -1)[1].t())), (x(2, 4),), "dce", "none", []),
+    ("dce_unused_weight", Unused(), (x(2, 3),), "dce", "none", []),
+    ("fold_conv_bn", seq(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3)), (x(1, 2, 4, 4),), "fold_constants",
+     "none", []),
+    ("fold_linear_bn", seq(nn.Linear(4, 3), nn.BatchNorm1d(3)), (x(2, 4),), "fold_constants", "none", []),
+    ("fold_bn_prepared", seq(nn.BatchNorm2d(2)), (x(1, 2, 2, 2),), "fold_constants", "none", []),
+    ("expand_conv", seq(nn.Conv2d(2, 3, 3)), (x(1, 2, 5, 5),), "expand", "none", []),
+    ("expand_gemm", seq(nn.Linear(4, 3)), (x(2, 4),), "expand", "none", []),
+    ("expand_pool", seq(nn.MaxPool2d(2)), (x(1, 1, 4, 4),), "expand", "none", []),
+    ("expand_softmax", Fn(lambda x: torch.softmax(x, -1)), (x(2, 5),), "expand", "none", []),
+    ("expand_reduce", Fn(lambda x: x.sum(1)), (x(2, 3, 4),), "expand", "none", []),
+    ("expand_broadcast", Bias(), (x(2, 3, 4),), "expand", "none", []),
+    ("expand_gather", Fn(lambda x, i: torch.index_select(x, 0, i)), (x(5, 3), torch.tensor([4, 0])), "expand",
+     "none", []),
+    ("fuse_chain", CHAIN, (x(2, 3),), "map_fusion", "none", []),
+    ("fuse_conv_bias_relu", seq(nn.Conv2d(1, 2, 3), nn.ReLU()), (x(1, 1, 4, 4),), "map_fusion", "none", []),
+    ("fuse_not_into_reduction", Fn(lambda x: torch.relu(x).sum(1)), (x(2, 3),), "map_fusion", "none", []),
+    ("dce_late_chain", CHAIN, (x(2, 3),), "dce_late", "none", []),
+    ("schedule_none", SOFTMAX_CHAIN, (x(4, 16),), "schedule", "none", []),
+    ("schedule_sequential", SOFTMAX_CHAIN, (x(4, 16),), "schedule", "sequential", []),
+    ("schedule_openmp", SOFTMAX_CHAIN, (x(4, 16),), "schedule", "openmp",
+     ["--pass-opt", "schedule.min_parallel_work=1"]),
+    ("schedule_cuda", SOFTMAX_CHAIN, (x(4, 16),), "schedule", "cuda", []),
+    ("gpu_plan_grid", SOFTMAX_CHAIN, (x(4, 16),), "gpu_plan", "cuda", []),
+    ("gpu_plan_tiled", seq(nn.Linear(40, 24), nn.GELU()), (x(32, 40),), "gpu_plan", "cuda", []),
+    ("gpu_plan_tile32", seq(nn.Linear(40, 24), nn.GELU()), (x(32, 40),), "gpu_plan", "cuda",
+     ["--pass-opt", "gpu_plan.tile=32"]),
+    ("gpu_plan_untiled", seq(nn.Linear(40, 24)), (x(32, 40),), "gpu_plan", "cuda", ["--pass-opt", "gpu_plan.tiled=false"]),
+    ("gpu_plan_cooperative", seq(nn.LayerNorm(64)), (x(2, 64),), "gpu_plan", "cuda", []),
+    ("gpu_plan_block_reduce", Fn(lambda x: x.sum()), (x(4, 100),), "gpu_plan", "cuda", []),
+    ("gpu_plan_block64", CHAIN, (x(2, 300),), "gpu_plan", "cuda", ["--pass-opt", "gpu_plan.block=64"]),
+    ("memplan_reuse", Fn(lambda x: torch.cat([x.exp(), x.sin()], 1).sum(0) + x.sum(0).repeat(2)), (x(3, 4),),
+     "memplan", "none", []),
+    ("memplan_dynamic", SOFTMAX_CHAIN, (x(3, 8),), "memplan", "none", ["dynamic"]),
+]
+
+
+def passes(doccc):
+    """The pass table's names in order (doccc --list-passes)."""
+    out = subprocess.run([str(doccc), "--list-passes"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line and not line.startswith(" ")]
+
+
+def main():
+    doccc = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "doccc"
+    table = passes(doccc)
+    env = dict(os.environ, DOCC_MARCH="", DOCC_CC="true", DOCC_CXX="true", DOCC_NVCC="true", DOCC_HIPCC="true")
+    tmp = Path(tempfile.mkdtemp(prefix="pass-cases-"))
+    for f in HERE.glob("*.json"):
+        f.unlink()
+    for f in HERE.glob("*.args"):
+        f.unlink()
+    try:
+        for name, model, inputs, pas, target, extra in CASES:
+            dynamic = "dynamic" in extra
+            extra = [a for a in extra if a != "dynamic"]
+            pt2 = tmp / f"{name}.pt2"
+            with torch.no_grad():
+                ep = torch.export.export(model.eval(), inputs, dynamic_shapes=(
+                    ({0: torch.export.Dim("batch", min=2, max=64)},) if dynamic else None))
+            torch.export.save(ep, str(pt2))
+            dump = tmp / f"{name}_dump"
+            args = ["-t", target, "-c", "server", *extra]
+            r = subprocess.run([str(doccc), str(pt2), *args, "-n", "m", "-o", f"{tmp}/out/", "--dump-sdfg", str(dump)],
+                               capture_output=True, text=True, env=env)
+            k = table.index(pas) + 1
+            before = sorted(dump.glob(f"{k - 1:02d}-*.json"))
+            after = sorted(dump.glob(f"{k:02d}-*.json"))
+            if not before or not after:
+                sys.exit(f"{name}: doccc wrote no stage {k - 1} and {k}:\n{r.stderr}")
+            text = re.sub(r'"hash": "[0-9a-f]*"', '"hash": ""', before[0].read_text(), count=1)
+            (HERE / f"{name}.in.json").write_text(text)
+            opt_args = ["--pass", pas, *args]
+            (HERE / f"{name}.args").write_text(shlex.join(opt_args) + "\n")
+            # the pass by doccc opt gives the compile's next stage
+            check = subprocess.run([str(doccc), "opt", str(before[0]), *opt_args], capture_output=True, text=True,
+                                   env=env)
+            if check.returncode != 0 or check.stdout != after[0].read_text():
+                sys.exit(f"{name}: doccc opt --pass {pas} on {before[0].name} is not the compile's {after[0].name}:\n"
+                         f"{check.stderr}")
+            print(f"{name}: {before[0].name} --pass {pas} ({len(text)} bytes)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
