@@ -103,9 +103,12 @@ static size_t dc_sha_blocks(uint32_t *h, const unsigned char *p, size_t n)
 }
 #endif
 
-/* sha256 of p[0..n) in lower-case hex */
+/* sha256 of p[0..n) in lower-case hex. n goes through an empty asm, which
+ * the compiler cannot see through: with n the constant 64 (a 64-byte blob)
+ * clang 14 at -O2 folds the hash until it runs out of memory. */
 static void dc_sha256_hex(const unsigned char *p, size_t n, char hex[65])
 {
+	__asm__("" : "+r"(n));
 	uint32_t h[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au, 0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
 	size_t i = dc_sha_blocks(h, p, n);
 	for (; i + 64 <= n; i += 64)
