@@ -90,6 +90,7 @@ $(BUILD)/test/gpusim_test: test/unit/gpusim_test.cpp test/unit/check.h backends/
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 	@echo "== $(BUILD)/test/test_lib, portable SHA-256 (DOCC_NO_SHA_NI=1)"; DOCC_NO_SHA_NI=1 $(BUILD)/test/test_lib
+	@echo "== the runtime sources (backends/rt/) on their own: test/unit/rt_check.sh"; sh test/unit/rt_check.sh $(BUILD)/test/rt
 
 # What plain make needs; without it, the missing packages and `make setup`
 # are named instead of a compiler error.

@@ -1013,9 +1013,9 @@ void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a,
 }
 
 
-void emit_weights_loader(Buf *b, const char *nm)
+void emit_weights_loader(Buf *b)
 {
-	emit_replace_all(b, rt_body("weights.h"), "@N@", nm);
+	buf_puts(b, rt_body("weights.h"));
 }
 
 /* ---- the runtime sources (backends/rt/, embedded by make as rt_files) ---- */

@@ -105,7 +105,7 @@ void emit_strerror(Em *e);
 void emit_status_decode(Em *e);
 void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, const char *device, const char *lang);
 /* --external-weights: dc_sha256_hex and dc_weights_map (rt/weights.h). */
-void emit_weights_loader(Buf *b, const char *nm);
+void emit_weights_loader(Buf *b);
 /* The runtime sources, backends/rt/NAME (real C that make unit compiles on
  * its own, embedded in doccc by make): a file's whole text (the headers
  * written beside a source), and what follows its opening comment (the

@@ -465,10 +465,11 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	if (omp)
 		buf_puts(b, "#include <omp.h>\n");
 	buf_printf(b, "#include \"%s.h\"\n\n", nm);
+	buf_printf(b, "#define DC_NAME \"%s\" /* the model's name, for the runtime's messages */\n", nm);
 	buf_puts(b, "static const char dc_march[] = ");
 	emit_message(b, !backend_of(t)->simd ? "its C compiler's default target" : arena_printf(g->arena, "-march=%s", t->march));
 	buf_puts(b, ";\n");
-	emit_replace_all(b, rt_body("cpu_check.h"), "@N@", nm);
+	buf_puts(b, rt_body("cpu_check.h"));
 	emit_helpers(&e);
 	Buf kern = {0}, fwd = {0};
 	e.kern = &kern;
@@ -511,7 +512,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		              "static void dc_moved(%s_t *m)\n{\n\t(void)m;\n}\n\n", nm, nm);
 	emit_dims_api(&e);
 	if (a->outweights)
-		emit_weights_loader(b, nm);
+		emit_weights_loader(b);
 	buf_puts(b, "static _Thread_local char dc_create_msg[512]; /* why the last create on this thread failed */\n\n");
 	/* create: the CPU check first, in code any x86-64 runs */
 	buf_printf(b, "static int dc_create_from(%s_t **model, const char *weights_path)\n{\n", nm);

@@ -812,203 +812,6 @@ static void gpu_forward(Em *e)
 	buf_puts(e->b, "\n");
 }
 
-/* The host API; @N@ stands for the model name. */
-static const char api_common[] =
-	"static thread_local char dc_create_msg[512];\n\n"
-	"static void dc_default_log(void *user, int level, const char *msg)\n{\n"
-	"\t(void)user, (void)level;\n\tfprintf(stderr, \"%s\\n\", msg);\n}\n\n"
-	"static int dc_rt_error(@N@_t *m, cudaError_t e, const char *what)\n{\n"
-	"\tsnprintf(m ? m->msg : dc_create_msg, sizeof dc_create_msg, \"@N@: %s failed: %s (%s, "
-	"error %d); @N@ needs a usable \" DC_RUNTIME \" GPU (check the driver and the device), or build it for the host with -t openmp\",\n"
-	"\t         what, cudaGetErrorString(e), cudaGetErrorName(e), (int)e);\n"
-	"\t(void)cudaGetLastError();\n\treturn e == cudaErrorMemoryAllocation ? DOCCC_ERR_NOMEM : DOCCC_ERR_DEVICE;\n}\n\n"
-	"#define DC_TRY(m, call, what) do { cudaError_t dc_e = (call); if (dc_e != cudaSuccess) return dc_rt_error((m), dc_e, (what)); } while (0)\n\n"
-	"/* the run's status: synchronize, read the flag the run copied to the host, clear it */\n"
-	"static int dc_finish(@N@_t *m)\n{\n"
-	"\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"the run\");\n"
-	"\tint f = *m->flag;\n\t*m->flag = 0;\n"
-	"\tif (f) {\n\t\tDC_TRY(m, cudaMemsetAsync(m->err, 0, sizeof(int), m->stream), \"clearing the run's status\");\n"
-	"\t\tDC_TRY(m, cudaStreamSynchronize(m->stream), \"clearing the run's status\");\n\t}\n\treturn DC_STATUS(m, f);\n}\n\n"
-	"/* the run on stream s: its kernels, then the copy of its status flag to the host */\n"
-	"static cudaError_t dc_enqueue(@N@_t *m, cudaStream_t s, const void *const *ins, void *const *outs)\n{\n"
-	"\t@N@_forward(m->w, m->ws, s, m->err, ins, outs@DIMS@);\n\tcudaError_t e = cudaGetLastError();\n"
-	"\treturn e != cudaSuccess ? e : cudaMemcpyAsync(m->flag, m->err, sizeof(int), cudaMemcpyDeviceToHost, s);\n}\n\n"
-	"/* the graph slot of these pointers (*hit = 1), else an empty or the least recently used one */\n"
-	"static dc_graph *dc_graph_for(@N@_t *m, const void *const *ins, void *const *outs, int *hit)\n{\n"
-	"\tdc_graph *lru = &m->graphs[0];\n\tfor (int k = 0; k < DC_GRAPHS; k++) {\n\t\tdc_graph *x = &m->graphs[k];\n"
-	"\t\tint same = x->exec != NULL;\n\t\tfor (int i = 0; same && i < @NIN@; i++)\n\t\t\tsame = x->key[i] == ins[i];\n"
-	"\t\tfor (int i = 0; same && i < @NOUT@; i++)\n\t\t\tsame = x->key[@NIN@ + i] == outs[i];\n"
-	"\t\tif (same) {\n\t\t\t*hit = 1;\n\t\t\treturn x;\n\t\t}\n"
-	"\t\tif (lru->exec && (!x->exec || x->used < lru->used))\n\t\t\tlru = x;\n\t}\n\t*hit = 0;\n\treturn lru;\n}\n\n"
-	"/* Capture the run on the model's stream into slot x: x's executable graph updated in place,\n"
-	" * or a new one. The capture ends on every path; a failed capture leaves x as it was. */\n"
-	"static int dc_capture(@N@_t *m, dc_graph *x, const void *const *ins, void *const *outs)\n{\n"
-	"\tcudaGraph_t g = NULL;\n"
-	"\tDC_TRY(m, cudaStreamBeginCapture(m->own, cudaStreamCaptureModeThreadLocal), DC_GRAPH_WHAT);\n"
-	"\tcudaError_t e = dc_enqueue(m, m->own, ins, outs);\n\tcudaError_t end = cudaStreamEndCapture(m->own, &g);\n"
-	"\tif (e == cudaSuccess)\n\t\te = end;\n"
-	"\tif (e == cudaSuccess && x->exec && dc_graph_update(x->exec, g) != cudaSuccess) {\n"
-	"\t\t(void)cudaGetLastError(); /* another shape: instantiate anew */\n"
-	"\t\t(void)cudaGraphExecDestroy(x->exec);\n\t\tx->exec = NULL;\n\t}\n"
-	"\tif (e == cudaSuccess && !x->exec && (e = cudaGraphInstantiateWithFlags(&x->exec, g, 0)) != cudaSuccess)\n"
-	"\t\tx->exec = NULL;\n\tif (g)\n\t\t(void)cudaGraphDestroy(g);\n"
-	"\tif (e != cudaSuccess)\n\t\treturn dc_rt_error(m, e, DC_GRAPH_WHAT);\n"
-	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tx->key[i] = ins[i];\n"
-	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tx->key[@NIN@ + i] = outs[i];\n\treturn DOCCC_OK;\n}\n\n"
-	"/* Issue the run on m->stream: eagerly without graphs, at the first run (a warm-up) and into a\n"
-	" * capture of the caller's; else as the graph of these pointers, captured if there is none. */\n"
-	"static int dc_launch(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
-	"\t(void)cudaGetLastError();\n\tcudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;\n"
-	"\tif (m->own && m->async)\n\t\tDC_TRY(m, cudaStreamIsCapturing(m->stream, &cs), \"querying the stream's capture status\");\n"
-	"\tif (!m->own || !m->runs || cs != cudaStreamCaptureStatusNone) {\n"
-	"\t\tDC_TRY(m, dc_enqueue(m, m->stream, ins, outs), \"a kernel launch\");\n\t\tm->runs++;\n\t\treturn DOCCC_OK;\n\t}\n"
-	"\tint hit;\n\tdc_graph *x = dc_graph_for(m, ins, outs, &hit);\n"
-	"\tint rc = hit ? DOCCC_OK : dc_capture(m, x, ins, outs);\n\tif (rc)\n\t\treturn rc;\n"
-	"\tx->used = m->runs;\n"
-	"\tDC_TRY(m, cudaGraphLaunch(x->exec, m->stream), \"launching the run's \" DC_RUNTIME \" graph\");\n"
-	"\tm->runs++;\n\treturn DOCCC_OK;\n}\n\n"
-	"/* a run on the model's stream starts after earlier legacy-stream work, as on that stream */\n"
-	"static int dc_order(@N@_t *m)\n{\n\tif (!m->own || m->async)\n\t\treturn DOCCC_OK;\n"
-	"\tcudaError_t e = cudaEventRecord(m->legacy, 0);\n\tif (e == cudaSuccess)\n\t\te = cudaStreamWaitEvent(m->own, m->legacy, 0);\n"
-	"\treturn e == cudaSuccess ? DOCCC_OK : dc_rt_error(m, e, \"ordering the run after the default stream\");\n}\n\n"
-	"static int dc_check_pointers(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
-	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tif (!dc_is_device(ins[i])) {\n"
-	"\t\t\tsnprintf(m->msg, sizeof m->msg, \"@N@_run: input %d ('%s') is not GPU memory: @N@_run takes device pointers \"\n"
-	"\t\t\t         \"(cudaMalloc/hipMalloc, or a GPU tensor's data pointer); copy it to the GPU first, or call @N@_run_host, \"\n"
-	"\t\t\t         \"which copies on every call\", i, dc_ins[i].name);\n\t\t\treturn DOCCC_ERR_DEVICE;\n\t\t}\n"
-	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tif (!dc_is_device(outs[i])) {\n"
-	"\t\t\tsnprintf(m->msg, sizeof m->msg, \"@N@_run: output %d ('%s') is not GPU memory: @N@_run writes through device \"\n"
-	"\t\t\t         \"pointers; allocate it on the GPU, or call @N@_run_host\", i, dc_outs[i].name);\n"
-	"\t\t\treturn DOCCC_ERR_DEVICE;\n\t\t}\n\treturn DOCCC_OK;\n}\n\n"
-	"/* pointers a graph was captured with were checked then: a replay skips the runtime's pointer queries */\n"
-	"static int dc_run(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
-	"\tint hit = 0;\n\tif (m->own && m->runs)\n\t\t(void)dc_graph_for(m, ins, outs, &hit);\n"
-	"\tint rc = hit ? DOCCC_OK : dc_check_pointers(m, ins, outs);\n\tif (rc == DOCCC_OK)\n\t\trc = dc_order(m);\n"
-	"\tif (rc == DOCCC_OK)\n\t\trc = dc_launch(m, ins, outs);\n"
-	"\tif (rc == DOCCC_OK && !m->async)\n\t\trc = dc_finish(m);\n\treturn rc;\n}\n\n"
-	"static int dc_run_host(@N@_t *m, const void *const *ins, void *const *outs)\n{\n"
-	"\tif (!m->warned) {\n\t\tm->warned = 1;\n\t\tm->log(m->log_user, DOCCC_LOG_WARNING, \"@N@: performance warning: @N@_run_host \"\n"
-	"\t\t       \"copies the inputs to the GPU and the outputs back on every call; pass device pointers to @N@_run to avoid it\");\n\t}\n"
-	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tif (!m->hin[i])\n"
-	"\t\t\tDC_TRY(m, cudaMalloc(&m->hin[i], @INB@ ? @INB@ : 1), \"cudaMalloc of an input buffer\");\n"
-	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tif (!m->hout[i])\n"
-	"\t\t\tDC_TRY(m, cudaMalloc(&m->hout[i], @OUTB@ ? @OUTB@ : 1), \"cudaMalloc of an output buffer\");\n"
-	"\tint rc = dc_order(m);\n\tif (rc)\n\t\treturn rc;\n"
-	"\tfor (int i = 0; i < @NIN@; i++)\n"
-	"\t\tDC_TRY(m, cudaMemcpyAsync(m->hin[i], ins[i], @INB@, cudaMemcpyHostToDevice, m->stream), \"copying an input to the GPU\");\n"
-	"\trc = dc_launch(m, (const void *const *)m->hin, m->hout);\n\tif (rc)\n\t\treturn rc;\n"
-	"\tfor (int i = 0; i < @NOUT@; i++)\n"
-	"\t\tDC_TRY(m, cudaMemcpyAsync(outs[i], m->hout[i], @OUTB@, cudaMemcpyDeviceToHost, m->stream), \"copying an output to the host\");\n"
-	"\treturn dc_finish(m);\n}\n\n";
-
-static const char api_create[] =
-	"static int dc_setup(@N@_t *m, const char *weights_path)\n{\n\t(void)weights_path;\n"
-	"\tif (@WS@)\n\t\tDC_TRY(m, cudaMalloc((void **)&m->ws, @WS@), \"cudaMalloc of the workspace\");\n"
-	"\tDC_TRY(m, cudaMalloc((void **)&m->err, sizeof(int)), \"cudaMalloc of the status flag\");\n"
-	"\tDC_TRY(m, cudaMemset(m->err, 0, sizeof(int)), \"cudaMemset of the status flag\");\n"
-	"\tint *flag = NULL;\n\tDC_TRY(m, cudaMallocHost((void **)&flag, sizeof(int)), \"cudaMallocHost of the status flag\");\n"
-	"\tm->flag = flag;\n\t*flag = 0;\n"
-	"\tconst char *graphs = getenv(\"DOCCC_GPU_GRAPHS\");\n\tif (!graphs || strcmp(graphs, \"0\") != 0) {\n"
-	"\t\tcudaStream_t own = NULL;\n\t\tcudaEvent_t legacy = NULL;\n"
-	"\t\tDC_TRY(m, cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), \"creating the model's stream\");\n"
-	"\t\tm->own = m->stream = own;\n"
-	"\t\tDC_TRY(m, cudaEventCreateWithFlags(&legacy, cudaEventDisableTiming), \"creating the model's event\");\n"
-	"\t\tm->legacy = legacy;\n\t}\n"
-	"\tif (!DC_WEIGHTS_SIZE)\n\t\treturn DOCCC_OK;\n"
-	"\tDC_TRY(m, cudaMalloc((void **)&m->w, DC_WEIGHTS_SIZE), \"cudaMalloc of the weights\");\n";
-
-static const char api_weights_embedded[] =
-	"\tDC_TRY(m, cudaMemcpy(m->w, @N@_weights_blob, DC_WEIGHTS_SIZE, cudaMemcpyHostToDevice), \"uploading the weights\");\n"
-	"\treturn DOCCC_OK;\n}\n\n";
-
-static const char api_weights_file[] =
-	"\tvoid *map;\n\tint rc = dc_weights_map(weights_path, &map, m->msg, sizeof m->msg);\n\tif (rc)\n\t\treturn rc;\n"
-	"\tcudaError_t e = cudaMemcpy(m->w, (char *)map + 128, DC_WEIGHTS_SIZE, cudaMemcpyHostToDevice);\n"
-	"\tmunmap(map, 128 + DC_WEIGHTS_SIZE);\n\tif (e != cudaSuccess)\n\t\treturn dc_rt_error(m, e, \"uploading the weights\");\n"
-	"\treturn DOCCC_OK;\n}\n\n";
-
-static const char api_rest[] =
-	"void @N@_destroy(@N@_t *model)\n{\n\tif (!model)\n\t\treturn;\n"
-	"\tfor (int k = 0; k < DC_GRAPHS; k++)\n\t\tif (model->graphs[k].exec)\n\t\t\t(void)cudaGraphExecDestroy(model->graphs[k].exec);\n"
-	"\t(void)cudaFree(model->ws);\n\t(void)cudaFree(model->w);\n\t(void)cudaFree(model->err);\n"
-	"\tfor (int i = 0; i < @NIN@; i++)\n\t\t(void)cudaFree(model->hin[i]);\n"
-	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\t(void)cudaFree(model->hout[i]);\n"
-	"\tif (model->flag)\n\t\t(void)cudaFreeHost(model->flag);\n"
-	"\tif (model->legacy)\n\t\t(void)cudaEventDestroy(model->legacy);\n"
-	"\tif (model->own)\n\t\t(void)cudaStreamDestroy(model->own);\n"
-	"\t(void)cudaGetLastError();\n\tfree(model);\n}\n\n"
-	"int @N@_create_from(@N@_t **model, const char *weights_path)\n{\n"
-	"\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n\tdc_create_msg[0] = 0;\n\tint n = 0;\n"
-	"\tcudaError_t e = cudaGetDeviceCount(&n);\n\tif (e != cudaSuccess)\n\t\treturn dc_rt_error(NULL, e, \"finding a GPU\");\n"
-	"\tif (n < 1) {\n\t\tsnprintf(dc_create_msg, sizeof dc_create_msg, \"@N@: no \" DC_RUNTIME \" GPU found; build for the host with -t openmp\");\n"
-	"\t\treturn DOCCC_ERR_DEVICE;\n\t}\n"
-	"\t@N@_t *m = (@N@_t *)calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n"
-	"\tm->log = dc_default_log;\n\tint rc = dc_setup(m, weights_path);\n"
-	"\tif (rc) {\n\t\tmemcpy(dc_create_msg, m->msg, sizeof dc_create_msg);\n\t\t@N@_destroy(m);\n\t\treturn rc;\n\t}\n"
-	"\t*model = m;\n\treturn DOCCC_OK;\n}\n\n"
-	"int @N@_create(@N@_t **model)\n{\n\treturn @N@_create_from(model, NULL);\n}\n\n"
-	"int @N@_set_stream(@N@_t *model, void *stream)\n{\n\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n"
-	"\tmodel->stream = stream ? (cudaStream_t)stream : model->own;\n\tmodel->async = stream != NULL;\n\treturn DOCCC_OK;\n}\n\n"
-	"int @N@_sync(@N@_t *model)\n{\n\treturn model ? dc_finish(model) : DOCCC_ERR_ARG;\n}\n\n"
-	"const char *@N@_last_error(const @N@_t *model)\n{\n\treturn model ? model->msg : dc_create_msg;\n}\n\n"
-	"void @N@_set_log(@N@_t *model, doccc_log_fn fn, void *user)\n{\n\tif (!model)\n\t\treturn;\n"
-	"\tmodel->log = fn ? fn : dc_default_log;\n\tmodel->log_user = user;\n}\n\n"
-	"int @N@_set_num_threads(@N@_t *model, int n)\n{\n\tif (!model || n < 1)\n\t\treturn DOCCC_ERR_ARG;\n"
-	"\treturn n == 1 ? DOCCC_OK : DOCCC_ERR_THREADS;\n}\n\n"
-	"size_t @N@_workspace_size(void)\n{\n\treturn DC_WORKSPACE_SIZE;\n}\n\n"
-	"static int dc_generic(void *model, const void *const *ins, void *const *outs, int host)\n{\n"
-	"\tif (!model || (!ins && @NIN@) || (!outs && @NOUT@))\n\t\treturn DOCCC_ERR_ARG;\n"
-	"\tfor (int i = 0; i < @NIN@; i++)\n\t\tif (!ins[i])\n\t\t\treturn DOCCC_ERR_ARG;\n"
-	"\tfor (int i = 0; i < @NOUT@; i++)\n\t\tif (!outs[i])\n\t\t\treturn DOCCC_ERR_ARG;\n@UNSET@"
-	"\treturn host ? dc_run_host((@N@_t *)model, ins, outs) : dc_run((@N@_t *)model, ins, outs);\n}\n\n"
-	"static int dc_run_generic(void *m, const void *const *ins, void *const *outs) { return dc_generic(m, ins, outs, 0); }\n"
-	"static int dc_run_host_generic(void *m, const void *const *ins, void *const *outs) { return dc_generic(m, ins, outs, 1); }\n"
-	"static int dc_create(void **m, const char *p) { return @N@_create_from((@N@_t **)m, p); }\n"
-	"static void dc_destroy(void *m) { @N@_destroy((@N@_t *)m); }\n"
-	"static int dc_threads(void *m, int n) { return @N@_set_num_threads((@N@_t *)m, n); }\n"
-	"static int dc_set_stream(void *m, void *s) { return @N@_set_stream((@N@_t *)m, s); }\n"
-	"static int dc_sync(void *m) { return @N@_sync((@N@_t *)m); }\n"
-	"static const char *dc_last_error(const void *m) { return @N@_last_error((const @N@_t *)m); }\n"
-	"static void dc_set_log(void *m, doccc_log_fn fn, void *user) { @N@_set_log((@N@_t *)m, fn, user); }\n"
-	"static int dc_dev_alloc(void **p, size_t n)\n{\n"
-	"\tif (!p)\n\t\treturn DOCCC_ERR_ARG;\n\tif (cudaMalloc(p, n ? n : 1) != cudaSuccess) {\n"
-	"\t\t(void)cudaGetLastError();\n\t\treturn DOCCC_ERR_DEVICE;\n\t}\n\treturn DOCCC_OK;\n}\n"
-	"static int dc_dev_free(void *p)\n{\n\tif (cudaFree(p) != cudaSuccess) {\n\t\t(void)cudaGetLastError();\n"
-	"\t\treturn DOCCC_ERR_DEVICE;\n\t}\n\treturn DOCCC_OK;\n}\n"
-	"static int dc_dev_copy(void *dst, const void *src, size_t n, int dir)\n{\n"
-	"\tif (dir != DOCCC_COPY_TO_DEVICE && dir != DOCCC_COPY_TO_HOST)\n\t\treturn DOCCC_ERR_ARG;\n"
-	"\tif (cudaMemcpy(dst, src, n, dir == DOCCC_COPY_TO_DEVICE ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost) != cudaSuccess) {\n"
-	"\t\t(void)cudaGetLastError();\n\t\treturn DOCCC_ERR_DEVICE;\n\t}\n\treturn DOCCC_OK;\n}\n\n";
-
-/* The API text with its placeholders: the name, the counts, and what a
- * library with run-time dims does differently (the dims to forward, the
- * inputs' and outputs' bytes at the dims, the workspace create allocates,
- * a run before set_dims). */
-static void put_api(Buf *b, const char *text, const char *nm, int nin, int nout, int dyn)
-{
-	char nin_s[16], nout_s[16];
-	snprintf(nin_s, sizeof nin_s, "%d", nin);
-	snprintf(nout_s, sizeof nout_s, "%d", nout);
-	const char *subst[][2] = {
-		{"@N@", nm}, {"@NIN@", nin_s}, {"@NOUT@", nout_s},
-		{"@DIMS@", dyn ? ", m->dims, m->ofs" : ""},
-		{"@INB@", dyn ? "m->inb[i]" : "dc_ins[i].nbytes"}, {"@OUTB@", dyn ? "m->outb[i]" : "dc_outs[i].nbytes"},
-		{"@WS@", dyn ? "(m->wscap = dc_prealloc())" : "DC_WORKSPACE_SIZE"},
-		{"@UNSET@", dyn ? "\tif (!((@N@_t *)model)->dims_set)\n\t\treturn dc_unset((@N@_t *)model);\n" : ""},
-	};
-	Buf cur = {0};
-	buf_puts(&cur, text);
-	for (int pass = 0; pass < 2; pass++) /* @UNSET@ brings an @N@ of its own */
-		for (size_t k = 0; k < sizeof subst / sizeof subst[0]; k++) {
-			Buf next = {0};
-			emit_replace_all(&next, cur.s, subst[k][0], subst[k][1]);
-			buf_free(&cur);
-			cur = next;
-		}
-	buf_puts(b, cur.s);
-	buf_free(&cur);
-}
-
 /* NAME_run or NAME_run_host with typed pointers. */
 static void typed_run(Em *e, int host)
 {
@@ -1049,12 +852,11 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_puts(b, "#define DC_WMMA 1\n");
 	buf_puts(b, "#include \"doccc_gpu.h\"\n#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n");
 	buf_printf(b, "#include \"%s.h\"\n\n", nm);
-	/* the CPU's helpers as device functions; copysign(0, x) would be C++'s
-	 * host-only template overload */
-	Buf hl = {0};
-	emit_replace_all(&hl, rt_body("scalar.h"), "static inline ", "static __device__ inline ");
-	emit_replace_all(b, hl.s, "copysign(0, ", "copysign(0.0, ");
-	buf_free(&hl);
+	/* the model's names for the runtime sources (rt/gpu_api.h) */
+	buf_printf(b, "#define DC_MODEL %s\n#define DC_API(f) %s_##f\n#define DC_NAME \"%s\"\n", nm, nm, nm);
+	/* the CPU's helpers as device functions */
+	buf_puts(b, "#define DC_INLINE static __device__ inline\n");
+	buf_puts(b, rt_body("scalar.h"));
 	if (e.wmma)
 		buf_puts(b, rt_body("tf32.h"));
 	buf_puts(b, "\n");
@@ -1067,46 +869,23 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	/* host code only from here: HIP's device pass must not see the
 	 * descriptor's references to host functions */
 	buf_puts(b, "#if !defined(__HIP_DEVICE_COMPILE__)\n");
-	/* launch-free replay (the top comment): the executable graphs by pointers */
-	buf_printf(b, "#define DC_GRAPHS 4\n#define DC_GRAPH_WHAT \"capturing the run as a \" DC_RUNTIME \" graph (DOCCC_GPU_GRAPHS=0 runs without)\"\n"
-	              "typedef struct {\n\tcudaGraphExec_t exec;\n\tconst void *key[%d];\n\tlong used;\n} dc_graph;\n\n",
-	           g->ninputs + g->noutputs + 1);
-	buf_printf(b, "struct %s {\n\tunsigned char *ws;\n\tunsigned char *w;\n\tint *err;\n\tint *flag;\n\tcudaStream_t stream;\n"
-	              "\tcudaStream_t own;\n\tcudaEvent_t legacy;\n\tint async;\n"
-	              "\tvoid *hin[%d];\n\tvoid *hout[%d];\n\tint warned;\n\tdoccc_log_fn log;\n\tvoid *log_user;\n\tlong runs;\n"
-	              "\tdc_graph graphs[DC_GRAPHS];\n\tchar msg[512];\n", nm, g->ninputs + 1, g->noutputs + 1);
-	if (g->ndims)
-		buf_printf(b, "\tint64_t dims[%d];\n\tint64_t ofs[%d];\n\tsize_t wscap;\n\tint dims_set;\n\tsize_t inb[%d], outb[%d];\n",
-		           g->ndims, g->nws + 1, g->ninputs + 1, g->noutputs + 1);
-	buf_puts(b, "};\n\n");
-	if (w->size && !a->outweights)
-		buf_printf(b, "extern \"C\" const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
+	/* the instance (rt/gpu_model.h) and the API (rt/gpu_api.h) take these */
+	buf_printf(b, "#define DC_NIN %d\n#define DC_NOUT %d\n#define DC_NDIMS %d\n#define DC_NWS %d\n"
+	              "#define DC_WEIGHTS %d /* 0 none, 1 embedded, 2 a weights file */\n",
+	           g->ninputs, g->noutputs, g->ndims, g->nws, !w->size ? 0 : a->outweights ? 2 : 1);
+	buf_puts(b, rt_body("gpu_model.h"));
+	buf_puts(b, "\n");
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
 	buf_printf(b, "static const char dc_weights_sha[] = \"%s\";\n\n", w->sha);
 	if (a->outweights)
-		emit_weights_loader(b, nm);
+		emit_weights_loader(b);
 	emit_desc_tables(&e);
 	buf_puts(b, "\n");
 	emit_status_decode(&e);
 	buf_puts(b, g->nmsgs ? "#define DC_STATUS(m, st) dc_status((m), (st))\n" : "#define DC_STATUS(m, st) (st)\n");
-	if (g->ndims) {
-		/* set_dims: a larger device workspace; graphs and run_host's
-		 * buffers were made for other dims (sizes and kernel arguments) */
-		buf_printf(b, "static int dc_grow(%s_t *m, size_t n)\n{\n\tunsigned char *ws = NULL;\n"
-		              "\tif (cudaMalloc((void **)&ws, n) != cudaSuccess) {\n\t\t(void)cudaGetLastError();\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n"
-		              "\t(void)cudaFree(m->ws);\n\tm->ws = ws;\n\tm->wscap = n;\n\treturn DOCCC_OK;\n}\n\n", nm);
-		buf_printf(b, "static void dc_moved(%s_t *m)\n{\n\tfor (int k = 0; k < DC_GRAPHS; k++)\n\t\tif (m->graphs[k].exec) {\n"
-		              "\t\t\t(void)cudaGraphExecDestroy(m->graphs[k].exec);\n\t\t\tm->graphs[k].exec = NULL;\n\t\t}\n"
-		              "\tfor (int i = 0; i < %d; i++) {\n\t\t(void)cudaFree(m->hin[i]);\n\t\tm->hin[i] = NULL;\n\t}\n"
-		              "\tfor (int i = 0; i < %d; i++) {\n\t\t(void)cudaFree(m->hout[i]);\n\t\tm->hout[i] = NULL;\n\t}\n}\n\n",
-		           nm, g->ninputs, g->noutputs);
+	if (g->ndims)
 		emit_dims_api(&e);
-	}
-	put_api(b, api_common, nm, g->ninputs, g->noutputs, g->ndims > 0);
-	put_api(b, api_create, nm, g->ninputs, g->noutputs, g->ndims > 0);
-	put_api(b, a->outweights ? api_weights_file : w->size ? api_weights_embedded : "\treturn DOCCC_OK;\n}\n\n", nm, g->ninputs,
-	        g->noutputs, g->ndims > 0);
-	put_api(b, api_rest, nm, g->ninputs, g->noutputs, g->ndims > 0);
+	buf_puts(b, rt_body("gpu_api.h"));
 	typed_run(&e, 0);
 	typed_run(&e, 1);
 	emit_dims_run_dims(&e);

@@ -11,7 +11,7 @@
  * dims functions) are compiled for the baseline x86-64 (DC_BASE). Each row
  * of dc_isa: the cpuid word (0: leaf 1 ecx; 1-3: leaf 7 ebx, ecx, edx; 4:
  * leaf 7.1 eax; 5: leaf 0x80000001 ecx), the bit, the XCR0 bits it needs,
- * its name. @N@ stands for the model's name.
+ * its name. DC_NAME is the model's name, a string literal.
  *
  * The opening comment is for this file's reader: the library gets what
  * follows it (rt_body).
@@ -171,7 +171,7 @@ DC_BASE static int dc_cpu_check(char *msg, size_t n)
 		if ((w[dc_isa[i].word] >> dc_isa[i].bit & 1) && (xcr0 & dc_isa[i].xcr0) == dc_isa[i].xcr0)
 			continue;
 		int len = k ? snprintf(msg + k, n - k, " %s", dc_isa[i].name)
-		            : snprintf(msg, n, "@N@ was compiled for %s, which this CPU does not have (it lacks %s", dc_march, dc_isa[i].name);
+		            : snprintf(msg, n, DC_NAME " was compiled for %s, which this CPU does not have (it lacks %s", dc_march, dc_isa[i].name);
 		if (len > 0)
 			k = k + (size_t)len < n ? k + (size_t)len : n - 1;
 	}

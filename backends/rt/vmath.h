@@ -10,8 +10,10 @@
  *  dc_vtanh  Cephes tanhf: an odd polynomial below |x| = 0.625, else
  *            1 - 2 / (e^2|x| + 1) with the sign restored.
  *  dc_verf   the approximation PyTorch's own vectorized CPU erf uses
- *            (Abramowitz-Stegun 7.1.26, absolute error < 1.5e-7): used for
- *            GELU only, where that absolute error vanishes in 0.5x(1+erf).
+ *            (Abramowitz-Stegun 7.1.26, absolute error < 1.5e-7 in exact
+ *            arithmetic, < 5e-7 in float: test/unit/rt_cpu.c measures it):
+ *            used for GELU only, where that absolute error vanishes in
+ *            0.5x(1+erf).
  *
  * The opening comment is for this file's reader: the library gets what
  * follows it (rt_body).

@@ -11,7 +11,7 @@
  * DOCCC_TRUST_WEIGHTS=1 in the environment skips that one check for a file
  * the caller vouches for. The map is 128 + DC_WEIGHTS_SIZE bytes. Valid
  * C11 and C++; printed after DC_WEIGHTS_SIZE and dc_weights_sha (backends/
- * emit.c), with @N@ for the model's name.
+ * emit.c); DC_NAME is the model's name, a string literal.
  *
  * The opening comment is for this file's reader: the library gets what
  * follows it (rt_body).
@@ -136,7 +136,8 @@ static int dc_weights_map(const char *path, void **map, char *msg, size_t msgn)
 {
 	*map = NULL;
 	if (!path) {
-		snprintf(msg, msgn, "@N@ was built with --external-weights: pass the path of its weights file (@N@.weights) to @N@_create_from");
+		snprintf(msg, msgn, DC_NAME " was built with --external-weights: pass the path of its weights file (" DC_NAME
+		         ".weights) to " DC_NAME "_create_from");
 		return DOCCC_ERR_WEIGHTS;
 	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -148,7 +149,7 @@ static int dc_weights_map(const char *path, void **map, char *msg, size_t msgn)
 		return DOCCC_ERR_WEIGHTS;
 	}
 	if ((uint64_t)st.st_size != 128 + (uint64_t)DC_WEIGHTS_SIZE) {
-		snprintf(msg, msgn, "%s: the weights file holds %lld bytes where @N@ needs %llu (truncated, or made for another model)",
+		snprintf(msg, msgn, "%s: the weights file holds %lld bytes where " DC_NAME " needs %llu (truncated, or made for another model)",
 		         path, (long long)st.st_size, 128 + (unsigned long long)DC_WEIGHTS_SIZE);
 		close(fd);
 		return DOCCC_ERR_WEIGHTS;
@@ -167,7 +168,7 @@ static int dc_weights_map(const char *path, void **map, char *msg, size_t msgn)
 	if (memcmp(c, "DOCCCW01", 8) || size != DC_WEIGHTS_SIZE)
 		snprintf(msg, msgn, "%s: not a doccc weights file (bad header)", path);
 	else if (memcmp(c + 16, dc_weights_sha, 64))
-		snprintf(msg, msgn, "%s: the weights file was made for another build of @N@ (its sha256 %.64s, @N@ needs %s)", path,
+		snprintf(msg, msgn, "%s: the weights file was made for another build of " DC_NAME " (its sha256 %.64s, " DC_NAME " needs %s)", path,
 		         (const char *)c + 16, dc_weights_sha);
 	else if (!dc_trust_weights() && (dc_sha256_hex(c + 128, DC_WEIGHTS_SIZE, hex), memcmp(hex, dc_weights_sha, 64)))
 		snprintf(msg, msgn, "%s: the weights file is damaged or was altered (the data's sha256 is %s, its header's %s)", path,

@@ -11,27 +11,34 @@
 #include <unistd.h>
 #include "mlp.h"
 
-static __device__ inline float dc_maxf(float a, float b) { return (a != a || a > b) ? a : b; }
-static __device__ inline float dc_minf(float a, float b) { return (a != a || a < b) ? a : b; }
-static __device__ inline double dc_max(double a, double b) { return (a != a || a > b) ? a : b; }
-static __device__ inline double dc_min(double a, double b) { return (a != a || a < b) ? a : b; }
-static __device__ inline int64_t dc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
-static __device__ inline int64_t dc_mini(int64_t a, int64_t b) { return a < b ? a : b; }
-static __device__ inline float dc_clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
-static __device__ inline double dc_clamp(double x, double lo, double hi) { return x < lo ? lo : (x > hi ? hi : x); }
-static __device__ inline float dc_remf(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
-static __device__ inline double dc_rem(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
-static __device__ inline int64_t dc_remi(int64_t a, int64_t b) { if (!b) return 0; int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
-static __device__ inline int64_t dc_fmodi(int64_t a, int64_t b) { return b ? a % b : 0; }
-static __device__ inline int64_t dc_divti(int64_t a, int64_t b) { return b ? a / b : 0; }
-static __device__ inline int64_t dc_floordivi(int64_t a, int64_t b) { if (!b) return 0; int64_t q = a / b, r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q; }
-static __device__ inline float dc_floordivf(float a, float b) { if (b == 0) return a / b; float m = fmodf(a, b), d = (a - m) / b;
+#define DC_MODEL mlp
+#define DC_API(f) mlp_##f
+#define DC_NAME "mlp"
+#define DC_INLINE static __device__ inline
+#ifndef DC_INLINE
+#define DC_INLINE static inline
+#endif
+DC_INLINE float dc_maxf(float a, float b) { return (a != a || a > b) ? a : b; }
+DC_INLINE float dc_minf(float a, float b) { return (a != a || a < b) ? a : b; }
+DC_INLINE double dc_max(double a, double b) { return (a != a || a > b) ? a : b; }
+DC_INLINE double dc_min(double a, double b) { return (a != a || a < b) ? a : b; }
+DC_INLINE int64_t dc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
+DC_INLINE int64_t dc_mini(int64_t a, int64_t b) { return a < b ? a : b; }
+DC_INLINE float dc_clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+DC_INLINE double dc_clamp(double x, double lo, double hi) { return x < lo ? lo : (x > hi ? hi : x); }
+DC_INLINE float dc_remf(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+DC_INLINE double dc_rem(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+DC_INLINE int64_t dc_remi(int64_t a, int64_t b) { if (!b) return 0; int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+DC_INLINE int64_t dc_fmodi(int64_t a, int64_t b) { return b ? a % b : 0; }
+DC_INLINE int64_t dc_divti(int64_t a, int64_t b) { return b ? a / b : 0; }
+DC_INLINE int64_t dc_floordivi(int64_t a, int64_t b) { if (!b) return 0; int64_t q = a / b, r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q; }
+DC_INLINE float dc_floordivf(float a, float b) { if (b == 0) return a / b; float m = fmodf(a, b), d = (a - m) / b;
 	if (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysignf(0, a / b); float q = floorf(d); return d - q > 0.5f ? q + 1 : q; }
-static __device__ inline double dc_floordiv(double a, double b) { if (b == 0) return a / b; double m = fmod(a, b), d = (a - m) / b;
+DC_INLINE double dc_floordiv(double a, double b) { if (b == 0) return a / b; double m = fmod(a, b), d = (a - m) / b;
 	if (m != 0 && ((b < 0) != (m < 0))) d -= 1; if (d == 0) return copysign(0.0, a / b); double q = floor(d); return d - q > 0.5 ? q + 1 : q; }
-static __device__ inline int64_t dc_powi(int64_t a, int64_t b) { if (b < 0) return a == 1 ? 1 : a == -1 ? ((-b) % 2 ? -1 : 1) : 0;
+DC_INLINE int64_t dc_powi(int64_t a, int64_t b) { if (b < 0) return a == 1 ? 1 : a == -1 ? ((-b) % 2 ? -1 : 1) : 0;
 	uint64_t r = 1, x = (uint64_t)a; while (b) { if (b & 1) r *= x; b /= 2; x *= x; } return (int64_t)r; }
-static __device__ inline double dc_erfinv(double x) { double ax = fabs(x), w, p, t, c; int k, n;
+DC_INLINE double dc_erfinv(double x) { double ax = fabs(x), w, p, t, c; int k, n;
 	if (!(ax < 1)) return ax == 1 ? copysign((double)INFINITY, x) : NAN;
 	w = -log((1 - x) * (1 + x)); n = w < 16 ? 2 : 4;
 	if (w < 5) { w -= 2.5; p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w; p = -4.39150654e-06 + p * w;
@@ -42,14 +49,14 @@ static __device__ inline double dc_erfinv(double x) { double ax = fabs(x), w, p,
 	if (ax < 0.5) { for (k = 0; k < 2; k++) t -= (erf(t) - x) / (1.1283791670955126 * exp(-t * t)); return t; }
 	t = fabs(t); for (k = 0; k < n; k++) { c = erfc(t); t += log(c / (1 - ax)) * c / (1.1283791670955126 * exp(-t * t)); }
 	return copysign(t, x); }
-static __device__ inline float dc_erfinvf(float x) { return (float)dc_erfinv(x); }
-static __device__ inline float dc_b2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
-static __device__ inline uint16_t dc_f2b(float f) { uint32_t u; memcpy(&u, &f, 4); if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64); u += 0x7fffu + ((u >> 16) & 1); return (uint16_t)(u >> 16); }
-static __device__ inline float dc_h2f(uint16_t h) { uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, u; float f;
+DC_INLINE float dc_erfinvf(float x) { return (float)dc_erfinv(x); }
+DC_INLINE float dc_b2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+DC_INLINE uint16_t dc_f2b(float f) { uint32_t u; memcpy(&u, &f, 4); if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64); u += 0x7fffu + ((u >> 16) & 1); return (uint16_t)(u >> 16); }
+DC_INLINE float dc_h2f(uint16_t h) { uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, u; float f;
 	if (e == 31) u = s | 0x7f800000u | (m << 13); else if (e) u = s | ((e + 112) << 23) | (m << 13);
 	else if (!m) u = s; else { f = (float)m * 5.9604644775390625e-8f; memcpy(&u, &f, 4); u |= s; }
 	memcpy(&f, &u, 4); return f; }
-static __device__ inline uint16_t dc_f2h(float f) { uint32_t u; memcpy(&u, &f, 4); uint32_t s = (u >> 16) & 0x8000; float a = fabsf(f);
+DC_INLINE uint16_t dc_f2h(float f) { uint32_t u; memcpy(&u, &f, 4); uint32_t s = (u >> 16) & 0x8000; float a = fabsf(f);
 	if (a != a) return (uint16_t)(s | 0x7e00); if (a >= 65520.0f) return (uint16_t)(s | 0x7c00);
 	if (a < 6.103515625e-05f) return (uint16_t)(s | (uint32_t)nearbyintf(a * 16777216.0f));
 	memcpy(&u, &a, 4); uint32_t r = u + 0xfffu + ((u >> 13) & 1); return (uint16_t)(s | ((r - (112u << 23)) >> 13)); }
@@ -249,15 +256,20 @@ static void mlp_forward(const unsigned char *dc_W, unsigned char *dc_ws, cudaStr
 }
 
 #if !defined(__HIP_DEVICE_COMPILE__)
+#define DC_NIN 1
+#define DC_NOUT 1
+#define DC_NDIMS 0
+#define DC_NWS 0
+#define DC_WEIGHTS 1 /* 0 none, 1 embedded, 2 a weights file */
 #define DC_GRAPHS 4
 #define DC_GRAPH_WHAT "capturing the run as a " DC_RUNTIME " graph (DOCCC_GPU_GRAPHS=0 runs without)"
 typedef struct {
 	cudaGraphExec_t exec;
-	const void *key[3];
+	const void *key[DC_NIN + DC_NOUT + 1];
 	long used;
 } dc_graph;
 
-struct mlp {
+struct DC_MODEL {
 	unsigned char *ws;
 	unsigned char *w;
 	int *err;
@@ -266,17 +278,70 @@ struct mlp {
 	cudaStream_t own;
 	cudaEvent_t legacy;
 	int async;
-	void *hin[2];
-	void *hout[2];
+	void *hin[DC_NIN + 1];
+	void *hout[DC_NOUT + 1];
 	int warned;
 	doccc_log_fn log;
 	void *log_user;
 	long runs;
 	dc_graph graphs[DC_GRAPHS];
 	char msg[512];
+#if DC_NDIMS
+	int64_t dims[DC_NDIMS];
+	int64_t ofs[DC_NWS + 1];
+	size_t wscap;
+	int dims_set;
+	size_t inb[DC_NIN + 1], outb[DC_NOUT + 1];
+#endif
 };
 
-extern "C" const unsigned char mlp_weights_blob[] __attribute__((visibility("hidden")));
+#if DC_WEIGHTS == 1
+extern "C" const unsigned char DC_API(weights_blob)[] __attribute__((visibility("hidden")));
+#endif
+
+/* the inputs' and outputs' bytes (at the dims), the workspace create allocates */
+#if DC_NDIMS
+#define DC_INB(m, i) ((m)->inb[i])
+#define DC_OUTB(m, i) ((m)->outb[i])
+#define DC_WS_AT_CREATE(m) ((m)->wscap = dc_prealloc())
+
+/* set_dims: a larger device workspace; graphs and run_host's buffers were
+ * made for other dims (sizes and kernel arguments) */
+static int dc_grow(DC_API(t) *m, size_t n)
+{
+	unsigned char *ws = NULL;
+	if (cudaMalloc((void **)&ws, n) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return DOCCC_ERR_NOMEM;
+	}
+	(void)cudaFree(m->ws);
+	m->ws = ws;
+	m->wscap = n;
+	return DOCCC_OK;
+}
+
+static void dc_moved(DC_API(t) *m)
+{
+	for (int k = 0; k < DC_GRAPHS; k++)
+		if (m->graphs[k].exec) {
+			(void)cudaGraphExecDestroy(m->graphs[k].exec);
+			m->graphs[k].exec = NULL;
+		}
+	for (int i = 0; i < DC_NIN; i++) {
+		(void)cudaFree(m->hin[i]);
+		m->hin[i] = NULL;
+	}
+	for (int i = 0; i < DC_NOUT; i++) {
+		(void)cudaFree(m->hout[i]);
+		m->hout[i] = NULL;
+	}
+}
+#else
+#define DC_INB(m, i) (dc_ins[i].nbytes)
+#define DC_OUTB(m, i) (dc_outs[i].nbytes)
+#define DC_WS_AT_CREATE(m) DC_WORKSPACE_SIZE
+#endif
+
 #define DC_WEIGHTS_SIZE ((size_t)68928u)
 #define DC_WORKSPACE_SIZE ((size_t)768u)
 static const char dc_weights_sha[] = "<sha256>";
@@ -302,9 +367,11 @@ static void dc_default_log(void *user, int level, const char *msg)
 	fprintf(stderr, "%s\n", msg);
 }
 
-static int dc_rt_error(mlp_t *m, cudaError_t e, const char *what)
+static int dc_rt_error(DC_API(t) *m, cudaError_t e, const char *what)
 {
-	snprintf(m ? m->msg : dc_create_msg, sizeof dc_create_msg, "mlp: %s failed: %s (%s, error %d); mlp needs a usable " DC_RUNTIME " GPU (check the driver and the device), or build it for the host with -t openmp",
+	snprintf(m ? m->msg : dc_create_msg, sizeof dc_create_msg,
+	         DC_NAME ": %s failed: %s (%s, error %d); " DC_NAME " needs a usable " DC_RUNTIME
+	         " GPU (check the driver and the device), or build it for the host with -t openmp",
 	         what, cudaGetErrorString(e), cudaGetErrorName(e), (int)e);
 	(void)cudaGetLastError();
 	return e == cudaErrorMemoryAllocation ? DOCCC_ERR_NOMEM : DOCCC_ERR_DEVICE;
@@ -313,7 +380,7 @@ static int dc_rt_error(mlp_t *m, cudaError_t e, const char *what)
 #define DC_TRY(m, call, what) do { cudaError_t dc_e = (call); if (dc_e != cudaSuccess) return dc_rt_error((m), dc_e, (what)); } while (0)
 
 /* the run's status: synchronize, read the flag the run copied to the host, clear it */
-static int dc_finish(mlp_t *m)
+static int dc_finish(DC_API(t) *m)
 {
 	DC_TRY(m, cudaStreamSynchronize(m->stream), "the run");
 	int f = *m->flag;
@@ -326,24 +393,28 @@ static int dc_finish(mlp_t *m)
 }
 
 /* the run on stream s: its kernels, then the copy of its status flag to the host */
-static cudaError_t dc_enqueue(mlp_t *m, cudaStream_t s, const void *const *ins, void *const *outs)
+static cudaError_t dc_enqueue(DC_API(t) *m, cudaStream_t s, const void *const *ins, void *const *outs)
 {
-	mlp_forward(m->w, m->ws, s, m->err, ins, outs);
+#if DC_NDIMS
+	DC_API(forward)(m->w, m->ws, s, m->err, ins, outs, m->dims, m->ofs);
+#else
+	DC_API(forward)(m->w, m->ws, s, m->err, ins, outs);
+#endif
 	cudaError_t e = cudaGetLastError();
 	return e != cudaSuccess ? e : cudaMemcpyAsync(m->flag, m->err, sizeof(int), cudaMemcpyDeviceToHost, s);
 }
 
 /* the graph slot of these pointers (*hit = 1), else an empty or the least recently used one */
-static dc_graph *dc_graph_for(mlp_t *m, const void *const *ins, void *const *outs, int *hit)
+static dc_graph *dc_graph_for(DC_API(t) *m, const void *const *ins, void *const *outs, int *hit)
 {
 	dc_graph *lru = &m->graphs[0];
 	for (int k = 0; k < DC_GRAPHS; k++) {
 		dc_graph *x = &m->graphs[k];
 		int same = x->exec != NULL;
-		for (int i = 0; same && i < 1; i++)
+		for (int i = 0; same && i < DC_NIN; i++)
 			same = x->key[i] == ins[i];
-		for (int i = 0; same && i < 1; i++)
-			same = x->key[1 + i] == outs[i];
+		for (int i = 0; same && i < DC_NOUT; i++)
+			same = x->key[DC_NIN + i] == outs[i];
 		if (same) {
 			*hit = 1;
 			return x;
@@ -357,7 +428,7 @@ static dc_graph *dc_graph_for(mlp_t *m, const void *const *ins, void *const *out
 
 /* Capture the run on the model's stream into slot x: x's executable graph updated in place,
  * or a new one. The capture ends on every path; a failed capture leaves x as it was. */
-static int dc_capture(mlp_t *m, dc_graph *x, const void *const *ins, void *const *outs)
+static int dc_capture(DC_API(t) *m, dc_graph *x, const void *const *ins, void *const *outs)
 {
 	cudaGraph_t g = NULL;
 	DC_TRY(m, cudaStreamBeginCapture(m->own, cudaStreamCaptureModeThreadLocal), DC_GRAPH_WHAT);
@@ -376,16 +447,16 @@ static int dc_capture(mlp_t *m, dc_graph *x, const void *const *ins, void *const
 		(void)cudaGraphDestroy(g);
 	if (e != cudaSuccess)
 		return dc_rt_error(m, e, DC_GRAPH_WHAT);
-	for (int i = 0; i < 1; i++)
+	for (int i = 0; i < DC_NIN; i++)
 		x->key[i] = ins[i];
-	for (int i = 0; i < 1; i++)
-		x->key[1 + i] = outs[i];
+	for (int i = 0; i < DC_NOUT; i++)
+		x->key[DC_NIN + i] = outs[i];
 	return DOCCC_OK;
 }
 
 /* Issue the run on m->stream: eagerly without graphs, at the first run (a warm-up) and into a
  * capture of the caller's; else as the graph of these pointers, captured if there is none. */
-static int dc_launch(mlp_t *m, const void *const *ins, void *const *outs)
+static int dc_launch(DC_API(t) *m, const void *const *ins, void *const *outs)
 {
 	(void)cudaGetLastError();
 	cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -408,7 +479,7 @@ static int dc_launch(mlp_t *m, const void *const *ins, void *const *outs)
 }
 
 /* a run on the model's stream starts after earlier legacy-stream work, as on that stream */
-static int dc_order(mlp_t *m)
+static int dc_order(DC_API(t) *m)
 {
 	if (!m->own || m->async)
 		return DOCCC_OK;
@@ -418,26 +489,26 @@ static int dc_order(mlp_t *m)
 	return e == cudaSuccess ? DOCCC_OK : dc_rt_error(m, e, "ordering the run after the default stream");
 }
 
-static int dc_check_pointers(mlp_t *m, const void *const *ins, void *const *outs)
+static int dc_check_pointers(DC_API(t) *m, const void *const *ins, void *const *outs)
 {
-	for (int i = 0; i < 1; i++)
+	for (int i = 0; i < DC_NIN; i++)
 		if (!dc_is_device(ins[i])) {
-			snprintf(m->msg, sizeof m->msg, "mlp_run: input %d ('%s') is not GPU memory: mlp_run takes device pointers "
-			         "(cudaMalloc/hipMalloc, or a GPU tensor's data pointer); copy it to the GPU first, or call mlp_run_host, "
+			snprintf(m->msg, sizeof m->msg, DC_NAME "_run: input %d ('%s') is not GPU memory: " DC_NAME "_run takes device pointers "
+			         "(cudaMalloc/hipMalloc, or a GPU tensor's data pointer); copy it to the GPU first, or call " DC_NAME "_run_host, "
 			         "which copies on every call", i, dc_ins[i].name);
 			return DOCCC_ERR_DEVICE;
 		}
-	for (int i = 0; i < 1; i++)
+	for (int i = 0; i < DC_NOUT; i++)
 		if (!dc_is_device(outs[i])) {
-			snprintf(m->msg, sizeof m->msg, "mlp_run: output %d ('%s') is not GPU memory: mlp_run writes through device "
-			         "pointers; allocate it on the GPU, or call mlp_run_host", i, dc_outs[i].name);
+			snprintf(m->msg, sizeof m->msg, DC_NAME "_run: output %d ('%s') is not GPU memory: " DC_NAME "_run writes through device "
+			         "pointers; allocate it on the GPU, or call " DC_NAME "_run_host", i, dc_outs[i].name);
 			return DOCCC_ERR_DEVICE;
 		}
 	return DOCCC_OK;
 }
 
 /* pointers a graph was captured with were checked then: a replay skips the runtime's pointer queries */
-static int dc_run(mlp_t *m, const void *const *ins, void *const *outs)
+static int dc_run(DC_API(t) *m, const void *const *ins, void *const *outs)
 {
 	int hit = 0;
 	if (m->own && m->runs)
@@ -452,37 +523,37 @@ static int dc_run(mlp_t *m, const void *const *ins, void *const *outs)
 	return rc;
 }
 
-static int dc_run_host(mlp_t *m, const void *const *ins, void *const *outs)
+static int dc_run_host(DC_API(t) *m, const void *const *ins, void *const *outs)
 {
 	if (!m->warned) {
 		m->warned = 1;
-		m->log(m->log_user, DOCCC_LOG_WARNING, "mlp: performance warning: mlp_run_host "
-		       "copies the inputs to the GPU and the outputs back on every call; pass device pointers to mlp_run to avoid it");
+		m->log(m->log_user, DOCCC_LOG_WARNING, DC_NAME ": performance warning: " DC_NAME "_run_host "
+		       "copies the inputs to the GPU and the outputs back on every call; pass device pointers to " DC_NAME "_run to avoid it");
 	}
-	for (int i = 0; i < 1; i++)
+	for (int i = 0; i < DC_NIN; i++)
 		if (!m->hin[i])
-			DC_TRY(m, cudaMalloc(&m->hin[i], dc_ins[i].nbytes ? dc_ins[i].nbytes : 1), "cudaMalloc of an input buffer");
-	for (int i = 0; i < 1; i++)
+			DC_TRY(m, cudaMalloc(&m->hin[i], DC_INB(m, i) ? DC_INB(m, i) : 1), "cudaMalloc of an input buffer");
+	for (int i = 0; i < DC_NOUT; i++)
 		if (!m->hout[i])
-			DC_TRY(m, cudaMalloc(&m->hout[i], dc_outs[i].nbytes ? dc_outs[i].nbytes : 1), "cudaMalloc of an output buffer");
+			DC_TRY(m, cudaMalloc(&m->hout[i], DC_OUTB(m, i) ? DC_OUTB(m, i) : 1), "cudaMalloc of an output buffer");
 	int rc = dc_order(m);
 	if (rc)
 		return rc;
-	for (int i = 0; i < 1; i++)
-		DC_TRY(m, cudaMemcpyAsync(m->hin[i], ins[i], dc_ins[i].nbytes, cudaMemcpyHostToDevice, m->stream), "copying an input to the GPU");
+	for (int i = 0; i < DC_NIN; i++)
+		DC_TRY(m, cudaMemcpyAsync(m->hin[i], ins[i], DC_INB(m, i), cudaMemcpyHostToDevice, m->stream), "copying an input to the GPU");
 	rc = dc_launch(m, (const void *const *)m->hin, m->hout);
 	if (rc)
 		return rc;
-	for (int i = 0; i < 1; i++)
-		DC_TRY(m, cudaMemcpyAsync(outs[i], m->hout[i], dc_outs[i].nbytes, cudaMemcpyDeviceToHost, m->stream), "copying an output to the host");
+	for (int i = 0; i < DC_NOUT; i++)
+		DC_TRY(m, cudaMemcpyAsync(outs[i], m->hout[i], DC_OUTB(m, i), cudaMemcpyDeviceToHost, m->stream), "copying an output to the host");
 	return dc_finish(m);
 }
 
-static int dc_setup(mlp_t *m, const char *weights_path)
+static int dc_setup(DC_API(t) *m, const char *weights_path)
 {
 	(void)weights_path;
-	if (DC_WORKSPACE_SIZE)
-		DC_TRY(m, cudaMalloc((void **)&m->ws, DC_WORKSPACE_SIZE), "cudaMalloc of the workspace");
+	if (DC_WS_AT_CREATE(m))
+		DC_TRY(m, cudaMalloc((void **)&m->ws, DC_WS_AT_CREATE(m)), "cudaMalloc of the workspace");
 	DC_TRY(m, cudaMalloc((void **)&m->err, sizeof(int)), "cudaMalloc of the status flag");
 	DC_TRY(m, cudaMemset(m->err, 0, sizeof(int)), "cudaMemset of the status flag");
 	int *flag = NULL;
@@ -498,14 +569,25 @@ static int dc_setup(mlp_t *m, const char *weights_path)
 		DC_TRY(m, cudaEventCreateWithFlags(&legacy, cudaEventDisableTiming), "creating the model's event");
 		m->legacy = legacy;
 	}
-	if (!DC_WEIGHTS_SIZE)
-		return DOCCC_OK;
+#if DC_WEIGHTS
 	DC_TRY(m, cudaMalloc((void **)&m->w, DC_WEIGHTS_SIZE), "cudaMalloc of the weights");
-	DC_TRY(m, cudaMemcpy(m->w, mlp_weights_blob, DC_WEIGHTS_SIZE, cudaMemcpyHostToDevice), "uploading the weights");
+#endif
+#if DC_WEIGHTS == 1
+	DC_TRY(m, cudaMemcpy(m->w, DC_API(weights_blob), DC_WEIGHTS_SIZE, cudaMemcpyHostToDevice), "uploading the weights");
+#elif DC_WEIGHTS == 2
+	void *map;
+	int rc = dc_weights_map(weights_path, &map, m->msg, sizeof m->msg);
+	if (rc)
+		return rc;
+	cudaError_t e = cudaMemcpy(m->w, (char *)map + 128, DC_WEIGHTS_SIZE, cudaMemcpyHostToDevice);
+	munmap(map, 128 + DC_WEIGHTS_SIZE);
+	if (e != cudaSuccess)
+		return dc_rt_error(m, e, "uploading the weights");
+#endif
 	return DOCCC_OK;
 }
 
-void mlp_destroy(mlp_t *model)
+void DC_API(destroy)(DC_API(t) *model)
 {
 	if (!model)
 		return;
@@ -515,9 +597,9 @@ void mlp_destroy(mlp_t *model)
 	(void)cudaFree(model->ws);
 	(void)cudaFree(model->w);
 	(void)cudaFree(model->err);
-	for (int i = 0; i < 1; i++)
+	for (int i = 0; i < DC_NIN; i++)
 		(void)cudaFree(model->hin[i]);
-	for (int i = 0; i < 1; i++)
+	for (int i = 0; i < DC_NOUT; i++)
 		(void)cudaFree(model->hout[i]);
 	if (model->flag)
 		(void)cudaFreeHost(model->flag);
@@ -529,7 +611,7 @@ void mlp_destroy(mlp_t *model)
 	free(model);
 }
 
-int mlp_create_from(mlp_t **model, const char *weights_path)
+int DC_API(create_from)(DC_API(t) **model, const char *weights_path)
 {
 	if (!model)
 		return DOCCC_ERR_ARG;
@@ -540,29 +622,29 @@ int mlp_create_from(mlp_t **model, const char *weights_path)
 	if (e != cudaSuccess)
 		return dc_rt_error(NULL, e, "finding a GPU");
 	if (n < 1) {
-		snprintf(dc_create_msg, sizeof dc_create_msg, "mlp: no " DC_RUNTIME " GPU found; build for the host with -t openmp");
+		snprintf(dc_create_msg, sizeof dc_create_msg, DC_NAME ": no " DC_RUNTIME " GPU found; build for the host with -t openmp");
 		return DOCCC_ERR_DEVICE;
 	}
-	mlp_t *m = (mlp_t *)calloc(1, sizeof *m);
+	DC_API(t) *m = (DC_API(t) *)calloc(1, sizeof *m);
 	if (!m)
 		return DOCCC_ERR_NOMEM;
 	m->log = dc_default_log;
 	int rc = dc_setup(m, weights_path);
 	if (rc) {
 		memcpy(dc_create_msg, m->msg, sizeof dc_create_msg);
-		mlp_destroy(m);
+		DC_API(destroy)(m);
 		return rc;
 	}
 	*model = m;
 	return DOCCC_OK;
 }
 
-int mlp_create(mlp_t **model)
+int DC_API(create)(DC_API(t) **model)
 {
-	return mlp_create_from(model, NULL);
+	return DC_API(create_from)(model, NULL);
 }
 
-int mlp_set_stream(mlp_t *model, void *stream)
+int DC_API(set_stream)(DC_API(t) *model, void *stream)
 {
 	if (!model)
 		return DOCCC_ERR_ARG;
@@ -571,17 +653,17 @@ int mlp_set_stream(mlp_t *model, void *stream)
 	return DOCCC_OK;
 }
 
-int mlp_sync(mlp_t *model)
+int DC_API(sync)(DC_API(t) *model)
 {
 	return model ? dc_finish(model) : DOCCC_ERR_ARG;
 }
 
-const char *mlp_last_error(const mlp_t *model)
+const char *DC_API(last_error)(const DC_API(t) *model)
 {
 	return model ? model->msg : dc_create_msg;
 }
 
-void mlp_set_log(mlp_t *model, doccc_log_fn fn, void *user)
+void DC_API(set_log)(DC_API(t) *model, doccc_log_fn fn, void *user)
 {
 	if (!model)
 		return;
@@ -589,40 +671,44 @@ void mlp_set_log(mlp_t *model, doccc_log_fn fn, void *user)
 	model->log_user = user;
 }
 
-int mlp_set_num_threads(mlp_t *model, int n)
+int DC_API(set_num_threads)(DC_API(t) *model, int n)
 {
 	if (!model || n < 1)
 		return DOCCC_ERR_ARG;
 	return n == 1 ? DOCCC_OK : DOCCC_ERR_THREADS;
 }
 
-size_t mlp_workspace_size(void)
+size_t DC_API(workspace_size)(void)
 {
 	return DC_WORKSPACE_SIZE;
 }
 
 static int dc_generic(void *model, const void *const *ins, void *const *outs, int host)
 {
-	if (!model || (!ins && 1) || (!outs && 1))
+	if (!model || (!ins && DC_NIN) || (!outs && DC_NOUT))
 		return DOCCC_ERR_ARG;
-	for (int i = 0; i < 1; i++)
+	for (int i = 0; i < DC_NIN; i++)
 		if (!ins[i])
 			return DOCCC_ERR_ARG;
-	for (int i = 0; i < 1; i++)
+	for (int i = 0; i < DC_NOUT; i++)
 		if (!outs[i])
 			return DOCCC_ERR_ARG;
-	return host ? dc_run_host((mlp_t *)model, ins, outs) : dc_run((mlp_t *)model, ins, outs);
+#if DC_NDIMS
+	if (!((DC_API(t) *)model)->dims_set)
+		return dc_unset((DC_API(t) *)model);
+#endif
+	return host ? dc_run_host((DC_API(t) *)model, ins, outs) : dc_run((DC_API(t) *)model, ins, outs);
 }
 
 static int dc_run_generic(void *m, const void *const *ins, void *const *outs) { return dc_generic(m, ins, outs, 0); }
 static int dc_run_host_generic(void *m, const void *const *ins, void *const *outs) { return dc_generic(m, ins, outs, 1); }
-static int dc_create(void **m, const char *p) { return mlp_create_from((mlp_t **)m, p); }
-static void dc_destroy(void *m) { mlp_destroy((mlp_t *)m); }
-static int dc_threads(void *m, int n) { return mlp_set_num_threads((mlp_t *)m, n); }
-static int dc_set_stream(void *m, void *s) { return mlp_set_stream((mlp_t *)m, s); }
-static int dc_sync(void *m) { return mlp_sync((mlp_t *)m); }
-static const char *dc_last_error(const void *m) { return mlp_last_error((const mlp_t *)m); }
-static void dc_set_log(void *m, doccc_log_fn fn, void *user) { mlp_set_log((mlp_t *)m, fn, user); }
+static int dc_create(void **m, const char *p) { return DC_API(create_from)((DC_API(t) **)m, p); }
+static void dc_destroy(void *m) { DC_API(destroy)((DC_API(t) *)m); }
+static int dc_threads(void *m, int n) { return DC_API(set_num_threads)((DC_API(t) *)m, n); }
+static int dc_set_stream(void *m, void *s) { return DC_API(set_stream)((DC_API(t) *)m, s); }
+static int dc_sync(void *m) { return DC_API(sync)((DC_API(t) *)m); }
+static const char *dc_last_error(const void *m) { return DC_API(last_error)((const DC_API(t) *)m); }
+static void dc_set_log(void *m, doccc_log_fn fn, void *user) { DC_API(set_log)((DC_API(t) *)m, fn, user); }
 static int dc_dev_alloc(void **p, size_t n)
 {
 	if (!p)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../backends/backend.h"
 #include "../../ir/ir.h"
 #include "check.h"
 
