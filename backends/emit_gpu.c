@@ -3,27 +3,22 @@
  * (HIP through doccc_gpu.h's name mapping) and for their simulation.
  *
  * Every step (a top-level child, emit.c) is a host function that launches
- * kernels on the run's stream; the walker calls this printer for each loop
- * and block of the step:
+ * kernels on the run's stream. Which nodes become kernels, and how each
+ * runs, is the gpu_plan pass's decision (ir/passes/gpu_plan.c, Node.gpu);
+ * this printer prints the plan and decides nothing. The walker calls it
+ * for each loop and block of the step:
  *
- *   - a map nest the schedule pass marked SCHED_GPU_THREAD (collapse k)
- *     becomes one kernel over the collapsed iteration space: each thread
- *     takes iterations dc_t = blockIdx.x * blockDim.x + threadIdx.x, then
- *     every gridDim.x * blockDim.x further (a grid-stride loop), recovers
- *     the k loop variables from dc_t and runs the body as scalar code;
- *     the grid is min(ceil(iterations / block), the category's cap);
- *   - such a nest that is a contraction (acc += X * Y: GEMM, batched
- *     matmul, convolution) runs as shared-memory tiles (below);
- *   - such a nest with few iterations and long inner loops runs one thread
- *     block per iteration instead (block-cooperative kernels, below);
- *   - a step-level nest that only accumulates into one small global
- *     container (a whole-tensor sum or max) runs as one cooperative block;
- *   - an N_FOR at step level whose body holds such nests (a recurrent
- *     layer's time loop, schedule.c) is a host loop: its children become
- *     kernels launched every iteration, which take the loop's variable as
- *     a by-value parameter;
- *   - anything else at step level (an N_FOR, a block, a map that was not
- *     collapsed) becomes a kernel of one thread: correct, not fast;
+ *   - a node with a plan becomes one kernel and its launch: GK_GRID over
+ *     the collapsed iteration space (each thread takes iterations dc_t =
+ *     blockIdx.x * blockDim.x + threadIdx.x, then every gridDim.x *
+ *     blockDim.x further, a grid-stride loop, recovers the k loop
+ *     variables from dc_t and runs the body as scalar code), GK_TILED as
+ *     shared-memory tiles (below), GK_COOP as one block per iteration
+ *     (below), GK_REDUCE as one block reducing into private copies, and
+ *     GK_SINGLE as one thread: correct, not fast;
+ *   - a loop at step level without a plan is a host loop (a recurrent
+ *     layer's time loop, schedule.c): its children's kernels are launched
+ *     every iteration and take the loop's variable as a by-value parameter;
  *   - inside kernels, loops are plain for loops (#pragma unroll for
  *     SCHED_UNROLL) and blocks the walker's tasklets.
  *
@@ -37,7 +32,10 @@
  *
  * The host API (create, run, run_host, set_stream, sync, last_error,
  * set_log, ...) is C++ with C linkage through NAME.h; every runtime call is
- * checked and turns into DOCCC_ERR_DEVICE with the runtime's message.
+ * checked and turns into DOCCC_ERR_DEVICE with the runtime's message. It
+ * and the instance's struct are real source, backends/rt/gpu_api.h and
+ * gpu_model.h, printed after the macros that name the model (DC_API,
+ * DC_NAME) and size it (DC_NIN, DC_NOUT, DC_NDIMS, DC_WEIGHTS, ...).
  *
  * Launch-free replay: a run is its kernels and, last, an async copy of the
  * device status flag into a pinned host word, which the run's end reads
