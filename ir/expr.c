@@ -828,11 +828,7 @@ static void pr(Buf *b, const Sdfg *g, const char *const *nm, const Expr *e)
 
 void ex_print(Buf *b, const Sdfg *g, const Expr *e)
 {
-	if (!e) {
-		buf_puts(b, "?");
-		return;
-	}
-	pr(b, g, NULL, e);
+	ex_print_names(b, g, e, NULL);
 }
 
 void ex_print_names(Buf *b, const Sdfg *g, const Expr *e, const char *const *names)
