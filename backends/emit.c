@@ -43,6 +43,7 @@
  * calls e->p for every N_MAP and N_FOR and for SCHED_VECTOR operands.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "doccc_model.h"
@@ -722,26 +723,31 @@ void emit_replace_all(Buf *out, const char *s, const char *from, const char *to)
 const char *emit_step(Em *e, Node *k, const unsigned char *set)
 {
 	Sdfg *g = e->g;
-	/* canonical names, in the printer's own tables for the step */
-	const char **cn = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->ncs + 1));
-	const char **sn = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->nsyms + 1));
-	memcpy(cn, e->cn, sizeof(char *) * (size_t)g->ncs);
-	memcpy(sn, e->sn, sizeof(char *) * (size_t)g->nsyms);
-	int *syms = arena_alloc(g->arena, sizeof(int) * (size_t)(g->nsyms + 1)), nsyms = 0;
+	/* canonical names in the printer's tables while the step prints; the
+	 * entries it changes (the containers it touches, the symbols of its
+	 * loops and bound values) saved to restore, nothing else copied */
+	int nset = 0, nsyms = 0;
+	for (int c = 0; c < g->ncs; c++)
+		nset += set[c] != 0;
+	int *cs = malloc(sizeof(int) * (size_t)(nset + 1)), *syms = malloc(sizeof(int) * (size_t)(g->nsyms + 1));
+	const char **scn = malloc(sizeof(char *) * (size_t)(nset + 1));
+	DOCC_ASSERT(cs && syms && scn);
 	Buf params = {0}, args = {0};
 	int np = 0, nl = 0;
+	nset = 0;
 	for (int c = 0; c < g->ncs; c++) {
 		Container *ct = &g->cs[c];
 		if (!set[c])
 			continue;
+		cs[nset] = c, scn[nset++] = e->cn[c];
 		if (ct->kind == CK_LOCAL) {
-			cn[c] = arena_printf(g->arena, "%d", nl++);
+			e->cn[c] = arena_printf(g->arena, "%d", nl++);
 			continue;
 		}
 		const char *T = emit_storage_type[ct->dt];
 		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
-		cn[c] = arena_printf(g->arena, "%d", np++);
-		buf_printf(&params, "%s%s *restrict v_%s, ", ro ? "const " : "", T, cn[c]);
+		e->cn[c] = arena_printf(g->arena, "%d", np++);
+		buf_printf(&params, "%s%s *restrict v_%s, ", ro ? "const " : "", T, e->cn[c]);
 		switch (ct->kind) {
 		case CK_INPUT: buf_printf(&args, "(const %s *)dc_in[%d], ", T, ct->io); break;
 		case CK_OUTPUT: buf_printf(&args, "(%s *)dc_out[%d], ", T, ct->io); break;
@@ -761,24 +767,30 @@ const char *emit_step(Em *e, Node *k, const unsigned char *set)
 		buf_printf(&args, "dc_d%d, ", d);
 	}
 	subtree_syms(g, k, syms, &nsyms);
-	for (int i = 0; i < nsyms; i++)
-		sn[syms[i]] = arena_printf(g->arena, "%s%d", g->syms[syms[i]].kind == SYM_LOOP ? "i" : "x", i);
+	const char **ssn = malloc(sizeof(char *) * (size_t)(nsyms + 1));
+	DOCC_ASSERT(ssn);
+	for (int i = 0; i < nsyms; i++) {
+		ssn[i] = e->sn[syms[i]];
+		e->sn[syms[i]] = arena_printf(g->arena, "%s%d", g->syms[syms[i]].kind == SYM_LOOP ? "i" : "x", i);
+	}
 	/* the body, with kernels of its own named after a placeholder */
 	int check = emit_has_check(k);
 	Buf body = {0}, kern = {0};
 	Buf *sb = e->b, *sk = e->kern;
-	const char **scn = e->cn, **ssn = e->sn;
 	int sind = e->ind, snk = e->nkern;
 	const char *snm = e->nm, *stop = e->top;
 	e->b = &body, e->kern = &kern, e->ind = 1, e->nkern = 0, e->nm = "@F@", e->top = "this step";
-	e->cn = cn, e->sn = sn;
 	e->p->step_begin(e, check);
 	emit_dims_assume(e);
 	emit_node(e, k);
 	if (e->p->step_end)
 		e->p->step_end(e, &body, check);
 	e->b = sb, e->kern = sk, e->ind = sind, e->nkern = snk, e->nm = snm, e->top = stop;
-	e->cn = scn, e->sn = ssn;
+	for (int i = 0; i < nset; i++)
+		e->cn[cs[i]] = scn[i];
+	for (int i = 0; i < nsyms; i++)
+		e->sn[syms[i]] = ssn[i];
+	free(cs), free(scn), free(syms), free(ssn);
 	/* the same text as an earlier step: call that function */
 	char *text = arena_printf(g->arena, "%s\n@F@(%s%s)\n{\n%s}\n", check && e->p->step_status ? "static int" : "static void", params.len ? params.s : "",
 	                          e->p->step_params, body.s ? body.s : "");
