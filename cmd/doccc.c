@@ -151,14 +151,20 @@ static void list_ops(void)
 	for (int i = 0; i < NLIBOPS; i++)
 		printf(" %s", op_name(i));
 	printf(")\n");
+	const AtenInfo *a;
 	for (int i = 0; i < NATENOPS; i++) {
-		const AtenInfo *a = aten_info(i);
+		a = aten_info(i);
 		printf("%-48s %-10s %s\n", a->target, a->lowering, a->schema);
 	}
+	for (int i = 0; (a = aten_variant(i)); i++)
+		printf("%-48s %-10s %s\n", a->target, a->lowering, a->schema);
 	printf("# known and not supported: overload, reason\n");
 	const char *why, *t;
 	for (int i = 0; (t = aten_unsupported_row(i, &why)); i++)
 		printf("%-48s unsupported  %s\n", t, why);
+	printf("# derived rows (ir/ops_variants.h): overload, the functional row it lowers through\n");
+	for (int i = 0; (a = aten_variant(i)); i++)
+		printf("%-48s %s\n", a->target, a->base);
 	printf("# lowerings that take run-time dims (a node of any other touching one specializes the library):");
 	for (int i = 0; (t = import_dyn_lowering(i)); i++)
 		printf(" %s", t);

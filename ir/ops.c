@@ -28,8 +28,14 @@ static const char *const lib_docs[] = {
 _Static_assert(COUNTOF(lib_names) == NLIBOPS, "LIB_OPS names out of step");
 
 static AtenInfo aten_table[] = {
-#define X(e, t, l, p, s) {t, s, #l, lower_##l, p, {{0}}, -1, 0, 0},
+#define X(e, t, l, p, s) {t, s, NULL, #l, lower_##l, p, {{0}}, -1, 0, 0, NULL},
 	ATEN_OPS(X)
+#undef X
+};
+/* derived rows: lowering and parameter are their base's, filled at first use */
+static AtenInfo variant_table[] = {
+#define X(t, b, s) {t, s, b, NULL, NULL, 0, {{0}}, -1, 0, 0, NULL},
+	ATEN_VARIANTS(X)
 #undef X
 };
 _Static_assert(COUNTOF(aten_table) == NATENOPS, "ATEN_OPS out of step");
@@ -188,17 +194,50 @@ const AtenInfo *aten_info(int aop)
 {
 	DOCC_ASSERT(aop >= 0 && aop < NATENOPS);
 	AtenInfo *i = &aten_table[aop];
-	if (i->nargs < 0)
+	if (i->nargs < 0) {
 		parse_schema(i);
+		i->names = i->args;
+	}
 	return i;
 }
 
-const AtenInfo *aten_find(const char *target)
+static const AtenInfo *find_hand(const char *target)
 {
 	for (int i = 0; i < NATENOPS; i++)
 		if (!strcmp(aten_table[i].target, target))
 			return aten_info(i);
 	return NULL;
+}
+
+/* A derived row takes its base's lowering, and reads its arguments by the
+ * base's names: the generator matched the two signatures position by
+ * position, which is checked again here. */
+const AtenInfo *aten_variant(int i)
+{
+	if (i < 0 || (size_t)i >= COUNTOF(variant_table))
+		return NULL;
+	AtenInfo *v = &variant_table[i];
+	if (v->nargs >= 0)
+		return v;
+	const AtenInfo *b = find_hand(v->base);
+	parse_schema(v);
+	DOCC_ASSERT(b && b->nargs == v->nargs && b->nrets == v->nrets);
+	for (int k = 0; k < v->nargs; k++)
+		DOCC_ASSERT(b->args[k].type == v->args[k].type && b->args[k].optional == v->args[k].optional);
+	v->lowering = b->lowering;
+	v->lower = b->lower;
+	v->param = b->param;
+	v->names = b->args;
+	return v;
+}
+
+const AtenInfo *aten_find(const char *target)
+{
+	const AtenInfo *a = find_hand(target);
+	for (int i = 0; !a && (size_t)i < COUNTOF(variant_table); i++)
+		if (!strcmp(variant_table[i].target, target))
+			a = aten_variant(i);
+	return a;
 }
 
 static const char *const unsupported[][2] = {

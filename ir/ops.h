@@ -24,6 +24,10 @@
  *   rnn        LSTM, GRU and Elman layers
  *   sym        symbolic sizes and scalars, the export's assertions
  * (ops_unsupported.h lists the overloads doccc knows and does not compile.)
+ * The in-place overloads (relu_, scatter_.value) and the aliases (concat,
+ * clip, swapaxes) of these rows are not written by hand: test/gen_ops_table.py
+ * derives them from torch's registry into ops_variants.h, each lowering
+ * through its functional row, so that none is forgotten.
  * The X-macros are expanded into enums, name tables and dispatch tables in
  * ops.c and ir/passes/expand.c, with static asserts keeping them in step.
  * Nothing depends on the enums' numeric order: ops are compared by enum
@@ -43,6 +47,7 @@
 #include "ops_rnn.h"
 #include "ops_sym.h"
 #include "ops_unsupported.h"
+#include "ops_variants.h"
 
 #define LIB_OPS(X) LIB_OPS_ELEM(X) LIB_OPS_LINALG(X) LIB_OPS_ATTENTION(X) LIB_OPS_NORM(X) LIB_OPS_REDUCE(X) \
 	LIB_OPS_POOL(X) LIB_OPS_INDEX(X) LIB_OPS_SHAPE(X) LIB_OPS_RNN(X) LIB_OPS_SYM(X)
@@ -87,6 +92,7 @@ struct Imp;
 typedef struct {
 	const char *target;      /* "conv2d.default" */
 	const char *schema;
+	const char *base;        /* a derived row's functional row ("clamp.default" for clip_.default); else NULL */
 	const char *lowering;    /* family lowering's name ("unary") */
 	int (*lower)(struct Imp *m, const struct cJSON *node);
 	int param;
@@ -95,11 +101,14 @@ typedef struct {
 	int nargs;
 	int nrets;
 	char ret_alias;          /* a single return that aliases an argument: its set; else 0 */
+	const SchemaArg *names;  /* the names lowerings read the arguments by: the base row's args */
 } AtenInfo;
 
 /* The table entry for an overload name ("conv2d.default"), or NULL. */
 const AtenInfo *aten_find(const char *target);
 const AtenInfo *aten_info(int aop);
+/* The i-th derived row (ops_variants.h), NULL past the end, for --list-ops. */
+const AtenInfo *aten_variant(int i);
 /* Why an overload doccc knows is not compiled (UNSUPPORTED_OPS), or NULL. */
 const char *aten_unsupported(const char *target);
 /* The i-th UNSUPPORTED_OPS row (NULL past the end), for --list-ops. */

@@ -23,191 +23,104 @@
 	X(TO_DEVICE, "to.device", cast, 0, "aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)") \
 	X(TYPE_AS, "type_as.default", cast, 1, "aten::type_as(Tensor self, Tensor other) -> Tensor") \
 	X(RELU, "relu.default", unary, T_RELU, "aten::relu(Tensor self) -> Tensor") \
-	X(RELU_, "relu_.default", unary, T_RELU, "aten::relu_(Tensor(a!) self) -> Tensor(a!)") \
 	X(SIGMOID, "sigmoid.default", unary, T_SIGMOID, "aten::sigmoid(Tensor self) -> Tensor") \
-	X(SIGMOID_, "sigmoid_.default", unary, T_SIGMOID, "aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)") \
 	X(TANH, "tanh.default", unary, T_TANH, "aten::tanh(Tensor self) -> Tensor") \
-	X(TANH_, "tanh_.default", unary, T_TANH, "aten::tanh_(Tensor(a!) self) -> Tensor(a!)") \
 	X(EXP, "exp.default", unary, T_EXP, "aten::exp(Tensor self) -> Tensor") \
-	X(EXP_, "exp_.default", unary, T_EXP, "aten::exp_(Tensor(a!) self) -> Tensor(a!)") \
 	X(LOG, "log.default", unary, T_LOG, "aten::log(Tensor self) -> Tensor") \
-	X(LOG_, "log_.default", unary, T_LOG, "aten::log_(Tensor(a!) self) -> Tensor(a!)") \
 	X(NEG, "neg.default", unary, T_NEG, "aten::neg(Tensor self) -> Tensor") \
-	X(NEG_, "neg_.default", unary, T_NEG, "aten::neg_(Tensor(a!) self) -> Tensor(a!)") \
 	X(SQRT, "sqrt.default", unary, T_SQRT, "aten::sqrt(Tensor self) -> Tensor") \
-	X(SQRT_, "sqrt_.default", unary, T_SQRT, "aten::sqrt_(Tensor(a!) self) -> Tensor(a!)") \
 	X(RSQRT, "rsqrt.default", unary, T_RSQRT, "aten::rsqrt(Tensor self) -> Tensor") \
-	X(RSQRT_, "rsqrt_.default", unary, T_RSQRT, "aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ABS, "abs.default", unary, T_ABS, "aten::abs(Tensor self) -> Tensor") \
-	X(ABS_, "abs_.default", unary, T_ABS, "aten::abs_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ERF, "erf.default", unary, T_ERF, "aten::erf(Tensor self) -> Tensor") \
-	X(ERF_, "erf_.default", unary, T_ERF, "aten::erf_(Tensor(a!) self) -> Tensor(a!)") \
 	X(GELU, "gelu.default", unary, T_GELU, "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor") \
-	X(GELU_, "gelu_.default", unary, T_GELU, "aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)") \
 	X(SILU, "silu.default", unary, T_SILU, "aten::silu(Tensor self) -> Tensor") \
-	X(SILU_, "silu_.default", unary, T_SILU, "aten::silu_(Tensor(a!) self) -> Tensor(a!)") \
 	X(HARDSIGMOID, "hardsigmoid.default", unary, T_HARDSIGMOID, "aten::hardsigmoid(Tensor self) -> Tensor") \
-	X(HARDSIGMOID_, "hardsigmoid_.default", unary, T_HARDSIGMOID, "aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)") \
 	X(HARDSWISH, "hardswish.default", unary, T_HARDSWISH, "aten::hardswish(Tensor self) -> Tensor") \
-	X(HARDSWISH_, "hardswish_.default", unary, T_HARDSWISH, "aten::hardswish_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ACOS, "acos.default", unary, T_ACOS, "aten::acos(Tensor self) -> Tensor") \
-	X(ACOS_, "acos_.default", unary, T_ACOS, "aten::acos_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ACOSH, "acosh.default", unary, T_ACOSH, "aten::acosh(Tensor self) -> Tensor") \
-	X(ACOSH_, "acosh_.default", unary, T_ACOSH, "aten::acosh_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ASIN, "asin.default", unary, T_ASIN, "aten::asin(Tensor self) -> Tensor") \
-	X(ASIN_, "asin_.default", unary, T_ASIN, "aten::asin_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ASINH, "asinh.default", unary, T_ASINH, "aten::asinh(Tensor self) -> Tensor") \
-	X(ASINH_, "asinh_.default", unary, T_ASINH, "aten::asinh_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ATAN, "atan.default", unary, T_ATAN, "aten::atan(Tensor self) -> Tensor") \
-	X(ATAN_, "atan_.default", unary, T_ATAN, "aten::atan_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ATANH, "atanh.default", unary, T_ATANH, "aten::atanh(Tensor self) -> Tensor") \
-	X(ATANH_, "atanh_.default", unary, T_ATANH, "aten::atanh_(Tensor(a!) self) -> Tensor(a!)") \
 	X(CEIL, "ceil.default", unary, T_CEIL, "aten::ceil(Tensor self) -> Tensor") \
-	X(CEIL_, "ceil_.default", unary, T_CEIL, "aten::ceil_(Tensor(a!) self) -> Tensor(a!)") \
 	X(COS, "cos.default", unary, T_COS, "aten::cos(Tensor self) -> Tensor") \
-	X(COS_, "cos_.default", unary, T_COS, "aten::cos_(Tensor(a!) self) -> Tensor(a!)") \
 	X(COSH, "cosh.default", unary, T_COSH, "aten::cosh(Tensor self) -> Tensor") \
-	X(COSH_, "cosh_.default", unary, T_COSH, "aten::cosh_(Tensor(a!) self) -> Tensor(a!)") \
 	X(EXPM1, "expm1.default", unary, T_EXPM1, "aten::expm1(Tensor self) -> Tensor") \
-	X(EXPM1_, "expm1_.default", unary, T_EXPM1, "aten::expm1_(Tensor(a!) self) -> Tensor(a!)") \
 	X(FLOOR, "floor.default", unary, T_FLOOR, "aten::floor(Tensor self) -> Tensor") \
-	X(FLOOR_, "floor_.default", unary, T_FLOOR, "aten::floor_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ISINF, "isinf.default", unary, T_ISINF, "aten::isinf(Tensor self) -> Tensor") \
 	X(ISNAN, "isnan.default", unary, T_ISNAN, "aten::isnan(Tensor self) -> Tensor") \
 	X(LOG10, "log10.default", unary, T_LOG10, "aten::log10(Tensor self) -> Tensor") \
-	X(LOG10_, "log10_.default", unary, T_LOG10, "aten::log10_(Tensor(a!) self) -> Tensor(a!)") \
 	X(LOG1P, "log1p.default", unary, T_LOG1P, "aten::log1p(Tensor self) -> Tensor") \
-	X(LOG1P_, "log1p_.default", unary, T_LOG1P, "aten::log1p_(Tensor(a!) self) -> Tensor(a!)") \
 	X(LOG2, "log2.default", unary, T_LOG2, "aten::log2(Tensor self) -> Tensor") \
-	X(LOG2_, "log2_.default", unary, T_LOG2, "aten::log2_(Tensor(a!) self) -> Tensor(a!)") \
 	X(RECIPROCAL, "reciprocal.default", unary, T_RECIP, "aten::reciprocal(Tensor self) -> Tensor") \
-	X(RECIPROCAL_, "reciprocal_.default", unary, T_RECIP, "aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ROUND, "round.default", unary, T_ROUND, "aten::round(Tensor self) -> Tensor") \
-	X(ROUND_, "round_.default", unary, T_ROUND, "aten::round_(Tensor(a!) self) -> Tensor(a!)") \
 	X(SIGN, "sign.default", unary, T_SIGN, "aten::sign(Tensor self) -> Tensor") \
-	X(SIGN_, "sign_.default", unary, T_SIGN, "aten::sign_(Tensor(a!) self) -> Tensor(a!)") \
 	X(SIN, "sin.default", unary, T_SIN, "aten::sin(Tensor self) -> Tensor") \
-	X(SIN_, "sin_.default", unary, T_SIN, "aten::sin_(Tensor(a!) self) -> Tensor(a!)") \
 	X(SINH, "sinh.default", unary, T_SINH, "aten::sinh(Tensor self) -> Tensor") \
-	X(SINH_, "sinh_.default", unary, T_SINH, "aten::sinh_(Tensor(a!) self) -> Tensor(a!)") \
 	X(TAN, "tan.default", unary, T_TAN, "aten::tan(Tensor self) -> Tensor") \
-	X(TAN_, "tan_.default", unary, T_TAN, "aten::tan_(Tensor(a!) self) -> Tensor(a!)") \
 	X(TRUNC, "trunc.default", unary, T_TRUNC, "aten::trunc(Tensor self) -> Tensor") \
-	X(TRUNC_, "trunc_.default", unary, T_TRUNC, "aten::trunc_(Tensor(a!) self) -> Tensor(a!)") \
 	X(BITWISE_NOT, "bitwise_not.default", unary, T_NOT, "aten::bitwise_not(Tensor self) -> Tensor") \
-	X(BITWISE_NOT_, "bitwise_not_.default", unary, T_NOT, "aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)") \
 	X(LOGICAL_NOT, "logical_not.default", unary, T_NOT, "aten::logical_not(Tensor self) -> Tensor") \
-	X(LOGICAL_NOT_, "logical_not_.default", unary, T_NOT, "aten::logical_not_(Tensor(a!) self) -> Tensor(a!)") \
 	X(MISH, "mish.default", unary, T_MISH, "aten::mish(Tensor self) -> Tensor") \
-	X(MISH_, "mish_.default", unary, T_MISH, "aten::mish_(Tensor(a!) self) -> Tensor(a!)") \
 	X(SOFTPLUS, "softplus.default", unary, T_SOFTPLUS, "aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor") \
 	X(ELU, "elu.default", unary, T_ELU, "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor") \
-	X(ELU_, "elu_.default", unary, T_ELU, "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)") \
 	X(LEAKY_RELU, "leaky_relu.default", unary, T_LEAKY_RELU, "aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor") \
-	X(LEAKY_RELU_, "leaky_relu_.default", unary, T_LEAKY_RELU, "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)") \
 	X(HARDTANH, "hardtanh.default", clamp, 0, "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor") \
-	X(HARDTANH_, "hardtanh_.default", clamp, 0, "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)") \
 	X(RELU6, "relu6.default", clamp, 1, "aten::relu6(Tensor self) -> Tensor") \
-	X(RELU6_, "relu6_.default", clamp, 1, "aten::relu6_(Tensor(a!) self) -> Tensor(a!)") \
 	X(CLAMP, "clamp.default", clamp, 2, "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor") \
-	X(CLAMP_, "clamp_.default", clamp, 2, "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)") \
 	X(CLAMP_MIN, "clamp_min.default", clamp, 3, "aten::clamp_min(Tensor self, Scalar min) -> Tensor") \
-	X(CLAMP_MIN_, "clamp_min_.default", clamp, 3, "aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)") \
 	X(CLAMP_MAX, "clamp_max.default", clamp, 4, "aten::clamp_max(Tensor self, Scalar max) -> Tensor") \
-	X(CLAMP_MAX_, "clamp_max_.default", clamp, 4, "aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)") \
 	X(CLAMP_TENSOR, "clamp.Tensor", clamp_tensor, 0, "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor") \
-	X(CLAMP_TENSOR_, "clamp_.Tensor", clamp_tensor, 0, "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)") \
 	X(CLAMP_MIN_TENSOR, "clamp_min.Tensor", clamp_tensor, 0, "aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor") \
-	X(CLAMP_MIN_TENSOR_, "clamp_min_.Tensor", clamp_tensor, 0, "aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)") \
 	X(CLAMP_MAX_TENSOR, "clamp_max.Tensor", clamp_tensor, 0, "aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor") \
-	X(CLAMP_MAX_TENSOR_, "clamp_max_.Tensor", clamp_tensor, 0, "aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)") \
 	X(ADD_TENSOR, "add.Tensor", binary, T_ADD, "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor") \
-	X(ADD__TENSOR, "add_.Tensor", binary, T_ADD, "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)") \
 	X(ADD_SCALAR, "add.Scalar", binary, T_ADD, "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor") \
-	X(ADD__SCALAR, "add_.Scalar", binary, T_ADD, "aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)") \
 	X(SUB_TENSOR, "sub.Tensor", binary, T_SUB, "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor") \
-	X(SUB__TENSOR, "sub_.Tensor", binary, T_SUB, "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)") \
 	X(SUB_SCALAR, "sub.Scalar", binary, T_SUB, "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor") \
-	X(SUB__SCALAR, "sub_.Scalar", binary, T_SUB, "aten::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)") \
 	X(RSUB_TENSOR, "rsub.Tensor", binary, T_SUB, "aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor") \
 	X(RSUB_SCALAR, "rsub.Scalar", binary, T_SUB, "aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor") \
 	X(MUL_TENSOR, "mul.Tensor", binary, T_MUL, "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(MUL__TENSOR, "mul_.Tensor", binary, T_MUL, "aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(MUL_SCALAR, "mul.Scalar", binary, T_MUL, "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor") \
 	X(MULTIPLY_TENSOR, "multiply.Tensor", binary, T_MUL, "aten::multiply.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(MUL__SCALAR, "mul_.Scalar", binary, T_MUL, "aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(DIV_TENSOR, "div.Tensor", binary, T_DIV, "aten::div.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(DIV__TENSOR, "div_.Tensor", binary, T_DIV, "aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(DIV_SCALAR, "div.Scalar", binary, T_DIV, "aten::div.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(DIV__SCALAR, "div_.Scalar", binary, T_DIV, "aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(DIV_TENSOR_MODE, "div.Tensor_mode", binary, T_DIV, "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor") \
-	X(DIV__TENSOR_MODE, "div_.Tensor_mode", binary, T_DIV, "aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)") \
 	X(DIV_SCALAR_MODE, "div.Scalar_mode", binary, T_DIV, "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor") \
-	X(DIV__SCALAR_MODE, "div_.Scalar_mode", binary, T_DIV, "aten::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)") \
 	X(FLOOR_DIVIDE, "floor_divide.default", binary, T_DIV_FLOOR, "aten::floor_divide(Tensor self, Tensor other) -> Tensor") \
 	X(FLOOR_DIVIDE_SCALAR, "floor_divide.Scalar", binary, T_DIV_FLOOR, "aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(FLOOR_DIVIDE_, "floor_divide_.Tensor", binary, T_DIV_FLOOR, "aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(MAXIMUM, "maximum.default", binary, T_MAX, "aten::maximum(Tensor self, Tensor other) -> Tensor") \
 	X(MINIMUM, "minimum.default", binary, T_MIN, "aten::minimum(Tensor self, Tensor other) -> Tensor") \
 	X(MAX_OTHER, "max.other", binary, T_MAX, "aten::max.other(Tensor self, Tensor other) -> Tensor") \
 	X(MIN_OTHER, "min.other", binary, T_MIN, "aten::min.other(Tensor self, Tensor other) -> Tensor") \
 	X(POW_TENSOR_TENSOR, "pow.Tensor_Tensor", binary, T_POW, "aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor") \
-	X(POW__TENSOR_TENSOR, "pow_.Tensor", binary, T_POW, "aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)") \
 	X(POW_TENSOR_SCALAR, "pow.Tensor_Scalar", binary, T_POW, "aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor") \
-	X(POW__TENSOR_SCALAR, "pow_.Scalar", binary, T_POW, "aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)") \
 	X(POW_SCALAR, "pow.Scalar", binary, T_POW, "aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor") \
 	X(FMOD_TENSOR, "fmod.Tensor", binary, T_FMOD, "aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(FMOD__TENSOR, "fmod_.Tensor", binary, T_FMOD, "aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(FMOD_SCALAR, "fmod.Scalar", binary, T_FMOD, "aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(FMOD__SCALAR, "fmod_.Scalar", binary, T_FMOD, "aten::fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(REMAINDER_TENSOR, "remainder.Tensor", binary, T_REM, "aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(REMAINDER__TENSOR, "remainder_.Tensor", binary, T_REM, "aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(REMAINDER_SCALAR, "remainder.Scalar", binary, T_REM, "aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(REMAINDER__SCALAR, "remainder_.Scalar", binary, T_REM, "aten::remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(ATAN2, "atan2.default", binary, T_ATAN2, "aten::atan2(Tensor self, Tensor other) -> Tensor") \
-	X(ATAN2_, "atan2_.default", binary, T_ATAN2, "aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(EQ_TENSOR, "eq.Tensor", binary, T_EQ, "aten::eq.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(EQ__TENSOR, "eq_.Tensor", binary, T_EQ, "aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(EQ_SCALAR, "eq.Scalar", binary, T_EQ, "aten::eq.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(EQ__SCALAR, "eq_.Scalar", binary, T_EQ, "aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(NE_TENSOR, "ne.Tensor", binary, T_NE, "aten::ne.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(NE__TENSOR, "ne_.Tensor", binary, T_NE, "aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(NE_SCALAR, "ne.Scalar", binary, T_NE, "aten::ne.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(NE__SCALAR, "ne_.Scalar", binary, T_NE, "aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(LT_TENSOR, "lt.Tensor", binary, T_LT, "aten::lt.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(LT__TENSOR, "lt_.Tensor", binary, T_LT, "aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(LT_SCALAR, "lt.Scalar", binary, T_LT, "aten::lt.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(LT__SCALAR, "lt_.Scalar", binary, T_LT, "aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(LE_TENSOR, "le.Tensor", binary, T_LE, "aten::le.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(LE__TENSOR, "le_.Tensor", binary, T_LE, "aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(LE_SCALAR, "le.Scalar", binary, T_LE, "aten::le.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(LE__SCALAR, "le_.Scalar", binary, T_LE, "aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(GT_TENSOR, "gt.Tensor", binary, T_GT, "aten::gt.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(GT__TENSOR, "gt_.Tensor", binary, T_GT, "aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(GT_SCALAR, "gt.Scalar", binary, T_GT, "aten::gt.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(GT__SCALAR, "gt_.Scalar", binary, T_GT, "aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(GE_TENSOR, "ge.Tensor", binary, T_GE, "aten::ge.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(GE__TENSOR, "ge_.Tensor", binary, T_GE, "aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(GE_SCALAR, "ge.Scalar", binary, T_GE, "aten::ge.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(GE__SCALAR, "ge_.Scalar", binary, T_GE, "aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(BITWISE_AND_TENSOR, "bitwise_and.Tensor", binary, T_AND, "aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(BITWISE_AND__TENSOR, "bitwise_and_.Tensor", binary, T_AND, "aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(BITWISE_AND_SCALAR, "bitwise_and.Scalar", binary, T_AND, "aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(BITWISE_AND__SCALAR, "bitwise_and_.Scalar", binary, T_AND, "aten::bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(BITWISE_OR_TENSOR, "bitwise_or.Tensor", binary, T_OR, "aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(BITWISE_OR__TENSOR, "bitwise_or_.Tensor", binary, T_OR, "aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(BITWISE_OR_SCALAR, "bitwise_or.Scalar", binary, T_OR, "aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(BITWISE_OR__SCALAR, "bitwise_or_.Scalar", binary, T_OR, "aten::bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(BITWISE_XOR_TENSOR, "bitwise_xor.Tensor", binary, T_XOR, "aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(BITWISE_XOR__TENSOR, "bitwise_xor_.Tensor", binary, T_XOR, "aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(BITWISE_XOR_SCALAR, "bitwise_xor.Scalar", binary, T_XOR, "aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor") \
-	X(BITWISE_XOR__SCALAR, "bitwise_xor_.Scalar", binary, T_XOR, "aten::bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X(LOGICAL_AND, "logical_and.default", binary, T_AND, "aten::logical_and(Tensor self, Tensor other) -> Tensor") \
-	X(LOGICAL_AND_, "logical_and_.default", binary, T_AND, "aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(LOGICAL_OR, "logical_or.default", binary, T_OR, "aten::logical_or(Tensor self, Tensor other) -> Tensor") \
-	X(LOGICAL_OR_, "logical_or_.default", binary, T_OR, "aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(LOGICAL_XOR, "logical_xor.default", binary, T_XOR, "aten::logical_xor(Tensor self, Tensor other) -> Tensor") \
-	X(LOGICAL_XOR_, "logical_xor_.default", binary, T_XOR, "aten::logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(DUNDER_AND_TENSOR, "__and__.Tensor", binary, T_AND, "aten::__and__.Tensor(Tensor self, Tensor other) -> Tensor") \
 	X(DUNDER_AND_SCALAR, "__and__.Scalar", binary, T_AND, "aten::__and__.Scalar(Tensor self, Scalar other) -> Tensor") \
 	X(DUNDER_OR_TENSOR, "__or__.Tensor", binary, T_OR, "aten::__or__.Tensor(Tensor self, Tensor other) -> Tensor") \
@@ -228,23 +141,14 @@
 	X(WHERE, "where.self", where, 0, "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor") \
 	X(MASKED_FILL_SCALAR, "masked_fill.Scalar", where, 1, "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor") \
 	X(MASKED_FILL_TENSOR, "masked_fill.Tensor", where, 1, "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor") \
-	X(MASKED_FILL__SCALAR, "masked_fill_.Scalar", where, 1, "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)") \
-	X(MASKED_FILL__TENSOR, "masked_fill_.Tensor", where, 1, "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)") \
 	X(FMAX, "fmax.default", binary, T_FMAX, "aten::fmax(Tensor self, Tensor other) -> Tensor") \
 	X(FMIN, "fmin.default", binary, T_FMIN, "aten::fmin(Tensor self, Tensor other) -> Tensor") \
 	X(ERFINV, "erfinv.default", unary, T_ERFINV, "aten::erfinv(Tensor self) -> Tensor") \
-	X(ERFINV_, "erfinv_.default", unary, T_ERFINV, "aten::erfinv_(Tensor(a!) self) -> Tensor(a!)") \
 	X(FRAC, "frac.default", unary, T_FRAC, "aten::frac(Tensor self) -> Tensor") \
-	X(FRAC_, "frac_.default", unary, T_FRAC, "aten::frac_(Tensor(a!) self) -> Tensor(a!)") \
 	X(ROUND_DEC, "round.decimals", round_decimals, 0, "aten::round.decimals(Tensor self, *, int decimals) -> Tensor") \
-	X(ROUND_DEC_, "round_.decimals", round_decimals, 0, "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)") \
 	X(NAN_TO_NUM, "nan_to_num.default", nan_to_num, 0, "aten::nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor") \
-	X(NAN_TO_NUM_, "nan_to_num_.default", nan_to_num, 0, "aten::nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)") \
 	X(GLU, "glu.default", glu, 0, "aten::glu(Tensor self, int dim=-1) -> Tensor") \
 	X(LERP_SCALAR, "lerp.Scalar", lerp, 0, "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor") \
 	X(LERP_TENSOR, "lerp.Tensor", lerp, 0, "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor") \
-	X(LERP__SCALAR, "lerp_.Scalar", lerp, 0, "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)") \
-	X(LERP__TENSOR, "lerp_.Tensor", lerp, 0, "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)") \
 	X(XLOGY, "xlogy.Tensor", binary, T_XLOGY, "aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(XLOGY_, "xlogy_.Tensor", binary, T_XLOGY, "aten::xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X(SPECIAL_XLOGY, "special_xlogy.default", binary, T_XLOGY, "aten::special_xlogy(Tensor self, Tensor other) -> Tensor")

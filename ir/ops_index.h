@@ -46,7 +46,6 @@ enum { EBM_SUM, EBM_MEAN, EBM_MAX };
 	X(INDEX_PUT, "index_put.default", scatter, SC_INDEX_PUT, "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor") \
 	X(SLICE_SCATTER, "slice_scatter.default", scatter, SC_SLICE, "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor") \
 	X(SELECT_SCATTER, "select_scatter.default", scatter, SC_SELECT, "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor") \
-	X(INDEX_PUT_, "index_put_.default", scatter, SC_INDEX_PUT, "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)") \
 	X(INDEX_ADD, "index_add.default", index_op, IX_ADD, "aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor") \
 	X(INDEX_COPY, "index_copy.default", index_op, IX_COPY, "aten::index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor") \
 	X(INDEX_FILL, "index_fill.int_Scalar", index_op, IX_FILL, "aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor") \

@@ -54,7 +54,6 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(SLICE, "slice.Tensor", view, VW_SLICE, "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)") \
 	X(ALIAS, "alias.default", view, VW_ALIAS, "aten::alias(Tensor(a) self) -> Tensor(a)") \
 	X(DETACH, "detach.default", view, VW_ALIAS, "aten::detach(Tensor(a) self) -> Tensor(a)") \
-	X(DETACH_, "detach_.default", view, VW_ALIAS, "aten::detach_(Tensor(a!) self) -> Tensor(a!)") \
 	X(NUMPY_T, "numpy_T.default", view, VW_NUMPY_T, "aten::numpy_T(Tensor(a) self) -> Tensor(a)") \
 	X(MT, "mT.default", view, VW_MT, "aten::mT(Tensor(a) self) -> Tensor(a)") \
 	X(MH, "mH.default", view, VW_MT, "aten::mH(Tensor(a) self) -> Tensor(a)") \
@@ -101,10 +100,7 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(EMPTY_STRIDED, "empty_strided.default", fill, FL_ZERO, "aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
 	X(EMPTY_PERMUTED, "empty_permuted.default", fill, FL_ZERO, "aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
 	X(SCALAR_TENSOR, "scalar_tensor.default", fill, FL_SCALAR, "aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
-	X(FILL_SCALAR_, "fill_.Scalar", fill, FL_FILL, "aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)") \
-	X(FILL_TENSOR_, "fill_.Tensor", fill, FL_FILL_TENSOR, "aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)") \
 	X(ZERO_, "zero_.default", fill, FL_ZERO, "aten::zero_(Tensor(a!) self) -> Tensor(a!)") \
-	X(COPY_, "copy_.default", fill, FL_COPY, "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)") \
 	X(FILL_SCALAR, "fill.Scalar", fill, FL_FILL, "aten::fill.Scalar(Tensor self, Scalar value) -> Tensor") \
 	X(FILL_TENSOR, "fill.Tensor", fill, FL_FILL_TENSOR, "aten::fill.Tensor(Tensor self, Tensor value) -> Tensor") \
 	X(COPY, "copy.default", fill, FL_COPY, "aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor") \
@@ -121,8 +117,6 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(LOGSPACE_ST, "logspace.Scalar_Tensor", linspace, 1, "aten::logspace.Scalar_Tensor(Scalar start, Tensor end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
 	X(TRIL, "tril.default", tri, 0, "aten::tril(Tensor self, SymInt diagonal=0) -> Tensor") \
 	X(TRIU, "triu.default", tri, 1, "aten::triu(Tensor self, SymInt diagonal=0) -> Tensor") \
-	X(TRIL_, "tril_.default", tri, 0, "aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)") \
-	X(TRIU_, "triu_.default", tri, 1, "aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)") \
 	X(MESHGRID, "meshgrid.default", meshgrid, 0, "aten::meshgrid(Tensor[] tensors) -> Tensor[]") \
 	X(MESHGRID_IDX, "meshgrid.indexing", meshgrid, 1, "aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]") \
 	X(DROPOUT, "dropout.default", dropout, 0, "aten::dropout(Tensor input, float p, bool train) -> Tensor") \

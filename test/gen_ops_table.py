@@ -18,6 +18,17 @@ Each Core ATen overload gets a status: "supported", "unsupported: REASON", or
 on the doccc binary, so test/test_coverage.py regenerates it in memory and
 fails when the checked-in file is stale: run this script after adding ops.
 The doccc binary is $DOCCC, else $BUILD/doccc (default build/doccc).
+
+It also writes ir/ops_variants.h, the op table's derived rows: the in-place
+overloads (relu_, scatter_.value, dropout_, ...) and the aliases (concat,
+clip, arccos, swapaxes, ...) of the hand-written functional rows, each with
+torch's own schema and the row it lowers through. A derived overload is
+found by signature, not by name: its arguments and returns have the same
+types, kinds and defaults as its base (names may differ: swapaxes's axis0
+is transpose's dim0), and an in-place one writes its first argument and
+returns it. Aliases are torch's own: the `aliases` of its OpInfo database
+and the "X, alias for Y" notes of native_functions.yaml. After adding a
+row, run this script, rebuild, and commit both files.
 """
 
 import argparse
@@ -28,6 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "ops.md"
+VARIANTS = ROOT / "ir" / "ops_variants.h"
 
 
 def default_doccc():
@@ -66,16 +78,18 @@ def aten_op(torch, overload):
         return None
 
 
-def list_ops(doccc=None):
+def list_ops(doccc=None, derived_too=False):
     """Parse `doccc --list-ops`: ([(overload, lowering, schema)], [(overload, reason)])."""
     doccc = Path(doccc or default_doccc())
     r = subprocess.run([str(doccc), "--list-ops"], capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
         raise RuntimeError(f"{doccc} --list-ops failed (exit {r.returncode}): {r.stderr.strip()}")
-    supported, unsupported, section = [], [], None
+    supported, unsupported, derived, section = [], [], set(), None
     for line in r.stdout.splitlines():
         if line.startswith("# supported"):
             section = "supported"
+        elif line.startswith("# derived"):
+            section = "derived"
         elif line.startswith("# known and not supported"):
             section = "unsupported"
         elif not line.strip() or line.startswith("#"):
@@ -88,9 +102,150 @@ def list_ops(doccc=None):
             if word != "unsupported":
                 raise ValueError(f"unexpected --list-ops line: {line!r}")
             unsupported.append((overload, reason))
+        elif section == "derived":
+            derived.add(line.split()[0])
         else:
             raise ValueError(f"--list-ops line outside a section: {line!r}")
+    if derived_too:
+        return supported, unsupported, derived
     return supported, unsupported
+
+
+# ---- derived rows: in-place overloads and aliases ---------------------------------
+
+def _py_to_aten(name):
+    """OpInfo's Python name of an op -> its aten name, or None (nn.functional.*
+    and the like are not aten ops)."""
+    name = name.removeprefix("torch.")
+    for ns in ("special.", "linalg.", "fft."):
+        if name.startswith(ns):
+            return ns[:-1] + "_" + name[len(ns):]
+    return None if "." in name else name
+
+
+def _yaml_aliases(torch):
+    """{alias: target} from the notes of native_functions.yaml ("# clip is an
+    alias for clamp" above "- func: clip(...)"), where torchgen ships it."""
+    import re
+    try:
+        import torchgen
+    except ImportError:
+        return {}
+    path = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    if not path.is_file():
+        return {}
+    out, note = {}, None
+    for line in path.read_text().splitlines():
+        s = line.strip()
+        if s.startswith("#"):
+            m = re.search(r"alias (?:for|of|to) (?:torch\.)?([\w.]+)", s, re.I)
+            note = None if (not m or "not an alias" in s.lower()) else m.group(1).replace(".", "_")
+        elif s.startswith("- func:"):
+            if note:
+                out.setdefault(s[len("- func:"):].strip().split("(")[0].split(".")[0], note)
+            note = None
+        elif not s:
+            note = None
+    return out
+
+
+def aliases(torch):
+    """{aten name: aten name} of the aliases torch registers, both ways."""
+    from torch.testing._internal.common_methods_invocations import op_db
+    pairs = dict(_yaml_aliases(torch))
+    for info in op_db:
+        for a in info.aliases:
+            x, y = _py_to_aten(a.name), _py_to_aten(info.name)
+            if x and y and x != y:
+                pairs.setdefault(x, y)
+    out = {}
+    for x, y in pairs.items():
+        out.setdefault(x, set()).add(y)
+        out.setdefault(y, set()).add(x)
+    return out
+
+
+def _sig(op):
+    """An overload's signature without names and alias annotations."""
+    s = op._schema
+    return (tuple((str(a.type), a.kwarg_only, repr(a.default_value)) for a in s.arguments),
+            tuple(str(r.type) for r in s.returns))
+
+
+def _writes_self(op):
+    s = op._schema
+    a0 = s.arguments[0] if s.arguments else None
+    return (a0 is not None and a0.alias_info is not None and a0.alias_info.is_write and len(s.returns) == 1 and
+            s.returns[0].alias_info is not None and s.returns[0].alias_info.is_write and
+            not any(a.alias_info is not None and a.alias_info.is_write for a in s.arguments[1:]))
+
+
+def _mutates(op):
+    return any(a.alias_info is not None and a.alias_info.is_write for a in op._schema.arguments)
+
+
+def derive_variants(torch, hand):
+    """[(overload, base, schema)] of the in-place and alias overloads of the
+    hand-written rows `hand` ({overload: schema}) that torch has, sorted.
+    base is always a hand-written functional row."""
+    ops = all_aten_overloads(torch)
+    by_name = {}
+    for k, op in ops.items():
+        by_name.setdefault(k.rpartition(".")[0], []).append(k)
+    functional = {o: o for o in hand if o in ops and not _mutates(ops[o])}
+    # aliases of the functional rows (and of their in-place forms, below)
+    al = aliases(torch)
+    for o in list(functional):
+        for other in sorted(al.get(o.rpartition(".")[0], ())):
+            for k in by_name.get(other, ()):
+                if k not in hand and k not in functional and not _mutates(ops[k]) and _sig(ops[k]) == _sig(ops[o]):
+                    functional[k] = o
+    # an overload with the signature of a supported one of the same name
+    # (mH.a and mH.default) is a second registration: export records the other
+    def twin(k):
+        return any(o != k and o in hand and _sig(ops[o]) == _sig(ops[k]) for o in by_name[k.rpartition(".")[0]])
+    out = {k: (b, str(ops[k]._schema)) for k, b in functional.items() if k not in hand and not twin(k)}
+    # in-place forms: NAME_.* that writes self, matching a functional NAME.*
+    for f, base in sorted(functional.items()):
+        for k in by_name.get(f.rpartition(".")[0] + "_", ()):
+            if k in hand or k in out or not _writes_self(ops[k]) or _sig(ops[k]) != _sig(ops[f]):
+                continue
+            out[k] = (base, str(ops[k]._schema))
+    return sorted((k, b, s) for k, (b, s) in out.items())
+
+
+def _c_str(s):
+    return s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def render_variants(rows):
+    """The text of ir/ops_variants.h."""
+    lines = [
+        "/*",
+        " * ops_variants.h - the derived rows of the op table: the in-place overloads",
+        " * and the aliases torch has for the hand-written functional rows of",
+        " * ir/ops_*.h. Generated by `python3 test/gen_ops_table.py` from torch's",
+        " * registry; do not edit by hand (test/test_coverage.py fails when it is",
+        " * stale).",
+        " *",
+        " * X(\"overload\", \"base overload\", \"schema\"): the overload lowers through",
+        " * its base's lowering and parameter, its arguments bound by its own schema",
+        " * (torch's) and read by the base's names (the signatures match position",
+        " * by position). An in-place one's write-back is the importer's",
+        " * (lw_rebind_mutated). Included by ops.h only.",
+        " */",
+        "#define ATEN_VARIANTS(X) \\",
+    ]
+    lines += [f'\tX("{o}", "{b}", "{_c_str(s)}") \\' for o, b, s in rows]
+    lines += ["", ""]
+    return "\n".join(lines)
+
+
+def variants(doccc=None):
+    import torch
+    supported, _, derived = list_ops(doccc, derived_too=True)
+    hand = {o: s for o, _, s in supported if o not in derived}
+    return render_variants(derive_variants(torch, hand))
 
 
 def _cell(text):
@@ -179,6 +334,11 @@ def main(argv=None):
     ap.add_argument("-o", "--output", default=str(OUT), help="output file (default docs/ops.md)")
     ap.add_argument("--doccc", default=None, help="doccc binary (default $DOCCC or build/doccc)")
     args = ap.parse_args(argv)
+    vtext = variants(args.doccc)
+    if not VARIANTS.is_file() or VARIANTS.read_text() != vtext:
+        VARIANTS.write_text(vtext)
+        print(f"wrote {VARIANTS}: rebuild doccc (make) and run this script again for {args.output}")
+        return 0
     text = generate(args.doccc)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)

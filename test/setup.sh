@@ -13,7 +13,7 @@
 #   --sanitizers:    libclang-rt-N-dev, N the major version of the installed clang
 #                    (the ASan/UBSan/TSan/libFuzzer runtimes of make test, make asan
 #                    and make fuzz)
-#   Python packages: torch==2.13.0 numpy pytest pytest-xdist transformers==5.24.0
+#   Python packages: torch==2.13.0 numpy pytest pytest-xdist expecttest==0.3.0 transformers==5.24.0
 #                    (test and example dependencies only; pytest-xdist runs
 #                    the suite on every core (make test); transformers for the
 #                    real-model suite test/test_hf.py, which builds its models
@@ -43,6 +43,7 @@ if [ -z "${PYTHON:-}" ]; then
 fi
 TORCH_VERSION=2.13.0
 TRANSFORMERS_VERSION=5.24.0
+EXPECTTEST_VERSION=0.3.0   # torch.testing's OpInfo database, where test/gen_ops_table.py reads torch's aliases
 say() { echo "setup: $*"; }
 die() { echo "setup: error: $*" >&2; exit 1; }
 
@@ -106,7 +107,7 @@ sys.exit(sys.prefix != sys.base_prefix or
 }
 has_packages() {
 	"$PYTHON" -c "
-import sys, torch, numpy, pytest, xdist, transformers
+import sys, torch, numpy, pytest, xdist, transformers, expecttest
 sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') and transformers.__version__ == '$TRANSFORMERS_VERSION' else 1)
 " >/dev/null 2>&1
 }
@@ -199,10 +200,10 @@ if managed; then
 	PYTHON=$VENV/bin/python
 fi
 # torch first and pinned, so that nothing later pulls another build of it
-say "$PYTHON -m pip install torch==$TORCH_VERSION numpy pytest pytest-xdist transformers==$TRANSFORMERS_VERSION"
-"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" numpy pytest pytest-xdist ||
+say "$PYTHON -m pip install torch==$TORCH_VERSION numpy pytest pytest-xdist expecttest==$EXPECTTEST_VERSION transformers==$TRANSFORMERS_VERSION"
+"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" numpy pytest pytest-xdist "expecttest==$EXPECTTEST_VERSION" ||
 	die "pip install failed"
 "$PYTHON" -m pip install -q "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" ||
 	die "pip install transformers failed"
-"$PYTHON" -c "import torch, numpy, pytest, xdist, transformers" ||
-	die "torch, numpy, pytest, pytest-xdist or transformers still cannot be imported after pip install"
+"$PYTHON" -c "import torch, numpy, pytest, xdist, transformers, expecttest" ||
+	die "torch, numpy, pytest, pytest-xdist, expecttest or transformers still cannot be imported after pip install"

@@ -6,6 +6,10 @@
   - every schema string of `doccc --list-ops` is torch's own `_schema` string
     of that overload: the importer binds arguments by that schema, so a
     mismatch means the op table is wrong.
+  - ir/ops_variants.h holds every in-place overload and alias torch 2.13
+    has for a supported functional row (test/gen_ops_table.py derives them
+    from torch's registry): an op added by hand without rerunning the
+    generator, or a torch that adds an in-place form, fails here by name;
   - every known-unsupported row (ir/ops_unsupported.h) names a real aten
     overload, and no overload is both supported and known-unsupported.
   - "supported" means tested: every supported overload is in the exported
@@ -50,6 +54,25 @@ def test_schemas_match_torch(table):
         elif str(op._schema) != schema:
             bad.append(f"{overload}:\n    doccc: {schema}\n    torch: {op._schema}")
     assert not bad, "op-table schemas differ from torch's:\n  " + "\n  ".join(bad)
+
+
+def test_inplace_and_alias_rows_are_current():
+    """Every in-place overload and alias of a supported functional row is a
+    derived row, and every derived row is one."""
+    torch = require("torch")
+    supported, _, derived = gen_ops_table.list_ops(doccc_path(), derived_too=True)
+    hand = {o: s for o, _, s in supported if o not in derived}
+    want = {o: b for o, b, _ in gen_ops_table.derive_variants(torch, hand)}
+    missing = sorted(f"{o} (of {b})" for o, b in want.items() if o not in derived)
+    extra = sorted(o for o in derived if o not in want)
+    assert not missing and not extra, (
+        "ir/ops_variants.h is stale: run `python3 test/gen_ops_table.py`, rebuild, and commit it\n"
+        f"  torch has these in-place or alias overloads of supported rows that doccc lacks: {missing}\n"
+        f"  derived rows that are no longer in-place forms or aliases of a supported row: {extra}")
+    path = gen_ops_table.VARIANTS
+    have = path.read_text() if path.is_file() else None
+    assert have == gen_ops_table.render_variants(gen_ops_table.derive_variants(torch, hand)), \
+        f"{path} differs from what test/gen_ops_table.py writes: run it, rebuild, and commit the result"
 
 
 def test_supported_overloads_unique(table):

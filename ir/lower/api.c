@@ -391,7 +391,9 @@ static void rebind_view(Imp *m, const char *name, int like, int nr)
  * very container are rebound as well, those of a static layout become
  * views of the written storage (write_through); the others would read the
  * old data, so reading them is an error (stale) -- Core ATen, which is
- * functional, has no such aliases. */
+ * functional, has no such aliases. An in-place op whose result is a view
+ * of its input's storage (squeeze_, transpose_) changes only the name's
+ * meaning: the other views keep theirs, as in torch. */
 void lw_rebind_mutated(Imp *m, const cJSON *node)
 {
 	const char *on = lw_out_name(node, 0);
@@ -410,6 +412,13 @@ void lw_rebind_mutated(Imp *m, const cJSON *node)
 				continue; /* not returned (running stats): the lowering says (lw_mark_stale) */
 			const char *root = e->root;
 			int old = e->id, r = sdfg_root_of(m->g, old), nr = -1;
+			if (sdfg_root_of(m->g, out) == r) {
+				/* a view of the same storage (squeeze_, t_, as_strided_;
+				 * dropout_ in eval): the data did not change, only what
+				 * the name means */
+				lw_bind(m, vn, out);
+				continue;
+			}
 			/* other views of the same storage (its base, its other views):
 			 * they see the write, through the written storage */
 			for (int j = 0; j < m->nvals; j++) {

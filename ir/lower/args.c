@@ -327,10 +327,12 @@ int lw_bind_args(Imp *m, const cJSON *node)
 
 /* ---- what lowerings read --------------------------------------------------------- */
 
+/* Lowerings read arguments by their functional row's names (AtenInfo.names):
+ * swapaxes's axis0 is read as transpose's dim0. */
 Val *lw_arg(Imp *m, const char *name)
 {
 	for (int i = 0; i < m->info->nargs; i++)
-		if (!strcmp(m->info->args[i].name, name))
+		if (!strcmp(m->info->names[i].name, name))
 			return &m->args[i];
 	diag_internal(__FILE__, __LINE__, "op %s has no argument '%s'", m->info->target, name);
 }
@@ -339,7 +341,7 @@ Val *lw_arg(Imp *m, const char *name)
 int lw_has_arg(Imp *m, const char *name)
 {
 	for (int i = 0; i < m->info->nargs; i++)
-		if (!strcmp(m->info->args[i].name, name))
+		if (!strcmp(m->info->names[i].name, name))
 			return 1;
 	return 0;
 }

@@ -284,10 +284,7 @@ int lower_where(Imp *m, const cJSON *node)
  * meaning for the generated library. */
 static Val *opt_arg(Imp *m, const char *name)
 {
-	for (int i = 0; i < m->info->nargs; i++)
-		if (!strcmp(m->info->args[i].name, name))
-			return &m->args[i];
-	return NULL;
+	return lw_has_arg(m, name) ? lw_arg(m, name) : NULL;
 }
 
 static int check_place(Imp *m)
