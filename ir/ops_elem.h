@@ -128,6 +128,7 @@
 	X(DUNDER_XOR_TENSOR, "__xor__.Tensor", binary, T_XOR, "aten::__xor__.Tensor(Tensor self, Tensor other) -> Tensor") \
 	X(DUNDER_XOR_SCALAR, "__xor__.Scalar", binary, T_XOR, "aten::__xor__.Scalar(Tensor self, Scalar other) -> Tensor") \
 	X(SQUARE, "square.default", square, 0, "aten::square(Tensor self) -> Tensor") \
+	X(OUTER, "outer.default", outer, 0, "aten::outer(Tensor self, Tensor vec2) -> Tensor") \
 	X(CLIP, "clip.default", clamp, 2, "aten::clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor") \
 	X(CLIP_TENSOR, "clip.Tensor", clamp_tensor, 0, "aten::clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor") \
 	X(TRUE_DIVIDE_TENSOR, "true_divide.Tensor", binary, T_DIV, "aten::true_divide.Tensor(Tensor self, Tensor other) -> Tensor") \

@@ -21,6 +21,7 @@ enum { PL_ADAPTIVE_MAX_ = 3, PL_1D = 8, PL_3D = 16 };
 _Static_assert(PL_ADAPTIVE_MAX_ == PL_ADAPTIVE + 1, "the adaptive max pool mode continues the pool modes");
 /* upsampling modes (lower_upsample's param) */
 enum { UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT, UP_BICUBIC };
+enum { UP_1D = 8 }; /* a 1-d resampling (linear1d), as 2-d over a size-1 height */
 /* grid sampler modes and padding modes, numbered as torch's enums */
 enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
 enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
@@ -50,6 +51,8 @@ enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 	X(UPSAMPLE_NEAREST2D_VEC, "upsample_nearest2d.vec", upsample, UP_NEAREST, "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor") \
 	X(UPSAMPLE_NEAREST2D, "upsample_nearest2d.default", upsample, UP_NEAREST, "aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor") \
 	X(UPSAMPLE_NEAREST_EXACT2D_VEC, "_upsample_nearest_exact2d.vec", upsample, UP_NEAREST_EXACT, "aten::_upsample_nearest_exact2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor") \
+	X(UPSAMPLE_LINEAR1D_VEC, "upsample_linear1d.vec", upsample, UP_BILINEAR | UP_1D, "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor") \
+	X(UPSAMPLE_LINEAR1D, "upsample_linear1d.default", upsample, UP_BILINEAR | UP_1D, "aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor") \
 	X(UPSAMPLE_BILINEAR2D_VEC, "upsample_bilinear2d.vec", upsample, UP_BILINEAR, "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor") \
 	X(UPSAMPLE_BILINEAR2D, "upsample_bilinear2d.default", upsample, UP_BILINEAR, "aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor") \
 	X(UPSAMPLE_BICUBIC2D_VEC, "upsample_bicubic2d.vec", upsample, UP_BICUBIC, "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor") \

@@ -57,6 +57,7 @@ enum { PK_NONE, PK_KTH, PK_MEDIAN, PK_NANMEDIAN, PK_MODE, PK_ALL_MEDIAN, PK_ALL_
 	X(ALL, "all.default", reduce, RD_ALL_, "aten::all(Tensor self) -> Tensor") \
 	X(MAX_ALL, "max.default", reduce, RD_MAX, "aten::max(Tensor self) -> Tensor") \
 	X(MIN_ALL, "min.default", reduce, RD_MIN, "aten::min(Tensor self) -> Tensor") \
+	X(MSE_LOSS, "mse_loss.default", mse_loss, 0, "aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor") \
 	X(LOGSUMEXP, "logsumexp.default", reduce, RD_LSE_, "aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor") \
 	X(ARGMAX, "argmax.default", argred, AR_ARGMAX, "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor") \
 	X(ARGMIN, "argmin.default", argred, AR_ARGMIN, "aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor") \

@@ -1,9 +1,10 @@
 /*
  * ops_shape.h - the op-table rows of the shape family: views and data
  * movement. Reshapes, permutations, slicing, squeezes and expands (views
- * that cost nothing), splitting, concatenation and stacking, padding,
+ * that cost nothing; unfold's sliding windows and broadcast_tensors too),
+ * splitting, concatenation and stacking, padding,
  * flips, rolls and repeats (remapped copies), fills and creation (full,
- * zeros, arange, linspace, logspace, tril/triu), rot90 and flips, pixel
+ * zeros, arange, linspace, logspace, tril/triu, eye), rot90 and flips, pixel
  * and channel shuffles, diff, repeat_interleave, meshgrid, dropout in
  * inference and the ops that are the identity.
  *
@@ -18,7 +19,7 @@
 /* view kinds (lower_view's param) and the other views (lower_view2) */
 enum { VW_T, VW_PERMUTE, VW_TRANSPOSE, VW_RESHAPE, VW_FLATTEN, VW_UNFLATTEN, VW_UNSQUEEZE,
        VW_SQUEEZE, VW_EXPAND, VW_SELECT, VW_SLICE, VW_ALIAS, VW_NUMPY_T, VW_MT };
-enum { VW2_AS_STRIDED, VW2_DIAGONAL, VW2_NARROW };
+enum { VW2_AS_STRIDED, VW2_DIAGONAL, VW2_NARROW, VW2_UNFOLD };
 /* splits (lower_split), remapped copies (lower_remap), fills (lower_fill) */
 enum { SP_UNBIND, SP_SIZE, SP_SIZES, SP_CHUNK };
 enum { RM_FLIP, RM_REPEAT, RM_ROLL, RM_CONSTANT, RM_PAD, RM_REFLECT, RM_REPLICATE };
@@ -62,11 +63,15 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(CLONE, "clone.default", view, VW_ALIAS, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor") \
 	X(LIFT_FRESH_COPY, "lift_fresh_copy.default", view, VW_ALIAS, "aten::lift_fresh_copy(Tensor self) -> Tensor") \
 	X(VIEW_AS, "view_as.default", view, VW_RESHAPE, "aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)") \
+	X(BROADCAST_TENSORS, "broadcast_tensors.default", broadcast, 0, "aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]") \
+	X(EYE, "eye.default", eye, 0, "aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(EYE_M, "eye.m", eye, 0, "aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
 	X(BROADCAST_TO, "broadcast_to.default", view, VW_EXPAND, "aten::broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)") \
 	X(RESHAPE_AS, "reshape_as.default", view, VW_RESHAPE, "aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)") \
 	X(EXPAND_AS, "expand_as.default", view, VW_EXPAND, "aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)") \
 	X(AS_STRIDED, "as_strided.default", view2, VW2_AS_STRIDED, "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)") \
 	X(DIAGONAL, "diagonal.default", view2, VW2_DIAGONAL, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)") \
+	X(UNFOLD, "unfold.default", view2, VW2_UNFOLD, "aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)") \
 	X(NARROW, "narrow.default", view2, VW2_NARROW, "aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)") \
 	X(CAT, "cat.default", cat, 0, "aten::cat(Tensor[] tensors, int dim=0) -> Tensor") \
 	X(UNBIND, "unbind.int", split, SP_UNBIND, "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]") \

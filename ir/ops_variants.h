@@ -99,6 +99,7 @@
 	X("ge_.Scalar", "ge.Scalar", "aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("ge_.Tensor", "ge.Tensor", "aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("gelu_.default", "gelu.default", "aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)") \
+	X("ger.default", "outer.default", "aten::ger(Tensor self, Tensor vec2) -> Tensor") \
 	X("greater.Scalar", "gt.Scalar", "aten::greater.Scalar(Tensor self, Scalar other) -> Tensor") \
 	X("greater.Tensor", "gt.Tensor", "aten::greater.Tensor(Tensor self, Tensor other) -> Tensor") \
 	X("greater_.Scalar", "gt.Scalar", "aten::greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \

@@ -260,6 +260,27 @@ int lower_square(Imp *m, const cJSON *node)
 	return lw_elemwise(m, node, T_MUL, 2, ops);
 }
 
+/* outer(self, vec2): self as a column times vec2 as a row. */
+int lower_outer(Imp *m, const cJSON *node)
+{
+	int a = lw_tensor(m, "self"), b = lw_tensor(m, "vec2");
+	if (a < 0 || b < 0)
+		return -1;
+	Container *ac = lw_c(m, a), *bc = lw_c(m, b);
+	if (ac->rank != 1 || bc->rank != 1) {
+		lw_error(m, "outer of ranks %d and %d: both must be vectors", ac->rank, bc->rank);
+		return -1;
+	}
+	Expr *one = ex_int(m->g, 1), *zero = ex_int(m->g, 0);
+	Expr *ash[2] = {ac->shape[0], one}, *ast[2] = {ac->stride[0], zero};
+	Expr *bsh[2] = {one, bc->shape[0]}, *bst[2] = {zero, bc->stride[0]};
+	Val va = {.k = V_TENSOR}, vb = {.k = V_TENSOR};
+	va.t = lw_scratch_view_x(m, arena_printf(m->a, "%s_col", m->nodename), a, 2, ash, ast, ac->offset);
+	vb.t = lw_scratch_view_x(m, arena_printf(m->a, "%s_row", m->nodename), b, 2, bsh, bst, bc->offset);
+	Val *ops[2] = {&va, &vb};
+	return lw_elemwise(m, node, T_MUL, 2, ops);
+}
+
 /* where.self(condition, self, other) and masked_fill(self, mask, value):
  * one T_WHERE with the condition first. */
 int lower_where(Imp *m, const cJSON *node)

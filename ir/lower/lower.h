@@ -287,16 +287,17 @@ LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, in
  * Each ATEN_OPS row names its lowering, lower_<lowering> (declared for
  * every row at the end), defined in its family's file; the family's
  * header (ir/ops_<family>.h) holds its rows:
- *   elem.c       unary binary clamp clamp_tensor where cast square glu lerp
+ *   elem.c       unary binary clamp clamp_tensor where cast square outer glu lerp
  *                nan_to_num round_decimals
  *   linalg.c     conv linear gemm einsum cdist
  *   attention.c  attention
  *   norm.c       batchnorm norm vnorm softmax
- *   reduce.c     reduce argred scan sort sortsel search
+ *   reduce.c     reduce mse_loss argred scan sort sortsel search
  *   pool.c       pool upsample grid_sampler col2im im2col
  *   index.c      gather scatter index_op embedding_bag masked_scatter
  *                take_along_dim one_hot
- *   shape.c      view view2 cat split stack remap fill arange linspace tri
+ *   shape.c      view view2 cat split stack remap fill arange linspace tri eye
+ *                broadcast
  *                meshgrid dropout noop repeat_interleave rot90 shuffle diff
  *   rnn.c        rnn
  *   sym.c        item sym_query assert_scalar assert_async

@@ -124,30 +124,37 @@ int lower_pool(Imp *m, const cJSON *node)
  * passes them to its kernels (scale_factors of .vec, scales_h/w). */
 int lower_upsample(Imp *m, const cJSON *node)
 {
-	int vec = lw_has_arg(m, "input");
+	int vec = lw_has_arg(m, "input"), one = (m->info->param & UP_1D) != 0;
 	int x = lw_tensor(m, vec ? "input" : "self");
 	if (x < 0)
 		return -1;
-	if (lw_c(m, x)->rank != 4) {
-		lw_error(m, "2-d upsampling of a rank-%d tensor", lw_c(m, x)->rank);
+	if (lw_c(m, x)->rank != (one ? 3 : 4)) {
+		lw_error(m, "%d-d upsampling of a rank-%d tensor", one ? 1 : 2, lw_c(m, x)->rank);
 		return -1;
 	}
 	double sh = 0, sw = 0;
 	if (vec) {
 		Val *sf = lw_arg(m, "scale_factors");
 		if (sf->k == V_FLOATS && sf->n >= 1)
-			sh = sf->fs[0], sw = sf->n > 1 ? sf->fs[1] : sf->fs[0];
-	} else {
+			sh = one ? 0 : sf->fs[0], sw = sf->n > 1 ? sf->fs[1] : sf->fs[0];
+	} else if (one)
+		sw = lw_num(m, "scales", 0);
+	else {
 		sh = lw_num(m, "scales_h", 0);
 		sw = lw_num(m, "scales_w", 0);
 	}
-	int out = lw_new_out(m, node, 0);
+	int out;
+	if (one) {
+		x = lw_unsqueeze_h(m, x);
+		out = lw_squeezed_out(m, node);
+	} else
+		out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
 	LibNode *l = lw_lib(m, LIB_UPSAMPLE);
 	l->in[0] = x, l->nin = 1;
 	l->out[0] = out, l->nout = 1;
-	lib_set_int(m->g, l, "mode", m->info->param);
+	lib_set_int(m->g, l, "mode", m->info->param & ~UP_1D);
 	lib_set_int(m->g, l, "align_corners", lw_has_arg(m, "align_corners") ? lw_int(m, "align_corners", 0) : 0);
 	lib_set_float(m->g, l, "scale_h", sh);
 	lib_set_float(m->g, l, "scale_w", sw);

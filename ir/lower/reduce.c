@@ -112,6 +112,56 @@ int lower_reduce(Imp *m, const cJSON *node)
 	return 0;
 }
 
+/* mse_loss(self, target, reduction): (self - target)^2 elementwise
+ * (reduction 0, none), or its mean (1) or sum (2) over every element. */
+int lower_mse_loss(Imp *m, const cJSON *node)
+{
+	int a = lw_tensor(m, "self"), b = lw_tensor(m, "target");
+	int64_t red = lw_int(m, "reduction", 1);
+	if (a < 0 || b < 0)
+		return -1;
+	if (red < 0 || red > 2) {
+		lw_error(m, "mse_loss: reduction %lld is not none (0), mean (1) or sum (2)", (long long)red);
+		return -1;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	Container *ac = lw_c(m, a), *bc = lw_c(m, b), *big = ac->rank >= bc->rank ? ac : bc;
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < big->rank; i++) {
+		int ia = i - (big->rank - ac->rank), ib = i - (big->rank - bc->rank);
+		Expr *da = ia >= 0 ? ac->shape[ia] : NULL, *db = ib >= 0 ? bc->shape[ib] : NULL;
+		sh[i] = !da || lw_is_one(m, da) == 1 ? db : da;
+	}
+	Dtype dt = lw_c(m, out)->dt;
+	int d = lw_scratch_x(m, "diff", dt, big->rank, sh), sq = red ? lw_scratch_x(m, "sq", dt, big->rank, sh) : out;
+	if (!red && lw_c(m, out)->rank != big->rank) {
+		lw_error(m, "mse_loss: the output's rank %d is not the operands' broadcast rank %d", lw_c(m, out)->rank, big->rank);
+		return -1;
+	}
+	LibNode *l = lw_lib(m, LIB_ELEMWISE);
+	l->in[0] = a, l->in[1] = b, l->nin = 2;
+	l->out[0] = d, l->nout = 1;
+	lib_set_int(m->g, l, "code", T_SUB);
+	l = lw_lib(m, LIB_ELEMWISE);
+	l->in[0] = d, l->in[1] = d, l->nin = 2;
+	l->out[0] = sq, l->nout = 1;
+	lib_set_int(m->g, l, "code", T_MUL);
+	if (!red)
+		return 0;
+	int64_t dims[MAXDIM];
+	for (int i = 0; i < big->rank; i++)
+		dims[i] = i;
+	l = lw_lib(m, LIB_REDUCE);
+	l->in[0] = sq, l->nin = 1;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "mode", red == 1 ? RD_MEAN : RD_SUM);
+	lib_set_ints(m->g, l, "dims", dims, big->rank);
+	lib_set_float(m->g, l, "correction", 0);
+	return 0;
+}
+
 /* ---- argmax / argmin / max.dim / min.dim ----------------------------------------- */
 
 int lower_argred(Imp *m, const cJSON *node)

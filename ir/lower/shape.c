@@ -54,6 +54,25 @@ static int view_mismatch_x(Imp *m, int r, const char *on, const Meta *mt, int nw
 	return -1;
 }
 
+/* The strides of x expanded to the shape of mt: 0 in new and broadcast dims. */
+static int expand_strides(Imp *m, int x, const Meta *mt, Expr **st)
+{
+	Container *s = lw_c(m, x);
+	int lead = mt->rank - s->rank;
+	for (int i = 0; i < mt->rank; i++) {
+		int j = i - lead;
+		if (j < 0 || lw_is_one(m, lw_dimx(m, x, j)) == 1)
+			st[i] = ex_int(m->g, 0);
+		else if (ex_eq(lw_dimx(m, x, j), lw_mdim(m, mt, i)))
+			st[i] = s->stride[j];
+		else if (!ex_isint(lw_dimx(m, x, j), NULL))
+			return lw_need_static(m, "expand of a run-time dim that may be 1");
+		else
+			st[i] = ex_int(m->g, 0);
+	}
+	return 0;
+}
+
 /* Start of a slice of a dim of size n as an expression: start clamped to
  * [0, n] as torch does; NULL if a run-time start doccc cannot clamp. */
 static Expr *slice_start(Imp *m, const Val *sv, Expr *n)
@@ -146,21 +165,10 @@ int lower_view(Imp *m, const cJSON *node)
 		nwant = r;
 		break;
 	}
-	case VW_EXPAND: {
-		int lead = mt.rank - r;
-		for (int i = 0; i < mt.rank; i++) {
-			int j = i - lead;
-			if (j < 0 || lw_is_one(m, lw_dimx(m, x, j)) == 1)
-				st[i] = ex_int(m->g, 0);
-			else if (ex_eq(lw_dimx(m, x, j), lw_mdim(m, &mt, i)))
-				st[i] = s->stride[j];
-			else if (!ex_isint(lw_dimx(m, x, j), NULL))
-				return lw_need_static(m, "expand of a run-time dim that may be 1");
-			else
-				st[i] = ex_int(m->g, 0);
-		}
+	case VW_EXPAND:
+		if (expand_strides(m, x, &mt, st))
+			return -1;
 		break;
-	}
 	case VW_UNSQUEEZE:
 		/* unsqueeze names its dim: the input's dims keep their sizes and
 		 * strides around it whatever their run-time values (a size 1 too) */
@@ -408,6 +416,29 @@ int lower_view2(Imp *m, const cJSON *node)
 			if (i != d1 && i != d2)
 				st[k++] = s->stride[i];
 		st[k] = ex_add(m->g, s->stride[d1], s->stride[d2]);
+		break;
+	}
+	case VW2_UNFOLD: {
+		/* windows of `size` every `step` along a dim: that dim's stride
+		 * times step, and a new last dim of its stride */
+		int d = r ? lw_norm_dim(m, lw_int(m, "dimension", 0), r) : 0;
+		int64_t size = lw_int(m, "size", 0), step = lw_int(m, "step", 1), n = r ? lw_dim(m, x, d) : 1;
+		if (d < 0)
+			return -1;
+		if (step <= 0 || size < 0 || size > n) {
+			lw_error(m, "unfold: a window of size %lld every %lld along a dim of size %lld", (long long)size,
+			         (long long)step, (long long)n);
+			return -1;
+		}
+		int64_t want[MAXDIM];
+		for (int i = 0; i < r; i++)
+			want[i] = i == d ? (n - size) / step + 1 : lw_dim(m, x, i);
+		want[r] = size;
+		if (r + 1 > MAXDIM || view_mismatch(m, r, on, &mt, r ? r + 1 : 1, want))
+			return -1;
+		for (int i = 0; i < r; i++)
+			st[i] = i == d ? ex_muli(m->g, s->stride[i], step) : s->stride[i];
+		st[r ? r : 0] = r ? s->stride[d] : ex_int(m->g, 1);
 		break;
 	}
 	case VW2_NARROW: {
@@ -926,6 +957,55 @@ int lower_tri(Imp *m, const cJSON *node)
 	l->out[0] = out, l->nout = 1;
 	lib_set_int(m->g, l, "upper", m->info->param);
 	lib_set_int(m->g, l, "diagonal", lw_int(m, "diagonal", 0));
+	return 0;
+}
+
+/* eye(n), eye(n, m): ones kept on the main diagonal of a filled matrix
+ * by a lower and an upper triangle (LIB_TRI twice). */
+int lower_eye(Imp *m, const cJSON *node)
+{
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	Container *oc = lw_c(m, out);
+	int ones = lw_scratch_x(m, "ones", oc->dt, oc->rank, oc->shape), low = lw_scratch_x(m, "low", oc->dt, oc->rank, oc->shape);
+	LibNode *l = lw_lib(m, LIB_ELEMWISE);
+	l->in[0] = -1, l->nin = 1;
+	l->out[0] = ones, l->nout = 1;
+	lib_set_float(m->g, l, "scalar0", 1);
+	lib_set_int(m->g, l, "code", T_ASSIGN);
+	for (int upper = 0; upper < 2; upper++) {
+		l = lw_lib(m, LIB_TRI);
+		l->in[0] = upper ? low : ones, l->nin = 1;
+		l->out[0] = upper ? out : low, l->nout = 1;
+		lib_set_int(m->g, l, "upper", upper);
+		lib_set_int(m->g, l, "diagonal", 0);
+	}
+	return 0;
+}
+
+/* broadcast_tensors: each output a view of its input expanded to the
+ * common shape recorded for it. */
+int lower_broadcast(Imp *m, const cJSON *node)
+{
+	Val *ts = lw_arg(m, "tensors");
+	int n = 0;
+	out_list_name(node, 0, &n);
+	if (ts->k != V_TENSORS || n != ts->n) {
+		lw_error(m, "broadcast_tensors: %d outputs recorded for %d tensors", n, ts->k == V_TENSORS ? ts->n : 0);
+		return -1;
+	}
+	for (int k = 0; k < n; k++) {
+		const char *on = out_list_name(node, k, &n);
+		Meta mt;
+		Expr *st[MAXDIM];
+		int x = ts->ts[k];
+		if (!on)
+			continue;
+		if (x < 0 || lw_meta(m, on, &mt) || lw_c(m, x)->rank > mt.rank || expand_strides(m, x, &mt, st))
+			return -1;
+		lw_view(m, on, x, mt.rank, mt.shape, st, lw_c(m, x)->offset);
+	}
 	return 0;
 }
 

@@ -385,3 +385,45 @@ def test_dynamic_shape_queries(tmp_path):
     check_cases(tmp_path, "overloads_dynamic", cases, dynamic_shapes=dyn,
                 expect={"training": {"aten.sym_stride.int", "aten.sym_numel.default", "aten.sym_is_contiguous.default"},
                         "core": {"aten.sym_stride.int"}})
+
+
+# ---- ops real models leave in the graph (the third round of real models) ---------
+
+def test_default_ir_leftovers(tmp_path):
+    """Ops that real models emit and that Core ATen does not tag: unfold
+    (a vocoder's framing; it survives run_decompositions()), and, in the
+    default IR, outer/ger, eye (both overloads, float and int), the 1-d linear
+    upsample (both overloads, align_corners both ways), broadcast_tensors
+    (ranks and size-1 dims broadcast) and mse_loss (a codec's losses in an eval
+    forward: none, mean and sum)."""
+    torch, g = _gen()
+    A = torch.ops.aten
+    F = torch.nn.functional
+    sig = torch.randn(2, 40, generator=g)
+    x3 = torch.randn(2, 3, 5, 4, generator=g)
+    a, b = torch.randn(5, generator=g), torch.randn(7, generator=g)
+    s = torch.randn(2, 3, 9, generator=g)
+    p, q = torch.randn(3, 1, 4, generator=g), torch.randn(5, 1, generator=g)
+    cases = [
+        Case("unfold", lambda sig, x3: (sig.unfold(1, 8, 4), sig.unfold(-1, 5, 7), (sig * 2).unfold(0, 1, 1),
+                                        x3.unfold(2, 2, 1), x3.permute(0, 2, 1, 3).unfold(1, 3, 2) * 1.5,
+                                        torch.tensor(3.5).unfold(0, 1, 1)), (sig, x3)),
+        Case("outer", lambda a, b: (torch.outer(a, b), torch.ger(b, a), A.outer.default(a[1:4], b * 2)), (a, b)),
+        Case("eye", lambda a: (torch.eye(4) * a[0], torch.eye(3, 5) + a[1], torch.eye(5, 2, dtype=torch.int64),
+                               A.eye.default(3, dtype=torch.bool).to(torch.int32)), (a,)),
+        Case("linear1d", lambda s: (F.interpolate(s, scale_factor=2.0, mode="linear"),
+                                    F.interpolate(s, size=13, mode="linear", align_corners=True),
+                                    F.interpolate(s, size=4, mode="linear"),
+                                    A.upsample_linear1d.default(s, [6], False),
+                                    A.upsample_linear1d.default(s, [15], True, 1.5)), (s,)),
+        Case("broadcast", lambda p, q, a: tuple(t * 1 for t in torch.broadcast_tensors(p, q, a[:4])) +
+             tuple(t + 1 for t in A.broadcast_tensors.default([q, a[0:1]])), (p, q, a)),
+        Case("mse", lambda x3, s: (F.mse_loss(x3, x3.flip(1)), F.mse_loss(x3, x3 * 0.5, reduction="sum"),
+                                   F.mse_loss(x3, x3[:, :1], reduction="none"),
+                                   F.mse_loss(s[0], s[1, 0], reduction="none"), F.mse_loss(s, s.flip(2))), (x3, s)),
+    ]
+    check_cases(tmp_path, "overloads_leftovers", cases,
+                expect={"training": {"aten.unfold.default", "aten.outer.default", "aten.ger.default", "aten.eye.default",
+                                     "aten.eye.m", "aten.upsample_linear1d.vec", "aten.upsample_linear1d.default",
+                                     "aten.broadcast_tensors.default", "aten.mse_loss.default"},
+                        "core": {"aten.unfold.default"}})

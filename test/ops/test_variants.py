@@ -58,7 +58,7 @@ def _tensors(torch):
     return dict(u=u, v=v, i=i, j=j, mask=mask, idx=idx, sidx=sidx, w=torch.rand(4, 5, generator=g),
                 b3=torch.rand(2, 3, 4, generator=g), c3=torch.rand(2, 4, 5, generator=g),
                 s=torch.rand(2, 4, generator=g), one=torch.rand(3, 1, 4, generator=g), z=torch.tensor(0.25),
-                nan=torch.tensor([[0.5, float("nan"), float("inf")], [-float("inf"), 0.25, 0.75]]))
+                vec=torch.rand(5, generator=g), nan=torch.tensor([[0.5, float("nan"), float("inf")], [-float("inf"), 0.25, 0.75]]))
 
 
 # base -> (the input names, a function of those inputs giving (self, args, kwargs))
@@ -90,6 +90,7 @@ SAMPLES = {
     "masked_fill.Tensor": (("u", "mask", "z"), lambda u, m, z: (u, (m, z), {})),
     "masked_scatter.default": (("u", "mask", "v"), lambda u, m, v: (u, (m, v), {})),
     "matmul.default": (("u", "w"), lambda u, w: (u, (w,), {})),
+    "outer.default": (("vec",), lambda v: (v, (v[:3] * 2,), {})),
     "nan_to_num.default": (("nan",), lambda x: (x, (0.0, 9.0, -9.0), {})),
     "round.decimals": (("u",), lambda u: (u * 10, (), {"decimals": 1})),
     "scatter.src": (("u", "sidx", "s"), lambda u, i, s: (u, (0, i, s), {})),
