@@ -301,3 +301,60 @@ def test_split_output_without_metadata(split_pt2, tmp_path):
     check_rejected(model, tmp_path, "graph.tensor_values has no entry for 'getitem_1'")
     r = doccc_cmd(edited(split_pt2, tmp_path, "split_same", lambda g: None), "-o", f"{tmp_path}/same/")
     assert r.returncode == 0 and "error" not in r.stderr, fmt_result(r)
+
+
+def _stateful(kind):
+    """A model that mutates what its graph cannot keep: a cache and a counter
+    (registered buffers written in forward), a batch norm in training mode
+    (its running statistics and batch counter), or its own input."""
+    torch = require("torch")
+
+    class Cache(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(2, 8))
+            self.register_buffer("count", torch.zeros((), dtype=torch.int64))
+
+        def forward(self, x):
+            self.cache[:, :4] = x
+            self.count += 1
+            return self.cache * self.count
+
+    class Input(torch.nn.Module):
+        def forward(self, x):
+            return x.add_(1) * 2
+
+    return {"cache": Cache, "batch_norm": lambda: torch.nn.BatchNorm1d(4), "input": Input}[kind]()
+
+
+# What each mutation is, in the words of its message (output_specs[i] in
+# order): batch norm is blamed only for its own buffers.
+MUTATIONS = [
+    ("cache", ["output_specs[0]: the graph mutates buffer 'cache' in forward (by aten.slice_scatter.default): "
+               "state the model keeps across calls (a cache, a counter), which doccc does not support yet; "
+               "export the model without it, or pass the state as an input and return its new value as an output",
+               "output_specs[1]: the graph mutates buffer 'count' in forward (by aten.add.Tensor): state"]),
+    ("batch_norm", ["output_specs[0]: the graph updates buffer 'running_mean' in forward (by "
+                    "aten._native_batch_norm_legit_functional.default): the running statistics of a training-mode "
+                    "batch norm, which doccc does not compute (call model.eval() before export)",
+                    "output_specs[1]: the graph updates buffer 'running_var'",
+                    "output_specs[2]: the graph updates buffer 'num_batches_tracked' in forward (by aten.add.Tensor): "
+                    "the batch counter of a training-mode batch norm"]),
+    ("input", ["output_specs[0]: the graph mutates input 'x' in place (by aten.add.Tensor); doccc's inputs are "
+               "read-only: return the new value as an output instead"]),
+]
+
+
+@pytest.mark.parametrize("kind,needles", MUTATIONS, ids=[c[0] for c in MUTATIONS])
+def test_mutation_named(tmp_path, kind, needles):
+    """A mutated buffer, parameter or input (the Core ATen graph states each
+    in its signature) is refused naming what was mutated, by which op, and
+    what to do; only a batch norm's own buffers blame training mode."""
+    torch = require("torch")
+    import export as ex
+    model = tmp_path / f"{kind}.pt2"
+    ex.export(_stateful(kind), (torch.randn(2, 4),), model, ir="core", train=kind == "batch_norm")
+    check_rejected(model, tmp_path, *needles)
+    if kind != "batch_norm":
+        r = doccc_cmd(model, "-o", f"{tmp_path}/again/")
+        assert "batch norm" not in r.stderr, fmt_result(r)
