@@ -182,6 +182,61 @@ static int import_outputs(Imp *m)
 	return bad ? -1 : 0;
 }
 
+/* The target of the node that gives value `name`, without "torch.ops.";
+ * NULL if no node does. */
+static const char *value_op(Imp *m, const char *name)
+{
+	cJSON *nodes = json_get(m->graph, "nodes");
+	for (int i = 0; name && i < json_len(nodes); i++) {
+		cJSON *node = json_at(nodes, i), *outs = json_get(node, "outputs");
+		for (int k = 0; k < json_len(outs); k++) {
+			cJSON *v;
+			const char *tag = json_union_tag(json_at(outs, k), &v);
+			int many = tag && !strcmp(tag, "as_tensors");
+			for (int j = 0; tag && j < (many ? json_len(v) : 1); j++) {
+				const char *on = json_str(json_get(many ? json_at(v, j) : v, "name"));
+				if (on && !strcmp(on, name)) {
+					const char *t = json_str(json_get(node, "target"));
+					return t && !strncmp(t, "torch.ops.", 10) ? t + 10 : t;
+				}
+			}
+		}
+	}
+	return NULL;
+}
+
+/* A mutation in the signature (output_specs[i], of kind `kind`, spec x):
+ * what was mutated and by which op, and what to do. Batch norm is blamed
+ * only where the buffer is its running statistics (updated by a batch-norm
+ * op) or its batch counter; any other buffer is state the model keeps
+ * across calls, a cache or a counter. */
+static void mutation_error(Imp *m, int i, const char *kind, const cJSON *x)
+{
+	int buf = !strcmp(kind, "buffer_mutation"), par = !strcmp(kind, "parameter_mutation");
+	const char *what = json_str(json_get(x, buf ? "buffer_name" : par ? "parameter_name" : "user_input_name"));
+	const char *val = json_str(json_get(json_get(x, "arg"), "name")), *op = value_op(m, val);
+	const char *by = op ? arena_printf(m->a, " (by %s)", op) : "";
+	size_t n = what ? strlen(what) : 0, c = strlen("num_batches_tracked");
+	if (!what)
+		what = "?";
+	if (buf && op && strstr(op, "batch_norm"))
+		diag_error(m->path, "output_specs[%d]: the graph updates buffer '%s' in forward%s: the running statistics "
+		                    "of a training-mode batch norm, which doccc does not compute (call model.eval() before "
+		                    "export)", i, what, by);
+	else if (buf && n >= c && !strcmp(what + n - c, "num_batches_tracked"))
+		diag_error(m->path, "output_specs[%d]: the graph updates buffer '%s' in forward%s: the batch counter of a "
+		                    "training-mode batch norm, which doccc does not compute (call model.eval() before "
+		                    "export)", i, what, by);
+	else if (buf || par)
+		diag_error(m->path, "output_specs[%d]: the graph mutates %s '%s' in forward%s: state the model keeps "
+		                    "across calls (a cache, a counter), which doccc does not support yet; export the model "
+		                    "without it, or pass the state as an input and return its new value as an output",
+		           i, buf ? "buffer" : "parameter", what, by);
+	else
+		diag_error(m->path, "output_specs[%d]: the graph mutates input '%s' in place%s; doccc's inputs are "
+		                    "read-only: return the new value as an output instead", i, what, by);
+}
+
 static int check_signature(Imp *m)
 {
 	cJSON *specs = json_get(json_get(json_get(m->ep, "graph_module"), "signature"), "output_specs");
@@ -198,14 +253,7 @@ static int check_signature(Imp *m)
 			bad = 1;
 		} else if (!strcmp(kind, "buffer_mutation") || !strcmp(kind, "parameter_mutation") ||
 		           !strcmp(kind, "user_input_mutation")) {
-			const char *what = json_str(json_get(x, "buffer_name"));
-			if (!what)
-				what = json_str(json_get(x, "parameter_name"));
-			if (!what)
-				what = json_str(json_get(x, "user_input_name"));
-			diag_error(m->path, "output_specs[%d]: the graph mutates '%s' (%s); doccc compiles inference only "
-			                    "(training-mode batch norm does this: call model.eval() before export)",
-			           i, what ? what : "?", kind);
+			mutation_error(m, i, kind, x);
 			bad = 1;
 		} else if (strcmp(kind, "user_output")) {
 			diag_error(m->path, "output_specs[%d]: '%s' outputs are not supported", i, kind);

@@ -5,8 +5,8 @@ downloaded.
 Each entry of ARCHS is (name, family, config class, config keyword
 arguments, model class, input kind); parameters that transformers
 initializes to zeros are drawn at random too. The model is the bare
-backbone (its last hidden state is the output); "A.b.c" names a submodule
-(an encoder-decoder's encoder). Sizes are small so that one compile takes seconds: hidden
+backbone (its last hidden state is the output) unless a row says why not;
+"A.b.c" names a submodule (an encoder-decoder's encoder). Sizes are small so that one compile takes seconds: hidden
 32-64, 2 layers, 2-4 heads, vocabulary 128, sequences of 8 tokens, images of
 32x32, 1600 audio samples.
 
@@ -141,6 +141,12 @@ ARCHS = [
                                         layer_type="preactivation"), "BitModel", "image"),
     ("swinv2", "vision", "Swinv2Config", dict(embed_dim=16, depths=[1, 1], num_heads=[2, 2], image_size=32,
                                               patch_size=4, window_size=4), "Swinv2Model", "image"),
+    # the classifier, whose logits come through the pooler: AvgPool2d(hidden_dim, ceil_mode=True) over the
+    # final 8x8 map, a window wider than its input (the bare model's last hidden state is before it)
+    ("efficientnet", "vision", "EfficientNetConfig",
+     dict(image_size=32, width_coefficient=0.05, depth_coefficient=1.0, kernel_sizes=[3, 5], in_channels=[32, 16],
+          out_channels=[16, 24], strides=[1, 2], num_block_repeats=[1, 2], expand_ratios=[1, 6], hidden_dim=64),
+     "EfficientNetForImageClassification", "image"),
     # audio
     ("wav2vec2", "audio", "Wav2Vec2Config", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                                                  intermediate_size=64, conv_dim=(16, 16, 16),

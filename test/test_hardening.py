@@ -123,7 +123,19 @@ def set_arg(kind, arg, value):
         if a is None:
             a = {"name": arg, "kind": 1}
             node["inputs"].append(a)
-        a["arg"] = {"as_int": value} if isinstance(value, int) else {"as_ints": value}
+        a["arg"] = ({"as_bool": value} if isinstance(value, bool) else {"as_int": value} if isinstance(value, int)
+                    else {"as_ints": value})
+    return edit
+
+
+def pool_window(kernel, stride, padding, ceil_mode):
+    """An edit: the max pooling's window (on the 8x8 map, recorded 4x4 out)."""
+    parts = [set_arg("max_pool", "kernel_size", kernel), set_arg("max_pool", "stride", stride),
+             set_arg("max_pool", "padding", padding), set_arg("max_pool", "ceil_mode", ceil_mode)]
+
+    def edit(g):
+        for e in parts:
+            e(g)
     return edit
 
 
@@ -150,6 +162,18 @@ CONV_CASES = [
     ("pool_stride_zero", set_arg("max_pool", "stride", [0, 0]), ["pooling with kernel 2, stride 0"]),
     ("pool_padding", set_arg("max_pool", "padding", [2, 2]), ["padding 2, more than half the window of 2"]),
     ("pool_kernel_empty", set_arg("max_pool", "kernel_size", []), ["empty kernel_size"]),
+    # torch's output size in both ceil modes (pooling_output_shape): a window
+    # wider than the input gives one output in ceil mode while it overhangs
+    # by less than a stride, and a last window starting in the padding is
+    # dropped (8 + 1 padded, stride 3: windows at 0, 3, 6, not 9)
+    ("pool_window_past_input", pool_window([9, 9], [9, 9], [0, 0], False),
+     ["size 8 in dim 2 with kernel 9", "gives no output (the window is wider than the padded input)"]),
+    ("pool_ceil_wide", pool_window([12, 12], [12, 12], [0, 0], True),
+     ["size 8 in dim 2 with kernel 12, stride 12", "gives 1, not the 4 recorded"]),
+    ("pool_ceil_overhang", pool_window([12, 12], [2, 2], [0, 0], True),
+     ["kernel 12, stride 2", "gives no output (the window overhangs the padded input by a stride or more)"]),
+    ("pool_ceil_last_dropped", pool_window([3, 3], [3, 3], [1, 1], True),
+     ["kernel 3, stride 3, padding 1", "gives 3, not the 4 recorded"]),
 ]
 
 
@@ -207,6 +231,48 @@ def test_conv_unchanged_copy_compiles(conv_pt2, tmp_path):
     assert r.returncode == 0, fmt_result(r)
 
 
+def test_pool_ceil_control_compiles(conv_pt2, tmp_path):
+    """Control for the ceil cases: kernel 3, stride 2 gives the recorded 4x4
+    in ceil mode only ((8 - 3 + 1) / 2 + 1; 3 rounded down)."""
+    model = edited(conv_pt2, tmp_path, "ceil", pool_window([3, 3], [2, 2], [0, 0], True))
+    r = doccc_cmd(model, "-o", f"{tmp_path}/")
+    assert r.returncode == 0, fmt_result(r)
+    check_rejected(edited(conv_pt2, tmp_path, "floor", pool_window([3, 3], [2, 2], [0, 0], False)), tmp_path,
+                   "gives 3, not the 4 recorded")
+
+
+@pytest.fixture(scope="module")
+def avg_pool3d_pt2(tmp_path_factory):
+    """A 3-d average pooling, kernel 2, of x [1, 2, 4, 4, 4]."""
+    torch = require("torch")
+    import export as ex
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.avg_pool3d(x, 2)
+
+    path = tmp_path_factory.mktemp("hardening") / "avg_pool3d.pt2"
+    ex.export(M(), (torch.randn(1, 2, 4, 4, 4),), path)
+    return ex, path
+
+
+def test_avg_pool3d_smaller_than_kernel(avg_pool3d_pt2, tmp_path):
+    """torch's avg_pool3d takes no input smaller than its kernel, whatever
+    the padding and ceil mode (its 2-d and max pooling do): neither does
+    doccc. Kernel 5, stride 5, padding 2 in ceil mode would give the
+    recorded 1 by the output-size formula alone."""
+    def edit(g):
+        for e in (set_arg("avg_pool3d", "kernel_size", [5, 2, 2]), set_arg("avg_pool3d", "stride", [5, 2, 2]),
+                  set_arg("avg_pool3d", "padding", [2, 0, 0]), set_arg("avg_pool3d", "ceil_mode", True)):
+            e(g)
+        node = next(n for n in g["nodes"] if "avg_pool3d" in n["target"])
+        sizes(g, node["outputs"][0]["as_tensor"]["name"], [1, 2, 1, 2, 2])
+    check_rejected(edited(avg_pool3d_pt2, tmp_path, "avg3d", edit), tmp_path,
+                   "graph.nodes[0] (node 'avg_pool3d')", "3-d average pooling of size 4 in dim 2 with kernel 5")
+    r = doccc_cmd(edited(avg_pool3d_pt2, tmp_path, "avg3d_same", lambda g: None), "-o", f"{tmp_path}/same/")
+    assert r.returncode == 0, fmt_result(r)
+
+
 @pytest.fixture(scope="module")
 def split_pt2(tmp_path_factory):
     """Three outputs of one split (getitem, getitem_1, getitem_2), multiplied."""
@@ -235,3 +301,60 @@ def test_split_output_without_metadata(split_pt2, tmp_path):
     check_rejected(model, tmp_path, "graph.tensor_values has no entry for 'getitem_1'")
     r = doccc_cmd(edited(split_pt2, tmp_path, "split_same", lambda g: None), "-o", f"{tmp_path}/same/")
     assert r.returncode == 0 and "error" not in r.stderr, fmt_result(r)
+
+
+def _stateful(kind):
+    """A model that mutates what its graph cannot keep: a cache and a counter
+    (registered buffers written in forward), a batch norm in training mode
+    (its running statistics and batch counter), or its own input."""
+    torch = require("torch")
+
+    class Cache(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(2, 8))
+            self.register_buffer("count", torch.zeros((), dtype=torch.int64))
+
+        def forward(self, x):
+            self.cache[:, :4] = x
+            self.count += 1
+            return self.cache * self.count
+
+    class Input(torch.nn.Module):
+        def forward(self, x):
+            return x.add_(1) * 2
+
+    return {"cache": Cache, "batch_norm": lambda: torch.nn.BatchNorm1d(4), "input": Input}[kind]()
+
+
+# What each mutation is, in the words of its message (output_specs[i] in
+# order): batch norm is blamed only for its own buffers.
+MUTATIONS = [
+    ("cache", ["output_specs[0]: the graph mutates buffer 'cache' in forward (by aten.slice_scatter.default): "
+               "state the model keeps across calls (a cache, a counter), which doccc does not support yet; "
+               "export the model without it, or pass the state as an input and return its new value as an output",
+               "output_specs[1]: the graph mutates buffer 'count' in forward (by aten.add.Tensor): state"]),
+    ("batch_norm", ["output_specs[0]: the graph updates buffer 'running_mean' in forward (by "
+                    "aten._native_batch_norm_legit_functional.default): the running statistics of a training-mode "
+                    "batch norm, which doccc does not compute (call model.eval() before export)",
+                    "output_specs[1]: the graph updates buffer 'running_var'",
+                    "output_specs[2]: the graph updates buffer 'num_batches_tracked' in forward (by aten.add.Tensor): "
+                    "the batch counter of a training-mode batch norm"]),
+    ("input", ["output_specs[0]: the graph mutates input 'x' in place (by aten.add.Tensor); doccc's inputs are "
+               "read-only: return the new value as an output instead"]),
+]
+
+
+@pytest.mark.parametrize("kind,needles", MUTATIONS, ids=[c[0] for c in MUTATIONS])
+def test_mutation_named(tmp_path, kind, needles):
+    """A mutated buffer, parameter or input (the Core ATen graph states each
+    in its signature) is refused naming what was mutated, by which op, and
+    what to do; only a batch norm's own buffers blame training mode."""
+    torch = require("torch")
+    import export as ex
+    model = tmp_path / f"{kind}.pt2"
+    ex.export(_stateful(kind), (torch.randn(2, 4),), model, ir="core", train=kind == "batch_norm")
+    check_rejected(model, tmp_path, *needles)
+    if kind != "batch_norm":
+        r = doccc_cmd(model, "-o", f"{tmp_path}/again/")
+        assert "batch norm" not in r.stderr, fmt_result(r)

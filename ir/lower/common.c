@@ -434,7 +434,12 @@ int lw_batch_only(Imp *m, const cJSON *node, int c, int batched)
 
 /* The output size of window mode `mode` (lower.h) for an input of size in:
  * the least and the greatest in lo, hi (lo < 1: none); -1 when a step does
- * not fit in 64 bits. */
+ * not fit in 64 bits. Floor and ceil follow torch's
+ * pooling_output_shape_pad_lr (ATen/native/Pool.h), which rounds the
+ * quotient toward minus infinity after adding s - 1 for ceil: a window
+ * wider than the padded input still gives one output in ceil mode when
+ * it overhangs by less than a stride, the first window always starting
+ * inside the input. */
 static int win_size(int mode, int64_t in, int64_t k, int64_t s, int64_t p, int64_t q, int64_t d, int64_t *lo,
                     int64_t *hi)
 {
@@ -447,14 +452,12 @@ static int win_size(int mode, int64_t in, int64_t k, int64_t s, int64_t p, int64
 		*lo = t;
 		return 0;
 	}
-	if (ck_add(in, twop, &t) || ck_add(t, -span, &t))
+	if (ck_add(in, twop, &t) || ck_add(t, -span, &t) || (mode == WIN_CEIL && ck_add(t, s - 1, &t)))
 		return -1;
 	if (t < 0) {
 		*lo = *hi = 0;   /* the window is wider than the padded input */
 		return 0;
 	}
-	if (mode == WIN_CEIL && ck_add(t, s - 1, &t))
-		return -1;
 	*lo = t / s + 1;
 	if (mode == WIN_CEIL && (*lo - 1) * s >= in + p)
 		--*lo;
@@ -486,7 +489,8 @@ int lw_check_window(Imp *m, const Window *w, int x, int out)
 		}
 		if (lo >= 1 && got >= lo && got <= hi)
 			continue;
-		const char *gives = lo < 1   ? "no output (the window is wider than the padded input)"
+		const char *gives = lo < 1   ? w->mode == WIN_CEIL ? "no output (the window overhangs the padded input by a stride or more)"
+		                                                   : "no output (the window is wider than the padded input)"
 		                    : lo < hi ? arena_printf(m->a, "%lld to %lld", (long long)lo, (long long)hi)
 		                              : arena_printf(m->a, "%lld", (long long)lo);
 		lw_error(m, "%s of size %lld in dim %d with kernel %lld, stride %lld, padding %lld, dilation %lld gives %s, not "

@@ -212,9 +212,11 @@ Expr *lw_dyn_expr(Imp *m, const cJSON *j);
  * spatial dim of kernel k, stride s, padding p on the left and q on the
  * right, dilation d, as torch's kernels give it for an input of size in
  * (the IR's loops index by it).
- *   WIN_FLOOR  (in + p + q - d(k-1) - 1) / s + 1, rounded down;
+ *   WIN_FLOOR  (in + p + q - d(k-1) - 1) / s + 1, rounded down (none when
+ *              the window is wider than the padded input);
  *   WIN_CEIL   the same rounded up, less a last window that starts in the
- *              right padding (pooling's ceil_mode);
+ *              right padding (pooling's ceil_mode): a window wider than the
+ *              padded input by less than a stride still gives one;
  *   WIN_TRANS  (in - 1)s - p - q + d(k-1) + 1, plus an output padding below
  *              max(s, d) (a transposed convolution). */
 enum { WIN_FLOOR, WIN_CEIL, WIN_TRANS };

@@ -10,8 +10,9 @@
  *
  * Windows are checked here, where the message can name the node: kernel,
  * stride and dilation at least 1, padding at most half the window, and
- * each output size the one torch's formula gives (lw_check_window), so
- * the expansions index without checks. With run-time dims a pooling takes
+ * each output size the one torch's formula gives in either ceil mode
+ * (lw_check_window; 3-d average pooling also as torch's avg_pool3d, no
+ * input smaller than the kernel), so the expansions index without checks. With run-time dims a pooling takes
  * a symbolic batch only.
  */
 #include <math.h>
@@ -34,6 +35,25 @@ static int pool_padding(Imp *m, int mode, int n, const int64_t *k, const int64_t
 			ext = INT64_MAX;
 		if (p[j] > ext / 2) {
 			lw_error(m, "pooling with padding %lld, more than half the window of %lld", (long long)p[j], (long long)ext);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* 3-d average pooling's input, as large as the kernel in every dim
+ * whatever the padding and ceil mode: torch's avg_pool3d checks it
+ * (pool3d_shape_check's check_input_size), where its 2-d and max pooling
+ * take a window wider than the input. */
+static int pool_avg3d_input(Imp *m, int x, const int64_t *k)
+{
+	int first = lw_c(m, x)->rank - 3;
+	for (int j = 0; j < 3; j++) {
+		int64_t in;
+		if (ex_isint(lw_dimx(m, x, first + j), &in) && in < k[j]) {
+			lw_error(m, "3-d average pooling of size %lld in dim %d with kernel %lld (torch's avg_pool3d takes no "
+			            "input smaller than its kernel)",
+			         (long long)in, first + j, (long long)k[j]);
 			return -1;
 		}
 	}
@@ -106,6 +126,8 @@ int lower_pool(Imp *m, const cJSON *node)
 		kk[0] = 1, ss[0] = 1, pp[0] = 0, dd[0] = 1;
 	}
 	int ceil = lw_int(m, "ceil_mode", 0) != 0;
+	if (mode == PL_AVG && nk == 3 && pool_avg3d_input(m, x, kk))
+		return -1;
 	if (pool_padding(m, mode, nk, kk, pp, dd) ||
 	    lw_check_window(m, &(Window){"pooling", lw_c(m, x)->rank - nk, nk, one, ceil ? WIN_CEIL : WIN_FLOOR, kk, ss, pp, NULL, dd},
 	                 x, out))

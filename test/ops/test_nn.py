@@ -3,6 +3,8 @@ softmax variants, matrix products, convolution, pooling and upsampling,
 against eager PyTorch (test/ops/harness.py: one compiled program per group,
 IR level and target)."""
 
+from functools import partial
+
 from harness import Case, check_cases
 from conftest import require
 
@@ -189,6 +191,72 @@ def test_pool_upsample(tmp_path):
         Case("f64_bilinear", lambda a: F.interpolate(a, scale_factor=3, mode="bilinear"), (im1.double(),)),
     ]
     check_cases(tmp_path, "pool_upsample", cases)
+
+
+# Pooling windows as (input's spatial size, kernel, stride, padding): windows
+# wider than the input (EfficientNet's AvgPool2d(kernel, ceil_mode=True) on a
+# smaller map: one output, the mean of what is there), a last ceil window
+# hanging past the padded end, stride above the kernel, padding. Each is taken
+# in both ceil modes where torch has an output.
+POOL_WINDOWS = {
+    1: [(3, 5, 5, 0), (3, 5, 5, 2), (2, 4, 3, 1), (7, 2, 3, 0), (8, 3, 2, 1), (9, 3, 4, 1)],
+    2: [((2, 2), 5, 5, 0), ((2, 3), (4, 3), (4, 2), (2, 1)), ((7, 4), 2, 3, 0), ((5, 6), 3, 2, 1),
+        ((3, 5), (4, 2), (3, 3), 1)],
+    3: [((2, 3, 2), (3, 5, 4), (3, 5, 4), 0), ((4, 5, 3), 3, 2, 1), ((5, 3, 4), (2, 3, 2), (3, 2, 4), (1, 1, 0)),
+        ((3, 4, 2), (3, 4, 2), (2, 3, 1), (1, 2, 1))],
+}
+
+
+def test_pool_windows(tmp_path):
+    """Max and average pooling, 1-d to 3-d, over POOL_WINDOWS in both ceil
+    modes where torch has an output (3-d average pooling takes no input
+    smaller than its kernel): torch's output size (pooling_output_shape)
+    and its divisors (count_include_pad both ways, divisor_override,
+    windows clipped at the padded end); max with dilation and indices;
+    adaptive pooling to more outputs than inputs alongside, which has no
+    window to check."""
+    torch = require("torch")
+    F = torch.nn.functional
+    g = _gen(12)
+    maxf = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
+    avgf = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}
+    cases, wide = [], 0
+    for nd, wins in POOL_WINDOWS.items():
+        for w, (size, k, s, p) in enumerate(wins):
+            x = torch.randn(2, 3, *(size if nd > 1 else (size,)), generator=g)
+            calls = []
+            for ceil in (False, True):
+                win = dict(kernel_size=k, stride=s, padding=p, ceil_mode=ceil)
+                calls += [partial(maxf[nd], **win), partial(avgf[nd], **win),
+                          partial(avgf[nd], **win, count_include_pad=False)]
+                if nd > 1:
+                    calls.append(partial(avgf[nd], **win, divisor_override=3))
+            ok = []
+            for f in calls:
+                try:
+                    f(x)
+                    ok.append(f)
+                except RuntimeError:  # no output in this ceil mode
+                    pass
+            assert ok, f"pool window {size, k, s, p}: torch takes none of its calls"
+            wide += any(kk > n for kk, n in zip(k if isinstance(k, tuple) else (k,) * nd,
+                                                size if nd > 1 else (size,)))
+            cases.append(Case(f"pool{nd}d_{w}", lambda a, fs=ok: tuple(f(a) for f in fs), (x,)))
+    assert wide >= 5
+    x2 = torch.randn(2, 3, 5, 4, generator=g)
+    x3 = torch.randn(1, 2, 3, 2, 4, generator=g)
+    cases += [
+        Case("max_dilated_ceil", lambda a: (F.max_pool2d(a, 2, 3, 0, dilation=(3, 2), ceil_mode=True),
+                                            *F.max_pool2d(a, (3, 2), 4, 1, dilation=2, ceil_mode=True,
+                                                          return_indices=True),
+                                            F.max_pool1d(a[0], 2, 2, 1, dilation=3, ceil_mode=True)), (x2,)),
+        Case("max_wide_indices", lambda a, b: (*F.max_pool2d(a, 6, 6, ceil_mode=True, return_indices=True),
+                                               *F.max_pool3d(b, 4, 4, 1, ceil_mode=True, return_indices=True)),
+             (x2, x3)),
+        Case("adaptive_wide", lambda a: (F.adaptive_avg_pool2d(a, (7, 6)), F.adaptive_max_pool2d(a, (6, 5)),
+                                         F.adaptive_avg_pool1d(a[0], 9)), (x2,)),
+    ]
+    check_cases(tmp_path, "pool_windows", cases)
 
 
 def test_pool3d_dist(tmp_path):
