@@ -71,7 +71,7 @@ void xp_lane_fold(Sdfg *g, Node *body, int L, Expr *hi, const char *label, int p
  *   linalg.c     conv gemm cdist
  *   attention.c  attention
  *   norm.c       batchnorm norm softmax
- *   reduce.c     reduce argred scan sort search
+ *   reduce.c     reduce argred scan sort search histc
  *   pool.c       pool upsample grid_sample col2im im2col
  *   index.c      gather scatter embedding_bag masked_scatter
  *   shape.c      cat remap arange linspace tri

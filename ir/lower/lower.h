@@ -292,7 +292,7 @@ LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, in
  *   linalg.c     conv linear gemm einsum cdist
  *   attention.c  attention
  *   norm.c       batchnorm norm vnorm softmax
- *   reduce.c     reduce argred scan sort sortsel search
+ *   reduce.c     reduce argred scan sort sortsel search histc
  *   pool.c       pool upsample grid_sampler col2im im2col
  *   index.c      gather scatter index_op embedding_bag masked_scatter
  *                take_along_dim one_hot
