@@ -289,7 +289,7 @@ LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, in
  * header (ir/ops_<family>.h) holds its rows:
  *   elem.c       unary binary clamp clamp_tensor where cast square glu lerp
  *                nan_to_num round_decimals
- *   linalg.c     conv linear gemm einsum cdist
+ *   linalg.c     conv linear gemm einsum cdist grouped_mm
  *   attention.c  attention
  *   norm.c       batchnorm norm vnorm softmax
  *   reduce.c     reduce argred scan sort sortsel search histc
