@@ -399,7 +399,8 @@ static int dyn_gate(Imp *m, const cJSON *node)
 	}
 	if (!touch || (dyn_ready(m->info->lowering, &ints) && (ints || !m->argdyn)))
 		return 0;
-	m->need_static = arena_printf(m->a, "node '%s' (aten.%s) takes its sizes as numbers", m->nodename, m->info->target);
+	m->need_static = arena_printf(m->a, "node '%s' (%s%s) takes its sizes as numbers", m->nodename,
+	                              strncmp(m->info->schema, "aten::", 6) ? "" : "aten.", m->info->target);
 	return -1;
 }
 
@@ -420,11 +421,13 @@ static int import_node(Imp *m, cJSON *node, const char *target)
 	census_add(m->g, target);
 	if (strncmp(target, "torch.ops.", 10) && lw_python_op(m, node, target))
 		return m->failed ? -1 : 0;
-	const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : NULL;
+	/* aten rows are named without their namespace ("conv2d.default"),
+	 * the other namespaces' with it ("transformers.grouped_mm_fallback.default") */
+	const char *ov = !strncmp(target, "torch.ops.aten.", 15) ? target + 15 : !strncmp(target, "torch.ops.", 10) ? target + 10 : NULL;
 	m->info = ov ? aten_find(ov) : NULL;
 	if (!m->info) {
 		const char *why = ov ? aten_unsupported(ov) : NULL;
-		lw_error(m, "unsupported operator '%s': %s", ov ? arena_printf(m->a, "aten.%s", ov) : target,
+		lw_error(m, "unsupported operator '%s': %s", ov && ov == target + 15 ? arena_printf(m->a, "aten.%s", ov) : target,
 		         why ? why : "doccc has no lowering for it yet (doccc --list-ops lists the supported overloads)");
 	}
 	int from = m->g->ncs;

@@ -6,7 +6,10 @@
  * function. ATEN_OPS lists every ATen overload the importer understands,
  * with PyTorch's own schema string (so argument order and defaults are
  * exactly torch's; a test compares them with torch 2.13) and the lowering
- * function that builds IR for it. Adding an op means one ATEN_OPS row, at
+ * function that builds IR for it. A custom op of another namespace
+ * (transformers::grouped_mm_fallback) is a row like the others, its
+ * overload named with the namespace ("transformers.grouped_mm_fallback.default",
+ * torch.ops.transformers...). Adding an op means one ATEN_OPS row, at
  * most one lowering (most reuse a family lowering such as unary/binary
  * elementwise) and, for a new library-node kind, one expansion.
  *
@@ -90,7 +93,7 @@ typedef struct {
 
 struct Imp;
 typedef struct {
-	const char *target;      /* "conv2d.default" */
+	const char *target;      /* "conv2d.default"; other namespaces: "transformers.grouped_mm_fallback.default" */
 	const char *schema;
 	const char *base;        /* a derived row's functional row ("clamp.default" for clip_.default); else NULL */
 	const char *lowering;    /* family lowering's name ("unary") */

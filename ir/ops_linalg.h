@@ -3,13 +3,15 @@
  * and convolution. Convolutions of 1 to 3 spatial dims (conv1d, conv2d,
  * conv3d, 'same'/'valid' padding, transposed), linear and the matrix
  * products (mm, bmm, addmm, baddbmm, matmul with 1-d operands), einsum
- * (parsed and lowered onto views, reduce, mul and gemm nodes), and the
- * pairwise distances cdist and pdist.
+ * (parsed and lowered onto views, reduce, mul and gemm nodes), the
+ * pairwise distances cdist and pdist, and the grouped matrix product of
+ * mixture-of-experts layers (transformers' custom op grouped_mm_fallback,
+ * a row of another namespace: its overload is named with the namespace).
  *
  * LIB_OPS_LINALG rows: X(ENUM, "name", expansion, "doc"): a library-node
  * kind and its expansion function expand_<expansion> (ir/expand/linalg.c).
  * ATEN_OPS_LINALG rows: X(ENUM, "overload", lowering, param, "schema"): an
- * ATen overload, its lowering function lower_<lowering> (ir/lower/linalg.c),
+ * ATen (or custom) overload, its lowering function lower_<lowering> (ir/lower/linalg.c),
  * a parameter for that lowering, and PyTorch's schema string.
  * Included by ops.h only.
  */
@@ -17,7 +19,8 @@
 #define LIB_OPS_LINALG(X) \
 	X(CONV, "conv", conv, "N-d convolution, stride/padding/dilation/groups, bias") \
 	X(GEMM, "gemm", gemm, "batched matrix product alpha*A@B + beta*bias") \
-	X(CDIST, "cdist", cdist, "p-norm distances between the rows of two matrices (batched), or condensed pairwise distances of one")
+	X(CDIST, "cdist", cdist, "p-norm distances between the rows of two matrices (batched), or condensed pairwise distances of one") \
+	X(GROUPED_GEMM, "grouped_gemm", grouped_gemm, "rows in groups by cumulative offsets, each group times its own matrix (mixture of experts)")
 
 #define ATEN_OPS_LINALG(X) \
 	X(CONV1D, "conv1d.default", conv, 0, "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] dilation=[1], SymInt groups=1) -> Tensor") \
@@ -39,4 +42,5 @@
 	X(CDIST_FORWARD, "_cdist_forward.default", cdist, 0, "aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor") \
 	X(PDIST_FORWARD, "_pdist_forward.default", cdist, 1, "aten::_pdist_forward(Tensor self, float p=2.) -> Tensor") \
 	X(CDIST, "cdist.default", cdist, 0, "aten::cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor") \
-	X(PDIST, "pdist.default", cdist, 1, "aten::pdist(Tensor self, float p=2.) -> Tensor")
+	X(PDIST, "pdist.default", cdist, 1, "aten::pdist(Tensor self, float p=2.) -> Tensor") \
+	X(GROUPED_MM_FALLBACK, "transformers.grouped_mm_fallback.default", grouped_mm, 0, "transformers::grouped_mm_fallback(Tensor input, Tensor weight, Tensor offs) -> Tensor")

@@ -4,8 +4,8 @@
  * without the mean, logsumexp), arg-reductions (argmax, argmin, max.dim,
  * min.dim), scans along a dim (cumsum, cumprod, logcumsumexp, cummax,
  * cummin), sorts and picks of sorted rows (sort, topk, argsort, msort,
- * median, nanmedian, kthvalue, mode), and binary searches (searchsorted,
- * bucketize).
+ * median, nanmedian, kthvalue, mode), binary searches (searchsorted,
+ * bucketize), and histograms of equal-width bins (histc).
  *
  * LIB_OPS_REDUCE rows: X(ENUM, "name", expansion, "doc"): a library-node
  * kind and its expansion function expand_<expansion> (ir/expand/reduce.c).
@@ -31,7 +31,8 @@ enum { PK_NONE, PK_KTH, PK_MEDIAN, PK_NANMEDIAN, PK_MODE, PK_ALL_MEDIAN, PK_ALL_
 	X(ARGRED, "argred", argred, "argmax / argmin / max.dim / min.dim along one dim") \
 	X(SCAN, "scan", scan, "inclusive scan along one dim, per row: sum, product, log-sum-exp, running max / min with indices") \
 	X(SORT, "sort", sort, "stable merge sort along one dim, per row (sort, topk), or one pick per sorted row (kth value, median, mode)") \
-	X(SEARCH, "search", search, "binary search of each value in a sorted row (searchsorted, bucketize, repeat_interleave indices)")
+	X(SEARCH, "search", search, "binary search of each value in a sorted row (searchsorted, bucketize, repeat_interleave indices)") \
+	X(HISTC, "histc", histc, "counts of the elements in equal-width bins over [min, max] (the data's range when min == max)")
 
 #define ATEN_OPS_REDUCE(X) \
 	X(MEAN_DIM, "mean.dim", reduce, RD_MEAN, "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor") \
@@ -83,4 +84,5 @@ enum { PK_NONE, PK_KTH, PK_MEDIAN, PK_NANMEDIAN, PK_MODE, PK_ALL_MEDIAN, PK_ALL_
 	X(BUCKETIZE, "bucketize.Tensor", search, 0, "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor") \
 	X(BUCKETIZE_SCALAR, "bucketize.Scalar", search, 0, "aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor") \
 	X(SEARCHSORTED, "searchsorted.Tensor", search, 1, "aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor") \
-	X(SEARCHSORTED_SCALAR, "searchsorted.Scalar", search, 1, "aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor")
+	X(SEARCHSORTED_SCALAR, "searchsorted.Scalar", search, 1, "aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor") \
+	X(HISTC, "histc.default", histc, 0, "aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor")

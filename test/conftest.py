@@ -315,6 +315,8 @@ def record_program(path):
         t = n.get("target") if isinstance(n, dict) else None
         if isinstance(t, str) and t.startswith("torch.ops.aten."):
             EXPORTED_OVERLOADS.add(t[len("torch.ops.aten."):])
+        elif isinstance(t, str) and t.startswith("torch.ops."):  # a custom op: named with its namespace
+            EXPORTED_OVERLOADS.add(t[len("torch.ops."):])
 
 
 def doccc_cmd(*args, env=None, cwd=None, timeout=COMPILE_TIMEOUT, input=None):

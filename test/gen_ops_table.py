@@ -69,12 +69,21 @@ def core_aten_ops(torch):
     return sorted(k for k, op in all_aten_overloads(torch).items() if torch.Tag.core in op.tags)
 
 
+# The module that registers each non-aten namespace's custom ops.
+NAMESPACE_MODULES = {"transformers": "transformers.integrations.moe"}
+
+
 def aten_op(torch, overload):
-    """torch.ops.aten.NAME.OVERLOAD for "NAME.OVERLOAD", or None."""
+    """torch.ops.aten.NAME.OVERLOAD for "NAME.OVERLOAD", torch.ops.NS.NAME.OVERLOAD
+    for "NS.NAME.OVERLOAD" (a custom op, its module imported), or None."""
     name, _, ov = overload.rpartition(".")
+    ns, _, name = name.rpartition(".")
     try:
-        return getattr(getattr(torch.ops.aten, name), ov)
-    except (AttributeError, RuntimeError):
+        if ns:
+            import importlib
+            importlib.import_module(NAMESPACE_MODULES.get(ns, ns))
+        return getattr(getattr(getattr(torch.ops, ns or "aten"), name), ov)
+    except (AttributeError, RuntimeError, ImportError):
         return None
 
 

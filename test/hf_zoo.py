@@ -170,6 +170,18 @@ ARCHS = [
                                            intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 2, 2),
                                            conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
                                            num_conv_pos_embedding_groups=2), "WavLMModel", "audio"),
+    # mixtures of experts, at transformers' default experts implementation
+    # ("grouped_mm": on the CPU torch.ops.transformers.grouped_mm_fallback
+    # over offsets from sort, histc and cumsum): 4 experts, top 2
+    ("mixtral", "moe", "MixtralConfig", dict(DEC, num_local_experts=4, num_experts_per_tok=2), "MixtralModel", "ids"),
+    ("qwen2_moe", "moe", "Qwen2MoeConfig", dict(DEC, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                                shared_expert_intermediate_size=32), "Qwen2MoeModel", "ids"),
+    ("qwen3_moe", "moe", "Qwen3MoeConfig", dict(DEC, head_dim=8, num_experts=4, num_experts_per_tok=2,
+                                                moe_intermediate_size=32), "Qwen3MoeModel", "ids"),
+    ("olmoe", "moe", "OlmoeConfig", dict(DEC, num_experts=4, num_experts_per_tok=2, pad_token_id=1, bos_token_id=None,
+                                         eos_token_id=2), "OlmoeModel", "ids"),
+    ("gpt_oss", "moe", "GptOssConfig", dict(DEC, head_dim=8, num_local_experts=4, num_experts_per_tok=2,
+                                            sliding_window=4), "GptOssModel", "ids"),
     # hybrids
     ("mamba", "hybrid", "MambaConfig", dict(vocab_size=128, hidden_size=32, num_hidden_layers=2,
                                             state_size=8, expand=2, conv_kernel=4), "MambaModel", "ids"),

@@ -68,10 +68,10 @@ void xp_lane_fold(Sdfg *g, Node *body, int L, Expr *hi, const char *label, int p
  * Each LIB_OPS row names its expansion, expand_<name> (declared for every
  * row below), defined in its family's file:
  *   elem.c       elemwise
- *   linalg.c     conv gemm cdist
+ *   linalg.c     conv gemm cdist grouped_gemm
  *   attention.c  attention
  *   norm.c       batchnorm norm softmax
- *   reduce.c     reduce argred scan sort search
+ *   reduce.c     reduce argred scan sort search histc
  *   pool.c       pool upsample grid_sample col2im im2col
  *   index.c      gather scatter embedding_bag masked_scatter
  *   shape.c      cat remap arange linspace tri

@@ -1,6 +1,7 @@
 /*
  * linalg.c - expansion of the linalg family's library nodes: convolution,
- * GEMM, and the pairwise distances of cdist and pdist (last section).
+ * GEMM, the pairwise distances of cdist and pdist, and the grouped GEMM
+ * of mixture-of-experts layers (the last two sections).
  *
  * Both become the same register-blocked micro-kernel when the weights are
  * constant float32: an accumulator tile acc[TM][TN] (a local container, kept
@@ -1446,5 +1447,165 @@ int expand_cdist(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile
 	Operand cv[1] = {opd_val(v)};
 	v = sdfg_tasklet(g, fb, T_ASSIGN, o->dt, 1, cv);
 	sdfg_store(fb, v, xp_memlet(out, o->rank, oi), W_NONE);
+	return 0;
+}
+
+/* ---- grouped GEMM (mixture of experts) --------------------------------------------
+ * out[r, :] = in[r, :] @ w[grp[r]] for rows r of M, grp[r] the group of
+ * row r, one kernel over all rows (not a GEMM per group). transformers'
+ * fallback loops over the groups e with start = offs[e-1] (0 for e = 0),
+ * end = offs[e], writing out[start:end] = in[start:end] @ w[e] into
+ * zeros; Python slicing wraps a negative bound once and clamps both to
+ * [0, M]. So a row belongs to the last group whose [start, end) holds it,
+ * and a row of no group (past the last offset) is zero: that rule, which
+ * any offs (beyond M, decreasing, negative) follows, makes grp, a
+ * transient of the rows' groups (-1: none), in a first map with a loop
+ * over the E groups per row. The contraction then binds each row's group
+ * (T_INDEX, -1 wrapped to a valid one whose product is discarded) and
+ * indexes w with it: float32 in the register tile of gemm_direct (a row
+ * tile's rows may belong to different groups: the group is bound per row
+ * inside the update, the same in every lane of the vectorized columns);
+ * other dtypes with a scalar accumulator per element, as gemm_generic. */
+
+/* The slice bound v (an operand) as Python normalizes it for M rows. */
+static int slice_bound(Sdfg *g, Node *b, Operand v, Expr *M)
+{
+	int neg = xp_tk2(g, b, T_LT, DT_I64, v, opd_const(0));
+	int wrapped = xp_tk2(g, b, T_MAX, DT_I64, opd_val(xp_tk2(g, b, T_ADD, DT_I64, v, opd_expr(M))), opd_const(0));
+	int clamped = xp_tk2(g, b, T_MIN, DT_I64, v, opd_expr(M));
+	return xp_tk3(g, b, T_WHERE, DT_I64, opd_val(neg), opd_val(wrapped), opd_val(clamped));
+}
+
+/* grp[r]: the last group e whose [start, end) holds row r, else -1. */
+static int grouped_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
+{
+	int offs = l->in[2];
+	Expr *M = sdfg_c(g, l->in[0])->shape[0], *E = sdfg_c(g, offs)->shape[0];
+	Expr *sh[1] = {M}, *none[1] = {NULL};
+	int grp = sdfg_add_container_x(g, "groups", DT_I64, CK_TRANSIENT, 1, sh);
+	sdfg_c(g, grp)->origin = "";
+	int r, e;
+	Node *lr = xp_loop(g, seq, N_MAP, "r", ex_int(g, 0), M, 1, &r);
+	int best = xp_local(g, "grp", DT_I64, 0, NULL, lr);
+	Node *ib = xp_block(g, lr->body, label);
+	sdfg_store(ib, xp_tk1(g, ib, T_ASSIGN, DT_I64, opd_const(-1)), xp_memlet(best, 0, none), W_NONE);
+	Node *le = xp_loop(g, lr->body, N_FOR, "e", ex_int(g, 0), E, 1, &e);
+	Node *b = xp_block(g, le->body, label);
+	Expr *ei[1] = {ex_sym(g, e)}, *pi[1] = {ex_max(g, ex_addi(g, ex_sym(g, e), -1), ex_int(g, 0))};
+	int end = slice_bound(g, b, opd_mem(offs, 1, ei), M);
+	int start = slice_bound(g, b, opd_mem(offs, 1, pi), M);
+	int first = xp_tk2(g, b, T_EQ, DT_I64, opd_expr(ex_sym(g, e)), opd_const(0));
+	start = xp_tk3(g, b, T_WHERE, DT_I64, opd_val(first), opd_const(0), opd_val(start));
+	Operand row = opd_expr(ex_sym(g, r));
+	int in = xp_tk3(g, b, T_WHERE, DT_I64, opd_val(xp_tk2(g, b, T_LE, DT_I64, opd_val(start), row)),
+	                opd_val(xp_tk2(g, b, T_LT, DT_I64, row, opd_val(end))), opd_const(0));
+	int cand = xp_tk3(g, b, T_WHERE, DT_I64, opd_val(in), opd_expr(ex_sym(g, e)), opd_const(-1));
+	sdfg_store(b, cand, xp_memlet(best, 0, none), W_MAX);
+	Node *sb = xp_block(g, lr->body, label);
+	Expr *ri[1] = {ex_sym(g, r)};
+	sdfg_store(sb, xp_tk1(g, sb, T_ASSIGN, DT_I64, opd_mem(best, 0, none)), xp_memlet(grp, 1, ri), W_NONE);
+	return grp;
+}
+
+/* The epilogue of row rx: acc if the row has a group, else 0, in dtype dt. */
+static int grouped_value(Sdfg *g, Node *b, int grp, Expr *rx, Operand acc, Dtype adt, Dtype dt)
+{
+	Expr *ri[1] = {rx};
+	int has = xp_tk2(g, b, T_GE, DT_I64, opd_mem(grp, 1, ri), opd_const(0));
+	int v = xp_tk3(g, b, T_WHERE, adt, opd_val(has), acc, opd_const(0));
+	return adt == dt ? v : xp_tk1(g, b, T_ASSIGN, dt, opd_val(v));
+}
+
+/* w[group of row rx, k, n]: the group bound in block b. */
+static Operand grouped_w(Sdfg *g, Node *b, int w, int grp, Expr *rx, Expr *k, Expr *n)
+{
+	Expr *ri[1] = {rx};
+	Expr *wi[3] = {xp_bind_index(g, b, opd_mem(grp, 1, ri), sdfg_c(g, w)->shape[0], 1), k, n};
+	return opd_mem(w, 3, wi);
+}
+
+static void grouped_generic(Sdfg *g, LibNode *l, Node *seq, const char *label, int grp)
+{
+	int A = l->in[0], W = l->in[1], out = l->out[0];
+	Container *o = sdfg_c(g, out);
+	Dtype adt = o->dt == DT_F64 ? DT_F64 : DT_F32;
+	int vars[2], vk;
+	Node *body = xp_nest(g, seq, out, vars);
+	Expr *none[1] = {NULL}, **oi = xp_vars(g, 2, vars);
+	int acc = xp_local(g, "acc", adt, 0, NULL, body->parent);
+	Node *ib = xp_block(g, body, label);
+	sdfg_store(ib, xp_tk1(g, ib, T_ASSIGN, adt, opd_const(0)), xp_memlet(acc, 0, none), W_NONE);
+	Node *lk = xp_loop(g, body, N_FOR, "k", ex_int(g, 0), sdfg_c(g, A)->shape[1], 1, &vk);
+	Node *b = xp_block(g, lk->body, label);
+	Expr *ai[2] = {oi[0], ex_sym(g, vk)};
+	Operand wv = grouped_w(g, b, W, grp, oi[0], ex_sym(g, vk), oi[1]);
+	sdfg_store(b, xp_tk2(g, b, T_MUL, adt, opd_mem(A, 2, ai), wv), xp_memlet(acc, 0, none), W_SUM);
+	Node *fb = xp_block(g, body, label);
+	sdfg_store(fb, grouped_value(g, fb, grp, oi[0], opd_mem(acc, 0, none), adt, o->dt), xp_memlet(out, 2, oi), W_NONE);
+}
+
+/* float32: tm x tn register tiles as gemm_direct, full tn-wide column
+ * blocks and one narrower remainder, the rows in row_parts. */
+static void grouped_tiled(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t, int grp)
+{
+	int A = l->in[0], W = l->in[1], out = l->out[0];
+	int64_t N = dim(g, out, 1), wst = 0;
+	Expr *Mx = sdfg_c(g, out)->shape[0], *K = sdfg_c(g, A)->shape[1];
+	if (!ex_isint(sdfg_c(g, W)->stride[2], &wst) || (wst != 1 && N > 1))
+		W = gemm_copy_b(g, seq, W, label);
+	int tn = t->tn;
+	if (N < tn && t->vec_lanes && N >= t->vec_lanes)
+		tn = t->vec_lanes;
+	int64_t M = dim(g, out, 0);
+	int tm = M < 0 ? t->tm : (int)MIN((int64_t)t->tm, M);
+	int64_t NBf = N / tn, Nr = N - NBf * tn;
+	RowParts rp = row_parts(g, Mx, tm);
+	for (int npart = 0; npart < 2; npart++) {
+		int ttn = npart ? (int)Nr : tn;
+		if (npart ? Nr == 0 : NBf == 0)
+			continue;
+		Node *ncur = seq;
+		Expr *n0 = ex_int(g, NBf * tn);
+		if (!npart) {
+			int vnb;
+			ncur = xp_loop(g, seq, N_MAP, "nb", ex_int(g, 0), ex_int(g, NBf), 1, &vnb)->body;
+			n0 = ex_muli(g, ex_sym(g, vnb), tn);
+		}
+		for (int part = 0; part < rp.n; part++) {
+			int vm, acc, vk, vx, vo, sx, so;
+			Node *lm = tile_open_x(g, ncur, "m", rp.lo[part], rp.hi[part], rp.tm[part], ttn, label, &vm, &acc);
+			Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), K, 1, &vk);
+			Node *ub = tile_update_block(g, lk->body, rp.tm[part], ttn, label, &vx, &vo);
+			Expr *rx = ex_add(g, ex_sym(g, vm), ex_sym(g, vx)), *ai[2] = {rx, ex_sym(g, vk)};
+			Operand ab[2] = {opd_mem(A, 2, ai), grouped_w(g, ub, W, grp, rx, ex_sym(g, vk), ex_add(g, n0, ex_sym(g, vo)))};
+			Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
+			sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
+			Node *lsx = xp_loop(g, lm->body, N_MAP, "x", ex_int(g, 0), ex_int(g, rp.tm[part]), 1, &sx);
+			Node *lso = xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, ttn), 1, &so);
+			Node *sb = xp_block(g, lso->body, label);
+			Expr *oi[2] = {ex_add(g, ex_sym(g, vm), ex_sym(g, sx)), ex_add(g, n0, ex_sym(g, so))};
+			Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
+			int v = grouped_value(g, sb, grp, oi[0], opd_mem(acc, 2, ri), DT_F32, DT_F32);
+			sdfg_store(sb, v, xp_memlet(out, 2, oi), W_NONE);
+		}
+	}
+}
+
+int expand_grouped_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+{
+	int A = l->in[0], W = l->in[1], out = l->out[0];
+	int64_t E = dim(g, W, 0);
+	if (E == 0) { /* no groups: every row is zero */
+		int vars[2];
+		Node *b = xp_block(g, xp_nest(g, seq, out, vars), label);
+		sdfg_store(b, xp_tk1(g, b, T_ASSIGN, sdfg_c(g, out)->dt, opd_const(0)), xp_memlet(out, 2, xp_vars(g, 2, vars)), W_NONE);
+		return 0;
+	}
+	int grp = grouped_rows(g, l, seq, label);
+	int f32 = sdfg_c(g, A)->dt == DT_F32 && sdfg_c(g, W)->dt == DT_F32 && sdfg_c(g, out)->dt == DT_F32;
+	if (f32 && rows_ok(g, out) && dim(g, out, 1) > 0 && extent_ok(g, sdfg_c(g, A)->shape[1]))
+		grouped_tiled(g, l, seq, label, t, grp);
+	else
+		grouped_generic(g, l, seq, label, grp);
 	return 0;
 }

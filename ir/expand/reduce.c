@@ -1,7 +1,8 @@
 /*
  * reduce.c - expansion of the reduce family's library nodes: reductions
  * over dims (the vector norms' too), arg-reductions, scans, sorts and the
- * picks of sorted rows, and binary searches. Each section says how.
+ * picks of sorted rows, binary searches and histograms. Each section
+ * says how.
  *
  * What they share: a row (every index but the reduced, scanned or sorted
  * dim) is one iteration of a map nest over the output, and what a row
@@ -999,5 +1000,89 @@ int expand_search(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 		res = T2(T_ADD, DT_I64, opd_val(res), opd_val(ck));
 	}
 	sdfg_store(b, T1(T_ASSIGN, o->dt, opd_val(res)), xp_memlet(out, r, oi), W_NONE);
+	return 0;
+}
+
+/* ---- histc ----------------------------------------------------------------------------
+ * torch's CPU kernel (LINEAR_INTERPOLATION) in the input's dtype: an
+ * element x in [lo, hi] (NaN is not) counts in bin trunc((x - lo) * bins /
+ * (hi - lo)), the last bin also taking hi. One sequential pass over the
+ * input adds 1 or 0 to the bin of each element (an element outside the
+ * range adds 0 to the bin of lo), after the bins are zeroed; float16 and
+ * bfloat16 count in a float32 transient (exact to 2^24, where torch's
+ * half-precision count stalls at 2048) copied into the output. With the
+ * data's range (inputs 1 and 2) each element's block reads it, widens an
+ * empty one by 1 each side, and a run-time assertion first checks it is
+ * finite, as torch does. */
+
+/* The range's end k: the constant in dtype dt (rounded as torch's bin
+ * edges are), or the data's, widened when empty. */
+static int histc_end(Sdfg *g, Node *b, LibNode *l, int k, Dtype dt)
+{
+	if (l->in[1] < 0)
+		return xp_tk1(g, b, T_ASSIGN, dt, opd_const(lib_float(l, k ? "max" : "min", 0)));
+	Expr *none[1] = {NULL};
+	int lo = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(l->in[1], 0, none)), hi = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(l->in[2], 0, none));
+	int eq = xp_tk2(g, b, T_EQ, dt, opd_val(lo), opd_val(hi));
+	int v = k ? hi : lo;
+	int wide = xp_tk2(g, b, k ? T_ADD : T_SUB, dt, opd_val(v), opd_const(1));
+	return xp_tk3(g, b, T_WHERE, dt, opd_val(eq), opd_val(wide), opd_val(v));
+}
+
+int expand_histc(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	(void)tile;
+	int x = l->in[0], out = l->out[0];
+	Container *xc = sdfg_c(g, x);
+	Dtype dt = sdfg_c(g, out)->dt;
+	int64_t bins = 0;
+	ex_isint(sdfg_c(g, out)->shape[0], &bins);
+	int cnt = out, ov[1];
+	if (dt == DT_F16 || dt == DT_BF16) {
+		Expr *sh[1] = {ex_int(g, bins)};
+		cnt = sdfg_add_container_x(g, "counts", DT_F32, CK_TRANSIENT, 1, sh);
+		sdfg_c(g, cnt)->origin = "";
+	}
+	Node *zb = xp_block(g, xp_nest(g, seq, out, ov), label);
+	Expr **O = xp_vars(g, 1, ov);
+	sdfg_store(zb, xp_tk1(g, zb, T_ASSIGN, sdfg_c(g, cnt)->dt, opd_const(0)), xp_memlet(cnt, 1, O), W_NONE);
+	if (l->in[1] >= 0) {
+		/* finite iff (lo - lo) + (hi - hi) == 0: inf - inf and NaN are NaN */
+		Node *ab = xp_block(g, seq, label);
+		Expr *none[1] = {NULL};
+		int d[2];
+		for (int k = 0; k < 2; k++)
+			d[k] = xp_tk2(g, ab, T_SUB, dt, opd_mem(l->in[1 + k], 0, none), opd_mem(l->in[1 + k], 0, none));
+		int ok = xp_tk2(g, ab, T_EQ, dt, opd_val(xp_tk2(g, ab, T_ADD, dt, opd_val(d[0]), opd_val(d[1]))), opd_const(0));
+		int t = xp_tk1(g, ab, T_ASSERT, dt, opd_val(ok));
+		ab->ts[t].p[0] = (double)lib_int(l, "msg", 0);
+	}
+	static const char *const names[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
+	Expr *xi[MAXDIM];
+	Node *inner = seq;
+	for (int d = 0; d < xc->rank; d++) {
+		int v;
+		inner = xp_loop(g, inner, N_FOR, names[d], ex_int(g, 0), xc->shape[d], 1, &v)->body;
+		xi[d] = ex_sym(g, v);
+	}
+	Node *b = xp_block(g, inner, label);
+	int v = xp_tk1(g, b, T_ASSIGN, dt, opd_mem(x, xc->rank, xi));
+	int lo = histc_end(g, b, l, 0, dt), hi = histc_end(g, b, l, 1, dt);
+	int ge = xp_tk2(g, b, T_GE, dt, opd_val(v), opd_val(lo)), le = xp_tk2(g, b, T_LE, dt, opd_val(v), opd_val(hi));
+	int in = xp_tk3(g, b, T_WHERE, dt, opd_val(ge), opd_val(le), opd_const(0));
+	int xs = xp_tk3(g, b, T_WHERE, dt, opd_val(in), opd_val(v), opd_val(lo));
+	int pos = xp_tk2(g, b, T_MUL, dt, opd_val(xp_tk2(g, b, T_SUB, dt, opd_val(xs), opd_val(lo))), opd_const((double)bins));
+	pos = xp_tk2(g, b, T_DIV, dt, opd_val(pos), opd_val(xp_tk2(g, b, T_SUB, dt, opd_val(hi), opd_val(lo))));
+	/* hi itself falls in the last bin */
+	pos = xp_tk2(g, b, T_MIN, dt, opd_val(pos), opd_const((double)(bins - 1)));
+	pos = xp_tk1(g, b, T_CAST, DT_I64, opd_val(pos));
+	Expr *e[1] = {xp_bind_index(g, b, opd_val(pos), ex_int(g, bins), 0)};
+	int one = xp_tk3(g, b, T_WHERE, sdfg_c(g, cnt)->dt, opd_val(in), opd_const(1), opd_const(0));
+	sdfg_store(b, one, xp_memlet(cnt, 1, e), W_SUM);
+	if (cnt != out) {
+		Node *cb = xp_block(g, xp_nest(g, seq, out, ov), label);
+		O = xp_vars(g, 1, ov);
+		sdfg_store(cb, xp_tk1(g, cb, T_ASSIGN, dt, opd_mem(cnt, 1, O)), xp_memlet(out, 1, O), W_NONE);
+	}
 	return 0;
 }

@@ -12,7 +12,8 @@
  * bias) reading their operands through views: a transposed weight or a
  * 1-d operand made a matrix costs no copy. einsum follows torch's own
  * algorithm onto views, reduce, mul and gemm nodes (its section below).
- * cdist and pdist are one LIB_CDIST each.
+ * cdist and pdist are one LIB_CDIST each. transformers' grouped_mm_fallback
+ * (the experts of a mixture-of-experts layer) is one LIB_GROUPED_GEMM.
  *
  * With run-time dims a convolution takes a symbolic batch only (the
  * expansion's kernels are built for constant channels and spatial sizes);
@@ -1154,5 +1155,48 @@ int lower_cdist(Imp *m, const cJSON *node)
 		l->in[1] = x2, l->nin = 2;
 	l->out[0] = out, l->nout = 1;
 	lib_set_float(m->g, l, "p", p);
+	return 0;
+}
+
+/* ---- grouped matrix product (mixture of experts) --------------------------------- */
+
+/* transformers::grouped_mm_fallback(input [M, K], weight [E, K, N], offs
+ * [E]) -> [M, N]: the rows of group e, [offs[e-1], offs[e]) (offs[-1] =
+ * 0), times weight[e]; the shapes are checked as transformers' fake kernel
+ * does, the offsets (data) by the expansion's kernel. */
+int lower_grouped_mm(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), offs = lw_tensor(m, "offs");
+	if (x < 0 || w < 0 || offs < 0)
+		return -1;
+	Container *xc = lw_c(m, x), *wc = lw_c(m, w), *oc = lw_c(m, offs);
+	if (xc->rank != 2 || wc->rank != 3 || oc->rank != 1) {
+		lw_error(m, "grouped_mm_fallback: input must be 2-d, weight 3-d and offs 1-d (got ranks %d, %d, %d)", xc->rank,
+		         wc->rank, oc->rank);
+		return -1;
+	}
+	if (lw_dim(m, offs, 0) != lw_dim(m, w, 0) || lw_dim(m, x, 1) != lw_dim(m, w, 1)) {
+		lw_error(m, "grouped_mm_fallback: offs has %lld entries for %lld experts, input %lld columns for weights of %lld rows",
+		         (long long)lw_dim(m, offs, 0), (long long)lw_dim(m, w, 0), (long long)lw_dim(m, x, 1),
+		         (long long)lw_dim(m, w, 1));
+		return -1;
+	}
+	if (oc->dt != DT_I32 && oc->dt != DT_I64) {
+		lw_error(m, "grouped_mm_fallback: offs must be an integer tensor, got %s", dtype_info[oc->dt].name);
+		return -1;
+	}
+	if (lw_float_tensor(m, x, "input"))
+		return -1;
+	if (xc->dt != wc->dt) {
+		lw_error(m, "grouped_mm_fallback: input (%s) and weight (%s) must have the same dtype", dtype_info[xc->dt].name,
+		         dtype_info[wc->dt].name);
+		return -1;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	LibNode *l = lw_lib(m, LIB_GROUPED_GEMM);
+	l->in[0] = x, l->in[1] = w, l->in[2] = offs, l->nin = 3;
+	l->out[0] = out, l->nout = 1;
 	return 0;
 }

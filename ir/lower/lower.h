@@ -291,10 +291,10 @@ LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, in
  * header (ir/ops_<family>.h) holds its rows:
  *   elem.c       unary binary clamp clamp_tensor where cast square outer glu lerp
  *                nan_to_num round_decimals
- *   linalg.c     conv linear gemm einsum cdist
+ *   linalg.c     conv linear gemm einsum cdist grouped_mm
  *   attention.c  attention
  *   norm.c       batchnorm norm vnorm softmax
- *   reduce.c     reduce mse_loss argred scan sort sortsel search
+ *   reduce.c     reduce mse_loss argred scan sort sortsel search histc
  *   pool.c       pool upsample grid_sampler col2im im2col
  *   index.c      gather scatter index_op embedding_bag masked_scatter
  *                take_along_dim one_hot

@@ -6,8 +6,9 @@
  * LIB_ARGRED), scans (cumsum, cumprod, logcumsumexp, cummax, cummin:
  * LIB_SCAN), sorts (sort, topk) and the picks of sorted rows (argsort,
  * msort, median, nanmedian, kthvalue, mode: LIB_SORT, a plain sort or one
- * pick per sorted row), and the binary searches (bucketize, searchsorted:
- * LIB_SEARCH).
+ * pick per sorted row), the binary searches (bucketize, searchsorted:
+ * LIB_SEARCH), and histc (LIB_HISTC, after a min and a max reduction
+ * when the range is the data's).
  *
  * Picks compute into a keepdim-shaped container; the graph's value is a
  * view of it without the reduced dim when keepdim is false. Sort and the
@@ -392,5 +393,70 @@ int lower_search(Imp *m, const cJSON *node)
 	Val *ops[2] = {self, &bv};
 	Dtype cdt = (Dtype)lw_result_type(m, ops, 2);
 	lw_search_node(m, bd, self->k == V_TENSOR ? self->t : -1, self, sorter, out, right, cdt);
+	return 0;
+}
+
+/* ---- histc ----------------------------------------------------------------------- */
+
+/* histc: bins equal-width bins over [min, max]. min == max takes the
+ * data's minimum and maximum (two reductions into rank-0 transients, the
+ * histogram node's inputs 1 and 2; the expansion checks they are finite
+ * and widens an empty range by one each side, as torch does at run time). */
+int lower_histc(Imp *m, const cJSON *node)
+{
+	int x = lw_tensor(m, "self");
+	if (x < 0 || lw_float_tensor(m, x, "the input"))
+		return -1;
+	int64_t bins = lw_int(m, "bins", 100);
+	double lo = lw_num(m, "min", 0), hi = lw_num(m, "max", 0);
+	if (bins <= 0) {
+		lw_error(m, "torch.histc: bins must be > 0, but got %lld", (long long)bins);
+		return -1;
+	}
+	if (!isfinite(lo) || !isfinite(hi)) {
+		lw_error(m, "torch.histc: range of [%g, %g] is not finite", lo, hi);
+		return -1;
+	}
+	if (lo > hi) {
+		lw_error(m, "torch.histc: max must be larger than min");
+		return -1;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	Container *xc = lw_c(m, x);
+	if (lw_dim(m, out, 0) != bins) {
+		lw_error(m, "torch.histc: the output has %lld bins, not the %lld asked for", (long long)lw_dim(m, out, 0),
+		         (long long)bins);
+		return -1;
+	}
+	int ends[2] = {-1, -1};
+	if (lo == hi && sdfg_numel(m->g, x) > 0)
+		for (int k = 0; k < 2; k++) {
+			int64_t dims[MAXDIM];
+			for (int d = 0; d < xc->rank; d++)
+				dims[d] = d;
+			ends[k] = lw_scratch(m, k ? "data_max" : "data_min", xc->dt, 0, NULL);
+			LibNode *r = lw_lib(m, LIB_REDUCE);
+			r->in[0] = x, r->nin = 1;
+			r->out[0] = ends[k], r->nout = 1;
+			lib_set_int(m->g, r, "mode", k ? RD_MAX : RD_MIN);
+			lib_set_ints(m->g, r, "dims", dims, xc->rank);
+			lib_set_float(m->g, r, "correction", 0);
+		}
+	else if (lo == hi)
+		lo -= 1, hi += 1;
+	LibNode *l = lw_lib(m, LIB_HISTC);
+	l->in[0] = x, l->in[1] = ends[0], l->in[2] = ends[1], l->nin = 3;
+	l->out[0] = out, l->nout = 1;
+	lib_set_float(m->g, l, "min", lo);
+	lib_set_float(m->g, l, "max", hi);
+	if (ends[0] >= 0) {
+		Sdfg *g = m->g;
+		const char *text = arena_printf(g->arena, "run-time assertion of node '%s' failed: torch.histc: the range of "
+		                                "the data (its minimum and maximum, as min == max) is not finite", m->nodename);
+		VEC_PUSH(g->arena, g->msgs, g->nmsgs, g->capmsgs, text);
+		lib_set_int(g, l, "msg", g->nmsgs - 1);
+	}
 	return 0;
 }

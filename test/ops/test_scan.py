@@ -5,7 +5,8 @@ large inputs and handles infinities as torch), argsort/msort, median,
 nanmedian, kthvalue and mode (indices of ties follow torch's CPU
 comparators: median by stable order, mode at the last occurrence),
 searchsorted/bucketize (left/right, sorter, batched rows, NaN, scalars,
-int32 results), repeat_interleave (static counts; tensor counts with
+int32 results), histc (given and data ranges, values outside and on the
+edges, NaN, an empty data range, float64/float16), repeat_interleave (static counts; tensor counts with
 output_size or constant), index_add/index_copy/index_fill (duplicates
 accumulate / last write wins), one_hot, vector norms of every ord, dims
 and dtypes, weight norm (wav2vec2's conv), cosine similarity and im2col
@@ -170,6 +171,30 @@ def test_search_and_index(tmp_path):
              (self_, idx)),
     ]
     check_cases(tmp_path, "search_index", cases, **KW)
+
+
+def test_histc(tmp_path):
+    torch = require("torch")
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(5, 7, generator=g)
+    edges = torch.tensor([0.0, 1.0, 2.0, 3.0, 3.0, -0.5, 3.5, NAN, 1.5, 0.9999999])
+    ids = torch.randint(0, 6, (12,), generator=g).float()  # MoE routing: expert ids, one past the range
+    cases = [
+        Case("histc_data_range", lambda x: (torch.histc(x), torch.histc(x, bins=10), torch.histc(x.t(), bins=3, min=2, max=2)),
+             (x,)),
+        Case("histc_given_range", lambda x: (torch.histc(x, bins=4, min=-1, max=1), torch.histc(x, bins=3, min=0, max=0.5),
+                                             torch.histc(x * 10, bins=7, min=-3.3, max=4.1)), (x,)),
+        Case("histc_edges", lambda e: (torch.histc(e, bins=3, min=0, max=3), torch.histc(e, bins=1, min=1, max=3),
+                                       torch.histc(e, bins=6, min=-0.5, max=1)), (edges,)),
+        Case("histc_experts", lambda i: (torch.histc(i, bins=4, min=0, max=3), torch.histc(i, bins=6, min=0, max=5)), (ids,)),
+        Case("histc_flat_data", lambda c: (torch.histc(c, bins=4), torch.histc(c, bins=3, min=7, max=7)),
+             (torch.full((3, 2), 2.0),)),
+        Case("histc_0d", lambda c: (torch.histc(c, bins=3, min=0, max=5), torch.histc(c, bins=2)), (torch.tensor(2.5),)),
+        Case("histc_f64", lambda x: (torch.histc(x, bins=5), torch.histc(x, bins=4, min=-1, max=1)), (x.double(),)),
+        Case("histc_f16", lambda x: (torch.histc(x, bins=5), torch.histc(x, bins=4, min=-1, max=1)), (x.half(),)),
+    ]
+    check_cases(tmp_path, "histc", cases, expect={"training": {"aten.histc.default"}, "core": {"aten.histc.default"}},
+                **KW)
 
 
 def test_one_hot_and_0d_index(tmp_path):
