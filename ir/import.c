@@ -221,12 +221,12 @@ static void mutation_error(Imp *m, int i, const char *kind, const cJSON *x)
 		what = "?";
 	if (buf && op && strstr(op, "batch_norm"))
 		diag_error(m->path, "output_specs[%d]: the graph updates buffer '%s' in forward%s: the running statistics "
-		                    "of a training-mode batch norm, which doccc does not compute (call model.eval() before "
-		                    "export)", i, what, by);
+		                    "of a training-mode batch norm, which doccc does not compute: doccc compiles inference only (call "
+		                    "model.eval() before export)", i, what, by);
 	else if (buf && n >= c && !strcmp(what + n - c, "num_batches_tracked"))
 		diag_error(m->path, "output_specs[%d]: the graph updates buffer '%s' in forward%s: the batch counter of a "
-		                    "training-mode batch norm, which doccc does not compute (call model.eval() before "
-		                    "export)", i, what, by);
+		                    "training-mode batch norm, which doccc does not compute: doccc compiles inference only (call "
+		                    "model.eval() before export)", i, what, by);
 	else if (buf || par)
 		diag_error(m->path, "output_specs[%d]: the graph mutates %s '%s' in forward%s: state the model keeps "
 		                    "across calls (a cache, a counter), which doccc does not support yet; export the model "

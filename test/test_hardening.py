@@ -336,7 +336,7 @@ MUTATIONS = [
                "output_specs[1]: the graph mutates buffer 'count' in forward (by aten.add.Tensor): state"]),
     ("batch_norm", ["output_specs[0]: the graph updates buffer 'running_mean' in forward (by "
                     "aten._native_batch_norm_legit_functional.default): the running statistics of a training-mode "
-                    "batch norm, which doccc does not compute (call model.eval() before export)",
+                    "batch norm, which doccc does not compute: doccc compiles inference only (call model.eval() before export)",
                     "output_specs[1]: the graph updates buffer 'running_var'",
                     "output_specs[2]: the graph updates buffer 'num_batches_tracked' in forward (by aten.add.Tensor): "
                     "the batch counter of a training-mode batch norm"]),
