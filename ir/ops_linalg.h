@@ -37,6 +37,8 @@
 	X(MM, "mm.default", gemm, 0, "aten::mm(Tensor self, Tensor mat2) -> Tensor") \
 	X(BMM, "bmm.default", gemm, 0, "aten::bmm(Tensor self, Tensor mat2) -> Tensor") \
 	X(MATMUL, "matmul.default", gemm, 2, "aten::matmul(Tensor self, Tensor other) -> Tensor") \
+	X(ADDMV, "addmv.default", addmv, 0, "aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor") \
+	X(ADDBMM, "addbmm.default", addbmm, 0, "aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor") \
 	X(BADDBMM, "baddbmm.default", gemm, 3, "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor") \
 	X(EINSUM, "einsum.default", einsum, 0, "aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor") \
 	X(CDIST_FORWARD, "_cdist_forward.default", cdist, 0, "aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor") \

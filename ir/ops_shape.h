@@ -4,7 +4,8 @@
  * that cost nothing; unfold's sliding windows and broadcast_tensors too),
  * splitting, concatenation and stacking, padding,
  * flips, rolls and repeats (remapped copies), fills and creation (full,
- * zeros, arange, linspace, logspace, tril/triu, eye), rot90 and flips, pixel
+ * zeros, arange, range, linspace, logspace, tril/triu, eye; signal windows,
+ * FFT frequencies and tril/triu indices as compile-time tables), rot90 and flips, pixel
  * and channel shuffles, diff, repeat_interleave, meshgrid, dropout in
  * inference and the ops that are the identity.
  *
@@ -26,6 +27,9 @@ enum { RM_FLIP, RM_REPEAT, RM_ROLL, RM_CONSTANT, RM_PAD, RM_REFLECT, RM_REPLICAT
 enum { FL_VALUE, FL_ZERO, FL_ONE, FL_SCALAR, FL_FILL, FL_FILL_TENSOR, FL_COPY };
 /* fliplr/flipud/rot90 (lower_rot90), the shuffles (lower_shuffle) */
 enum { RT_LR, RT_UD, RT_ROT };
+/* tables computed at compile time (lower_table's param) */
+enum { TB_HANN, TB_HAMMING, TB_BLACKMAN, TB_BARTLETT, TB_KAISER, TB_FFTFREQ, TB_RFFTFREQ, TB_TRIL_INDICES,
+       TB_TRIU_INDICES };
 enum { SH_PIXEL, SH_UNPIXEL, SH_CHANNEL };
 /* per-dim kinds of a remap node ("kinds" attribute) */
 enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
@@ -112,6 +116,25 @@ enum { RK_OFFSET, RK_FLIP, RK_REFLECT, RK_REPLICATE, RK_CIRCULAR };
 	X(ARANGE_START_STEP, "arange.start_step", arange, 0, "aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
 	X(ARANGE_START, "arange.start", arange, 0, "aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
 	X(ARANGE, "arange.default", arange, 0, "aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(HANN_WINDOW, "hann_window.default", table, TB_HANN, "aten::hann_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(HANN_WINDOW_P, "hann_window.periodic", table, TB_HANN, "aten::hann_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(HAMMING_WINDOW, "hamming_window.default", table, TB_HAMMING, "aten::hamming_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(HAMMING_WINDOW_P, "hamming_window.periodic", table, TB_HAMMING, "aten::hamming_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(HAMMING_WINDOW_A, "hamming_window.periodic_alpha", table, TB_HAMMING, "aten::hamming_window.periodic_alpha(int window_length, bool periodic, float alpha, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(HAMMING_WINDOW_AB, "hamming_window.periodic_alpha_beta", table, TB_HAMMING, "aten::hamming_window.periodic_alpha_beta(int window_length, bool periodic, float alpha, float beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(BLACKMAN_WINDOW, "blackman_window.default", table, TB_BLACKMAN, "aten::blackman_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(BLACKMAN_WINDOW_P, "blackman_window.periodic", table, TB_BLACKMAN, "aten::blackman_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(BARTLETT_WINDOW, "bartlett_window.default", table, TB_BARTLETT, "aten::bartlett_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(BARTLETT_WINDOW_P, "bartlett_window.periodic", table, TB_BARTLETT, "aten::bartlett_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(KAISER_WINDOW, "kaiser_window.default", table, TB_KAISER, "aten::kaiser_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(KAISER_WINDOW_P, "kaiser_window.periodic", table, TB_KAISER, "aten::kaiser_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(KAISER_WINDOW_B, "kaiser_window.beta", table, TB_KAISER, "aten::kaiser_window.beta(int window_length, bool periodic, float beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(FFT_FFTFREQ, "fft_fftfreq.default", table, TB_FFTFREQ, "aten::fft_fftfreq(int n, float d=1., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(FFT_RFFTFREQ, "fft_rfftfreq.default", table, TB_RFFTFREQ, "aten::fft_rfftfreq(int n, float d=1., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(TRIL_INDICES, "tril_indices.default", table, TB_TRIL_INDICES, "aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(TRIU_INDICES, "triu_indices.default", table, TB_TRIU_INDICES, "aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(RANGE, "range.default", arange, 0, "aten::range(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
+	X(RANGE_STEP, "range.step", arange, 0, "aten::range.step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
 	X(LINSPACE, "linspace.default", linspace, 0, "aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
 	X(LINSPACE_TT, "linspace.Tensor_Tensor", linspace, 0, "aten::linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \
 	X(LINSPACE_TS, "linspace.Tensor_Scalar", linspace, 0, "aten::linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor") \

@@ -19,7 +19,9 @@
 	X("acosh_.default", "acosh.default", "aten::acosh_(Tensor(a!) self) -> Tensor(a!)") \
 	X("add_.Scalar", "add.Scalar", "aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)") \
 	X("add_.Tensor", "add.Tensor", "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)") \
+	X("addbmm_.default", "addbmm.default", "aten::addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)") \
 	X("addmm_.default", "addmm.default", "aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)") \
+	X("addmv_.default", "addmv.default", "aten::addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)") \
 	X("arccos.default", "acos.default", "aten::arccos(Tensor self) -> Tensor") \
 	X("arccos_.default", "acos.default", "aten::arccos_(Tensor(a!) self) -> Tensor(a!)") \
 	X("arccosh.default", "acosh.default", "aten::arccosh(Tensor self) -> Tensor") \

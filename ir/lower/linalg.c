@@ -257,6 +257,99 @@ int lower_gemm(Imp *m, const cJSON *node)
 	return gemm(m, node, a, b, -1, 1, 0);
 }
 
+/* addmv(self, mat, vec): beta*self + alpha*(mat @ vec), the vector a
+ * column and self a column broadcast to it, into an [n, 1] product viewed
+ * as the [n] output. */
+int lower_addmv(Imp *m, const cJSON *node)
+{
+	int bias = lw_tensor(m, "self"), a = lw_tensor(m, "mat"), v = lw_tensor(m, "vec");
+	const char *on = lw_out_name(node, 0);
+	Meta mt;
+	if (bias < 0 || a < 0 || v < 0 || !on || lw_meta(m, on, &mt))
+		return -1;
+	Container *ac = lw_c(m, a), *vc = lw_c(m, v), *bc = lw_c(m, bias);
+	if (ac->rank != 2 || vc->rank != 1 || bc->rank > 1 || mt.rank != 1) {
+		lw_error(m, "addmv of a rank-%d matrix, a rank-%d vector and a rank-%d self", ac->rank, vc->rank, bc->rank);
+		return -1;
+	}
+	Expr *one = ex_int(m->g, 1), *zero = ex_int(m->g, 0);
+	Expr *vsh[2] = {vc->shape[0], one}, *vst[2] = {vc->stride[0], zero};
+	Expr *bsh[2] = {ac->shape[0], one}, *bst[2] = {bc->rank && lw_is_one(m, bc->shape[0]) != 1 ? bc->stride[0] : zero, zero};
+	int vcol = lw_scratch_view_x(m, arena_printf(m->a, "%s_col", m->nodename), v, 2, vsh, vst, vc->offset);
+	int bcol = lw_scratch_view_x(m, arena_printf(m->a, "%s_self", m->nodename), bias, 2, bsh, bst, bc->offset);
+	int id = sdfg_add_container_x(m->g, arena_printf(m->a, "%s_mv", on), (Dtype)mt.dt, CK_TRANSIENT, 2, bsh);
+	lw_c(m, id)->origin = "";
+	LibNode *l = lw_lib(m, LIB_GEMM);
+	l->in[0] = a, l->in[1] = vcol, l->in[2] = bcol, l->nin = 3;
+	l->out[0] = id, l->nout = 1;
+	lib_set_float(m->g, l, "alpha", lw_num(m, "alpha", 1));
+	lib_set_float(m->g, l, "beta", lw_num(m, "beta", 1));
+	Expr *n = lw_mdim(m, &mt, 0);
+	return lw_view_whole_x(m, on, id, 1, &n);
+}
+
+/* addbmm(self, batch1, batch2): beta*self + alpha * the sum over the batch of
+ * the products: the batched product, reduced over its batch dim, then
+ * scaled and added as torch does (self is not read when beta is 0). */
+int lower_addbmm(Imp *m, const cJSON *node)
+{
+	int bias = lw_tensor(m, "self"), a = lw_tensor(m, "batch1"), b = lw_tensor(m, "batch2");
+	int out = bias < 0 || a < 0 || b < 0 ? -1 : lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	Container *ac = lw_c(m, a), *bc = lw_c(m, b), *oc = lw_c(m, out);
+	if (ac->rank != 3 || bc->rank != 3 || oc->rank != 2) {
+		lw_error(m, "addbmm of batches of rank %d and %d (3 each)", ac->rank, bc->rank);
+		return -1;
+	}
+	double alpha = lw_num(m, "alpha", 1), beta = lw_num(m, "beta", 1);
+	Expr *psh[3] = {ac->shape[0], oc->shape[0], oc->shape[1]};
+	int p = lw_scratch_x(m, "bmm", oc->dt, 3, psh), s = lw_scratch_x(m, "sum", oc->dt, 2, oc->shape);
+	LibNode *l = lw_lib(m, LIB_GEMM);
+	l->in[0] = a, l->in[1] = b, l->in[2] = -1, l->nin = 3;
+	l->out[0] = p, l->nout = 1;
+	lib_set_float(m->g, l, "alpha", 1);
+	lib_set_float(m->g, l, "beta", 0);
+	int64_t d0 = 0;
+	l = lw_lib(m, LIB_REDUCE);
+	l->in[0] = p, l->nin = 1;
+	l->out[0] = s, l->nout = 1;
+	lib_set_int(m->g, l, "mode", RD_SUM);
+	lib_set_ints(m->g, l, "dims", &d0, 1);
+	lib_set_float(m->g, l, "correction", 0);
+	/* out = self*beta + s*alpha (T_FMA rounds once: torch's addbmm adds
+	 * alpha*sum to beta*self in two steps) */
+	int sa = s;
+	if (alpha != 1) {
+		sa = lw_scratch_x(m, "scaled", oc->dt, 2, oc->shape);
+		l = lw_lib(m, LIB_ELEMWISE);
+		l->in[0] = s, l->in[1] = -1, l->nin = 2;
+		l->out[0] = sa, l->nout = 1;
+		lib_set_float(m->g, l, "scalar1", alpha);
+		lib_set_int(m->g, l, "code", T_MUL);
+	}
+	l = lw_lib(m, LIB_ELEMWISE);
+	if (beta == 0) {
+		l->in[0] = sa, l->nin = 1;
+		lib_set_int(m->g, l, "code", T_CAST);
+	} else {
+		int sb = bias;
+		if (beta != 1) {
+			sb = lw_scratch_x(m, "self_scaled", oc->dt, 2, oc->shape);
+			LibNode *k = lw_lib(m, LIB_ELEMWISE);
+			k->in[0] = bias, k->in[1] = -1, k->nin = 2;
+			k->out[0] = sb, k->nout = 1;
+			lib_set_float(m->g, k, "scalar1", beta);
+			lib_set_int(m->g, k, "code", T_MUL);
+			l = lw_lib(m, LIB_ELEMWISE);
+		}
+		l->in[0] = sb, l->in[1] = sa, l->nin = 2;
+		lib_set_int(m->g, l, "code", T_ADD);
+	}
+	l->out[0] = out, l->nout = 1;
+	return 0;
+}
+
 int lower_linear(Imp *m, const cJSON *node)
 {
 	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");

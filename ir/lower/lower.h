@@ -291,7 +291,7 @@ LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, in
  * header (ir/ops_<family>.h) holds its rows:
  *   elem.c       unary binary clamp clamp_tensor where cast square outer glu lerp
  *                nan_to_num round_decimals
- *   linalg.c     conv linear gemm einsum cdist grouped_mm
+ *   linalg.c     conv linear gemm addmv addbmm einsum cdist grouped_mm
  *   attention.c  attention
  *   norm.c       batchnorm norm vnorm softmax
  *   reduce.c     reduce mse_loss argred scan sort sortsel search histc
@@ -299,7 +299,7 @@ LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, in
  *   index.c      gather scatter index_op embedding_bag masked_scatter
  *                take_along_dim one_hot
  *   shape.c      view view2 cat split stack remap fill arange linspace tri eye
- *                broadcast
+ *                broadcast table
  *                meshgrid dropout noop repeat_interleave rot90 shuffle diff
  *   rnn.c        rnn
  *   sym.c        item sym_query assert_scalar assert_async

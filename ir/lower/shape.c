@@ -832,8 +832,7 @@ int lower_arange(Imp *m, const cJSON *node)
 	int out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
-	int hasstart = strcmp(m->info->target, "arange.default") != 0;
-	int hasstep = !strcmp(m->info->target, "arange.start_step");
+	int hasstart = lw_has_arg(m, "start"), hasstep = lw_has_arg(m, "step");
 	/* the end may be a run-time dim: the output's size (from the metadata) holds it */
 	if ((hasstart && lw_arg(m, "start")->x) || (hasstep && lw_arg(m, "step")->x))
 		return lw_need_static(m, "a start or step of run-time dims");
@@ -844,6 +843,176 @@ int lower_arange(Imp *m, const cJSON *node)
 	l->out[0] = out, l->nout = 1;
 	lib_set_float(m->g, l, "start", start);
 	lib_set_float(m->g, l, "step", step);
+	return 0;
+}
+
+/* ---- tables computed at compile time ----------------------------------------------
+ * The signal windows (hann, hamming, blackman, bartlett, kaiser), the FFT
+ * sample frequencies and tril/triu_indices depend only on their integer
+ * and float arguments: doccc computes them into a constant (float64, which
+ * a cast node turns into the recorded dtype), step by step as torch's
+ * factories do (an arange scaled, then cos, scaled, shifted), each step
+ * rounded as torch's kernel rounds it in the output's dtype (a float16
+ * window computes each step in float and rounds it to float16), so that the
+ * table is torch's to the last bit where the libm agrees. A periodic window
+ * of N is the symmetric one of N + 1 less its last point; N = 1 gives [1]. */
+
+typedef struct {
+	int kind, n, periodic;
+	Dtype dt;
+	double a, b;           /* hamming's alpha and beta, kaiser's beta, the frequencies' spacing */
+	int64_t row, col, offset;
+} Table;
+
+/* The modified Bessel function I0 by its power series (kaiser windows:
+ * arguments up to beta, where the terms fall below double's epsilon). */
+static double bessel_i0(double x)
+{
+	double sum = 1, term = 1, q = x * x / 4;
+	for (int k = 1; k < 500 && term > sum * 1e-17; k++) {
+		term *= q / ((double)k * k);
+		sum += term;
+	}
+	return sum;
+}
+
+/* v rounded to the nearest value of dt (ties to even); integers and
+ * float64 as they are. */
+static double round_dt(double v, Dtype dt)
+{
+	int bits = dt == DT_F32 ? 24 : dt == DT_F16 ? 11 : dt == DT_BF16 ? 8 : 0;
+	int minexp = dt == DT_F16 ? -14 : -126, e;
+	if (!bits || v == 0 || !isfinite(v))
+		return v;
+	frexp(v, &e);
+	double q = ldexp(1, (e - 1 < minexp ? minexp + 1 : e) - bits);
+	return nearbyint(v / q) * q;
+}
+
+/* One step of a tensor op on a value of dt: computed in float (double for
+ * float64), rounded to dt. */
+static double step(double v, Dtype dt)
+{
+	return round_dt(dt == DT_F64 ? v : (double)(float)v, dt);
+}
+
+static int table_make(Sdfg *g, const ConstSrc *src, void *dst)
+{
+	const Table *t = src->ctx;
+	double *o = dst;
+	(void)g;
+	if (t->n == 0 && t->kind != TB_TRIL_INDICES && t->kind != TB_TRIU_INDICES)
+		return 0;
+	if (t->kind == TB_TRIL_INDICES || t->kind == TB_TRIU_INDICES) {
+		/* the rows of the kept elements, in row-major order, then their columns */
+		int64_t k = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (int64_t r = 0; r < t->row; r++)
+				for (int64_t c = 0; c < t->col; c++)
+					if (t->kind == TB_TRIL_INDICES ? c - r <= t->offset : c - r >= t->offset)
+						o[k++] = pass ? (double)c : (double)r;
+		return 0;
+	}
+	if (t->kind == TB_FFTFREQ || t->kind == TB_RFFTFREQ) {
+		int m = t->kind == TB_RFFTFREQ ? t->n / 2 + 1 : t->n;
+		double c = t->dt == DT_F64 ? 1.0 / (t->n * t->a) : (double)(float)(1.0 / (t->n * t->a));
+		for (int i = 0; i < m; i++)
+			o[i] = step((t->kind == TB_FFTFREQ && i > (t->n - 1) / 2 ? i - t->n : i) * c, t->dt);
+		return 0;
+	}
+	if (t->n == 1) {
+		o[0] = 1;
+		return 0;
+	}
+	Dtype dt = t->dt;
+	int N = t->periodic ? t->n + 1 : t->n;                      /* the symmetric window's length */
+	/* a scalar operand as the kernel takes it: float, or double for float64 */
+#define SC(x) (dt == DT_F64 ? (double)(x) : (double)(float)(x))
+	for (int i = 0; i < t->n; i++) {
+		double w, a, b;
+		switch (t->kind) {
+		case TB_HANN:
+		case TB_HAMMING:
+			w = step(step(i * SC(M_PI * 2. / (N - 1)), dt), dt);
+			w = step(step(cos(w), dt) * SC(-t->b), dt);
+			o[i] = step(w + SC(t->a), dt);
+			break;
+		case TB_BLACKMAN:
+			w = step(i * SC(M_PI / (N - 1)), dt);
+			a = step(step(cos(step(w * 4, dt)), dt) * SC(0.08), dt);
+			b = step(step(cos(step(w * 2, dt)), dt) * SC(0.5), dt);
+			o[i] = step(step(a - b, dt) + SC(0.42), dt);
+			break;
+		case TB_BARTLETT:
+			w = step(i * SC(2. / (N - 1)), dt);
+			o[i] = i < ((N - 1) >> 1) + 1 ? w : step(2 - w, dt);
+			break;
+		default: {
+			double h = (N - 1) / 2.0, r = (i - h) / h;
+			o[i] = round_dt(bessel_i0(t->a * sqrt(fmax(0, 1 - r * r))) / bessel_i0(t->a), dt);
+		}
+		}
+	}
+#undef SC
+	return 0;
+}
+
+int lower_table(Imp *m, const cJSON *node)
+{
+	Table t = {.kind = m->info->param, .periodic = 1, .a = 0.54, .b = 0.46};
+	int64_t numel;
+	if (t.kind == TB_TRIL_INDICES || t.kind == TB_TRIU_INDICES) {
+		t.row = lw_int(m, "row", 0), t.col = lw_int(m, "col", 0), t.offset = lw_int(m, "offset", 0);
+		if (t.row < 0 || t.col < 0 || t.row > (1 << 20) || t.col > (1 << 20)) {
+			lw_error(m, "%s of a %lld x %lld matrix", m->info->target, (long long)t.row, (long long)t.col);
+			return -1;
+		}
+		numel = 0;
+		for (int64_t r = 0; r < t.row; r++) {
+			int64_t lo = t.kind == TB_TRIL_INDICES ? 0 : MAX(0, MIN(t.col, r + t.offset));
+			int64_t hi = t.kind == TB_TRIL_INDICES ? MAX(0, MIN(t.col, r + t.offset + 1)) : t.col;
+			numel += 2 * (hi - lo);
+		}
+	} else {
+		int64_t n = lw_int(m, lw_has_arg(m, "n") ? "n" : "window_length", 0);
+		if (n < 0 || n > (1 << 26)) {
+			lw_error(m, "%s of length %lld", m->info->target, (long long)n);
+			return -1;
+		}
+		t.n = (int)n;
+		if (lw_has_arg(m, "periodic"))
+			t.periodic = (int)lw_int(m, "periodic", 1);
+		if (t.kind == TB_HANN)
+			t.a = t.b = 0.5;
+		if (lw_has_arg(m, "alpha"))
+			t.a = lw_num(m, "alpha", 0.54);
+		if (lw_has_arg(m, "beta"))
+			*(t.kind == TB_KAISER ? &t.a : &t.b) = lw_num(m, "beta", 0.46);
+		else if (t.kind == TB_KAISER)
+			t.a = 12.0;
+		if (lw_has_arg(m, "d"))
+			t.a = lw_num(m, "d", 1);
+		numel = t.kind == TB_RFFTFREQ ? n / 2 + 1 : n;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	if (sdfg_numel(m->g, out) != numel) {
+		lw_error(m, "%s gives %lld elements, not the %lld recorded for its output", m->info->target, (long long)numel,
+		         (long long)sdfg_numel(m->g, out));
+		return -1;
+	}
+	Container *oc = lw_c(m, out);
+	int64_t shape[MAXDIM];
+	t.dt = oc->dt;
+	for (int i = 0; i < oc->rank; i++)
+		shape[i] = lw_dim(m, out, i);
+	int k = sdfg_const_new(m->g, arena_printf(m->a, "%s_table", m->nodename), DT_F64, oc->rank, shape, table_make, &t,
+	                       sizeof t);
+	LibNode *l = lw_lib(m, LIB_ELEMWISE);
+	l->in[0] = k, l->nin = 1;
+	l->out[0] = out, l->nout = 1;
+	lib_set_int(m->g, l, "code", T_CAST);
 	return 0;
 }
 

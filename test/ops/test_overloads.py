@@ -427,3 +427,47 @@ def test_default_ir_leftovers(tmp_path):
                                      "aten.eye.m", "aten.upsample_linear1d.vec", "aten.upsample_linear1d.default",
                                      "aten.broadcast_tensors.default", "aten.mse_loss.default"},
                         "core": {"aten.unfold.default"}})
+
+
+def test_tables_and_products(tmp_path):
+    """More of what run_decompositions() leaves untagged: the signal windows
+    (every overload, periodic and symmetric, lengths 0, 1 and more, float32,
+    float64 and float16), the FFT sample frequencies (odd and even n),
+    tril/triu_indices (offsets past both sides), range (inclusive end,
+    fractional step), addmv (scalar and vector self, beta 0) and addbmm."""
+    torch, g = _gen()
+    A = torch.ops.aten
+    x = torch.randn(7, generator=g)
+    mat, vec = torch.randn(6, 5, generator=g), torch.randn(5, generator=g)
+    b1, b2, s = torch.randn(3, 4, 5, generator=g), torch.randn(3, 5, 2, generator=g), torch.randn(4, 2, generator=g)
+    cases = [
+        Case("windows", lambda x: (A.hann_window.default(7) * x, A.hann_window.periodic(7, False) + x,
+                                   A.hamming_window.default(1), A.hamming_window.periodic(6, True),
+                                   A.hamming_window.periodic_alpha(5, False, 0.6),
+                                   A.hamming_window.periodic_alpha_beta(8, True, 0.5, 0.4),
+                                   A.blackman_window.default(9), A.blackman_window.periodic(9, False),
+                                   A.bartlett_window.default(7), A.bartlett_window.periodic(6, False),
+                                   A.kaiser_window.default(7), A.kaiser_window.periodic(6, False),
+                                   A.kaiser_window.beta(10, True, 5.0), A.hann_window.default(0),
+                                   A.hann_window.default(12, dtype=torch.float64),
+                                   A.hamming_window.default(10, dtype=torch.float16)), (x,)),
+        Case("freqs", lambda x: (A.fft_fftfreq.default(7) + x[0], A.fft_fftfreq.default(8, 0.25),
+                                 A.fft_rfftfreq.default(7), A.fft_rfftfreq.default(10, 0.1)), (x,)),
+        Case("indices", lambda x: (A.tril_indices.default(3, 4), A.tril_indices.default(4, 3, -1),
+                                   A.triu_indices.default(3, 5, 1), A.triu_indices.default(4, 4, -2),
+                                   A.tril_indices.default(3, 3, 5), A.triu_indices.default(2, 3, 7)), (x,)),
+        Case("range", lambda x: (A.range.default(0, 4) + x[0], A.range.step(-1, 1, 0.25), A.range.step(5, 1, -2),
+                                 A.range.default(1, 3, dtype=torch.int64)), (x,)),
+        Case("addmv", lambda mat, vec: (A.addmv.default(vec[0:1] * 0 + 1.5, mat, vec), 
+                                        A.addmv.default(mat[:, 0], mat, vec, beta=0.5, alpha=2),
+                                        A.addmv.default(mat[:5, 1], mat.t()[:, :5].t(), vec, beta=0)), (mat, vec)),
+        Case("addbmm", lambda b1, b2, s: (A.addbmm.default(s, b1, b2), A.addbmm.default(s, b1, b2, beta=0.5, alpha=-2),
+                                          A.addbmm.default(s[0], b1, b2, beta=0)), (b1, b2, s)),
+    ]
+    ops = {"hann_window.default", "hann_window.periodic", "hamming_window.default", "hamming_window.periodic",
+           "hamming_window.periodic_alpha", "hamming_window.periodic_alpha_beta", "blackman_window.default",
+           "blackman_window.periodic", "bartlett_window.default", "bartlett_window.periodic", "kaiser_window.default",
+           "kaiser_window.periodic", "kaiser_window.beta", "fft_fftfreq.default", "fft_rfftfreq.default",
+           "tril_indices.default", "triu_indices.default", "range.default", "range.step", "addmv.default",
+           "addbmm.default"}
+    check_cases(tmp_path, "overloads_tables", cases, expect={"training": {f"aten.{o}" for o in ops}})
