@@ -68,7 +68,9 @@ static int check_channels(Imp *m, int x, int w, int b, int out, int64_t G, int t
 
 int lower_conv(Imp *m, const cJSON *node)
 {
-	int x = lw_tensor(m, "input"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");
+	/* the slow_conv kernels' overloads name their input self and may have
+	 * no dilation (1); they have no groups (1) */
+	int x = lw_tensor(m, lw_has_arg(m, "input") ? "input" : "self"), w = lw_tensor(m, "weight"), b = lw_tensor(m, "bias");
 	if (x < 0 || w < 0)
 		return -1;
 	int transposed = m->info->param == 2 || (m->info->param == 1 && lw_int(m, "transposed", 0));
@@ -79,7 +81,8 @@ int lower_conv(Imp *m, const cJSON *node)
 	}
 	if (m->ndyn && (lw_batch_only(m, node, x, 1) || lw_batch_only(m, node, w, 0) || lw_batch_only(m, node, -1, 1)))
 		return -1;
-	Val *st = lw_arg(m, "stride"), *pd = lw_arg(m, "padding"), *dl = lw_arg(m, "dilation");
+	Val one1 = {.k = V_INTS}, *st = lw_arg(m, "stride"), *pd = lw_arg(m, "padding");
+	Val *dl = lw_has_arg(m, "dilation") ? lw_arg(m, "dilation") : &one1;
 	int64_t s[3], p[3], q[3], d[3], tot;
 	for (int i = 0; i < nd; i++) {
 		s[i] = st->n > i ? st->is[i] : st->n ? st->is[0] : 1;
@@ -116,7 +119,7 @@ int lower_conv(Imp *m, const cJSON *node)
 		out = lw_new_out(m, node, 0);
 	if (out < 0)
 		return -1;
-	int64_t k[3], G = lw_int(m, "groups", 1);
+	int64_t k[3], G = lw_has_arg(m, "groups") ? lw_int(m, "groups", 1) : 1;
 	for (int i = 0; i < nd; i++)
 		k[i] = lw_dim(m, w, 2 + i);
 	if (check_channels(m, x, w, b, out, G, transposed) ||

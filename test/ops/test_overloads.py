@@ -471,3 +471,29 @@ def test_tables_and_products(tmp_path):
            "tril_indices.default", "triu_indices.default", "range.default", "range.step", "addmv.default",
            "addbmm.default"}
     check_cases(tmp_path, "overloads_tables", cases, expect={"training": {f"aten.{o}" for o in ops}})
+
+
+def test_slow_conv_kernels(tmp_path):
+    """The CPU convolution kernels' own overloads, which a graph holds when a
+    model calls them (they are not tagged Core ATen and nothing decomposes
+    them): dilated 2-d and 3-d, 3-d forward, transposed 2-d and 3-d (output
+    padding, dilation), with and without bias, against eager."""
+    torch, g = _gen()
+    A = torch.ops.aten
+    x, w, b = torch.randn(2, 4, 9, 8, generator=g), torch.randn(3, 4, 3, 2, generator=g), torch.randn(3, generator=g)
+    x3, w3 = torch.randn(1, 3, 6, 5, 7, generator=g), torch.randn(2, 3, 3, 2, 3, generator=g)
+    wt, wt3 = torch.randn(4, 3, 3, 2, generator=g), torch.randn(3, 2, 2, 3, 2, generator=g)
+    cases = [
+        Case("conv", lambda x, w, b: (A.slow_conv_dilated2d.default(x, w, [3, 2], b, [2, 1], [1, 0], [2, 3]),
+                                      A.slow_conv_dilated2d.default(x, w, [3, 2]),
+                                      A.slow_conv_transpose2d.default(x, wt, [3, 2], b, [2, 1], [1, 0], [1, 0], [1, 2]),
+                                      A.slow_conv_transpose2d.default(x, wt, [3, 2])), (x, w, b)),
+        Case("conv3d", lambda x3, w3: (A.slow_conv_dilated3d.default(x3, w3, [3, 2, 3], None, [1, 2, 1], [1, 1, 0], [1, 1, 2]),
+                                       A.slow_conv3d_forward.default(x3, w3, [3, 2, 3], w3[:, 0, 0, 0, 0], [2, 1, 1], [0, 1, 1]),
+                                       A.slow_conv_transpose3d.default(x3, wt3, [2, 3, 2], None, [2, 1, 2], [0, 1, 0], [1, 0, 0])),
+             (x3, w3)),
+    ]
+    check_cases(tmp_path, "overloads_slow_conv", cases,
+                expect={ir: {"aten.slow_conv_dilated2d.default", "aten.slow_conv_dilated3d.default",
+                             "aten.slow_conv3d_forward.default", "aten.slow_conv_transpose2d.default",
+                             "aten.slow_conv_transpose3d.default"} for ir in ("training", "core")})
