@@ -42,6 +42,8 @@ enum { EBM_SUM, EBM_MEAN, EBM_MAX };
 	X(SCATTER_SRC, "scatter.src", scatter, SC_SRC, "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor") \
 	X(SCATTER_VALUE, "scatter.value", scatter, SC_VALUE, "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor") \
 	X(SCATTER_ADD, "scatter_add.default", scatter, SC_ADD, "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor") \
+	X(SCATTER_REDUCE_OLD, "scatter.reduce", scatter, SC_REDUCE, "aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor") \
+	X(SCATTER_VALUE_REDUCE, "scatter.value_reduce", scatter, SC_REDUCE, "aten::scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor") \
 	X(SCATTER_REDUCE, "scatter_reduce.two", scatter, SC_REDUCE, "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor") \
 	X(INDEX_PUT, "index_put.default", scatter, SC_INDEX_PUT, "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor") \
 	X(SLICE_SCATTER, "slice_scatter.default", scatter, SC_SLICE, "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor") \

@@ -173,8 +173,10 @@
 	X("round_.decimals", "round.decimals", "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)") \
 	X("round_.default", "round.default", "aten::round_(Tensor(a!) self) -> Tensor(a!)") \
 	X("rsqrt_.default", "rsqrt.default", "aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)") \
+	X("scatter_.reduce", "scatter.reduce", "aten::scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)") \
 	X("scatter_.src", "scatter.src", "aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)") \
 	X("scatter_.value", "scatter.value", "aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)") \
+	X("scatter_.value_reduce", "scatter.value_reduce", "aten::scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)") \
 	X("scatter_add_.default", "scatter_add.default", "aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)") \
 	X("scatter_reduce_.two", "scatter_reduce.two", "aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)") \
 	X("selu_.default", "selu.default", "aten::selu_(Tensor(a!) self) -> Tensor(a!)") \

@@ -129,11 +129,27 @@ int lower_gather(Imp *m, const cJSON *node)
 
 int lower_scatter(Imp *m, const cJSON *node)
 {
-	int p = m->info->param;
+	/* scatter.reduce and scatter.value_reduce (reduce "add" or "multiply",
+	 * self included) are scatter_reduce's sum and prod, the value a source
+	 * of the index's shape */
+	int legacy = lw_has_arg(m, "reduce") && !lw_has_arg(m, "include_self");
+	int p = legacy ? SC_REDUCE : m->info->param;
 	int x = lw_tensor(m, "self");
-	int out = x < 0 ? -1 : lw_new_out(m, node, 0);
+	int out = x < 0 ? -1 : lw_new_out(m, node, 0), vsrc = -1;
 	if (out < 0)
 		return -1;
+	if (legacy && lw_has_arg(m, "value")) {
+		int idx = lw_tensor(m, "index");
+		if (idx < 0)
+			return -1;
+		Container *ic = lw_c(m, idx);
+		vsrc = lw_scratch_x(m, "value", lw_c(m, out)->dt, ic->rank, ic->shape);
+		LibNode *f = lw_lib(m, LIB_ELEMWISE);
+		f->in[0] = -1, f->nin = 1;
+		f->out[0] = vsrc, f->nout = 1;
+		lib_set_float(m->g, f, "scalar0", lw_num(m, "value", 0));
+		lib_set_int(m->g, f, "code", T_ASSIGN);
+	}
 	int r = lw_c(m, x)->rank;
 	LibNode *l = lw_lib(m, LIB_SCATTER);
 	l->in[0] = x;
@@ -205,23 +221,24 @@ int lower_scatter(Imp *m, const cJSON *node)
 		lib_set_float(m->g, l, "value", lw_num(m, "value", 0));
 		return 0;
 	}
-	int src = lw_tensor(m, "src");
+	int src = vsrc >= 0 ? vsrc : lw_tensor(m, "src");
 	if (src < 0)
 		return -1;
 	l->in[l->nin++] = src;
 	if (p == SC_REDUCE) {
 		static const char *const names[] = {"sum", "prod", "amax", "amin", "mean"};
+		static const char *const legacy_names[] = {"add", "multiply"};
 		const char *rd = lw_arg(m, "reduce")->s;
 		int k = -1;
-		for (int i = 0; rd && i < 5; i++)
-			if (!strcmp(rd, names[i]))
+		for (int i = 0; rd && i < (legacy ? 2 : 5); i++)
+			if (!strcmp(rd, legacy ? legacy_names[i] : names[i]))
 				k = i;
 		if (k < 0) {
 			lw_error(m, "scatter_reduce: reduction '%s' is not supported", rd ? rd : "?");
 			return -1;
 		}
 		lib_set_int(m->g, l, "reduce", k);
-		lib_set_int(m->g, l, "include_self", lw_int(m, "include_self", 1));
+		lib_set_int(m->g, l, "include_self", legacy ? 1 : lw_int(m, "include_self", 1));
 	}
 	return 0;
 }

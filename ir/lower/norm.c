@@ -419,6 +419,34 @@ static int cosine(Imp *m, const cJSON *node)
 	return 0;
 }
 
+/* dist(self, other, p): the p-norm of self - other (broadcast) over every
+ * element. */
+static int dist(Imp *m, const cJSON *node)
+{
+	int a = lw_tensor(m, "self"), b = lw_tensor(m, "other");
+	if (a < 0 || b < 0 || float_input(m, a) || float_input(m, b))
+		return -1;
+	Container *ac = lw_c(m, a), *bc = lw_c(m, b), *big = ac->rank >= bc->rank ? ac : bc;
+	Expr *sh[MAXDIM];
+	int64_t dims[MAXDIM];
+	for (int i = 0; i < big->rank; i++) {
+		int ia = i - (big->rank - ac->rank), ib = i - (big->rank - bc->rank);
+		Expr *da = ia >= 0 ? ac->shape[ia] : NULL, *db = ib >= 0 ? bc->shape[ib] : NULL;
+		sh[i] = !da || lw_is_one(m, da) == 1 ? db : da;
+		dims[i] = i;
+	}
+	int out = lw_new_out(m, node, 0);
+	if (out < 0)
+		return -1;
+	int d = lw_scratch_x(m, "diff", lw_c(m, out)->dt, big->rank, sh);
+	LibNode *l = lw_lib(m, LIB_ELEMWISE);
+	l->in[0] = a, l->in[1] = b, l->nin = 2;
+	l->out[0] = d, l->nout = 1;
+	lib_set_int(m->g, l, "code", T_SUB);
+	norm_node(m, d, out, dims, big->rank, lw_num(m, "p", 2));
+	return 0;
+}
+
 int lower_vnorm(Imp *m, const cJSON *node)
 {
 	int p = m->info->param;
@@ -426,6 +454,8 @@ int lower_vnorm(Imp *m, const cJSON *node)
 		return weight_norm(m, node);
 	if (p == VN_COSINE)
 		return cosine(m, node);
+	if (p == VN_DIST)
+		return dist(m, node);
 	int x = lw_tensor(m, "self");
 	if (x < 0 || float_input(m, x))
 		return -1;

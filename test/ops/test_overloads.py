@@ -497,3 +497,33 @@ def test_slow_conv_kernels(tmp_path):
                 expect={ir: {"aten.slow_conv_dilated2d.default", "aten.slow_conv_dilated3d.default",
                              "aten.slow_conv3d_forward.default", "aten.slow_conv_transpose2d.default",
                              "aten.slow_conv_transpose3d.default"} for ir in ("training", "core")})
+
+
+def test_more_leftovers(tmp_path):
+    """scatter's legacy reduce overloads (add and multiply, a source and a
+    value), dist (p 2, 1, 3, inf and 0, broadcasting) and native_batch_norm in
+    eval mode (with and without an affine part): what run_decompositions()
+    leaves of them, against eager."""
+    torch, g = _gen()
+    A = torch.ops.aten
+    x, src = torch.randn(4, 5, generator=g), torch.randn(3, 5, generator=g)
+    idx = torch.randint(0, 4, (3, 5), generator=g)
+    y = torch.randn(5, generator=g)
+    bx, w, b = torch.randn(2, 3, 4, generator=g), torch.rand(3, generator=g) + 0.5, torch.randn(3, generator=g)
+    rm, rv = torch.randn(3, generator=g), torch.rand(3, generator=g) + 0.5
+    cases = [
+        Case("scatter", lambda x, idx, src: (A.scatter.reduce(x, 0, idx, src, reduce="add"),
+                                             A.scatter.reduce(x, 1, idx[:, :4] % 5, src, reduce="multiply"),
+                                             A.scatter.value_reduce(x, 0, idx, 1.5, reduce="add"),
+                                             A.scatter.value_reduce(x, 1, idx % 5, -2.0, reduce="multiply")),
+             (x, idx, src)),
+        Case("dist", lambda x, y: (A.dist.default(x, y), A.dist.default(x, y, 1), A.dist.default(x, x * 0.5, 3),
+                                   A.dist.default(x, y, float("inf")), A.dist.default(x, y.round(), 0)), (x, y)),
+        Case("native_bn", lambda bx, w, b, rm, rv: (A.native_batch_norm.default(bx, w, b, rm, rv, False, 0.1, 1e-5)[0],
+                                                    A.native_batch_norm.default(bx, None, None, rm, rv, False, 0.1, 1e-3)[0]),
+             (bx, w, b, rm, rv)),
+    ]
+    # (Core ATen rewrites native_batch_norm into _native_batch_norm_legit_no_training)
+    kept = {"aten.scatter.reduce", "aten.scatter.value_reduce", "aten.dist.default"}
+    check_cases(tmp_path, "overloads_more_leftovers", cases,
+                expect={"training": kept | {"aten.native_batch_norm.default"}, "core": kept})
