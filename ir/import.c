@@ -56,6 +56,10 @@ static int import_inputs(Imp *m)
 {
 	cJSON *sig = json_get(json_get(json_get(m->ep, "graph_module"), "signature"), "input_specs");
 	int bad = 0, nuser = 0;
+	/* placeholders are the first containers: one per spec */
+	int nfqn = m->nfqn = m->g->ncs + json_len(sig) + 1;
+	m->fqn = arena_alloc(m->a, sizeof(char *) * (size_t)nfqn);
+	memset(m->fqn, 0, sizeof(char *) * (size_t)nfqn);
 	for (int i = 0; i < json_len(sig); i++) {
 		cJSON *spec = json_at(sig, i), *x;
 		const char *kind = json_union_tag(spec, &x);
@@ -121,6 +125,8 @@ static int import_inputs(Imp *m)
 			continue;
 		}
 		sdfg_const_source(m->g, id, weight_make, ws);
+		if (id < nfqn)
+			m->fqn[id] = arena_printf(m->a, "%s '%s'", !strcmp(kind, "tensor_constant") ? "constant" : kind, fqn);
 	}
 	/* Inputs in signature order. */
 	m->g->ninputs = nuser;
@@ -436,7 +442,7 @@ static int import_node(Imp *m, cJSON *node, const char *target)
 	    m->info->lower(m, node) == 0 && !m->failed && lw_check_new_containers(m, from) == 0) {
 		lw_track_aliases(m, node);
 		lw_rebind_mutated(m, node);
-		return 0;
+		return m->failed ? -1 : 0;   /* an in-place write to state fails the node */
 	}
 	if (m->need_static)
 		return -1;

@@ -155,3 +155,60 @@ def test_check_usage(progs, tmp_path):
     assert d["supported"] is False and d["ops"] == [] and d["gpu"]["runs_on_gpu"] is None
     assert d["errors"] and all(str(bad) in e and "error: " in e for e in d["errors"]), d["errors"]
     bad.unlink()
+
+
+def test_check_agrees_with_build(tmp_path):
+    """What a build refuses, check lists first, with the build's words; what
+    a build compiles, check calls supported. The programs are the classes of
+    the third round of real models: a window wider than its input in ceil
+    mode, unfold, in-place and alias overloads of the default IR (scatter_,
+    dropout_, concat), mse_loss, histc; and a model that keeps state (a
+    buffer it writes in place) beside an op doccc has no lowering for."""
+    torch = require("torch")
+    F = torch.nn.functional
+
+    class Good(torch.nn.Module):
+        def forward(self, x, i):
+            p = F.avg_pool2d(x, 5, ceil_mode=True)                   # one output from a 2x2 map
+            f = x.flatten(1).unfold(1, 4, 2)
+            w = torch.zeros(2, 4)
+            w.scatter_(1, i, 1.0)
+            F.dropout(w, 0.1, False, True)
+            h = torch.histc(x, bins=4, min=-1, max=1)
+            return torch.concat([p.flatten(), f.flatten(), w.flatten(), h]), F.mse_loss(x, x.flip(0))
+
+    class Stateful(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(2, 8, 2, 2))
+
+        def forward(self, x):
+            self.cache.mul_(0.5).add_(x)
+            return torch.special.zeta(self.cache + 2, 2.0)
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 8, 2, 2, generator=g)
+    for name, mod, args, ok in (("good", Good(), (x, torch.tensor([[0, 3], [1, 1]])), True),
+                                ("stateful", Stateful(), (x,), False)):
+        for ir in ("training", "core"):
+            with torch.no_grad():
+                ep = torch.export.export(mod, args)
+                if ir == "core":
+                    ep = ep.run_decompositions()
+            pt2 = tmp_path / f"{name}_{ir}.pt2"
+            torch.export.save(ep, str(pt2))
+            c = doccc_cmd("check", pt2, cwd=tmp_path)
+            b = doccc_cmd(pt2, "-o", f"{tmp_path}/{name}_{ir}_out/", cwd=tmp_path)
+            assert (c.returncode, b.returncode) == ((0, 0) if ok else (1, 1)), f"{name} [{ir}]\n{fmt_result(c)}\n{fmt_result(b)}"
+            if ok:
+                assert "result: supported" in c.stdout and "NOT SUPPORTED" not in c.stdout, c.stdout
+                continue
+            # the state is named at both levels (Core ATen: in the signature;
+            # the training IR: the in-place nodes), never blamed on batch norm
+            errors = [line.split(": error: ", 1)[1] for line in b.stderr.splitlines() if ": error: " in line]
+            state = "the graph mutates buffer 'cache'" if ir == "core" else "writes in place to buffer 'cache'"
+            assert any(state in e and "state the model keeps across calls" in e for e in errors), b.stderr
+            assert not any("batch norm" in e for e in errors), b.stderr
+            # every error of the build, in check's listing
+            for e in errors:
+                assert e[:60] in c.stdout + c.stderr, f"{name} [{ir}]: the build's error is not in check's output:\n  {e}\n{c.stdout}{c.stderr}"

@@ -383,6 +383,42 @@ static void rebind_view(Imp *m, const char *name, int like, int nr)
 	lw_view(m, name, nr, c->rank, shape, st, c->offset);
 }
 
+/* An in-place write into a graph input, a parameter, a buffer or a
+ * constant: what lives across calls or belongs to the caller, which the
+ * functional graph doccc builds cannot update. Core ATen states such writes
+ * in the signature (the importer's mutation_error says the same); the
+ * training IR keeps them as in-place nodes. The written storage is torch's
+ * (root, a value name), not the container doccc shares with it: a clone of
+ * an input is a view of it in doccc and new storage in torch. 1 after the
+ * message. */
+static int state_write(Imp *m, const char *root)
+{
+	int r = -1;
+	for (int i = 0; i < m->nfqn && i < m->g->ncs && r < 0; i++)
+		if ((m->g->cs[i].kind == CK_INPUT || m->g->cs[i].kind == CK_CONST) && !strcmp(m->g->cs[i].origin, root))
+			r = i;
+	if (r < 0)
+		return 0;
+	Container *c = lw_c(m, r);
+	const char *what = m->fqn[r], *bn = "num_batches_tracked'";
+	if (c->kind == CK_INPUT) {
+		lw_error(m, "writes in place to input '%s'; doccc's inputs are read-only: return the new value as an output "
+		            "instead", c->origin);
+		return 1;
+	}
+	if (c->kind != CK_CONST || !what)
+		return 0;
+	size_t n = strlen(what);
+	if (n >= strlen(bn) && !strcmp(what + n - strlen(bn), bn))
+		lw_error(m, "updates %s in place: the batch counter of a training-mode batch norm, which doccc does not "
+		            "compute: doccc compiles inference only (call model.eval() before export)", what);
+	else
+		lw_error(m, "writes in place to %s: state the model keeps across calls (a cache, a counter), which doccc "
+		            "does not support yet; export the model without it, or pass the state as an input and return its "
+		            "new value as an output", what);
+	return 1;
+}
+
 /* After a node's lowering. In-place ops (relu_, add_) mutate their input:
  * later readers of that value, which the non-functional training IR names
  * by the old value, must see the result. Rebinding the name makes the
@@ -414,11 +450,13 @@ void lw_rebind_mutated(Imp *m, const cJSON *node)
 			int old = e->id, r = sdfg_root_of(m->g, old), nr = -1;
 			if (sdfg_root_of(m->g, out) == r) {
 				/* a view of the same storage (squeeze_, t_, as_strided_;
-				 * dropout_ in eval): the data did not change, only what
-				 * the name means */
+				 * dropout_ in eval; detach_ of a constant): the data did
+				 * not change, only what the name means */
 				lw_bind(m, vn, out);
 				continue;
 			}
+			if (state_write(m, root))
+				return;
 			/* other views of the same storage (its base, its other views):
 			 * they see the write, through the written storage */
 			for (int j = 0; j < m->nvals; j++) {

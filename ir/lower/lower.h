@@ -82,6 +82,11 @@ typedef struct Imp {
 	/* value name -> container */
 	ValueEnt *vals;
 	int nvals, capvals;
+	/* container id -> what a parameter, buffer or constant placeholder
+	 * holds, for messages ("buffer 'layers.0.cache'"); NULL for the others
+	 * and past the placeholders (the importer sets it, nfqn entries) */
+	const char **fqn;
+	int nfqn;
 	Census *census;            /* doccc check, or NULL */
 	/* current node, for messages */
 	int nodei;
