@@ -421,6 +421,34 @@ int emit_scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	case T_XLOGY:
 		buf_printf(b, "((%s) != (%s) ? (%s)NAN : (%s) == 0 ? (%s)0 : (%s) * log%s(%s))", a[1], a[1], T, a[0], T, a[0], f, a[1]);
 		break;
+	case T_EXP2: buf_printf(b, "exp2%s(%s)", f, a[0]); break;
+	case T_ERFC: buf_printf(b, "erfc%s(%s)", f, a[0]); break;
+	case T_LGAMMA: buf_printf(b, "lgamma%s(%s)", f, a[0]); break;
+	case T_DIGAMMA: buf_printf(b, "dc_digamma%s(%s)", f, a[0]); break;
+	case T_POLYGAMMA: buf_printf(b, "dc_polygamma%s(%d, %s)", f, (int)t->p[0], a[0]); break;
+	case T_I0: case T_I0E: case T_I1: case T_I1E:
+		buf_printf(b, "dc_bessel_i%s(%d, %s, %d)", f, t->code == T_I1 || t->code == T_I1E, a[0], t->code == T_I0E || t->code == T_I1E);
+		break;
+	case T_ERFCX: buf_printf(b, "dc_erfcx%s(%s)", f, a[0]); break;
+	case T_NDTRI: buf_printf(b, "dc_ndtri%s(%s)", f, a[0]); break;
+	case T_SIGNBIT: buf_printf(b, "signbit((double)(%s))", a[0]); break;
+	case T_ZETA: buf_printf(b, "dc_zeta%s(%s, %s)", f, a[0], a[1]); break;
+	case T_HYPOT: buf_printf(b, "hypot%s(%s, %s)", f, a[0], a[1]); break;
+	case T_COPYSIGN: buf_printf(b, "copysign%s(%s, %s)", f, a[0], a[1]); break;
+	case T_LDEXP:
+		/* in double and rounded once: exact, as torch's, down to the subnormals */
+		buf_printf(b, d == DT_F64 ? "dc_ldexp(%s, %s)" : "(float)dc_ldexp(%s, %s)", a[0], a[1]);
+		break;
+	case T_NEXTAFTER:
+		if (d == DT_F16 || d == DT_BF16)
+			buf_printf(b, "dc_nextafter16(%s, %s, %d)", a[0], a[1], d == DT_BF16);
+		else
+			buf_printf(b, "nextafter%s(%s, %s)", f, a[0], a[1]);
+		break;
+	case T_GCD: buf_printf(b, "dc_gcdi(%s, %s)", a[0], a[1]); break;
+	case T_LCM: buf_printf(b, "dc_lcmi(%s, %s)", a[0], a[1]); break;
+	case T_SHL: buf_printf(b, "dc_shli(%s, %s)", a[0], a[1]); break;
+	case T_SHR: buf_printf(b, "dc_shri(%s, %s)", a[0], a[1]); break;
 	case T_CLAMP: {
 		/* min(max(a, lo), hi) as PyTorch: lo > hi gives hi, NaN stays NaN;
 		 * an absent (infinite) bound is left out, so integers stay exact */

@@ -304,6 +304,28 @@ typedef struct {
 	X(T_GLU, "glu", 2, 2)               /* a * sigmoid(b), rounded once */ \
 	X(T_LERP, "lerp", 3, 0)             /* a + c*(b - a) if |c| < 0.5, else b - (b - a)*(1 - c) */ \
 	X(T_XLOGY, "xlogy", 2, 0)           /* NaN if b is NaN, else 0 if a == 0, else a*log(b) */ \
+	/* special functions and bit ops (backends/rt/scalar.h has the helpers) */ \
+	X(T_EXP2, "exp2", 1, 0) \
+	X(T_ERFC, "erfc", 1, 0) \
+	X(T_LGAMMA, "lgamma", 1, 0) \
+	X(T_DIGAMMA, "digamma", 1, 0) \
+	X(T_POLYGAMMA, "polygamma", 1, 0)   /* the p[0]-th derivative of digamma */ \
+	X(T_I0, "i0", 1, 0)                 /* modified Bessel functions of the first kind */ \
+	X(T_I0E, "i0e", 1, 0)               /* exp(-|a|) i0(a) */ \
+	X(T_I1, "i1", 1, 0) \
+	X(T_I1E, "i1e", 1, 0) \
+	X(T_ERFCX, "erfcx", 1, 0)           /* exp(a^2) erfc(a) */ \
+	X(T_NDTRI, "ndtri", 1, 0)           /* the inverse of the standard normal CDF */ \
+	X(T_SIGNBIT, "signbit", 1, 0)       /* bool: the sign bit of a (raw operand) */ \
+	X(T_ZETA, "zeta", 2, 0)             /* Hurwitz zeta(a, b) */ \
+	X(T_HYPOT, "hypot", 2, 0) \
+	X(T_COPYSIGN, "copysign", 2, 0) \
+	X(T_LDEXP, "ldexp", 2, 0)           /* a * 2^b */ \
+	X(T_NEXTAFTER, "nextafter", 2, 0)   /* the next value of the tasklet's dtype after a towards b */ \
+	X(T_GCD, "gcd", 2, 0) \
+	X(T_LCM, "lcm", 2, 0) \
+	X(T_SHL, "shl", 2, 0)               /* a << b, 0 for b < 0 or past the width (torch) */ \
+	X(T_SHR, "shr", 2, 0)               /* a >> b, the sign for b < 0 or past the width */ \
 	X(T_ASSERT, "assert", 1, 0)
 /* T_INDEX: a as an index into a dim of size b (int64): a + b if a < 0 and
  * p[0] != 0 (torch's negative indices); any other a outside [0, b) fails

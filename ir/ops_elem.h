@@ -2,8 +2,9 @@
  * ops_elem.h - the op-table rows of the elem family: elementwise ops (unary
  * math and activations, binary arithmetic, comparisons, logical and
  * bitwise ops, where/masked_fill, clamps, casts, lerp, glu, nan_to_num,
- * round.decimals, and the in-place variants, which the importer makes
- * functional).
+ * round.decimals, special functions (gamma family, Bessel I0/I1, zeta,
+ * erfcx, ndtri), shifts, gcd/lcm, and the in-place variants, which the
+ * importer makes functional).
  *
  * LIB_OPS_ELEM rows: X(ENUM, "name", expansion, "doc"): a library-node kind
  * and its expansion function expand_<expansion> (ir/expand/elem.c).
@@ -152,4 +153,40 @@
 	X(LERP_SCALAR, "lerp.Scalar", lerp, 0, "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor") \
 	X(LERP_TENSOR, "lerp.Tensor", lerp, 0, "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor") \
 	X(XLOGY, "xlogy.Tensor", binary, T_XLOGY, "aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor") \
-	X(SPECIAL_XLOGY, "special_xlogy.default", binary, T_XLOGY, "aten::special_xlogy(Tensor self, Tensor other) -> Tensor")
+	X(SPECIAL_XLOGY, "special_xlogy.default", binary, T_XLOGY, "aten::special_xlogy(Tensor self, Tensor other) -> Tensor") \
+	X(EXP2, "exp2.default", unary, T_EXP2, "aten::exp2(Tensor self) -> Tensor") \
+	X(ERFC, "erfc.default", unary, T_ERFC, "aten::erfc(Tensor self) -> Tensor") \
+	X(LGAMMA, "lgamma.default", unary, T_LGAMMA, "aten::lgamma(Tensor self) -> Tensor") \
+	X(DIGAMMA, "digamma.default", unary, T_DIGAMMA, "aten::digamma(Tensor self) -> Tensor") \
+	X(POLYGAMMA, "polygamma.default", unary, T_POLYGAMMA, "aten::polygamma(int n, Tensor self) -> Tensor") \
+	X(I0, "i0.default", unary, T_I0, "aten::i0(Tensor self) -> Tensor") \
+	X(SPECIAL_I0E, "special_i0e.default", unary, T_I0E, "aten::special_i0e(Tensor self) -> Tensor") \
+	X(SPECIAL_I1, "special_i1.default", unary, T_I1, "aten::special_i1(Tensor self) -> Tensor") \
+	X(SPECIAL_I1E, "special_i1e.default", unary, T_I1E, "aten::special_i1e(Tensor self) -> Tensor") \
+	X(SPECIAL_ERFCX, "special_erfcx.default", unary, T_ERFCX, "aten::special_erfcx(Tensor self) -> Tensor") \
+	X(SPECIAL_NDTRI, "special_ndtri.default", unary, T_NDTRI, "aten::special_ndtri(Tensor self) -> Tensor") \
+	X(SIGNBIT, "signbit.default", unary, T_SIGNBIT, "aten::signbit(Tensor self) -> Tensor") \
+	X(SPECIAL_ZETA, "special_zeta.default", binary, T_ZETA, "aten::special_zeta(Tensor self, Tensor other) -> Tensor") \
+	X(SPECIAL_ZETA_SELF_SCALAR, "special_zeta.self_scalar", binary, T_ZETA, "aten::special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor") \
+	X(SPECIAL_ZETA_OTHER_SCALAR, "special_zeta.other_scalar", binary, T_ZETA, "aten::special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor") \
+	X(HYPOT, "hypot.default", binary, T_HYPOT, "aten::hypot(Tensor self, Tensor other) -> Tensor") \
+	X(COPYSIGN_TENSOR, "copysign.Tensor", binary, T_COPYSIGN, "aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor") \
+	X(COPYSIGN_SCALAR, "copysign.Scalar", binary, T_COPYSIGN, "aten::copysign.Scalar(Tensor self, Scalar other) -> Tensor") \
+	X(LDEXP, "ldexp.Tensor", binary, T_LDEXP, "aten::ldexp.Tensor(Tensor self, Tensor other) -> Tensor") \
+	X(NEXTAFTER, "nextafter.default", binary, T_NEXTAFTER, "aten::nextafter(Tensor self, Tensor other) -> Tensor") \
+	X(GCD, "gcd.default", binary, T_GCD, "aten::gcd(Tensor self, Tensor other) -> Tensor") \
+	X(LCM, "lcm.default", binary, T_LCM, "aten::lcm(Tensor self, Tensor other) -> Tensor") \
+	X(BITWISE_LEFT_SHIFT_TENSOR, "bitwise_left_shift.Tensor", binary, T_SHL, "aten::bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor") \
+	X(BITWISE_LEFT_SHIFT_TENSOR_SCALAR, "bitwise_left_shift.Tensor_Scalar", binary, T_SHL, "aten::bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor") \
+	X(BITWISE_LEFT_SHIFT_SCALAR_TENSOR, "bitwise_left_shift.Scalar_Tensor", binary, T_SHL, "aten::bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor") \
+	X(BITWISE_RIGHT_SHIFT_TENSOR, "bitwise_right_shift.Tensor", binary, T_SHR, "aten::bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor") \
+	X(BITWISE_RIGHT_SHIFT_TENSOR_SCALAR, "bitwise_right_shift.Tensor_Scalar", binary, T_SHR, "aten::bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor") \
+	X(BITWISE_RIGHT_SHIFT_SCALAR_TENSOR, "bitwise_right_shift.Scalar_Tensor", binary, T_SHR, "aten::bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor") \
+	X(DUNDER_LSHIFT_TENSOR, "__lshift__.Tensor", binary, T_SHL, "aten::__lshift__.Tensor(Tensor self, Tensor other) -> Tensor") \
+	X(DUNDER_LSHIFT_SCALAR, "__lshift__.Scalar", binary, T_SHL, "aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor") \
+	X(DUNDER_RSHIFT_TENSOR, "__rshift__.Tensor", binary, T_SHR, "aten::__rshift__.Tensor(Tensor self, Tensor other) -> Tensor") \
+	X(DUNDER_RSHIFT_SCALAR, "__rshift__.Scalar", binary, T_SHR, "aten::__rshift__.Scalar(Tensor self, Scalar other) -> Tensor") \
+	X(REMAINDER_SCALAR_TENSOR, "remainder.Scalar_Tensor", binary, T_REM, "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor") \
+	X(BITWISE_AND_SCALAR_TENSOR, "bitwise_and.Scalar_Tensor", binary, T_AND, "aten::bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor") \
+	X(BITWISE_OR_SCALAR_TENSOR, "bitwise_or.Scalar_Tensor", binary, T_OR, "aten::bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor") \
+	X(BITWISE_XOR_SCALAR_TENSOR, "bitwise_xor.Scalar_Tensor", binary, T_XOR, "aten::bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor")

@@ -49,6 +49,60 @@
 	X("view_as_real.default", "takes complex tensors, which doccc does not support") \
 	X("nonzero.default", "its output shape depends on the input's values; doccc compiles static shapes only") \
 	X("atan2.out", "an out= variant; exported graphs are functional and use atan2.default, which is supported") \
+	X("rand.generator", "its output is random: no deterministic inference meaning") \
+	X("randn.generator", "its output is random: no deterministic inference meaning") \
+	X("rand_like.generator", "its output is random: no deterministic inference meaning") \
+	X("randn_like.generator", "its output is random: no deterministic inference meaning") \
+	X("randint.generator", "its output is random: no deterministic inference meaning") \
+	X("randint.low_generator", "its output is random: no deterministic inference meaning") \
+	X("randint_like.default", "its output is random: no deterministic inference meaning") \
+	X("randint_like.generator", "its output is random: no deterministic inference meaning") \
+	X("randint_like.Tensor", "its output is random: no deterministic inference meaning") \
+	X("randint_like.Tensor_generator", "its output is random: no deterministic inference meaning") \
+	X("randint_like.low_dtype", "its output is random: no deterministic inference meaning") \
+	X("randint_like.low_generator_dtype", "its output is random: no deterministic inference meaning") \
+	X("randperm.generator", "its output is random: no deterministic inference meaning") \
+	X("random.default", "its output is random: no deterministic inference meaning") \
+	X("random.from", "its output is random: no deterministic inference meaning") \
+	X("random.to", "its output is random: no deterministic inference meaning") \
+	X("normal.Tensor_Tensor", "its output is random: no deterministic inference meaning") \
+	X("normal.Tensor_float", "its output is random: no deterministic inference meaning") \
+	X("normal.float_Tensor", "its output is random: no deterministic inference meaning") \
+	X("normal.float_float", "its output is random: no deterministic inference meaning") \
+	X("normal_functional.default", "its output is random: no deterministic inference meaning") \
+	X("bernoulli.Tensor", "its output is random: no deterministic inference meaning") \
+	X("binomial.default", "its output is random: no deterministic inference meaning") \
+	X("poisson.default", "its output is random: no deterministic inference meaning") \
+	X("cauchy.default", "its output is random: no deterministic inference meaning") \
+	X("exponential.default", "its output is random: no deterministic inference meaning") \
+	X("geometric.default", "its output is random: no deterministic inference meaning") \
+	X("log_normal.default", "its output is random: no deterministic inference meaning") \
+	X("uniform.default", "its output is random: no deterministic inference meaning") \
+	X("rrelu_with_noise_functional.default", "its output is random: no deterministic inference meaning") \
+	X("complex.default", "produces complex tensors, which doccc does not support") \
+	X("polar.default", "produces complex tensors, which doccc does not support") \
+	X("ccol_indices.default", "an accessor of sparse tensors, which doccc does not support") \
+	X("col_indices.default", "an accessor of sparse tensors, which doccc does not support") \
+	X("crow_indices.default", "an accessor of sparse tensors, which doccc does not support") \
+	X("row_indices.default", "an accessor of sparse tensors, which doccc does not support") \
+	X("indices.default", "an accessor of sparse tensors, which doccc does not support") \
+	X("values.default", "an accessor of sparse tensors, which doccc does not support") \
+	X("dense_dim.default", "an accessor of sparse tensors, which doccc does not support") \
+	X("is_coalesced.default", "an accessor of sparse tensors, which doccc does not support") \
+	X("hspmm.default", "a product of sparse tensors, which doccc does not support") \
+	X("set.default", "replaces a tensor's storage; functional exported graphs do not contain it") \
+	X("set.source_Storage", "replaces a tensor's storage; functional exported graphs do not contain it") \
+	X("set.source_Storage_storage_offset", "replaces a tensor's storage; functional exported graphs do not contain it") \
+	X("set.source_Tensor", "replaces a tensor's storage; functional exported graphs do not contain it") \
+	X("resize.default", "resizes a tensor's storage; functional exported graphs do not contain it") \
+	X("is_set_to.default", "compares tensors' storage, which a compiled model does not expose") \
+	X("is_pinned.default", "asks whether host memory is pinned, which a compiled model does not expose") \
+	X("from_file.default", "reads a tensor from a file at run time; weights belong in the export") \
+	X("masked_select.default", "its output shape depends on the input's values; doccc compiles static shapes only") \
+	X("unique_consecutive.default", "its output shape depends on the input's values; doccc compiles static shapes only") \
+	X("unique_dim.default", "its output shape depends on the input's values; doccc compiles static shapes only") \
+	X("unique_dim_consecutive.default", "its output shape depends on the input's values; doccc compiles static shapes only") \
+	X("bincount.default", "its output shape depends on the input's values; doccc compiles static shapes only") \
 	X("resize_.default", "resizes a tensor's storage in place; functional exported graphs do not contain it") \
 	/* recurrent layers over packed sequences (ir/ops_rnn.h has the .input overloads) */ \
 	X("lstm.data", "a packed sequence: its per-step batch sizes are values, so shapes are data-dependent (torch.export cannot trace it); pass padded input (lstm.input)") \

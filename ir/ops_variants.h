@@ -45,9 +45,13 @@
 	X("baddbmm_.default", "baddbmm.default", "aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)") \
 	X("bitwise_and_.Scalar", "bitwise_and.Scalar", "aten::bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("bitwise_and_.Tensor", "bitwise_and.Tensor", "aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
+	X("bitwise_left_shift_.Tensor", "bitwise_left_shift.Tensor", "aten::bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
+	X("bitwise_left_shift_.Tensor_Scalar", "bitwise_left_shift.Tensor_Scalar", "aten::bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("bitwise_not_.default", "bitwise_not.default", "aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)") \
 	X("bitwise_or_.Scalar", "bitwise_or.Scalar", "aten::bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("bitwise_or_.Tensor", "bitwise_or.Tensor", "aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
+	X("bitwise_right_shift_.Tensor", "bitwise_right_shift.Tensor", "aten::bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
+	X("bitwise_right_shift_.Tensor_Scalar", "bitwise_right_shift.Tensor_Scalar", "aten::bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("bitwise_xor_.Scalar", "bitwise_xor.Scalar", "aten::bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("bitwise_xor_.Tensor", "bitwise_xor.Tensor", "aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("ceil_.default", "ceil.default", "aten::ceil_(Tensor(a!) self) -> Tensor(a!)") \
@@ -63,11 +67,14 @@
 	X("concat.default", "cat.default", "aten::concat(Tensor[] tensors, int dim=0) -> Tensor") \
 	X("concatenate.default", "cat.default", "aten::concatenate(Tensor[] tensors, int dim=0) -> Tensor") \
 	X("copy_.default", "copy.default", "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)") \
+	X("copysign_.Scalar", "copysign.Scalar", "aten::copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
+	X("copysign_.Tensor", "copysign.Tensor", "aten::copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("cos_.default", "cos.default", "aten::cos_(Tensor(a!) self) -> Tensor(a!)") \
 	X("cosh_.default", "cosh.default", "aten::cosh_(Tensor(a!) self) -> Tensor(a!)") \
 	X("cumprod_.default", "cumprod.default", "aten::cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)") \
 	X("cumsum_.default", "cumsum.default", "aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)") \
 	X("detach_.default", "detach.default", "aten::detach_(Tensor(a!) self) -> Tensor(a!)") \
+	X("digamma_.default", "digamma.default", "aten::digamma_(Tensor(a!) self) -> Tensor(a!)") \
 	X("div_.Scalar", "div.Scalar", "aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("div_.Scalar_mode", "div.Scalar_mode", "aten::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)") \
 	X("div_.Tensor", "div.Tensor", "aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
@@ -85,7 +92,9 @@
 	X("eq_.Scalar", "eq.Scalar", "aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("eq_.Tensor", "eq.Tensor", "aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("erf_.default", "erf.default", "aten::erf_(Tensor(a!) self) -> Tensor(a!)") \
+	X("erfc_.default", "erfc.default", "aten::erfc_(Tensor(a!) self) -> Tensor(a!)") \
 	X("erfinv_.default", "erfinv.default", "aten::erfinv_(Tensor(a!) self) -> Tensor(a!)") \
+	X("exp2_.default", "exp2.default", "aten::exp2_(Tensor(a!) self) -> Tensor(a!)") \
 	X("exp_.default", "exp.default", "aten::exp_(Tensor(a!) self) -> Tensor(a!)") \
 	X("expm1_.default", "expm1.default", "aten::expm1_(Tensor(a!) self) -> Tensor(a!)") \
 	X("fill_.Scalar", "fill.Scalar", "aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)") \
@@ -98,6 +107,7 @@
 	X("fmod_.Scalar", "fmod.Scalar", "aten::fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("fmod_.Tensor", "fmod.Tensor", "aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("frac_.default", "frac.default", "aten::frac_(Tensor(a!) self) -> Tensor(a!)") \
+	X("gcd_.default", "gcd.default", "aten::gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("ge_.Scalar", "ge.Scalar", "aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("ge_.Tensor", "ge.Tensor", "aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("gelu_.default", "gelu.default", "aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)") \
@@ -115,11 +125,15 @@
 	X("hardsigmoid_.default", "hardsigmoid.default", "aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)") \
 	X("hardswish_.default", "hardswish.default", "aten::hardswish_(Tensor(a!) self) -> Tensor(a!)") \
 	X("hardtanh_.default", "hardtanh.default", "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)") \
+	X("hypot_.default", "hypot.default", "aten::hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
+	X("i0_.default", "i0.default", "aten::i0_(Tensor(a!) self) -> Tensor(a!)") \
 	X("index_add_.default", "index_add.default", "aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)") \
 	X("index_copy_.default", "index_copy.default", "aten::index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)") \
 	X("index_fill_.int_Scalar", "index_fill.int_Scalar", "aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)") \
 	X("index_fill_.int_Tensor", "index_fill.int_Tensor", "aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)") \
 	X("index_put_.default", "index_put.default", "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)") \
+	X("lcm_.default", "lcm.default", "aten::lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
+	X("ldexp_.default", "ldexp.Tensor", "aten::ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("le_.Scalar", "le.Scalar", "aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("le_.Tensor", "le.Tensor", "aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("leaky_relu_.default", "leaky_relu.default", "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)") \
@@ -133,6 +147,7 @@
 	X("less_equal.Tensor", "le.Tensor", "aten::less_equal.Tensor(Tensor self, Tensor other) -> Tensor") \
 	X("less_equal_.Scalar", "le.Scalar", "aten::less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
 	X("less_equal_.Tensor", "le.Tensor", "aten::less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
+	X("lgamma_.default", "lgamma.default", "aten::lgamma_(Tensor(a!) self) -> Tensor(a!)") \
 	X("linalg_matmul.default", "matmul.default", "aten::linalg_matmul(Tensor self, Tensor other) -> Tensor") \
 	X("log10_.default", "log10.default", "aten::log10_(Tensor(a!) self) -> Tensor(a!)") \
 	X("log1p_.default", "log1p.default", "aten::log1p_(Tensor(a!) self) -> Tensor(a!)") \
@@ -159,6 +174,7 @@
 	X("neg_.default", "neg.default", "aten::neg_(Tensor(a!) self) -> Tensor(a!)") \
 	X("negative.default", "neg.default", "aten::negative(Tensor self) -> Tensor") \
 	X("negative_.default", "neg.default", "aten::negative_(Tensor(a!) self) -> Tensor(a!)") \
+	X("nextafter_.default", "nextafter.default", "aten::nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)") \
 	X("not_equal.Scalar", "ne.Scalar", "aten::not_equal.Scalar(Tensor self, Scalar other) -> Tensor") \
 	X("not_equal.Tensor", "ne.Tensor", "aten::not_equal.Tensor(Tensor self, Tensor other) -> Tensor") \
 	X("not_equal_.Scalar", "ne.Scalar", "aten::not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)") \
@@ -186,12 +202,18 @@
 	X("silu_.default", "silu.default", "aten::silu_(Tensor(a!) self) -> Tensor(a!)") \
 	X("sin_.default", "sin.default", "aten::sin_(Tensor(a!) self) -> Tensor(a!)") \
 	X("sinh_.default", "sinh.default", "aten::sinh_(Tensor(a!) self) -> Tensor(a!)") \
+	X("special_digamma.default", "digamma.default", "aten::special_digamma(Tensor self) -> Tensor") \
 	X("special_erf.default", "erf.default", "aten::special_erf(Tensor self) -> Tensor") \
+	X("special_erfc.default", "erfc.default", "aten::special_erfc(Tensor self) -> Tensor") \
 	X("special_erfinv.default", "erfinv.default", "aten::special_erfinv(Tensor self) -> Tensor") \
+	X("special_exp2.default", "exp2.default", "aten::special_exp2(Tensor self) -> Tensor") \
 	X("special_expit.default", "sigmoid.default", "aten::special_expit(Tensor self) -> Tensor") \
 	X("special_expm1.default", "expm1.default", "aten::special_expm1(Tensor self) -> Tensor") \
+	X("special_gammaln.default", "lgamma.default", "aten::special_gammaln(Tensor self) -> Tensor") \
+	X("special_i0.default", "i0.default", "aten::special_i0(Tensor self) -> Tensor") \
 	X("special_log1p.default", "log1p.default", "aten::special_log1p(Tensor self) -> Tensor") \
 	X("special_logsumexp.default", "logsumexp.default", "aten::special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor") \
+	X("special_psi.default", "digamma.default", "aten::special_psi(Tensor self) -> Tensor") \
 	X("special_softmax.default", "softmax.int", "aten::special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor") \
 	X("sqrt_.default", "sqrt.default", "aten::sqrt_(Tensor(a!) self) -> Tensor(a!)") \
 	X("square_.default", "square.default", "aten::square_(Tensor(a!) self) -> Tensor(a!)") \

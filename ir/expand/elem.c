@@ -10,7 +10,8 @@
  * promoted type of their operands and produce bool), and a last T_CAST
  * converts to the output's dtype where it differs. Operands that are only
  * tested for truth (logical ops, isnan/isinf, the condition of where) and
- * the operand of a cast are read as they are. Python scalars stay constants
+ * the operand of a cast are read as they are (signbit's too: a bool of any
+ * operand). Python scalars stay constants
  * printed in the compute dtype; for float16/bfloat16 PyTorch rounds them
  * (and zero-dim tensors) to that dtype first, except in mul and div, which
  * keep float precision (opmath_scalar), as lerp keeps its weight.
@@ -38,7 +39,7 @@ static int opmath_scalar(TCode c)
  * lowering, so logical_and_ on float tensors computes in bool too). */
 static int raw_operand(TCode c, Dtype tdt, int i)
 {
-	if (c == T_CAST || c == T_ISNAN || c == T_ISINF)
+	if (c == T_CAST || c == T_ISNAN || c == T_ISINF || c == T_SIGNBIT)
 		return 1;
 	if (c == T_WHERE)
 		return i == 0;
@@ -55,7 +56,7 @@ int expand_elemwise(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	Node *b = xp_block(g, body, label);
 	TCode code = (TCode)lib_int(l, "code", T_ASSIGN);
 	Dtype cdt = (Dtype)lib_int(l, "cdt", o->dt);
-	Dtype tdt = is_compare(code) || code == T_ISNAN || code == T_ISINF ? DT_BOOL : cdt;
+	Dtype tdt = is_compare(code) || code == T_ISNAN || code == T_ISINF || code == T_SIGNBIT ? DT_BOOL : cdt;
 	if (code == T_CAST)
 		tdt = o->dt;
 	int reduced = cdt == DT_F16 || cdt == DT_BF16;

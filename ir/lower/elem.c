@@ -148,6 +148,23 @@ int lower_unary(Imp *m, const cJSON *node)
 			p1 = lw_num(m, "input_scale", 1);
 		}
 		break;
+	case T_I0E:
+		/* torch's float16 and bfloat16 i0e evaluates its series in that
+		 * precision, ulps from the value doccc computes (in double) */
+		if (x->k == V_TENSOR && (lw_c(m, x->t)->dt == DT_F16 || lw_c(m, x->t)->dt == DT_BF16)) {
+			lw_error(m, "special_i0e of a float16 or bfloat16 tensor: torch computes it in that precision, which doccc does not reproduce; convert to float32 first");
+			return -1;
+		}
+		break;
+	case T_POLYGAMMA:
+		/* polygamma(int n, Tensor self) */
+		x = lw_arg(m, "self");
+		p0 = (double)lw_arg(m, "n")->i;
+		if (p0 < 0) {
+			lw_error(m, "polygamma: n is %d; it must be at least 0", (int)p0);
+			return -1;
+		}
+		break;
 	default:
 		break;
 	}

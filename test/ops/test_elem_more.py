@@ -85,6 +85,98 @@ def test_elem_more_math(tmp_path):
     check_cases(tmp_path, "elem_more_math", _math_cases())
 
 
+SPECIAL_OPS = {"exp2.default", "erfc.default", "lgamma.default", "digamma.default", "polygamma.default", "i0.default",
+               "special_i0e.default", "special_i1.default", "special_i1e.default", "special_erfcx.default",
+               "special_ndtri.default", "signbit.default", "special_zeta.default", "special_zeta.self_scalar",
+               "special_zeta.other_scalar", "hypot.default", "copysign.Tensor", "copysign.Scalar", "ldexp.Tensor",
+               "nextafter.default", "remainder.Scalar_Tensor"}
+BIT_OPS = {"gcd.default", "lcm.default", "bitwise_left_shift.Tensor", "bitwise_left_shift.Tensor_Scalar",
+           "bitwise_left_shift.Scalar_Tensor", "bitwise_right_shift.Tensor", "bitwise_right_shift.Tensor_Scalar",
+           "bitwise_right_shift.Scalar_Tensor", "__lshift__.Tensor", "__lshift__.Scalar", "__rshift__.Tensor",
+           "__rshift__.Scalar", "bitwise_and.Scalar_Tensor", "bitwise_or.Scalar_Tensor", "bitwise_xor.Scalar_Tensor"}
+
+
+def _special_cases():
+    torch, g = _gen()
+    inf, nan = float("inf"), float("nan")
+    cases = []
+    for name in FLOATS:
+        dt = getattr(torch, name)
+        full = dt in (torch.float32, torch.float64)   # erfcx, ndtri and zeta: torch has no float16/bfloat16 kernels
+        a = torch.tensor([0.0, -0.0, 1.0, -1.0, -2.5, 0.5, 2.0, 7.5, -3.0, 100.0, inf, -inf, nan, 1e-3, -7.25, 35.0], dtype=dt)
+        b = torch.tensor([1.0, -2.0, -0.0, 0.0, 3.0, nan, 2.0, -inf, -3.0, 1.5, -1.0, 5.0, 1.0, 4.0, inf, -35.0], dtype=dt)
+        x = (torch.randn(3, 4, 5, generator=g) * 4).to(dt)
+        y = (torch.randn(3, 4, 5, generator=g) * 4).to(dt)
+        pole_free = (torch.rand(3, 4, 5, generator=g) * 12 - 5.75).to(dt)       # polygamma away from 0, -1, -2, ...
+        e = torch.tensor([0, 3, -2, 200, -160, 1, 5, -1, 2, 0, 4, -3, 0, 7, -20, -149])
+        cases += [
+            Case(f"gamma_{name}", lambda a, x, p: (torch.exp2(a), torch.erfc(a), torch.lgamma(a), torch.digamma(a), torch.digamma(x),
+                                                   torch.lgamma(x), torch.polygamma(0, x), torch.polygamma(1, p), torch.polygamma(2, p),
+                                                   torch.polygamma(3, a[[0, 2, 5, 6, 7, 9, 10, 12, 13, 15]]), torch.exp2(x),
+                                                   torch.erfc(x), torch.signbit(a), torch.signbit(x)), (a, x, pole_free)),
+            # i0e: torch's float16/bfloat16 kernel computes in that precision (ulps off), which doccc refuses
+            Case(f"bessel_{name}", lambda a, x: (torch.i0(a), torch.special.i1(a), torch.special.i1e(a), torch.i0(x * 8),
+                                                 torch.special.i1(x * 8), torch.special.i1e(x * 20))
+                 + ((torch.special.i0e(a), torch.special.i0e(x * 20)) if a.dtype in (torch.float32, torch.float64) else ()), (a, x)),
+            Case(f"binary_{name}", lambda a, b, x, y, e: (torch.hypot(a, b), torch.copysign(a, b), torch.copysign(x, -1.5),
+                                                         torch.copysign(y, 2), torch.ldexp(a, e), torch.ldexp(x, y.round()),
+                                                         torch.nextafter(a, b), torch.nextafter(x, y), torch.remainder(3.5, a),
+                                                         torch.remainder(-2, x), torch.hypot(x, y)), (a, b, x, y, e)),
+        ]
+        if full:
+            p = torch.tensor([0.0, 1.0, 0.5, 0.25, 0.75, 1e-10, 1e-30, 0.999999, 0.1, -0.1, 1.1, nan, 0.3, 0.05, 0.95, 1e-38], dtype=dt)
+            u = torch.rand(4, 5, generator=g).to(dt)
+            s = torch.tensor([1.0, 2.0, 0.5, 3.0, 4.5, 2.0, 2.0, 3.0, inf, nan, 1.5, 10.0, 6.0, 2.0, 3.0, 30.0], dtype=dt)
+            q = torch.tensor([1.0, 2.0, 1.0, -2.5, 0.5, 0.0, -3.0, 1e-3, 2.0, 1.0, -1.5, 3.0, 100.0, inf, 20.0, 1.0], dtype=dt)
+            cases += [
+                Case(f"erfcx_ndtri_zeta_{name}", lambda a, x, p, u, s, q: (torch.special.erfcx(a), torch.special.erfcx(x * 5),
+                                                                          torch.special.ndtri(p), torch.special.ndtri(u),
+                                                                          torch.special.zeta(s, q), torch.special.zeta(x.abs() + 1, y.abs()),
+                                                                          torch.special.zeta(2.5, q), torch.special.zeta(s, 3.0)),
+                     (a, x, p, u, s, q)),
+            ]
+    i = torch.tensor([-3, 0, 5, 12, -8, 7, 1, 0, -2**31, 2**31 - 1, 6, 9])
+    j = torch.tensor([6, 0, 0, -18, 12, 7, -1, 4, 2, 3, 9, 15])
+    k = torch.tensor([3, 0, 5, 1, 2, 7, 1, 4, 63, 64, -1, 70])
+    i8 = torch.tensor([5, -5, 1, -128, 127, 3, -1, 0, 64, -64, 2, 100], dtype=torch.int8)
+    k8 = torch.tensor([-1, 9, 7, 1, 0, 8, 3, 2, 1, 6, 5, -2], dtype=torch.int8)
+    u8 = torch.tensor([5, 200, 1, 255, 0, 128, 7, 3, 9, 64, 16, 33], dtype=torch.uint8)
+    v8 = torch.tensor([200, 1, 7, 8, 3, 0, 2, 1, 9, 2, 4, 5], dtype=torch.uint8)
+    m = torch.tensor([True, False, True, False, True, True, False, False, True, False, True, False])
+    f = torch.randn(12, generator=g) * 3
+    cases += [
+        Case("int_special", lambda i, j, m, f, k8: (torch.exp2(i), torch.erfc(i), torch.lgamma(j), torch.digamma(i), torch.i0(i),
+                                                torch.special.i1e(j), torch.special.erfcx(m), torch.special.ndtri(m), torch.signbit(i),
+                                                torch.signbit(m), torch.copysign(i, j), torch.copysign(m, -1), torch.ldexp(i, j),
+                                                torch.ldexp(f, i.clamp(-20, 20)), torch.hypot(f, i), torch.remainder(7, k8[5:]),
+                                                torch.remainder(2.5, i), torch.polygamma(1, m), torch.special.zeta(j, 2.0),
+                                                torch.nextafter(f, i)), (i, j, m, f, k8)),
+        Case("int_bits", lambda i, j, k, i8, k8, u8, v8, m: (torch.gcd(i, j), torch.lcm(i, j), torch.gcd(i8, k8), torch.lcm(u8, v8),
+                                                             torch.bitwise_left_shift(i, k), torch.bitwise_right_shift(i, k),
+                                                             torch.bitwise_left_shift(i8, k8), torch.bitwise_right_shift(i8, k8),
+                                                             torch.bitwise_left_shift(u8, v8), torch.bitwise_right_shift(u8, v8),
+                                                             i << k, i >> 2, i8 << 3, u8 >> k8, torch.bitwise_left_shift(i, 3),
+                                                             torch.bitwise_right_shift(i8, 9), torch.bitwise_left_shift(3, k),
+                                                             torch.bitwise_right_shift(-100, k8), torch.bitwise_and(6, j),
+                                                             torch.bitwise_or(-8, i8), torch.bitwise_xor(5, u8), torch.bitwise_and(True, m),
+                                                             torch.bitwise_or(False, m), torch.bitwise_xor(True, m)),
+             (i, j, k, i8, k8, u8, v8, m)),
+    ]
+    return cases
+
+
+def test_elem_special(tmp_path):
+    """exp2, erfc, lgamma, digamma, polygamma, Bessel i0/i0e/i1/i1e, erfcx,
+    ndtri, zeta (every overload), signbit, hypot, copysign, ldexp, nextafter
+    (float16/bfloat16 in their own ulps) and remainder of a scalar, every float
+    dtype torch has a kernel for, with 0, -0, poles, negative, large, inf and
+    NaN inputs; integer and bool inputs (promoted to float as torch does);
+    gcd, lcm and the shifts (every overload and alias, counts below 0 or past
+    the width, int8 and uint8) and bitwise ops with a scalar first."""
+    ops = {f"aten.{o}" for o in SPECIAL_OPS | BIT_OPS}
+    check_cases(tmp_path, "elem_special", _special_cases(), expect={"training": ops, "core": ops})
+
+
 def _shape_cases():
     torch, g = _gen()
     cases = []

@@ -80,6 +80,8 @@ SAMPLES = {
     "div.Tensor_mode": (("u", "v"), lambda u, v: (u * 9, (v,), {"rounding_mode": "trunc"})),
     "dropout.default": (("u",), lambda u: (u, (0.5, False), {})),
     "fill.Tensor": (("u", "z"), lambda u, z: (u, (z,), {})),
+    "gcd.default": (("i", "j"), lambda i, j: (i, (j,), {})),
+    "lcm.default": (("i", "j"), lambda i, j: (i, (j,), {})),
     "index_add.default": (("u", "idx", "s"), lambda u, i, s: (u, (0, i, s), {"alpha": 2})),
     "index_copy.default": (("u", "idx", "s"), lambda u, i, s: (u, (0, i, s), {})),
     "index_fill.int_Scalar": (("u", "idx"), lambda u, i: (u, (0, i, -1.5), {})),
