@@ -423,7 +423,7 @@ int emit_scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 		break;
 	case T_EXP2: buf_printf(b, "exp2%s(%s)", f, a[0]); break;
 	case T_ERFC: buf_printf(b, "erfc%s(%s)", f, a[0]); break;
-	case T_LGAMMA: buf_printf(b, "lgamma%s(%s)", f, a[0]); break;
+	case T_LGAMMA: buf_printf(b, "dc_lgamma%s(%s)", f, a[0]); break;
 	case T_DIGAMMA: buf_printf(b, "dc_digamma%s(%s)", f, a[0]); break;
 	case T_POLYGAMMA: buf_printf(b, "dc_polygamma%s(%d, %s)", f, (int)t->p[0], a[0]); break;
 	case T_I0: case T_I0E: case T_I1: case T_I1E:

@@ -77,6 +77,20 @@ DC_INLINE double dc_erfinv(double x) { double ax = fabs(x), w, p, t, c; int k, n
 	t = fabs(t); for (k = 0; k < n; k++) { c = erfc(t); t += log(c / (1 - ax)) * c / (1.1283791670955126 * exp(-t * t)); }
 	return copysign(t, x); }
 DC_INLINE float dc_erfinvf(float x) { return (float)dc_erfinv(x); }
+/* lgamma and lgammaf write glibc's global signgam: OpenMP threads calling
+ * them race. lgamma_r keeps the sign to itself (the same value); the GPU's
+ * lgamma writes nothing. */
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__) || !(defined(__GLIBC__) || defined(__APPLE__))
+DC_INLINE double dc_lgamma(double x) { return lgamma(x); }
+DC_INLINE float dc_lgammaf(float x) { return lgammaf(x); }
+#else
+#ifndef __cplusplus /* C++ compilers define _GNU_SOURCE: math.h declares them */
+double lgamma_r(double, int *);
+float lgammaf_r(float, int *);
+#endif
+DC_INLINE double dc_lgamma(double x) { int s; return lgamma_r(x, &s); }
+DC_INLINE float dc_lgammaf(float x) { int s; return lgammaf_r(x, &s); }
+#endif
 DC_INLINE double dc_digamma(double x) { double r = 0, z;
 	if (x == 0) return copysign((double)INFINITY, -x);
 	if (x < 0) { if (x == floor(x)) return NAN; r = -3.14159265358979323846 / tan(3.14159265358979323846 * (x - trunc(x))); x = 1 - x; }
@@ -101,7 +115,7 @@ DC_INLINE double dc_zeta(double x, double q) { double s = 0, b = 0, w, a = 1, t;
 	return s; }
 DC_INLINE double dc_polygamma(int n, double x) {
 	if (n == 0) return dc_digamma(x); if (n == 1) return dc_trigamma(x);
-	return (n % 2 ? 1 : -1) * exp(lgamma(n + 1.0)) * dc_zeta(n + 1.0, x); }
+	return (n % 2 ? 1 : -1) * exp(dc_lgamma(n + 1.0)) * dc_zeta(n + 1.0, x); }
 DC_INLINE double dc_bessel_i(int nu, double x, int e) { double ax = fabs(x), s, t, r, mu = 4.0 * nu * nu; int k;
 	if (ax != ax) return x;
 	if (ax <= 30) { t = nu ? ax / 2 : 1; s = t; for (k = 1; t > s * 1e-17; k++) { t *= ax * ax / (4.0 * k * (k + nu)); s += t; }
