@@ -373,7 +373,7 @@ static const struct {
 	{"cat", 0}, {"stack", 0}, {"where", 0}, {"cast", 0}, {"softmax", 0}, {"norm", 1}, {"attention", 0}, {"noop", 1},
 	{"dropout", 0}, {"split", 0}, {"tri", 0}, {"assert_async", 0}, {"remap", 0},
 	{"square", 0}, {"lerp", 0}, {"nan_to_num", 0}, {"round_decimals", 0}, {"sort", 0}, {"vnorm", 0},
-	{"upsample", 0}, {"argred", 0}, {"scan", 0}, {"one_hot", 0}, {"glu", 0},
+	{"upsample", 0}, {"argred", 0}, {"scan", 0}, {"one_hot", 0}, {"glu", 0}, {"scatter", 0}, {"index_op", 0},
 };
 
 const char *import_dyn_lowering(int i)
