@@ -674,7 +674,6 @@ static int run_steps(const char *lib, const doccc_model_desc *d, void *model, co
 	void ***dev = calloc((size_t)nsteps, sizeof *dev);
 	int status = 0, bad = -1;           /* the failing step */
 	const char *what = "run failed";
-
 	int ok = ms && dev;
 
 	for (int s = 0; s < nsteps && ok; s++)
