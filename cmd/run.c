@@ -662,7 +662,9 @@ static Latency latency(double *ms, int n)
  * with run-time dims gets a step's dims before the step when they differ
  * from the dims set last (the first step's are set after create), and
  * that call counts in the step's time: a caller that changes the dims
- * makes it too. With --device every step's inputs are copied to the GPU
+ * makes it too. A library with state (abi 5) is reset before every
+ * repetition of the sequence but the first, untimed, so that each sees the
+ * state the steps saw the first time. With --device every step's inputs are copied to the GPU
  * before the first run and its outputs back after the last. */
 static int run_steps(const char *lib, const doccc_model_desc *d, void *model, const RunArgs *a,
                      Step *st, int nsteps, Latency *lat)
@@ -696,7 +698,13 @@ static int run_steps(const char *lib, const doccc_model_desc *d, void *model, co
 		if (status)
 			bad = s;
 	}
+	int state = d->abi_version >= 5 && d->nstates > 0 && d->reset;
 	for (int r = 0; r < a->warmup + nrun && bad < 0; r++) {
+		if (state && r > 0 && (status = d->reset(model)) != 0) { /* every repetition from the exported state */
+			what = "cannot reset the state";
+			bad = 0;
+			break;
+		}
 		double t0 = now_ms();
 		for (int s = 0; s < nsteps && bad < 0; s++) {
 			Step *p = &st[s];
