@@ -132,6 +132,9 @@ int blob_write(Sdfg *g, Blob *b, Ofile *f);
 void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *out);
 /* Status names and the C type of a dtype, shared by both emitters. */
 const char *emit_dtype_macro(Dtype d);
+/* Does generated code only read c (a const pointer): inputs the program
+ * does not write, and constants. */
+int emit_readonly(const Container *c);
 /* s (a name from the model, the command line, an option) as the body of a C
  * comment (buf_ccomment), copied into arena a: what the %s of every comment
  * that the backends write prints (emit.c). */

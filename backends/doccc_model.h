@@ -158,6 +158,10 @@ typedef struct {
 	int (*get_state)(const void *model, int state, void *dst, size_t nbytes);
 	int (*set_state)(void *model, int state, const void *src, size_t nbytes);
 	int (*copy_state)(void *dst_model, const void *src_model);
+	/* input_written[i] is 1 where the program writes input i in place
+	 * (user_input_mutation): run leaves its new value in the caller's
+	 * buffer, as eager does; NULL when it writes none. */
+	const int *input_written;
 } doccc_model_desc;
 
 #endif

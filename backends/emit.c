@@ -748,6 +748,11 @@ void emit_replace_all(Buf *out, const char *s, const char *from, const char *to)
  * is printed, so the steps of repeated layers print the same text; one
  * function then serves all of them (a transformer's 12 blocks compile as
  * one), which keeps the C file, the compile time and the code size small. */
+int emit_readonly(const Container *c)
+{
+	return (c->kind == CK_INPUT && !c->written) || c->kind == CK_CONST;
+}
+
 const char *emit_step(Em *e, Node *k, const unsigned char *set)
 {
 	Sdfg *g = e->g;
@@ -773,12 +778,12 @@ const char *emit_step(Em *e, Node *k, const unsigned char *set)
 			continue;
 		}
 		const char *T = emit_storage_type[ct->dt];
-		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
+		int ro = emit_readonly(ct);
 		e->cn[c] = arena_printf(g->arena, "%d", np++);
 		buf_printf(&params, "%s%s *restrict v_%s, ", ro ? "const " : "", T, e->cn[c]);
 		switch (ct->kind) {
 		case CK_STATE: buf_printf(&args, "(%s *)(dc_st + %lld), ", T, (long long)ct->sofs); break;
-		case CK_INPUT: buf_printf(&args, "(const %s *)dc_in[%d], ", T, ct->io); break;
+		case CK_INPUT: buf_printf(&args, "(%s%s *)dc_in[%d], ", ro ? "const " : "", T, ct->io); break;
 		case CK_OUTPUT: buf_printf(&args, "(%s *)dc_out[%d], ", T, ct->io); break;
 		case CK_CONST: buf_printf(&args, "(const %s *)(dc_W + %lld), ", T, (long long)ct->wofs); break;
 		case CK_TRANSIENT:
@@ -1111,6 +1116,14 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 	}
 	buf_puts(b, ";\n\n");
 	buf_free(&j);
+	for (int i = 0; i < g->ninputs; i++)
+		if (sdfg_c(g, g->inputs[i])->written) { /* the descriptor's input_written (abi 5) */
+			buf_puts(b, "static const int dc_input_written[] = {");
+			for (int k = 0; k < g->ninputs; k++)
+				buf_printf(b, "%s%d", k ? ", " : "", sdfg_c(g, g->inputs[k])->written);
+			buf_puts(b, "};\n");
+			break;
+		}
 	buf_printf(b, "const doccc_model_desc %s_desc = {\n\tDOCCC_ABI_VERSION, \"%s\", \"%s\", \"%s\", \"%s\", \"%s\",\n", nm, nm,
 	           e->t->name, e->t->category, DOCCC_VERSION, g->hash);
 	buf_printf(b, "\t%d, %d, dc_ins, dc_outs, DC_WORKSPACE_SIZE, %d,\n", g->ninputs, g->noutputs, a->outweights ? 0 : 1);
@@ -1121,9 +1134,16 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 	buf_cstr(b, a->cmdline);
 	buf_puts(b, ", DC_WEIGHTS_SIZE, dc_weights_sha, dc_info,\n");
 	emit_dims_desc(e, b);
+	int written = 0;
+	for (int i = 0; i < g->ninputs; i++)
+		written |= sdfg_c(g, g->inputs[i])->written;
 	if (g->nstates)
 		buf_printf(b, "\t%d, dc_states, dc_state_inplace, dc_reset_g, dc_get_state_g, dc_set_state_g, dc_copy_state_g,\n",
 		           g->nstates);
+	else if (written)
+		buf_puts(b, "\t0, NULL, NULL, NULL, NULL, NULL, NULL,\n");
+	if (written)
+		buf_puts(b, "\tdc_input_written,\n");
 	buf_puts(b, "};\n");
 	if (!a->static_lib) /* for dlopen; two models link into one static program */
 		buf_printf(b, "extern %sconst doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", lang, nm);

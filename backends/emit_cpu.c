@@ -200,7 +200,7 @@ static void emit_parallel(Em *e, Node *n)
 		Container *ct = &g->cs[c];
 		if (!set[c] || ct->kind == CK_LOCAL)
 			continue;
-		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
+		int ro = emit_readonly(ct);
 		buf_printf(&params, "%s%s%s *restrict v_%s", params.len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt], e->cn[c]);
 		buf_printf(&args, "%sv_%s", args.len ? ", " : "", e->cn[c]);
 	}
@@ -559,7 +559,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "int %s_run(%s_t *model", nm, nm);
 	for (int i = 0; i < g->ninputs; i++) {
 		Container *c = sdfg_c(g, g->inputs[i]);
-		buf_printf(b, ", const %s *in%d", emit_storage_type[c->dt], i);
+		buf_printf(b, ", %s%s *in%d", emit_readonly(c) ? "const " : "", emit_storage_type[c->dt], i);
 	}
 	for (int i = 0; i < g->noutputs; i++) {
 		Container *c = sdfg_c(g, g->outputs[i]);

@@ -399,7 +399,8 @@ void emit_dims_run_dims(Em *e)
 		return;
 	buf_printf(b, "int %s_run_dims(%s_t *model, const int64_t *dims", nm, nm);
 	for (int i = 0; i < g->ninputs; i++)
-		buf_printf(b, ", const %s *in%d", emit_storage_type[sdfg_c(g, g->inputs[i])->dt], i);
+		buf_printf(b, ", %s%s *in%d", emit_readonly(sdfg_c(g, g->inputs[i])) ? "const " : "",
+		           emit_storage_type[sdfg_c(g, g->inputs[i])->dt], i);
 	for (int i = 0; i < g->noutputs; i++)
 		buf_printf(b, ", %s *out%d", emit_storage_type[sdfg_c(g, g->outputs[i])->dt], i);
 	buf_printf(b, ")\n{\n\tint rc = %s_set_dims(model, dims);\n\tif (rc)\n\t\treturn rc;\n\treturn %s_run(model", nm, nm);

@@ -91,7 +91,7 @@ static void kernel_params(Em *e, Node *n, Buf *params, Buf *args)
 		Container *ct = &g->cs[c];
 		if (!set[c] || ct->kind == CK_LOCAL)
 			continue;
-		int ro = ct->kind == CK_INPUT || ct->kind == CK_CONST;
+		int ro = emit_readonly(ct);
 		buf_printf(params, "%s%s%s *restrict v_%s", params->len ? ", " : "", ro ? "const " : "", emit_storage_type[ct->dt],
 		           e->cn[c]);
 		buf_printf(args, ", v_%s", e->cn[c]);
@@ -818,7 +818,8 @@ static void typed_run(Em *e, int host)
 	const char *nm = e->nm;
 	buf_printf(b, "int %s_run%s(%s_t *model", nm, host ? "_host" : "", nm);
 	for (int i = 0; i < g->ninputs; i++)
-		buf_printf(b, ", const %s *in%d", emit_storage_type[sdfg_c(g, g->inputs[i])->dt], i);
+		buf_printf(b, ", %s%s *in%d", emit_readonly(sdfg_c(g, g->inputs[i])) ? "const " : "",
+		           emit_storage_type[sdfg_c(g, g->inputs[i])->dt], i);
 	for (int i = 0; i < g->noutputs; i++)
 		buf_printf(b, ", %s *out%d", emit_storage_type[sdfg_c(g, g->outputs[i])->dt], i);
 	buf_printf(b, ")\n{\n\tconst void *ins[%d] = {", g->ninputs + 1);
@@ -871,6 +872,13 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "#define DC_NIN %d\n#define DC_NOUT %d\n#define DC_NDIMS %d\n#define DC_NWS %d\n"
 	              "#define DC_WEIGHTS %d /* 0 none, 1 embedded, 2 a weights file */\n",
 	           g->ninputs, g->noutputs, g->ndims, g->nws, !w->size ? 0 : a->outweights ? 2 : 1);
+	for (int i = 0, any = 0; i < g->ninputs && !any; i++) /* run_host copies the inputs the program writes back */
+		if ((any = sdfg_c(g, g->inputs[i])->written)) {
+			buf_puts(b, "static const int dc_in_written[] = {");
+			for (int j = 0; j < g->ninputs; j++)
+				buf_printf(b, "%s%d", j ? ", " : "", sdfg_c(g, g->inputs[j])->written);
+			buf_puts(b, "};\n#define DC_IN_WRITTEN(i) dc_in_written[i]\n");
+		}
 	if (g->nstates) /* the forward's state argument (rt/gpu_api.h) */
 		buf_printf(b, "#define DC_NSTATES %d\n#define DC_STATE_SIZE ((size_t)%lldu)\n#define DC_STATE_ARG(m) , (m)->st\n",
 		           g->nstates, (long long)g->state_size);

@@ -63,7 +63,7 @@ static const char desc_block[] =
 	"\tint nstates;\n\tconst doccc_tensor_desc *states;\n\tconst int *state_inplace;\n\tint (*reset)(void *model);\n"
 	"\tint (*get_state)(const void *model, int state, void *dst, size_t nbytes);\n"
 	"\tint (*set_state)(void *model, int state, const void *src, size_t nbytes);\n"
-	"\tint (*copy_state)(void *dst_model, const void *src_model);\n"
+	"\tint (*copy_state)(void *dst_model, const void *src_model);\n\tconst int *input_written;\n"
 	"} doccc_model_desc;\n"
 	"#endif\n";
 
@@ -121,6 +121,8 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 				ex_print(&dims, g, c->shape[d]);
 			}
 			buf_printf(b, "}\n#define %s_%s%d_NUMEL %lld\n", up, w, i, (long long)sdfg_numel(g, ids[i]));
+			if (!io && c->written) /* the program writes it in place: run leaves the new value there */
+				buf_printf(b, "#define %s_INPUT%d_WRITTEN 1\n", up, i);
 			if (g->ndims)
 				buf_printf(b, "#define %s_%s%d_DIMS \"%s\"\n", up, w, i, dims.s ? dims.s : "");
 			buf_free(&dims);
@@ -161,7 +163,8 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 	for (int k = 0; k < 1 + dev; k++) {
 		buf_printf(b, "int %s_run%s(%s_t *model", nm, k ? "_host" : "", nm);
 		for (int i = 0; i < g->ninputs; i++)
-			buf_printf(b, ", const %s *in%d", ctypes[sdfg_c(g, g->inputs[i])->dt], i);
+			buf_printf(b, ", %s%s *in%d", emit_readonly(sdfg_c(g, g->inputs[i])) ? "const " : "", ctypes[sdfg_c(g, g->inputs[i])->dt],
+			           i);
 		for (int i = 0; i < g->noutputs; i++)
 			buf_printf(b, ", %s *out%d", ctypes[sdfg_c(g, g->outputs[i])->dt], i);
 		buf_puts(b, ");\n");
@@ -173,7 +176,8 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 		buf_printf(b, "int %s_set_dims(%s_t *model, const int64_t *dims);\n", nm, nm);
 		buf_printf(b, "int %s_run_dims(%s_t *model, const int64_t *dims", nm, nm);
 		for (int i = 0; i < g->ninputs; i++)
-			buf_printf(b, ", const %s *in%d", ctypes[sdfg_c(g, g->inputs[i])->dt], i);
+			buf_printf(b, ", %s%s *in%d", emit_readonly(sdfg_c(g, g->inputs[i])) ? "const " : "", ctypes[sdfg_c(g, g->inputs[i])->dt],
+			           i);
 		for (int i = 0; i < g->noutputs; i++)
 			buf_printf(b, ", %s *out%d", ctypes[sdfg_c(g, g->outputs[i])->dt], i);
 		buf_puts(b, ");\n");

@@ -388,6 +388,8 @@ int sdfg_dump_json(Sdfg *g, Buf *b)
 		buf_printf(b, ", \"base\": %d, \"io\": %d, \"aofs\": %lld", c->base, c->io, (long long)c->aofs);
 		if (c->aofs == -2) buf_printf(b, ", \"aslot\": %d", c->aslot);
 		if (c->wofs) buf_printf(b, ", \"wofs\": %lld", (long long)c->wofs);
+		if (c->written)
+			buf_puts(b, ", \"written\": true");
 		if (c->kind == CK_STATE)
 			buf_printf(b, ", \"init\": %d, \"sofs\": %lld, \"inplace\": %s", c->init, (long long)c->sofs,
 			           c->inplace ? "true" : "false");

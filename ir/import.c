@@ -86,6 +86,7 @@ static int import_inputs(Imp *m)
 				continue;
 			}
 			sdfg_c(m->g, id)->io = nuser++;
+			sdfg_c(m->g, id)->written = state_written(m, nm);
 			continue;
 		}
 		if (!strcmp(kind, "constant_input"))
@@ -217,7 +218,7 @@ static const char *value_op(Imp *m, const char *name)
 }
 
 /* A mutation in the signature (output_specs[i], of kind `kind`, spec x):
- * 0 for a buffer the model keeps as state; else 1 after saying what was
+ * 0 for a buffer the model keeps as state or an input it writes; else 1 after saying what was
  * mutated and by which op, and what to do. Batch norm is blamed
  * only where the buffer is its running statistics (updated by a batch-norm
  * op) or its batch counter; any other buffer is state the model keeps
@@ -239,15 +240,12 @@ static int mutation_error(Imp *m, int i, const char *kind, const cJSON *x)
 		diag_error(m->path, "output_specs[%d]: the graph updates buffer '%s' in forward%s: the batch counter of a "
 		                    "training-mode batch norm, which doccc does not compute: doccc compiles inference only (call "
 		                    "model.eval() before export)", i, what, by);
-	else if (buf)
-		return 0; /* state the model keeps across calls: ir/import/state.c */
-	else if (par)
+	else if (!par)
+		return 0; /* state the model keeps across calls, or the caller's buffer written: ir/import/state.c */
+	else
 		diag_error(m->path, "output_specs[%d]: the graph mutates parameter '%s' in forward%s: doccc compiles inference "
 		                    "only, and keeps a model's state in buffers: register the state with register_buffer",
 		           i, what, by);
-	else
-		diag_error(m->path, "output_specs[%d]: the graph mutates input '%s' in place%s; doccc's inputs are "
-		                    "read-only: return the new value as an output instead", i, what, by);
 	return 1;
 }
 

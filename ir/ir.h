@@ -31,7 +31,8 @@
  * at the end, from the value the program computed (the commit); the state
  * pass (ir/passes/state.c) lets the producer of that value write it in
  * place instead where the old value is dead, so a cache update writes its
- * new rows only.
+ * new rows only. An input the program writes in place (Container.written)
+ * is committed the same way, into the caller's buffer.
  *
  * Sizes, bounds, strides and memlet indices are symbolic integer
  * expressions (Expr) over symbols: loop variables and shape symbols.
@@ -204,6 +205,8 @@ typedef struct {
 	int init;               /* CK_STATE: the CK_CONST container of its initial value, -1: zeros */
 	int64_t sofs;           /* CK_STATE: byte offset in the instance's state (memplan), -1 = unplanned */
 	int inplace;            /* CK_STATE: its update writes only what changes (the state pass) */
+	int written;            /* CK_INPUT: the program writes it in place (user_input_mutation): the
+	                         * run leaves the new value in the caller's buffer, as eager does */
 	int dead;               /* removed (dead-code elimination); ids stay stable */
 } Container;
 

@@ -409,7 +409,7 @@ static void read_container(Rd *r, const cJSON *o, int i, void *ctx)
 {
 	int64_t *weights = ctx;
 	static const char *const keys[] = {"id", "name", "origin", "dtype", "kind", "shape", "strides", "offset", "base",
-	                                   "io", "aofs", "aslot", "wofs", "owner", "dead", "data", "init", "sofs", "inplace",
+	                                   "io", "aofs", "aslot", "wofs", "owner", "dead", "data", "init", "sofs", "inplace", "written",
 	                                   NULL};
 	Sdfg *g = r->g;
 	Container c;
@@ -455,6 +455,9 @@ static void read_container(Rd *r, const cJSON *o, int i, void *ctx)
 	c.init = (int)get_int(r, o, "init", st, -1, INT32_MAX, -1);
 	c.sofs = get_int(r, o, "sofs", st, -1, INT64_MAX, -1);
 	c.inplace = get_bool(r, o, "inplace", st);
+	c.written = get_bool(r, o, "written", 0);
+	if (c.written && c.kind != CK_INPUT)
+		rd_err(r, "written for a container of kind %s (inputs only)", ckind_name[c.kind]);
 	if (!st && (json_get(o, "init") || json_get(o, "sofs") || json_get(o, "inplace")))
 		rd_err(r, "init, sofs and inplace for a container of kind %s (state only)", ckind_name[c.kind]);
 	if ((c.kind == CK_INPUT || c.kind == CK_OUTPUT || st) != (c.io >= 0))

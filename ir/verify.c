@@ -142,7 +142,7 @@ static void check_write(V *v, Node *n, int c)
 	int root = sdfg_root_of(g, c);
 	if (root < 0 || root >= g->ncs) return;
 	v->written[root] = 1;
-	if (g->cs[root].kind == CK_INPUT)
+	if (g->cs[root].kind == CK_INPUT && !g->cs[root].written)
 		ERR(v, "node %d ('%s'): input '%s' is written", n->id, n->label, g->cs[root].name);
 	if (g->cs[root].kind == CK_CONST)
 		ERR(v, "node %d ('%s'): constant '%s' is written", n->id, n->label, g->cs[root].name);

@@ -304,9 +304,11 @@ def test_split_output_without_metadata(split_pt2, tmp_path):
 
 
 def _stateful(kind):
-    """A model that mutates what its graph cannot keep: a cache and a counter
-    (registered buffers written in forward), a batch norm in training mode
-    (its running statistics and batch counter), or its own input."""
+    """A model that mutates what it owns or is given: a cache and a counter
+    (registered buffers written in forward: the library's state), a batch
+    norm in training mode (its running statistics and batch counter: not
+    inference), a parameter (not inference either), or its own input (the
+    caller's buffer, written back)."""
     torch = require("torch")
 
     class Cache(torch.nn.Module):
@@ -324,24 +326,30 @@ def _stateful(kind):
         def forward(self, x):
             return x.add_(1) * 2
 
-    return {"cache": Cache, "batch_norm": lambda: torch.nn.BatchNorm1d(4), "input": Input}[kind]()
+    class Param(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(4))
+
+        def forward(self, x):
+            with torch.no_grad():
+                self.w.mul_(0.5)
+            return x * self.w
+
+    return {"cache": Cache, "batch_norm": lambda: torch.nn.BatchNorm1d(4), "input": Input, "param": Param}[kind]()
 
 
 # What each mutation is, in the words of its message (output_specs[i] in
 # order): batch norm is blamed only for its own buffers.
 MUTATIONS = [
-    ("cache", ["output_specs[0]: the graph mutates buffer 'cache' in forward (by aten.slice_scatter.default): "
-               "state the model keeps across calls (a cache, a counter), which doccc does not support yet; "
-               "export the model without it, or pass the state as an input and return its new value as an output",
-               "output_specs[1]: the graph mutates buffer 'count' in forward (by aten.add.Tensor): state"]),
     ("batch_norm", ["output_specs[0]: the graph updates buffer 'running_mean' in forward (by "
                     "aten._native_batch_norm_legit_functional.default): the running statistics of a training-mode "
                     "batch norm, which doccc does not compute: doccc compiles inference only (call model.eval() before export)",
                     "output_specs[1]: the graph updates buffer 'running_var'",
                     "output_specs[2]: the graph updates buffer 'num_batches_tracked' in forward (by aten.add.Tensor): "
                     "the batch counter of a training-mode batch norm"]),
-    ("input", ["output_specs[0]: the graph mutates input 'x' in place (by aten.add.Tensor); doccc's inputs are "
-               "read-only: return the new value as an output instead"]),
+    ("param", ["the graph mutates parameter 'w' in forward (by aten.mul.Tensor): doccc compiles inference only, "
+               "and keeps a model's state in buffers: register the state with register_buffer"]),
 ]
 
 
@@ -358,3 +366,28 @@ def test_mutation_named(tmp_path, kind, needles):
     if kind != "batch_norm":
         r = doccc_cmd(model, "-o", f"{tmp_path}/again/")
         assert "batch norm" not in r.stderr, fmt_result(r)
+
+
+@pytest.mark.parametrize("kind", ["cache", "input"])
+def test_state_compiles(tmp_path, kind):
+    """What doccc once refused here compiles now: the buffers (a slice
+    assignment into a cache, a counter) are the library's state, carried
+    from one run to the next; the input written in place is written back.
+    Three runs in one process, each against eager's."""
+    torch = require("torch")
+    np = require("numpy")
+    import export as ex
+    model = tmp_path / f"{kind}.pt2"
+    ex.export(_stateful(kind), (torch.randn(2, 4),), model, ir="core")
+    mod = torch.export.load(str(model)).module()
+    args = []
+    for s in range(3):
+        x = torch.randn(2, 4)
+        np.save(tmp_path / f"x{s}.npy", x.numpy())
+        with torch.no_grad():
+            np.save(tmp_path / f"y{s}.npy", mod(x.clone()).numpy())
+        args += (["--step"] if s else []) + ["-i", tmp_path / f"x{s}.npy", "--expect", tmp_path / f"y{s}.npy"]
+    r = doccc_cmd(model, "-o", f"{tmp_path}/out/")
+    assert r.returncode == 0 and "error" not in r.stderr, fmt_result(r)
+    r = doccc_cmd("run", tmp_path / "out" / f"lib{kind}.so", *args)
+    assert r.returncode == 0 and "in 3 steps" in r.stdout, fmt_result(r)

@@ -302,3 +302,42 @@ def test_streaming_gru_hidden_state(tmp_path):
         assert r.returncode == 0 and "in 5 steps" in r.stdout, fmt_result(r)
     r = doccc_cmd("check", pt2)
     assert "updated in place" in r.stdout, fmt_result(r)
+
+
+@pytest.mark.parametrize("ir", ["training", "core"])
+@pytest.mark.parametrize("target", ["sequential", "cuda-sim"])
+def test_input_written_in_place(ir, target, tmp_path):
+    """x.add_(1) in forward (user_input_mutation in Core ATen): the run leaves
+    x's new value in the caller's buffer, as eager does; the header and the
+    descriptor say so."""
+    torch = require("torch")
+    np = require("numpy")
+
+    class M(torch.nn.Module):
+        def forward(self, x, y):
+            x.add_(1)
+            return x * y
+
+    x0, y = torch.randn(2, 3), torch.randn(2, 3)
+    ep = torch.export.export(M(), (x0.clone(), y))
+    if ir == "core":
+        ep = ep.run_decompositions()
+        assert any(s.kind.name == "USER_INPUT_MUTATION" for s in ep.graph_signature.output_specs)
+    pt2 = tmp_path / "inplace.pt2"
+    torch.export.save(ep, str(pt2))
+    lib = compile_model(pt2, target, tmp_path / "b")
+    h = (tmp_path / "b" / "inplace.h").read_text()
+    assert "#define INPLACE_INPUT0_WRITTEN 1" in h and "INPLACE_INPUT1_WRITTEN" not in h, h
+    x = x0.numpy().copy()
+    yn, out = y.numpy().copy(), np.zeros((2, 3), np.float32)
+    L = ctypes.CDLL(str(lib))
+    m = ctypes.c_void_p()
+    assert L.inplace_create(ctypes.byref(m)) == 0
+    run = L.inplace_run_host if target.endswith("-sim") else L.inplace_run
+    P = ctypes.c_void_p
+    assert run(m, P(x.ctypes.data), P(yn.ctypes.data), P(out.ctypes.data)) == 0
+    xe = x0.clone()
+    ye = M()(xe, y)
+    np.testing.assert_allclose(x, xe.numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(out, ye.numpy(), rtol=RTOL, atol=ATOL)
+    L.inplace_destroy(m)

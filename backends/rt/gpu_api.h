@@ -215,6 +215,10 @@ static int dc_run_host(DC_API(t) *m, const void *const *ins, void *const *outs)
 		return rc;
 	for (int i = 0; i < DC_NOUT; i++)
 		DC_TRY(m, cudaMemcpyAsync(outs[i], m->hout[i], DC_OUTB(m, i), cudaMemcpyDeviceToHost, m->stream), "copying an output to the host");
+	for (int i = 0; i < DC_NIN; i++) /* an input the program writes: its new value, as eager leaves it */
+		if (DC_IN_WRITTEN(i))
+			DC_TRY(m, cudaMemcpyAsync((void *)ins[i], m->hin[i], DC_INB(m, i), cudaMemcpyDeviceToHost, m->stream),
+			       "copying a written input back to the host");
 	return dc_finish(m);
 }
 

@@ -10,6 +10,9 @@
  * The opening comment is for this file's reader: the library gets what
  * follows it (rt_body).
  */
+#ifndef DC_IN_WRITTEN /* no input the program writes; else 1 for input i if it does */
+#define DC_IN_WRITTEN(i) 0
+#endif
 #ifndef DC_NSTATES /* a stateless model; else DC_STATE_ARG passes the state to the forward */
 #define DC_NSTATES 0
 #define DC_STATE_ARG(m)

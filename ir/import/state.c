@@ -18,10 +18,12 @@
  * value the program left in it (the commit). The state pass
  * (ir/passes/state.c) then lets the writes happen in place.
  *
- * Parameters written in forward and user inputs written in place stay
- * errors (api.c's state_write says what to do): a parameter is trained
- * state, and an input belongs to the caller. So do a training-mode batch
- * norm's running statistics and counter: doccc compiles inference only.
+ * A user input the program writes in place (user_input_mutation in Core
+ * ATen) is committed the same way, into the caller's buffer (its
+ * Container.written), as eager leaves it. Parameters written in forward
+ * stay errors (api.c's state_write says what to do): a parameter is
+ * trained state. So do a training-mode batch norm's running statistics and
+ * counter: doccc compiles inference only.
  */
 #include <string.h>
 
@@ -94,13 +96,17 @@ int state_scan(Imp *m)
 	cJSON *ins = json_get(sig, "input_specs"), *outs = json_get(sig, "output_specs");
 	Aliases al = {0};
 	for (int i = 0; i < json_len(ins); i++) {
-		cJSON *x;
+		cJSON *x, *t;
 		const char *kind = json_union_tag(json_at(ins, i), &x);
 		const char *nm = json_str(json_get(json_get(x, "arg"), "name"));
+		if (kind && !strcmp(kind, "user_input")) { /* its arg is an Argument: {"as_tensor": {"name": ...}} */
+			const char *at = json_union_tag(json_get(x, "arg"), &t);
+			nm = at && !strcmp(at, "as_tensor") ? json_str(json_get(t, "name")) : NULL;
+		}
 		const char *bn = json_str(json_get(x, "buffer_name")), *nbt = "num_batches_tracked";
 		if (bn && strlen(bn) >= strlen(nbt) && !strcmp(bn + strlen(bn) - strlen(nbt), nbt))
 			continue; /* a training-mode batch norm's counter: api.c's state_write refuses it */
-		if (kind && nm && !strcmp(kind, "buffer")) {
+		if (kind && nm && (!strcmp(kind, "buffer") || !strcmp(kind, "user_input"))) {
 			Alias e = {nm, nm};
 			VEC_PUSH(m->a, al.v, al.n, al.cap, e);
 		}
@@ -111,6 +117,9 @@ int state_scan(Imp *m)
 		cJSON *x;
 		const char *kind = json_union_tag(json_at(outs, i), &x);
 		const char *bn = kind && !strcmp(kind, "buffer_mutation") ? json_str(json_get(x, "buffer_name")) : NULL;
+		const char *un = kind && !strcmp(kind, "user_input_mutation") ? json_str(json_get(x, "user_input_name")) : NULL;
+		if (un)
+			add_written(m, un);
 		for (int j = 0; bn && j < json_len(ins); j++) {
 			cJSON *y;
 			const char *k2 = json_union_tag(json_at(ins, j), &y);
@@ -157,9 +166,9 @@ static int commit(Imp *m, int st, int v, const char *what)
 	for (int d = 0; same && d < s->rank; d++)
 		same = ex_eq(c->shape[d], s->shape[d]);
 	if (!same) {
-		diag_error(m->path, "%s: the new value of buffer '%s' is %s of rank %d; the buffer is %s of rank %d, and its "
-		                    "dtype and shape must stay", what, s->origin, dtype_info[c->dt].name, c->rank,
-		           dtype_info[s->dt].name, s->rank);
+		diag_error(m->path, "%s: the new value of %s '%s' is %s of rank %d; it is %s of rank %d, and its "
+		                    "dtype and shape must stay", what, s->kind == CK_STATE ? "buffer" : "input", s->origin,
+		           dtype_info[c->dt].name, c->rank, dtype_info[s->dt].name, s->rank);
 		return -1;
 	}
 	m->nodename = s->origin;
@@ -170,48 +179,63 @@ static int commit(Imp *m, int st, int v, const char *what)
 	l->in[0] = v, l->nin = 1;
 	l->out[0] = st, l->nout = 1;
 	lib_set_int(g, l, "code", T_ASSIGN);
-	g->root->kids[g->root->nkids - 1]->label = arena_printf(m->a, "%s (state)", s->origin);
+	g->root->kids[g->root->nkids - 1]->label =
+		arena_printf(m->a, "%s (%s)", s->origin, s->kind == CK_STATE ? "state" : "written input");
 	return 0;
+}
+
+/* The value name that holds placeholder nm's new value at the end: Core
+ * ATen's mutation output of kind (buffer_mutation, user_input_mutation;
+ * key names the written tensor there, its spec's name in input_specs),
+ * else (the training IR, rebinding nm as it writes) nm itself. *where
+ * locates it for messages. */
+static const char *new_value(Imp *m, const char *nm, const char *kind, const char *key, const char **where)
+{
+	cJSON *sig = json_get(json_get(m->ep, "graph_module"), "signature");
+	cJSON *ins = json_get(sig, "input_specs"), *outs = json_get(sig, "output_specs");
+	const char *tn = strcmp(key, "buffer_name") ? nm : NULL; /* an input's mutation names its placeholder */
+	*where = "graph";
+	for (int j = 0; j < json_len(ins) && !tn; j++) {
+		cJSON *y;
+		const char *k = json_union_tag(json_at(ins, j), &y);
+		const char *an = json_str(json_get(json_get(y, "arg"), "name"));
+		if (k && an && !strcmp(an, nm))
+			tn = !strcmp(key, "buffer_name") ? json_str(json_get(y, "buffer_name")) : an;
+	}
+	for (int j = 0; tn && j < json_len(outs); j++) {
+		cJSON *x;
+		const char *k = json_union_tag(json_at(outs, j), &x);
+		const char *t2 = k && !strcmp(k, kind) ? json_str(json_get(x, key)) : NULL;
+		if (t2 && !strcmp(t2, tn)) {
+			*where = arena_printf(m->a, "output_specs[%d]", j);
+			return json_str(json_get(json_get(x, "arg"), "name"));
+		}
+	}
+	return nm;
 }
 
 int state_commit(Imp *m)
 {
-	cJSON *sig = json_get(json_get(m->ep, "graph_module"), "signature");
-	cJSON *ins = json_get(sig, "input_specs"), *outs = json_get(sig, "output_specs");
 	int bad = 0;
-	for (int i = 0; i < m->g->nstates; i++) {
-		int st = m->g->states[i];
-		const char *nm = sdfg_c(m->g, st)->origin, *val = nm, *bn = NULL;
-		/* Core ATen names the new value in a buffer_mutation output */
-		for (int j = 0; j < json_len(ins) && !bn; j++) {
-			cJSON *y;
-			const char *k = json_union_tag(json_at(ins, j), &y);
-			const char *an = json_str(json_get(json_get(y, "arg"), "name"));
-			if (k && !strcmp(k, "buffer") && an && !strcmp(an, nm))
-				bn = json_str(json_get(y, "buffer_name"));
-		}
-		const char *where = "graph";
-		for (int j = 0; bn && j < json_len(outs); j++) {
-			cJSON *x;
-			const char *k = json_union_tag(json_at(outs, j), &x);
-			const char *b2 = k && !strcmp(k, "buffer_mutation") ? json_str(json_get(x, "buffer_name")) : NULL;
-			if (b2 && !strcmp(b2, bn)) {
-				val = json_str(json_get(json_get(x, "arg"), "name"));
-				where = arena_printf(m->a, "output_specs[%d]", j);
-			}
-		}
+	for (int c = 0; c < m->g->ncs; c++) {
+		Container *s = &m->g->cs[c];
+		if (s->kind != CK_STATE && !(s->kind == CK_INPUT && s->written))
+			continue;
+		const char *nm = s->origin, *where, *what = s->kind == CK_STATE ? "buffer" : "input";
+		const char *val = s->kind == CK_STATE ? new_value(m, nm, "buffer_mutation", "buffer_name", &where)
+		                                      : new_value(m, nm, "user_input_mutation", "user_input_name", &where);
 		int v = val ? lw_lookup(m, val) : -1;
 		if (v < 0) {
-			diag_error(m->path, "%s: the new value of buffer '%s' ('%s') was not computed", where, nm, val ? val : "?");
+			diag_error(m->path, "%s: the new value of %s '%s' ('%s') was not computed", where, what, nm, val ? val : "?");
 			bad = 1;
 			continue;
 		}
 		if (lw_value_stale(m, val)) {
-			diag_error(m->path, "%s: the new value of buffer '%s' is read, %s", where, nm, lw_value_stale(m, val));
+			diag_error(m->path, "%s: the new value of %s '%s' is read, %s", where, what, nm, lw_value_stale(m, val));
 			bad = 1;
 			continue;
 		}
-		bad |= commit(m, st, v, where) != 0;
+		bad |= commit(m, c, v, where) != 0;
 	}
 	return bad ? -1 : 0;
 }

@@ -405,6 +405,8 @@ static int state_write(Imp *m, const char *root)
 		return 0;
 	Container *c = lw_c(m, r);
 	const char *what = m->fqn[r], *bn = "num_batches_tracked'";
+	if (c->kind == CK_INPUT && c->written)
+		return 0; /* written back into the caller's buffer at the end (ir/import/state.c) */
 	if (c->kind == CK_INPUT) {
 		lw_error(m, "writes in place to input '%s'; doccc's inputs are read-only: return the new value as an output "
 		            "instead", c->origin);

@@ -193,7 +193,9 @@ static void dce_top(Sdfg *g, Arena *a)
 			int live = acc[k].effect;
 			for (int i = 0; i < acc[k].nwr && !live; i++) {
 				int x = acc[k].wr[i];
-				if (g->cs[x].kind == CK_OUTPUT || g->cs[x].kind == CK_STATE || readers[x] - (mine[x] == stamp) > 0) live = 1;
+				if (g->cs[x].kind == CK_OUTPUT || g->cs[x].kind == CK_STATE || (g->cs[x].kind == CK_INPUT && g->cs[x].written) ||
+				    readers[x] - (mine[x] == stamp) > 0)
+					live = 1;
 			}
 			if (live) continue;
 			alive[k] = 0;
