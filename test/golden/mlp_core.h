@@ -107,6 +107,7 @@ typedef struct {
 	int (*get_state)(const void *model, int state, void *dst, size_t nbytes);
 	int (*set_state)(void *model, int state, const void *src, size_t nbytes);
 	int (*copy_state)(void *dst_model, const void *src_model);
+	const int *input_written;
 } doccc_model_desc;
 #endif
 

@@ -333,6 +333,9 @@ static void mlp_forward(const unsigned char *dc_W, unsigned char *dc_ws, cudaStr
 #define DC_NDIMS 0
 #define DC_NWS 0
 #define DC_WEIGHTS 1 /* 0 none, 1 embedded, 2 a weights file */
+#ifndef DC_IN_WRITTEN /* no input the program writes; else 1 for input i if it does */
+#define DC_IN_WRITTEN(i) 0
+#endif
 #ifndef DC_NSTATES /* a stateless model; else DC_STATE_ARG passes the state to the forward */
 #define DC_NSTATES 0
 #define DC_STATE_ARG(m)
@@ -625,6 +628,10 @@ static int dc_run_host(DC_API(t) *m, const void *const *ins, void *const *outs)
 		return rc;
 	for (int i = 0; i < DC_NOUT; i++)
 		DC_TRY(m, cudaMemcpyAsync(outs[i], m->hout[i], DC_OUTB(m, i), cudaMemcpyDeviceToHost, m->stream), "copying an output to the host");
+	for (int i = 0; i < DC_NIN; i++) /* an input the program writes: its new value, as eager leaves it */
+		if (DC_IN_WRITTEN(i))
+			DC_TRY(m, cudaMemcpyAsync((void *)ins[i], m->hin[i], DC_INB(m, i), cudaMemcpyDeviceToHost, m->stream),
+			       "copying a written input back to the host");
 	return dc_finish(m);
 }
 
