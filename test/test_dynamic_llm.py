@@ -19,6 +19,10 @@ list them yet (the state work owns that file): until it does, doccc
 compiles these programs specialized to the example's 5 tokens, with a note,
 and the tests are expected failures (strict: they fail loudly once the table
 lists them, so the mark is removed then).
+
+The last test needs none of that: transformers' export_with_dynamic_cache
+and a decode program that takes its DynamicCache as input and returns it
+grown (cache length a run-time dim) compile and run today.
 """
 
 from pathlib import Path
@@ -93,3 +97,33 @@ def test_decoder_prefill_and_decode(tmp_path, name, ir):
         for k, (g, w) in enumerate(zip(got, step.outputs)):
             assert g.shape == w.shape, f"step {i} output {k}: shape {g.shape}, eager {w.shape}"
             np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL, err_msg=f"{name} [{ir}] step {i} output {k}")
+
+
+def test_dynamic_cache_prefill_and_decode(tmp_path):
+    """llm_zoo's llama_dyncache: transformers' export_with_dynamic_cache (the
+    prefill: logits and a cache of 5 positions) and the same model with its
+    DynamicCache as input and output (the decode: the cache grows by one
+    position a call, a run-time dim of every cache input and output),
+    each compiled once; the steps chain the caches as eager_steps does.
+    Default IR only: torch cannot run_decompositions() these programs
+    (llm_zoo.CORE_FAILS)."""
+    torch = require("torch")
+    require("transformers")
+    np = require("numpy")
+    import llm_zoo
+    libs = {}
+    for part, ep in llm_zoo.programs("llama_dyncache").items():
+        src = tmp_path / f"dyncache_{part}.pt2"
+        torch.export.save(ep, str(src))
+        if part == "prefill":  # static shapes: the prompt's 5 tokens
+            r = doccc_cmd(src, "-t", "sequential", "-o", f"{tmp_path}/{part}/")
+            assert r.returncode == 0, fmt_result(r)
+            libs[part] = tmp_path / part / f"lib{src.stem}.so"
+        else:
+            libs[part] = _dynamic_compile(src, tmp_path / part)
+    for i, step in enumerate(llm_zoo.eager_steps("llama_dyncache")):
+        got = run_lib(libs[step.part], step.inputs)
+        assert len(got) == len(step.outputs)
+        for k, (g, w) in enumerate(zip(got, step.outputs)):
+            assert g.shape == w.shape, f"step {i} ({step.part}) output {k}: shape {g.shape}, eager {w.shape}"
+            np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL, err_msg=f"step {i} ({step.part}) output {k}")
