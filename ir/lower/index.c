@@ -278,12 +278,18 @@ int lower_index_op(Imp *m, const cJSON *node)
 		vals = lw_tensor(m, "source");
 		if (vals < 0)
 			return -1;
+		/* sizes as expressions: a KV cache's index_copy_ writes as many
+		 * positions as the run-time sequence length; two expressions
+		 * torch's export gives for one size are the same expression */
 		int ok = lw_c(m, vals)->rank == r;
 		for (int i = 0; ok && i < r; i++)
 			ok = ex_eq(lw_dimx(m, vals, i), i == d ? lw_dimx(m, idx, 0) : lw_dimx(m, x, i));
 		if (!ok) {
-			lw_error(m, "%s: the source must have self's shape with %lld (the number of indices) in dim %d",
-			         m->info->target, (long long)lw_dim(m, idx, 0), d);
+			Buf b = {0};
+			ex_print(&b, m->g, lw_dimx(m, idx, 0));
+			lw_error(m, "%s: the source must have self's shape with the number of indices (%s) in dim %d",
+			         m->info->target, b.len ? b.s : "?", d);
+			buf_free(&b);
 			return -1;
 		}
 	} else if (p == IX_FILL_TENSOR) {
