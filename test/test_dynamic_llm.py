@@ -1,10 +1,10 @@
 """Run-time sequence lengths through a decoder's KV-cache writes: one library
 serves the prefill (seq > 1) and the decode steps (seq 1).
 
-The decoders of test/llm_zoo.py keep their cache as state, which doccc
-refuses until state lands; state_as_io gives the same graph, ops for ops,
-with the cache as inputs and outputs, so the lowerings are tested here
-without state: the static cache's index_copy_ (default IR) and index_put
+The decoders of test/llm_zoo.py keep their cache as state (test_state_zoo.py
+runs them so); state_as_io gives the same graph, ops for ops, with the
+cache as inputs and outputs, so the lowerings are tested here without
+state: the static cache's index_copy_ (default IR) and index_put
 (Core ATen) at a run-time number of positions, with everything else of the
 decoder (rotary embeddings, the causal and sliding masks over the whole
 cache, GQA attention) at run-time dims too.
@@ -13,12 +13,9 @@ Each case compiles one library and runs it step by step on the eager
 reference's inputs (llm_zoo.state_as_io_steps: prefill of 5 tokens, then
 31 decode steps of 1), comparing the logits and the new cache each step.
 
-index_copy and index_put take run-time sizes in their lowerings
-(ir/lower/index.c), but ir/import.c's table of dynamic lowerings does not
-list them yet (the state work owns that file): until it does, doccc
-compiles these programs specialized to the example's 5 tokens, with a note,
-and the tests are expected failures (strict: they fail loudly once the table
-lists them, so the mark is removed then).
+index_copy and index_put take run-time sizes (ir/lower/index.c, and
+ir/import.c's table of dynamic lowerings lists them), so no library here is
+specialized.
 
 The last test needs none of that: transformers' export_with_dynamic_cache
 and a decode program that takes its DynamicCache as input and returns it
@@ -33,10 +30,6 @@ from conftest import IRS, doccc_cmd, fmt_result, header_of, parse_header, requir
 
 RTOL, ATOL = 1e-4, 1e-5
 
-NOT_LISTED = pytest.mark.xfail(strict=True, reason="ir/import.c's dyn_lowerings lists neither index_op "
-                                                   "nor index_put: the library is specialized")
-
-
 def _dynamic_compile(src, out):
     """Compile src for sequential with its dims at run time (no specialization note)."""
     r = doccc_cmd(src, "-t", "sequential", "-o", f"{out}/")
@@ -47,7 +40,6 @@ def _dynamic_compile(src, out):
     return lib
 
 
-@NOT_LISTED
 @pytest.mark.parametrize("ir", IRS)
 def test_cache_write_at_run_time_positions(tmp_path, ir):
     """cache.index_copy_(2, positions, new) with as many positions as the
@@ -75,7 +67,6 @@ def test_cache_write_at_run_time_positions(tmp_path, ir):
         np.testing.assert_allclose(got, Write()(*x).numpy(), rtol=RTOL, atol=ATOL, err_msg=f"seq {t}")
 
 
-@NOT_LISTED
 @pytest.mark.parametrize("ir", IRS)
 @pytest.mark.parametrize("name", ["llama", "gemma2"])
 def test_decoder_prefill_and_decode(tmp_path, name, ir):
