@@ -35,6 +35,10 @@ if [ -f "$STAMP" ] && [ -x "$DIR/bin/llama-bench" ] && [ -x "$DIR/bin/llama-quan
 	exit 0
 fi
 
+command -v cmake >/dev/null 2>&1 || { say "cmake is not installed (make setup installs it; or apt-get install cmake)"; exit 1; }
+command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 ||
+	{ say "no C++ compiler (c++, g++ or clang++): apt-get install g++"; exit 1; }
+
 mkdir -p "$DIR/dl"
 TARBALL=$(ls "$DIR"/dl/llama_cpp_python-"$VER".tar.gz 2>/dev/null || true)
 if [ -z "$TARBALL" ]; then
