@@ -389,12 +389,10 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
     if r.returncode != 0:
         return None, wb, "doccc: " + first_error(r.stderr + r.stdout).replace(f"{pt2}: ", "")
     driver = BUILD / "llmbench" / "bench_llm_driver"
-    src = HERE / "bench_llm_driver.c"
-    if not driver.exists() or driver.stat().st_mtime < src.stat().st_mtime:
-        driver.parent.mkdir(parents=True, exist_ok=True)
-        r = run(["cc", "-O2", "-std=c11", "-D_GNU_SOURCE", "-I", ROOT / "backends", src, "-ldl", "-o", driver])
-        if r.returncode != 0:
-            return None, wb, f"driver build failed: {first_error(r.stderr)}"
+    try:
+        build_driver(driver)
+    except RuntimeError as e:
+        return None, wb, str(e)
     out = {}
     for t in threads:
         r = run([driver, lib, "--prompt", prompt, "--gen", gen, "--threads", t, "--repeat", repeat,
@@ -407,24 +405,39 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
     return out, wb, None
 
 
+def build_driver(exe):
+    """Compile test/bench_llm_driver.c to exe (when missing or older than the source)."""
+    src = HERE / "bench_llm_driver.c"
+    if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        r = run(["cc", "-O2", "-std=c11", "-D_GNU_SOURCE", "-I", ROOT / "backends", src, "-ldl", "-o", exe])
+        if r.returncode != 0:
+            raise RuntimeError(f"driver build failed: {first_error(r.stderr)}")
+    return exe
+
+
 # ---------------------------------------------------------------- triad
 
-def triad(threads, quick):
-    exe = BUILD / "llmbench" / "bench_triad"
+def build_triad(exe):
+    """Compile test/bench_triad.c to exe (when missing or older than the source)."""
     src = HERE / "bench_triad.c"
     if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
         exe.parent.mkdir(parents=True, exist_ok=True)
         r = run(["clang", "-O3", "-march=native", "-fopenmp", src, "-o", exe])
         if r.returncode != 0:
             raise RuntimeError("bench_triad build failed: " + r.stderr[-2000:])
-    r = run([exe, *(["--mib", 64, "--trials", 3] if quick else []), *threads])
+    return exe
+
+
+def triad(exe, threads, *flags):
+    """{threads: {"triad"|"read": {"median", "best"}}} in GB/s, and bench_triad's output."""
+    r = run([exe, *flags, *threads])
     if r.returncode != 0:
         raise RuntimeError("bench_triad failed: " + r.stderr[-2000:])
     res = {}
     for m in re.finditer(r"(triad|read) (\d+) threads: median ([0-9.]+) GB/s, best ([0-9.]+) GB/s", r.stdout):
         res.setdefault(int(m.group(2)), {})[m.group(1)] = dict(median=float(m.group(3)), best=float(m.group(4)))
-    print(r.stdout, end="")
-    return res
+    return res, r.stdout
 
 
 # ---------------------------------------------------------------- the table
@@ -497,7 +510,9 @@ def main():
     bw, rows = {}, []
     if "triad" in engines:
         try:
-            bw = triad(threads, args.quick)
+            bw, text = triad(build_triad(BUILD / "llmbench" / "bench_triad"), threads,
+                             *(["--mib", 64, "--trials", 3] if args.quick else []))
+            print(text, end="")
         except Exception as e:  # noqa: BLE001
             failed.append("triad")
             log(str(e))
