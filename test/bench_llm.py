@@ -3,7 +3,7 @@
     python3 test/bench_llm.py [--quick] [--threads 1,2] [--precisions fp32,bf16]
                               [--gguf f32,f16,bf16,q8_0] [--engines triad,llamacpp,torch,doccc]
                               [--prompt 128] [--gen 128] [--repeat 3] [--warmup 1]
-                              [--dir build/llmbench] [--json PATH]
+                              [--dir build/llmbench] [--json PATH] [--doccc-flags=FLAGS]
 
 The model: Qwen2-0.5B's shape (hidden 896, 24 layers, 14 heads, 2 KV heads,
 head dim 64, intermediate 4864, vocabulary 151936, embeddings tied to the LM
@@ -20,7 +20,9 @@ vocabulary 1024), for smoke tests in seconds.
 
 Each repetition: a prefill of --prompt tokens (pseudo-random ids) at
 positions 0.., then --gen decode steps at positions --prompt.., at 1 and 2
-threads (--threads); medians of --repeat repetitions after --warmup.
+threads (--threads); medians of --repeat repetitions after --warmup ones
+(torch and doccc: a warm-up is the prefill and 8 decode steps; llama-bench
+does its own warm-up run).
 
   triad     test/bench_triad.c (clang -O3 -march=native -fopenmp, compiled
             once): STREAM's triad and a read-only sum, best and median GB/s.
@@ -71,6 +73,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -321,7 +324,7 @@ def torch_bench(hf, cfg, precision, threads, prompt, gen, repeat, warmup):
                 logits = mod(input_ids=ids, cache_position=pos)
                 nxt = logits[0, -1].argmax()
                 t1 = time.perf_counter()
-                for g in range(gen):
+                for g in range(gen if r >= 0 else min(gen, 8)):  # warm-up: 8 decode steps
                     logits = mod(input_ids=nxt.view(1, 1), cache_position=torch.tensor([prompt + g]))
                     nxt = logits[0, -1].argmax()
                 t2 = time.perf_counter()
@@ -348,7 +351,7 @@ def first_error(text):
     return lines[-1].strip() if lines else "no output"
 
 
-def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, warmup):
+def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, warmup, flags=()):
     """{threads: (prefill tok/s, decode tok/s)}, bytes per token, and None; or None,
     bytes, and the reason it is pending.
 
@@ -385,7 +388,7 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
     name = f"llm_{precision}"
     lib = ddir / f"lib{name}.so"
     r = run([DOCCC, pt2, "-t", "openmp", "-c", doccc_category(), "--march", "native", "-n", name,
-             "--external-weights", "-o", f"{ddir}/"])
+             "--external-weights", *flags, "-o", f"{ddir}/"])
     if r.returncode != 0:
         return None, wb, "doccc: " + first_error(r.stderr + r.stdout).replace(f"{pt2}: ", "")
     driver = BUILD / "llmbench" / "bench_llm_driver"
@@ -459,7 +462,7 @@ def print_table(rows, bw, prompt, gen):
                       fmt(r["bytes"] / 1e6 if r.get("bytes") else None, ".1f"), r.get("note", "")))
     w = [max(len(c), *(len(ln[i]) for ln in lines)) if lines else len(c) for i, c in enumerate(cols)]
     print(f"\nprefill {prompt} tokens, then decode {gen} tokens (tok/s: medians)")
-    print("  ".join(c.ljust(w[i]) if i < 2 or i == 8 else c.rjust(w[i]) for i, c in enumerate(cols)))
+    print("  ".join(c.ljust(w[i]) if i < 2 or i == 8 else c.rjust(w[i]) for i, c in enumerate(cols)).rstrip())
     prev = None
     for ln in lines:
         if prev is not None and ln[2] != prev:
@@ -481,6 +484,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--dir", type=Path, default=BUILD / "llmbench", help="the cache: checkpoint, GGUFs, exports")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--doccc-flags", default=os.environ.get("DOCCC_LLM_FLAGS", ""),
+                    help="more doccc flags for the LLM's compile (default: $DOCCC_LLM_FLAGS)")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     precisions = [p for p in args.precisions.split(",") if p]
@@ -548,13 +553,13 @@ def main():
                 res, wb = torch_bench(hf, cfg, prec, threads, args.prompt, args.gen, repeat, args.warmup)
                 for t in threads:
                     rows.append(dict(engine="torch eager", weights=prec, threads=t, bytes=wb,
-                                     prefill=res[t][0], decode=res[t][1], note="static cache"))
+                                     prefill=res[t][0], decode=res[t][1]))
             except Exception as e:  # noqa: BLE001
                 failed.append(f"torch {prec}")
                 log(f"torch {prec}: {type(e).__name__}: {e}")
         if "doccc" in engines:
             res, wb, why = doccc_bench(hf, cfg, spec, mdir, prec, threads, args.prompt, args.gen, repeat,
-                                       args.warmup)
+                                       args.warmup, shlex.split(args.doccc_flags))
             for t in threads:
                 if res is None:
                     rows.append(dict(engine="doccc", weights=prec, threads=t, bytes=wb, note="pending (below)",
@@ -563,27 +568,37 @@ def main():
                     rows.append(dict(engine="doccc", weights=prec, threads=t, bytes=wb,
                                      prefill=res[t][0], decode=res[t][1]))
 
-    # the bandwidth bound of each weight format present
-    seen = {}
+    # the decode bound of each width of weights: the triad's best / bytes per token
+    # (the GGUF's where there is one: its norms and biases stay f32)
+    family = {"fp32": "32-bit", "F32": "32-bit", "bf16": "16-bit", "BF16": "16-bit", "F16": "16-bit",
+              "Q8_0": "Q8_0"}
+    fam_bytes = {}
     for r in rows:
         if r.get("bytes"):
-            seen.setdefault(r["weights"].lower() if r["engine"] != "llama.cpp" else r["weights"], r["bytes"])
-    for w, b in seen.items():
+            f = family[r["weights"]]
+            if r["engine"] == "llama.cpp" or f not in fam_bytes:
+                fam_bytes[f] = r["bytes"]
+    for f, b in fam_bytes.items():
         for t in threads:
             tb = bw.get(t, {}).get("triad", {}).get("best")
             if tb:
-                rows.append(dict(engine="bound (triad)", weights=w, threads=t, bytes=b, decode=tb * 1e9 / b,
+                rows.append(dict(engine="bound (triad)", weights=f, threads=t, bytes=b, decode=tb * 1e9 / b,
                                  note=f"triad {tb:.1f} GB/s"))
 
+    order_f = {"32-bit": 0, "16-bit": 1, "Q8_0": 2}
     order_w = {"fp32": 0, "F32": 1, "bf16": 2, "BF16": 3, "F16": 4, "Q8_0": 5}
     order_e = {"torch eager": 0, "doccc": 1, "llama.cpp": 2, "bound (triad)": 3}
-    rows.sort(key=lambda r: (r["threads"], order_w.get(r["weights"], 9), order_e.get(r["engine"], 9)))
+    rows.sort(key=lambda r: (r["threads"], order_f[family.get(r["weights"], r["weights"])],
+                             order_e[r["engine"]], order_w.get(r["weights"], 9)))
     for t in threads:
         if t in bw:
             tr, rd = bw[t].get("triad", {}), bw[t].get("read", {})
             print(f"memory bandwidth, {t} threads: triad best {tr.get('best')} GB/s (median {tr.get('median')}), "
                   f"read best {rd.get('best')} GB/s (median {rd.get('median')})")
     print_table(rows, bw, args.prompt, args.gen)
+    print("decode GB/s: weight bytes per token / time per token (the KV cache not counted); % triad: of the\n"
+          "triad's best at that thread count; prefill: torch and doccc return the logits of every position,\n"
+          "llama.cpp only the last one's")
     whys = {}
     for r in rows:
         if r.get("pending"):

@@ -27,7 +27,8 @@ PYTHON=${PYTHON:-python3}
 STAMP=$DIR/built-$VER
 
 say() { echo "llamacpp.sh: $*" >&2; }
-run() { echo "+ $*" >&2; "$@"; }
+exec 3>&2
+run() { echo "+ $*" >&3; "$@"; }
 
 if [ -f "$STAMP" ] && [ -x "$DIR/bin/llama-bench" ] && [ -x "$DIR/bin/llama-quantize" ]; then
 	say "llama.cpp of llama-cpp-python $VER already built in $DIR (remove $STAMP to rebuild)"
