@@ -9,7 +9,8 @@ The model: Qwen2-0.5B's shape (hidden 896, 24 layers, 14 heads, 2 KV heads,
 head dim 64, intermediate 4864, vocabulary 151936, embeddings tied to the LM
 head, q/k/v biases, RMSNorm 1e-6, rope theta 1e6): 494 M parameters, 1.98 GB
 of fp32. transformers' Qwen2ForCausalLM with its own random initialization
-after torch.manual_seed(0), saved once with save_pretrained under --dir.
+after torch.manual_seed(0) (the RMSNorm weights and biases random as well,
+around 1 and 0), saved once with save_pretrained under --dir.
 Why Qwen2 and not a Llama of the same size: it is a real, much-benchmarked
 0.5 B shape, llama.cpp's qwen2 architecture takes HF's q/k layout as it is
 (NEOX rope: no permutation of the weights to get wrong), and its vocabulary
@@ -32,7 +33,12 @@ does its own warm-up run).
             torch's own rounding gives), Q8_0 by llama-quantize from the F32
             file; 1-D tensors (norms, biases) stay F32 as llama.cpp's converter
             leaves them. The tokenizer is llama.cpp's "none" vocabulary of
-            vocab_size dummy tokens (llama-bench feeds random ids). Prefill:
+            vocab_size dummy tokens (llama-bench feeds random ids). Each GGUF is
+            first checked against torch eager (test/llamacpp_greedy.c: 8 prompt
+            ids, 8 greedy tokens, no flash attention, fp32 KV cache): the
+            prompt's last logits must agree within 2e-4 (F32: the check of the
+            tensor mapping), 1 % (F16) or 5 % (BF16, Q8_0) of the largest
+            logit, else the run fails. Prefill:
             `-p PROMPT -n 0`; decode: `-p 0 -n GEN -d PROMPT` (the decode steps
             at the same cache depth as the other engines').
   torch     eager PyTorch with the module transformers exports for a static
@@ -96,6 +102,16 @@ QUICK = dict(FULL, name="qwen2-tiny", vocab_size=1024, hidden_size=64, intermedi
              max_position_embeddings=4096)
 
 GGUF_TYPES = ("f32", "f16", "bf16", "q8_0")
+INIT = 2  # the checkpoint's initialization (a new number makes it again)
+# The check of the GGUFs: greedy tokens from CHECK_PROMPT ids, and the largest
+# logit difference allowed, relative to the largest logit. F32 is the check of
+# the tensors' names, layout and hyperparameters: llama.cpp without flash
+# attention and torch then agree within 1e-6 here, where a dropped q bias of
+# one layer is 6e-4 off and rope theta 1e4 for 1e6 is 6e-4 off (the tiny model);
+# the others check that the format is read as written (f16 rounding, bf16
+# activations in torch, Q8_0's quantization).
+CHECK_PROMPT, CHECK_GEN = 8, 8
+CHECK_TOL = {"f32": 2e-4, "f16": 0.01, "bf16": 0.05, "q8_0": 0.05}
 
 
 def log(msg):
@@ -135,7 +151,7 @@ def ensure_model(spec, mdir):
     """The HF checkpoint (fp32 safetensors) under mdir/hf, made once: (path, config)."""
     hf = mdir / "hf"
     stamp = hf / "bench_llm.json"
-    want = json.dumps(spec, sort_keys=True)
+    want = json.dumps(dict(spec, init=INIT), sort_keys=True)
     if stamp.exists() and stamp.read_text() == want:
         from transformers import AutoConfig
         return hf, AutoConfig.from_pretrained(hf)
@@ -146,6 +162,12 @@ def ensure_model(spec, mdir):
     torch.manual_seed(0)
     cfg = model_config(spec)
     model = Qwen2ForCausalLM(cfg).eval()
+    # transformers starts RMSNorm weights at 1 and biases at 0: make them random
+    # too, so that the GGUF check below sees a misplaced norm or bias
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_(1 + 0.1 * torch.randn_like(p) if "norm" in n else 0.02 * torch.randn_like(p))
     hf.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(hf)
     stamp.write_text(want)
@@ -263,6 +285,48 @@ def gguf_weight_bytes(gguf, path):
     names = {t.name for t in rd.tensors}
     tied = "output.weight" not in names
     return weight_bytes([(t.name.replace("token_embd", "embed"), int(t.n_bytes)) for t in rd.tensors], tied)
+
+
+def greedy_torch(mod, ids, gen):
+    """(logits of the prompt's last position, gen greedy tokens) through the static-cache module."""
+    import torch
+    with torch.inference_mode():
+        y = mod(input_ids=ids, cache_position=torch.arange(ids.shape[1]))
+        first = y[0, -1].float().numpy()
+        nxt, toks = y[0, -1].argmax(), []
+        for g in range(gen):
+            toks.append(int(nxt))
+            y = mod(input_ids=nxt.view(1, 1), cache_position=torch.tensor([ids.shape[1] + g]))
+            nxt = y[0, -1].argmax()
+    return first, toks
+
+
+def check_ggufs(lcpp, paths, hf, cfg):
+    """{kind: dict(rel_err, tokens_equal, ok)}: llama.cpp (llamacpp_greedy) against torch
+    eager on the same prompt, fp32 weights for F32, F16 and Q8_0, bf16 ones for BF16."""
+    import numpy as np
+    exe = lcpp / "bin" / "llamacpp_greedy"
+    ids = prompt_ids(cfg.vocab_size, CHECK_PROMPT)
+    res = {}
+    for prec, kinds in (("fp32", ("f32", "f16", "q8_0")), ("bf16", ("bf16",))):
+        kinds = [k for k in kinds if k in paths]
+        if not kinds:
+            continue
+        model, _, mod = load_static_cache_module(hf, prec, CHECK_PROMPT + CHECK_GEN)
+        ref, ref_toks = greedy_torch(mod, ids, CHECK_GEN)
+        del model, mod
+        gc.collect()
+        for k in kinds:
+            r = run([exe, paths[k], CHECK_GEN, ",".join(map(str, ids[0].tolist()))])
+            if r.returncode != 0:
+                raise RuntimeError(f"llamacpp_greedy failed on {paths[k]}: {r.stderr[-2000:]}")
+            lines = dict(ln.split(" ", 1) for ln in r.stdout.splitlines() if " " in ln)
+            lg = np.array(lines["logits"].split(), dtype=np.float32)
+            toks = [int(t) for t in lines["tokens"].split()]
+            rel = float(np.abs(lg - ref).max() / np.abs(ref).max())
+            res[k] = dict(rel_err=rel, tokens_equal=sum(a == b for a, b in zip(toks, ref_toks)),
+                          tokens=len(ref_toks), ok=rel <= CHECK_TOL[k], against=prec)
+    return res
 
 
 def llama_bench(lcpp, path, threads, prompt, gen, repeat):
@@ -534,6 +598,13 @@ def main():
             try:
                 gguf = import_gguf(lcpp)
                 paths = ensure_ggufs(gguf, lcpp, hf, cfg, spec, mdir, kinds)
+                for k, c in check_ggufs(lcpp, paths, hf, cfg).items():
+                    print(f"check: llama.cpp {k.upper()} against torch {c['against']}: logits of the prompt "
+                          f"within {c['rel_err']:.2e} of the largest (at most {CHECK_TOL[k]}), "
+                          f"{c['tokens_equal']} of {c['tokens']} greedy tokens the same: "
+                          f"{'ok' if c['ok'] else 'FAILED'}")
+                    if not c["ok"]:
+                        failed.append(f"gguf check {k}")
                 for k in kinds:
                     size = paths[k].stat().st_size
                     wb = gguf_weight_bytes(gguf, paths[k])

@@ -1,5 +1,6 @@
 #!/bin/sh
-# test/llamacpp.sh: build llama.cpp's llama-bench and llama-quantize for test/bench_llm.py.
+# test/llamacpp.sh: build llama.cpp's llama-bench and llama-quantize for test/bench_llm.py,
+# and test/llamacpp_greedy.c against its libraries.
 #
 #   sh test/llamacpp.sh            build (or say where the build is) and print its directory last
 #
@@ -12,6 +13,7 @@
 #   src/                             its vendor/llama.cpp
 #   cmake/                           the cmake build tree
 #   bin/llama-bench, bin/llama-quantize   the tools, statically linked to ggml
+#   bin/llamacpp_greedy              test/llamacpp_greedy.c (bench_llm.py's check of the GGUFs)
 #   built-VER                        the stamp: present, the script does nothing
 #
 # The build is Release, -march=native (GGML_NATIVE) with OpenMP threads, CPU
@@ -30,7 +32,21 @@ say() { echo "llamacpp.sh: $*" >&2; }
 exec 3>&2
 run() { echo "+ $*" >&3; "$@"; }
 
+# llamacpp_greedy (test/llamacpp_greedy.c) against the static libraries, when
+# missing or older than its source.
+greedy() {
+	src=$ROOT/test/llamacpp_greedy.c
+	exe=$DIR/bin/llamacpp_greedy
+	[ -x "$exe" ] && [ "$exe" -nt "$src" ] && return 0
+	say "building llamacpp_greedy (test/llamacpp_greedy.c) against llama.cpp's libraries"
+	run cc -O2 -c "$src" -I"$DIR/src/include" -I"$DIR/src/ggml/include" -o "$DIR/cmake/llamacpp_greedy.o" &&
+	run c++ -o "$exe" "$DIR/cmake/llamacpp_greedy.o" "$DIR/cmake/src/libllama.a" "$DIR/cmake/ggml/src/libggml.a" \
+		"$DIR/cmake/ggml/src/libggml-cpu.a" "$DIR/cmake/ggml/src/libggml-base.a" -fopenmp -lpthread -lm ||
+		{ say "llamacpp_greedy failed to build"; exit 1; }
+}
+
 if [ -f "$STAMP" ] && [ -x "$DIR/bin/llama-bench" ] && [ -x "$DIR/bin/llama-quantize" ]; then
+	greedy
 	say "llama.cpp of llama-cpp-python $VER already built in $DIR (remove $STAMP to rebuild)"
 	echo "$DIR"
 	exit 0
@@ -70,6 +86,7 @@ mkdir -p "$DIR/bin"
 for t in llama-bench llama-quantize; do
 	run cp "$DIR/cmake/bin/$t" "$DIR/bin/$t"
 done
+greedy
 touch "$STAMP"
-say "built: $DIR/bin/llama-bench, $DIR/bin/llama-quantize"
+say "built: $DIR/bin/llama-bench, $DIR/bin/llama-quantize, $DIR/bin/llamacpp_greedy"
 echo "$DIR"

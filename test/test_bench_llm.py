@@ -1,4 +1,4 @@
-"""test/bench_llm.py's parts that need neither llama.cpp nor the 0.5 B model.
+"""test/bench_llm.py's parts, cheaply: never the 0.5 B model, and llama.cpp only where it is built.
 
 The bandwidth program, test/bench_triad.c, is compiled as the bench compiles it
 and must print positive rates at 1 and 2 threads. The C driver of the doccc
@@ -13,11 +13,14 @@ prompt (the driver's: srand(seed), rand() % vocab, glibc's generator):
     KV cache), compiled for one token a call: the prompt one token at a time,
     the driver swapping the state's two buffers after each run.
 
-The model and GGUF pipeline is smoke-tested by `make bench-llm
+The tiny model through llama.cpp (GGUFs written, checked against torch and
+benchmarked for a moment) runs where test/llamacpp.sh has built llama.cpp;
+the whole pipeline is smoke-tested by `make bench-llm
 BENCH_LLM_FLAGS=--quick`, which builds llama.cpp first (minutes), not here.
 """
 
 import ctypes
+import json
 import ctypes.util
 import re
 import subprocess
@@ -112,3 +115,24 @@ def test_driver(doccc, tmp_path, state):
                      r.stdout), r.stdout
     got = [int(t) for t in re.search(r"^tokens (.*)$", r.stdout, re.M).group(1).split()]
     assert got == reference_tokens(torch, model, state), r.stdout
+
+
+def test_quick_llamacpp(tmp_path):
+    """The tiny model through llama.cpp, its GGUFs checked against torch, where
+    test/llamacpp.sh has built llama.cpp (the suite does not build it: minutes)."""
+    require("torch")
+    require("transformers")
+    lcpp = ROOT / "build" / "llamacpp"
+    if not list(lcpp.glob("built-*")):
+        pytest.skip("llama.cpp is not built (sh test/llamacpp.sh, or make bench-llm)")
+    report = tmp_path / "report.json"
+    r = subprocess.run([sys.executable, str(ROOT / "test" / "bench_llm.py"), "--quick", "--engines", "llamacpp",
+                        "--threads", "1", "--repeat", "1", "--prompt", "16", "--gen", "16",
+                        "--dir", str(tmp_path / "work"), "--json", str(report)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, fmt_result(r)
+    assert r.stdout.count("check: llama.cpp") == 4 and "FAILED" not in r.stdout, r.stdout
+    rep = json.loads(report.read_text())
+    assert not rep["failed"] and len(rep["rows"]) == 4, rep
+    assert all(row["prefill"] > 0 and row["decode"] > 0 for row in rep["rows"]), rep["rows"]
+    assert rep["gguf"]["q8_0"]["file_bytes"] < rep["gguf"]["bf16"]["file_bytes"] < rep["gguf"]["f32"]["file_bytes"]
