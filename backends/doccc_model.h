@@ -12,7 +12,7 @@
  * knowing its name; `doccc run` and the tests do exactly that. The struct
  * only grows at its end; abi_version says which fields exist (2: the
  * device fields after set_num_threads; 3: march, options, the weights'
- * size and sha256, and the info text; 4: the run-time dims). A loader reads a field only when
+ * size and sha256, and the info text; 4: the run-time dims; 5: the state). A loader reads a field only when
  * abi_version says it is there, so libraries of abi 2 still load.
  *
  * The info text (abi 3) is the same description as one JSON object,
@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DOCCC_ABI_VERSION 4
+#define DOCCC_ABI_VERSION 5
 
 #ifdef __cplusplus
 typedef bool doccc_bool;
@@ -143,6 +143,21 @@ typedef struct {
 	int (*set_dims)(void *model, const int64_t *dims);    /* NULL when ndims is 0 */
 	int (*infer_dims)(const int64_t *const *input_shapes, int64_t *dims, char *msg, size_t msglen);
 	int (*output_shape)(const int64_t *dims, int output, int64_t *shape);
+	/* abi_version >= 5: state, the buffers the model updates across runs
+	 * (a KV cache). nstates 0: every run is independent. create() sets each
+	 * state to its exported value and runs keep it; reset() sets them again;
+	 * get_state / set_state copy state i from or to host memory of exactly
+	 * states[i].nbytes (else DOCCC_ERR_ARG); copy_state copies every state
+	 * of one instance into another of the same library. state_inplace[i]
+	 * is 1 where a run writes only what changes (the rows a step adds),
+	 * 0 where it writes the whole state. */
+	int nstates;
+	const doccc_tensor_desc *states;
+	const int *state_inplace;
+	int (*reset)(void *model);
+	int (*get_state)(const void *model, int state, void *dst, size_t nbytes);
+	int (*set_state)(void *model, int state, const void *src, size_t nbytes);
+	int (*copy_state)(void *dst_model, const void *src_model);
 } doccc_model_desc;
 
 #endif

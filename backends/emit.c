@@ -777,6 +777,7 @@ const char *emit_step(Em *e, Node *k, const unsigned char *set)
 		e->cn[c] = arena_printf(g->arena, "%d", np++);
 		buf_printf(&params, "%s%s *restrict v_%s, ", ro ? "const " : "", T, e->cn[c]);
 		switch (ct->kind) {
+		case CK_STATE: buf_printf(&args, "(%s *)(dc_st + %lld), ", T, (long long)ct->sofs); break;
 		case CK_INPUT: buf_printf(&args, "(const %s *)dc_in[%d], ", T, ct->io); break;
 		case CK_OUTPUT: buf_printf(&args, "(%s *)dc_out[%d], ", T, ct->io); break;
 		case CK_CONST: buf_printf(&args, "(const %s *)(dc_W + %lld), ", T, (long long)ct->wofs); break;
@@ -921,6 +922,78 @@ void emit_desc_tables(Em *e)
 	emit_dims_desc_tables(e);
 }
 
+void emit_state_api(Em *e)
+{
+	Sdfg *g = e->g;
+	Buf *b = e->b;
+	const char *nm = e->nm;
+	if (!g->nstates)
+		return;
+	buf_printf(b, "/* state: offset in the state area, initial value's in the weights (-1: zeros), bytes */\n"
+	              "static const struct { size_t sofs; long long wofs; size_t nbytes; } dc_state_tab[%d] = {\n", g->nstates);
+	for (int i = 0; i < g->nstates; i++) {
+		Container *c = sdfg_c(g, g->states[i]);
+		buf_printf(b, "\t{%lldu, %lldLL, %lldu},\n", (long long)c->sofs, c->init >= 0 ? (long long)sdfg_c(g, c->init)->wofs : -1LL,
+		           (long long)(sdfg_numel(g, g->states[i]) * dtype_info[c->dt].size));
+	}
+	buf_puts(b, "};\n");
+	for (int i = 0; i < g->nstates; i++) {
+		Container *c = sdfg_c(g, g->states[i]);
+		buf_printf(b, "static const int64_t dc_st%d_shape[] = {", i);
+		for (int d = 0; d < c->rank; d++) {
+			int64_t v = -1;
+			ex_isint(c->shape[d], &v);
+			buf_printf(b, "%s%lld", d ? ", " : "", (long long)v);
+		}
+		buf_printf(b, "%s};\n", c->rank ? "" : "0");
+	}
+	buf_puts(b, "static const doccc_tensor_desc dc_states[] = {\n");
+	for (int i = 0; i < g->nstates; i++) {
+		Container *c = sdfg_c(g, g->states[i]);
+		int64_t n = sdfg_numel(g, g->states[i]);
+		buf_puts(b, "\t{");
+		buf_cstr(b, c->origin && *c->origin ? c->origin : c->name);
+		buf_printf(b, ", %s, %d, dc_st%d_shape, %lld, %lld},\n", emit_dtype_macro(c->dt), c->rank, i, (long long)n,
+		           (long long)(n * dtype_info[c->dt].size));
+	}
+	buf_puts(b, "};\nstatic const int dc_state_inplace[] = {");
+	for (int i = 0; i < g->nstates; i++)
+		buf_printf(b, "%s%d", i ? ", " : "", sdfg_c(g, g->states[i])->inplace);
+	buf_puts(b, "};\n\n");
+	/* the API: reset (create's too), get, set, copy */
+	buf_printf(b, "static int dc_state_reset(%s_t *m)\n{\n\tfor (int i = 0; i < %d; i++) {\n"
+	              "\t\tconst void *src = dc_state_tab[i].wofs < 0 ? NULL : (const void *)(m->w + dc_state_tab[i].wofs);\n"
+	              "\t\tint rc = dc_state_copy(m, m->st + dc_state_tab[i].sofs, src, dc_state_tab[i].nbytes, %d);\n"
+	              "\t\tif (rc)\n\t\t\treturn rc;\n\t}\n\treturn DOCCC_OK;\n}\n\n", nm, g->nstates, DC_ST_INIT);
+	buf_printf(b, "int %s_reset(%s_t *model)\n{\n\treturn model ? dc_state_reset(model) : DOCCC_ERR_ARG;\n}\n\n", nm, nm);
+	buf_printf(b, "static int dc_state_arg(%s_t *m, int i, const void *p, size_t nbytes)\n{\n"
+	              "\tif (i < 0 || i >= %d) {\n\t\tsnprintf(m->msg, sizeof m->msg, \"%s: no state %%d (the library has %d)\", i);\n"
+	              "\t\treturn DOCCC_ERR_ARG;\n\t}\n"
+	              "\tif (!p || nbytes != dc_state_tab[i].nbytes) {\n"
+	              "\t\tsnprintf(m->msg, sizeof m->msg, \"%s: state %%d (%%s) takes a buffer of %%zu bytes, not %%s%%zu\", i, dc_states[i].name,\n"
+	              "\t\t         dc_state_tab[i].nbytes, p ? \"\" : \"NULL of \", nbytes);\n"
+	              "\t\treturn DOCCC_ERR_ARG;\n\t}\n\treturn DOCCC_OK;\n}\n\n", nm, g->nstates, nm, g->nstates, nm);
+	buf_printf(b, "int %s_get_state(const %s_t *model, int state, void *dst, size_t nbytes)\n{\n"
+	              "\t%s_t *m = (%s_t *)model; /* its message only */\n"
+	              "\tint rc = m ? dc_state_arg(m, state, dst, nbytes) : DOCCC_ERR_ARG;\n"
+	              "\treturn rc ? rc : dc_state_copy(m, dst, m->st + dc_state_tab[state].sofs, nbytes, %d);\n}\n\n",
+	           nm, nm, nm, nm, DC_ST_OUT);
+	buf_printf(b, "int %s_set_state(%s_t *model, int state, const void *src, size_t nbytes)\n{\n"
+	              "\tint rc = model ? dc_state_arg(model, state, src, nbytes) : DOCCC_ERR_ARG;\n"
+	              "\treturn rc ? rc : dc_state_copy(model, model->st + dc_state_tab[state].sofs, src, nbytes, %d);\n}\n\n",
+	           nm, nm, DC_ST_IN);
+	buf_printf(b, "int %s_copy_state(%s_t *dst, const %s_t *src)\n{\n\tif (!dst || !src)\n\t\treturn DOCCC_ERR_ARG;\n"
+	              "\tif (dst == src)\n\t\treturn DOCCC_OK;\n"
+	              "\tint rc = DOCCC_OK;\n\tfor (int i = 0; i < %d && !rc; i++)\n"
+	              "\t\trc = dc_state_copy(dst, dst->st + dc_state_tab[i].sofs, src->st + dc_state_tab[i].sofs, dc_state_tab[i].nbytes, %d);\n"
+	              "\treturn rc;\n}\n\n", nm, nm, nm, g->nstates, DC_ST_MOVE);
+	buf_printf(b, "static int dc_reset_g(void *m) { return %s_reset((%s_t *)m); }\n"
+	              "static int dc_get_state_g(const void *m, int i, void *p, size_t n) { return %s_get_state((const %s_t *)m, i, p, n); }\n"
+	              "static int dc_set_state_g(void *m, int i, const void *p, size_t n) { return %s_set_state((%s_t *)m, i, p, n); }\n"
+	              "static int dc_copy_state_g(void *d, const void *s) { return %s_copy_state((%s_t *)d, (const %s_t *)s); }\n\n",
+	           nm, nm, nm, nm, nm, nm, nm, nm, nm);
+}
+
 /* The info text: the descriptor as one JSON object, a key per line. Every
  * string from the model or the command line goes through buf_quote; a dim
  * that is no constant is its expression, as a string. */
@@ -963,6 +1036,24 @@ static void info_json(Em *e, const BuildArgs *a, const Blob *w, Buf *j)
 		else
 			buf_puts(j, "\"workspace_max_size\": null,\n");
 		buf_printf(j, "\"workspace_at_create\": %lld,\n", (long long)at_create);
+	}
+	if (g->nstates) {
+		buf_printf(j, "\"state_size\": %lld,\n\"states\": [", (long long)g->state_size);
+		for (int i = 0; i < g->nstates; i++) {
+			Container *c = sdfg_c(g, g->states[i]);
+			int64_t n = sdfg_numel(g, g->states[i]);
+			buf_puts(j, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+			buf_quote(j, c->origin && *c->origin ? c->origin : c->name);
+			buf_printf(j, ", \"dtype\": \"%s\", \"shape\": [", dtype_info[c->dt].name);
+			for (int d = 0; d < c->rank; d++) {
+				int64_t v = 0;
+				ex_isint(c->shape[d], &v);
+				buf_printf(j, "%s%lld", d ? ", " : "", (long long)v);
+			}
+			buf_printf(j, "], \"numel\": %lld, \"nbytes\": %lld, \"in_place\": %s}", (long long)n,
+			           (long long)(n * dtype_info[c->dt].size), c->inplace ? "true" : "false");
+		}
+		buf_puts(j, "\n],\n");
 	}
 	for (int io = 0; io < 2; io++) {
 		int n = io ? g->noutputs : g->ninputs;
@@ -1030,6 +1121,9 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 	buf_cstr(b, a->cmdline);
 	buf_puts(b, ", DC_WEIGHTS_SIZE, dc_weights_sha, dc_info,\n");
 	emit_dims_desc(e, b);
+	if (g->nstates)
+		buf_printf(b, "\t%d, dc_states, dc_state_inplace, dc_reset_g, dc_get_state_g, dc_set_state_g, dc_copy_state_g,\n",
+		           g->nstates);
 	buf_puts(b, "};\n");
 	if (!a->static_lib) /* for dlopen; two models link into one static program */
 		buf_printf(b, "extern %sconst doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", lang, nm);

@@ -101,6 +101,15 @@ void emit_touched(Sdfg *g, Node *n, unsigned char *set);
 const char *emit_step(Em *e, Node *k, const unsigned char *set);
 void emit_replace_all(Buf *out, const char *s, const char *from, const char *to);
 void emit_desc_tables(Em *e);
+/* The state API (NAME_reset, NAME_get_state, NAME_set_state,
+ * NAME_copy_state) and its descriptor tables, printed where the instance's
+ * struct (fields st, w, msg) and the printer's
+ *     static int dc_state_copy(NAME_t *m, void *dst, const void *src, size_t n, int dir)
+ * are known: dir DC_ST_INIT (src NULL: zeros), DC_ST_IN (from the host),
+ * DC_ST_OUT (to the host), DC_ST_MOVE (between instances). Nothing without
+ * state. */
+enum { DC_ST_INIT, DC_ST_IN, DC_ST_OUT, DC_ST_MOVE };
+void emit_state_api(Em *e);
 void emit_strerror(Em *e);
 void emit_status_decode(Em *e);
 void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, const char *device, const char *lang);

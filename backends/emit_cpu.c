@@ -365,7 +365,8 @@ static void emit_forward(Em *e)
 	Sdfg *g = e->g;
 	/* forward returns DOCCC_OK, or DOCCC_ERR_INDEX / DOCCC_ERR_ZERODIV from a check */
 	e->checks = emit_has_check(g->root);
-	emit_line(e, "static int %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, int dc_nth,", e->nm);
+	emit_line(e, "static int %s_forward(const unsigned char *dc_W, unsigned char *dc_ws,%s int dc_nth,", e->nm,
+	          g->nstates ? " unsigned char *dc_st," : "");
 	if (g->ndims)
 		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof, const int64_t *dc_dims, const int64_t *dc_ofs)");
 	else
@@ -488,6 +489,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	if (g->ndims)
 		buf_printf(b, "\tint64_t dims[%d];\n\tint64_t ofs[%d];\n\tsize_t wscap;\n\tint dims_set;\n\tsize_t inb[%d], outb[%d];\n",
 		           g->ndims, g->nws + 1, g->ninputs + 1, g->noutputs + 1);
+	if (g->nstates)
+		buf_puts(b, "\tunsigned char *st;\n");
 	buf_puts(b, "};\n\n");
 	if (t->fallback)
 		cpu_reject_device(&e);
@@ -504,6 +507,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	if (w->size && !a->outweights)
 		buf_printf(b, "extern const unsigned char %s_weights_blob[] __attribute__((visibility(\"hidden\")));\n", nm);
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
+	if (g->nstates)
+		buf_printf(b, "#define DC_STATE_SIZE ((size_t)%lldu)\n", (long long)g->state_size);
 	buf_printf(b, "static const char dc_weights_sha[] = \"%s\";\n\n", w->sha);
 	if (g->ndims) /* set_dims' workspace: host memory, nothing else made for the dims */
 		buf_printf(b, "#include <stdio.h>\nstatic int dc_grow(%s_t *m, size_t n)\n{\n\tunsigned char *ws = NULL;\n"
@@ -514,6 +519,12 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	if (a->outweights)
 		emit_weights_loader(b);
 	buf_puts(b, "static _Thread_local char dc_create_msg[512]; /* why the last create on this thread failed */\n\n");
+	if (g->nstates) { /* the state lives in host memory like the workspace */
+		buf_printf(b, "#include <stdio.h>\nstatic int dc_state_copy(%s_t *m, void *dst, const void *src, size_t n, int dir)\n{\n"
+		              "\t(void)m, (void)dir;\n\tif (src)\n\t\tmemcpy(dst, src, n);\n\telse\n\t\tmemset(dst, 0, n);\n"
+		              "\treturn DOCCC_OK;\n}\n\n", nm);
+		emit_state_api(&e);
+	}
 	/* create: the CPU check first, in code any x86-64 runs */
 	buf_printf(b, "static int dc_create_from(%s_t **model, const char *weights_path)\n{\n", nm);
 	buf_printf(b, "\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n", nm);
@@ -535,6 +546,9 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 			buf_puts(b, "\tm->nth = omp_get_max_threads();\n");
 	} else
 		buf_puts(b, "\tm->nth = 1;\n");
+	if (g->nstates)
+		buf_puts(b, "\tif (posix_memalign((void **)&m->st, 64, DC_STATE_SIZE)) {\n\t\tif (m->map)\n\t\t\tmunmap(m->map, m->maplen);\n"
+		            "\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n\tdc_state_reset(m);\n");
 	buf_puts(b, "\t*model = m;\n\treturn DOCCC_OK;\n}\n\n");
 	buf_printf(b, "DC_BASE int %s_create_from(%s_t **model, const char *weights_path)\n{\n"
 	              "\tif (!model)\n\t\treturn DOCCC_ERR_ARG;\n\t*model = NULL;\n\tdc_create_msg[0] = 0;\n"
@@ -569,8 +583,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	const char *dimargs = g->ndims ? ", model->dims, model->ofs" : "";
 	if (g->ndims)
 		buf_puts(b, "\tif (!model->dims_set)\n\t\treturn dc_unset(model);\n");
-	buf_printf(b, "\tmodel->runs++;\n\treturn %s%s_forward(model->w, model->ws, model->nth, ins, outs, model->prof%s)%s;\n}\n\n",
-	           g->nmsgs ? "dc_status(model, " : "", nm, dimargs, g->nmsgs ? ")" : "");
+	buf_printf(b, "\tmodel->runs++;\n\treturn %s%s_forward(model->w, model->ws,%s model->nth, ins, outs, model->prof%s)%s;\n}\n\n",
+	           g->nmsgs ? "dc_status(model, " : "", nm, g->nstates ? " model->st," : "", dimargs, g->nmsgs ? ")" : "");
 	emit_dims_run_dims(&e);
 	buf_printf(b, "static int %s_run_generic(void *model, const void *const *ins, void *const *outs)\n{\n", nm);
 	buf_puts(b, "\tif (!model || (!ins && ");
@@ -584,8 +598,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_puts(b, "\tif (dc_reject_device(m, ins, outs))\n\t\treturn DOCCC_ERR_DEVICE;\n");
 	if (g->ndims)
 		buf_puts(b, "\tif (!m->dims_set)\n\t\treturn dc_unset(m);\n");
-	buf_printf(b, "\tm->runs++;\n\treturn %s%s_forward(m->w, m->ws, m->nth, ins, outs, m->prof%s)%s;\n}\n\n", g->nmsgs ? "dc_status(m, " : "",
-	           nm, g->ndims ? ", m->dims, m->ofs" : "", g->nmsgs ? ")" : "");
+	buf_printf(b, "\tm->runs++;\n\treturn %s%s_forward(m->w, m->ws,%s m->nth, ins, outs, m->prof%s)%s;\n}\n\n", g->nmsgs ? "dc_status(m, " : "",
+	           nm, g->nstates ? " m->st," : "", g->ndims ? ", m->dims, m->ofs" : "", g->nmsgs ? ")" : "");
 	/* destroy, strerror, threads, workspace */
 	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n", nm, nm);
 	if (e.profile)
@@ -593,6 +607,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		              "\tfprintf(stderr, \"%s profile: %%ld runs, %%.3f ms per run\\n\", model->runs, model->runs ? 1e3 * dc_total / model->runs : 0.0);\n"
 		              "\tfor (int i = 0; dc_prof_names[i] && model->runs; i++)\n"
 		              "\t\tfprintf(stderr, \"%%9.3f ms %%5.1f%%%%  %%s\\n\", 1e3 * model->prof[i] / model->runs, dc_total > 0 ? 100 * model->prof[i] / dc_total : 0.0, dc_prof_names[i]);\n", nm);
+	if (g->nstates)
+		buf_puts(b, "\tfree(model->st);\n");
 	buf_puts(b, "\tif (model->map)\n\t\tmunmap(model->map, model->maplen);\n\tfree(model->ws);\n\tfree(model);\n}\n\n");
 	emit_strerror(&e);
 	buf_printf(b, "const char *%s_last_error(const %s_t *model)\n{\n\treturn model ? model->msg : dc_create_msg;\n}\n\n", nm, nm);

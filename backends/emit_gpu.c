@@ -778,8 +778,8 @@ static void gpu_block(Em *e, Node *n)
 static void gpu_forward(Em *e)
 {
 	Sdfg *g = e->g;
-	emit_line(e, "static void %s_forward(const unsigned char *dc_W, unsigned char *dc_ws, cudaStream_t dc_stream, int *dc_err,",
-	          e->nm);
+	emit_line(e, "static void %s_forward(const unsigned char *dc_W, unsigned char *dc_ws,%s cudaStream_t dc_stream, int *dc_err,",
+	          e->nm, g->nstates ? " unsigned char *dc_st," : "");
 	if (g->ndims)
 		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, const int64_t *dc_dims, const int64_t *dc_ofs)");
 	else
@@ -871,6 +871,10 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "#define DC_NIN %d\n#define DC_NOUT %d\n#define DC_NDIMS %d\n#define DC_NWS %d\n"
 	              "#define DC_WEIGHTS %d /* 0 none, 1 embedded, 2 a weights file */\n",
 	           g->ninputs, g->noutputs, g->ndims, g->nws, !w->size ? 0 : a->outweights ? 2 : 1);
+	if (g->nstates) /* the forward's state argument (rt/gpu_api.h) */
+		buf_printf(b, "#define DC_NSTATES %d\n#define DC_STATE_SIZE ((size_t)%lldu)\n#define DC_STATE_ARG(m) , (m)->st\n",
+		           g->nstates, (long long)g->state_size);
+
 	buf_puts(b, rt_body("gpu_model.h"));
 	buf_puts(b, "\n");
 	buf_printf(b, "#define DC_WEIGHTS_SIZE ((size_t)%zuu)\n#define DC_WORKSPACE_SIZE ((size_t)%lldu)\n", w->size, (long long)g->arena_size);
@@ -884,6 +888,7 @@ static void gpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	if (g->ndims)
 		emit_dims_api(&e);
 	buf_puts(b, rt_body("gpu_api.h"));
+	emit_state_api(&e);
 	typed_run(&e, 0);
 	typed_run(&e, 1);
 	emit_dims_run_dims(&e);

@@ -33,7 +33,7 @@ static const char *const ctypes[NDTYPES] = {
 static const char desc_block[] =
 	"#ifndef DOCCC_MODEL_DESC_H\n"
 	"#define DOCCC_MODEL_DESC_H\n"
-	"#define DOCCC_ABI_VERSION 4\n"
+	"#define DOCCC_ABI_VERSION 5\n"
 	"#ifdef __cplusplus\ntypedef bool doccc_bool;\n#else\ntypedef _Bool doccc_bool;\n#endif\n"
 	"enum {\n\tDOCCC_F32 = 0, DOCCC_F64 = 1, DOCCC_F16 = 2, DOCCC_BF16 = 3,\n"
 	"\tDOCCC_I64 = 4, DOCCC_I32 = 5, DOCCC_I16 = 6, DOCCC_I8 = 7,\n\tDOCCC_U8 = 8, DOCCC_BOOL = 9\n};\n"
@@ -60,6 +60,10 @@ static const char desc_block[] =
 	"\tint (*set_dims)(void *model, const int64_t *dims);\n"
 	"\tint (*infer_dims)(const int64_t *const *input_shapes, int64_t *dims, char *msg, size_t msglen);\n"
 	"\tint (*output_shape)(const int64_t *dims, int output, int64_t *shape);\n"
+	"\tint nstates;\n\tconst doccc_tensor_desc *states;\n\tconst int *state_inplace;\n\tint (*reset)(void *model);\n"
+	"\tint (*get_state)(const void *model, int state, void *dst, size_t nbytes);\n"
+	"\tint (*set_state)(void *model, int state, const void *src, size_t nbytes);\n"
+	"\tint (*copy_state)(void *dst_model, const void *src_model);\n"
 	"} doccc_model_desc;\n"
 	"#endif\n";
 
@@ -122,6 +126,26 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 			buf_free(&dims);
 		}
 	}
+	if (g->nstates) {
+		buf_printf(b, "\n/* State: buffers the model updates across runs (a KV cache), kept by\n"
+		              " * each instance: %s_create() sets them to their exported values and\n"
+		              " * every run reads and updates them. */\n#define %s_NUM_STATES %d\n", nm, up, g->nstates);
+		for (int i = 0; i < g->nstates; i++) {
+			Container *c = sdfg_c(g, g->states[i]);
+			buf_printf(b, "#define %s_STATE%d_NAME ", up, i);
+			buf_cstr(b, c->origin && *c->origin ? c->origin : c->name);
+			buf_printf(b, "\n#define %s_STATE%d_DTYPE %s\n#define %s_STATE%d_RANK %d\n#define %s_STATE%d_SHAPE {", up, i,
+			           emit_dtype_macro(c->dt), up, i, c->rank, up, i);
+			for (int d = 0; d < c->rank; d++) {
+				int64_t v = -1;
+				ex_isint(c->shape[d], &v);
+				buf_printf(b, "%s%lld", d ? ", " : "", (long long)v);
+			}
+			int64_t n = sdfg_numel(g, g->states[i]);
+			buf_printf(b, "}\n#define %s_STATE%d_NUMEL %lld\n#define %s_STATE%d_NBYTES %lld\n", up, i, (long long)n, up, i,
+			           (long long)(n * dtype_info[c->dt].size));
+		}
+	}
 	if (g->ndims) {
 		buf_printf(b, "\n/* Run-time dims, in the order of the dims arrays below: each the\n"
 		              " * export's symbol with its range (MAX -1: no bound). */\n#define %s_NUM_DIMS %d\n", up, g->ndims);
@@ -163,6 +187,17 @@ void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 		buf_printf(b, "int %s_set_stream(%s_t *model, void *stream);\n", nm, nm);
 		buf_printf(b, "int %s_sync(%s_t *model);\n", nm, nm);
 		buf_printf(b, "void %s_set_log(%s_t *model, doccc_log_fn fn, void *user);\n", nm, nm);
+	}
+	if (g->nstates) {
+		buf_printf(b, "/* State (NAME_NUM_STATES): back to the exported values; state i to or\n"
+		              " * from host memory of exactly NAME_STATEi_NBYTES bytes (save and restore\n"
+		              " * a conversation; DOCCC_ERR_ARG for another size); every state of src\n"
+		              " * into dst, another instance of this library (beam search, a forked\n"
+		              " * prompt). Not concurrently with a run of the same instance. */\n");
+		buf_printf(b, "int %s_reset(%s_t *model);\n", nm, nm);
+		buf_printf(b, "int %s_get_state(const %s_t *model, int state, void *dst, size_t nbytes);\n", nm, nm);
+		buf_printf(b, "int %s_set_state(%s_t *model, int state, const void *src, size_t nbytes);\n", nm, nm);
+		buf_printf(b, "int %s_copy_state(%s_t *dst, const %s_t *src);\n", nm, nm, nm);
 	}
 	buf_printf(b, "const char *%s_last_error(const %s_t *model);\n", nm, nm);
 	buf_printf(b, "void %s_destroy(%s_t *model);\n", nm, nm);

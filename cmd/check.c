@@ -16,6 +16,7 @@
  *    "ops": [{"op", "count", "supported", "reason"}],
  *    "dtypes": [{"dtype", "supported"}],
  *    "dynamic_dims": [{"symbol", "min", "max", "compiled_for", "inputs"}],
+ *    "states": [{"name", "dtype", "shape", "nbytes", "in_place"}],
  *    "gpu": {"backend", "category", "runs_on_gpu", "host_steps", "reasons"},
  *    "errors": [...]}
  * Exit 0 when everything is supported, 1 when anything is not.
@@ -102,8 +103,40 @@ static int dtype_ok(int st)
 	return dtype_from_torch(st) >= 0;
 }
 
+/* The state (what the model keeps across runs) of a program that compiled,
+ * and whether a run updates each in place. */
+static void print_states(Sdfg *g, Buf *b, int json)
+{
+	int n = g ? g->nstates : 0;
+	if (!json)
+		buf_printf(b, "state:%s\n", n ? "" : " none (every run independent)");
+	for (int i = 0; i < n; i++) {
+		Container *c = sdfg_c(g, g->states[i]);
+		if (json) {
+			buf_puts(b, i ? ", {\"name\": " : "{\"name\": ");
+			buf_quote(b, c->origin);
+			buf_printf(b, ", \"dtype\": \"%s\", \"shape\": [", dtype_info[c->dt].name);
+		} else {
+			buf_puts(b, "  ");
+			buf_escape(b, ESC_TERM, c->origin, strlen(c->origin)); /* from the model: not sent to the terminal raw */
+			buf_printf(b, "  %s [", dtype_info[c->dt].name);
+		}
+		for (int d = 0; d < c->rank; d++) {
+			int64_t v = 0;
+			ex_isint(c->shape[d], &v);
+			buf_printf(b, "%s%lld", d ? ", " : "", (long long)v);
+		}
+		int64_t nb = sdfg_numel(g, g->states[i]) * dtype_info[c->dt].size;
+		if (json)
+			buf_printf(b, "], \"nbytes\": %lld, \"in_place\": %s}", (long long)nb, c->inplace ? "true" : "false");
+		else
+			buf_printf(b, "]  %lld bytes, %s\n", (long long)nb,
+			           c->inplace ? "updated in place" : "written whole every run (a copy of its new value)");
+	}
+}
+
 static void print_text(const char *input, const Census *c, const Target *tg, const GpuVerdict *gv, const char **errs,
-                       int nerrs, int bad)
+                       int nerrs, int bad, Sdfg *g)
 {
 	int nbadops = 0;
 	for (int i = 0; i < c->nops; i++)
@@ -147,6 +180,10 @@ static void print_text(const char *input, const Census *c, const Target *tg, con
 			printf(", compiled for %lld", (long long)y->value);
 		printf("%s%s\n", *y->uses ? ": " : "", y->uses);
 	}
+	Buf st = {0};
+	print_states(g, &st, 0);
+	fputs(st.s, stdout);
+	buf_free(&st);
 	if (gv->runs < 0)
 		printf("gpu (%s): not known (the model does not compile)\n", gv->backend ? gv->backend : backend_default_gpu()->device);
 	else if (gv->runs)
@@ -177,7 +214,7 @@ static void json_str_list(Buf *b, const char **v, int n)
 }
 
 static void print_json(const char *input, const Census *c, const Target *tg, const GpuVerdict *gv, const char **errs,
-                       int nerrs, int bad)
+                       int nerrs, int bad, Sdfg *g)
 {
 	Buf b = {0};
 	buf_puts(&b, "{\n  \"input\": ");
@@ -217,6 +254,8 @@ static void print_json(const char *input, const Census *c, const Target *tg, con
 		buf_quote(&b, y->uses);
 		buf_puts(&b, "}");
 	}
+	buf_puts(&b, "],\n  \"states\": [");
+	print_states(g, &b, 1);
 	buf_printf(&b, "],\n  \"gpu\": {\"backend\": \"%s\", \"category\": \"%s\", \"runs_on_gpu\": %s, \"host_steps\": %d, "
 	               "\"reasons\": ", gv->backend ? gv->backend : backend_default_gpu()->device, gv->category ? gv->category : tg->category,
 	           gv->runs < 0 ? "null" : gv->runs ? "true" : "false", gv->steps);
@@ -254,8 +293,8 @@ int cmd_check(Arena *a, const char *name, const ImportArgs *ia, Options *o, cons
 	if (g)
 		gpu_verdict(a, name, ia, o, tg, &gv);
 	if (json)
-		print_json(ia->path, &c, tg, &gv, errs, nerrs, bad);
+		print_json(ia->path, &c, tg, &gv, errs, nerrs, bad, bad ? NULL : g);
 	else
-		print_text(ia->path, &c, tg, &gv, errs, nerrs, bad);
+		print_text(ia->path, &c, tg, &gv, errs, nerrs, bad, bad ? NULL : g);
 	return bad ? EXIT_INPUT : EXIT_OK;
 }

@@ -51,8 +51,11 @@ int cmd_opt(Arena *a, int argc, char **argv);
 /* doccc run LIB -i IN.npy... -o OUT.npy... [--repeat N] [--threads N]
  *               [--weights FILE] [--warmup N] [--device] [-q]
  *               [--expect REF.npy... [--rtol R] [--atol A] [--json]]
- * argv[0] is "run". Returns an exit code: with --expect, 1 also when an
- * output is outside the tolerance of its reference. */
+ *               [--step -i IN.npy... [-o OUT.npy...] [--expect REF.npy...]]...
+ * argv[0] is "run". Each --step starts a step of its own files; the steps
+ * run in order on one instance of the model. Returns an exit code: with
+ * --expect, 1 also when an output of any step is outside the tolerance of
+ * its reference. */
 int cmd_run(int argc, char **argv);
 
 /* doccc inspect FILE [--json] (inspect.c): what a doccc library, static

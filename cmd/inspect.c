@@ -218,7 +218,7 @@ static int ar_find(Arena *a, const char *path, const unsigned char *p, size_t n,
 /* ---- the info text ----------------------------------------------------------- */
 
 /* The keys printed, in order; an entry's kind says what its value is. */
-typedef enum { K_STR, K_NSTR, K_INT, K_BOOL, K_TENSORS, K_DIMS, K_OPTINT } Kind;
+typedef enum { K_STR, K_NSTR, K_INT, K_BOOL, K_TENSORS, K_DIMS, K_OPTINT, K_STATES } Kind;
 static const struct {
 	const char *key, *label;
 	Kind kind;
@@ -243,6 +243,8 @@ static const struct {
 	{"workspace_max_size", "workspace max", K_OPTINT},      /* libraries with run-time dims: */
 	{"workspace_at_create", "workspace create", K_OPTINT}, /* the bound (null: none), create's */
 	{"dims", "run-time dims", K_DIMS},   /* absent before abi 4: none */
+	{"state_size", "state size", K_OPTINT},  /* libraries with state (abi 5): */
+	{"states", "state", K_STATES},           /* absent: stateless */
 	{"inputs", "inputs", K_TENSORS},
 	{"outputs", "outputs", K_TENSORS},
 };
@@ -325,7 +327,8 @@ static int check_info(const char *loc, const cJSON *j)
 				return -1;
 			break;
 		case K_TENSORS:
-			if (check_tensors(loc, keys[k].key, x))
+		case K_STATES:
+			if ((x || keys[k].kind == K_TENSORS) && check_tensors(loc, keys[k].key, x))
 				return -1;
 			break;
 		case K_DIMS:
@@ -392,15 +395,20 @@ static void put_tensors(Buf *b, const cJSON *arr, int json)
 			else
 				put_term(b, json_str(json_at(shape, d)));
 		}
-		int dyn = json_is_null(json_get(t, "numel"));
+		int dyn = json_is_null(json_get(t, "numel")), inplace = -1;
+		if (json_get(t, "in_place")) /* a state: is its update in place */
+			json_bool(json_get(t, "in_place"), &inplace);
+		const char *upd = inplace < 0 ? "" : inplace ? "  updated in place" : "  written whole";
 		if (json && dyn)
-			buf_puts(b, "], \"numel\": null, \"nbytes\": null}");
+			buf_puts(b, "], \"numel\": null, \"nbytes\": null");
 		else if (json)
-			buf_printf(b, "], \"numel\": %lld, \"nbytes\": %lld}", (long long)numel, (long long)nbytes);
+			buf_printf(b, "], \"numel\": %lld, \"nbytes\": %lld", (long long)numel, (long long)nbytes);
 		else if (dyn)
-			buf_puts(b, "]  bytes by the run-time dims\n");
+			buf_printf(b, "]  bytes by the run-time dims%s\n", upd);
 		else
-			buf_printf(b, "]  %lld bytes\n", (long long)nbytes);
+			buf_printf(b, "]  %lld bytes%s\n", (long long)nbytes, upd);
+		if (json)
+			buf_puts(b, inplace < 0 ? "}" : inplace ? ", \"in_place\": true}" : ", \"in_place\": false}");
 	}
 	if (json)
 		buf_putc(b, ']');
@@ -444,7 +452,7 @@ static void put_info(Buf *b, const cJSON *j, int json)
 		const cJSON *x = json_get(j, keys[k].key);
 		int64_t v = 0;
 		int bv = 0;
-		if (keys[k].kind == K_OPTINT && !x)
+		if ((keys[k].kind == K_OPTINT || keys[k].kind == K_STATES) && !x)
 			continue;
 		if (json) {
 			buf_printf(b, ",\n  \"%s\": ", keys[k].key);
@@ -458,7 +466,8 @@ static void put_info(Buf *b, const cJSON *j, int json)
 				break;
 			case K_INT: json_int(x, &v); buf_printf(b, "%lld", (long long)v); break;
 			case K_BOOL: json_bool(x, &bv); buf_puts(b, bv ? "true" : "false"); break;
-			case K_TENSORS: put_tensors(b, x, 1); break;
+			case K_TENSORS:
+			case K_STATES: put_tensors(b, x, 1); break;
 			case K_DIMS: put_dims(b, x, 1); break;
 			case K_OPTINT:
 				if (json_int(x, &v))
@@ -484,10 +493,11 @@ static void put_info(Buf *b, const cJSON *j, int json)
 				buf_printf(b, "%lld", (long long)v);
 			break;
 		case K_TENSORS:
+		case K_STATES:
 		case K_DIMS: buf_printf(b, "%d%s", json_len(x), keys[k].kind == K_DIMS && !json_len(x) ? " (every size fixed)" : ""); break;
 		}
 		buf_putc(b, '\n');
-		if (keys[k].kind == K_TENSORS)
+		if (keys[k].kind == K_TENSORS || keys[k].kind == K_STATES)
 			put_tensors(b, x, 0);
 		if (keys[k].kind == K_DIMS)
 			put_dims(b, x, 0);

@@ -3,6 +3,7 @@
  * files, optionally time it, optionally check its outputs against references.
  *
  *   doccc run LIB.so -i IN.npy... [-o OUT.npy...] [--expect REF.npy...]
+ *                    [--step -i IN.npy... [-o OUT.npy...] [--expect REF.npy...]]...
  *                    [--rtol R] [--atol A] [--json] [--repeat N] [--warmup N]
  *                    [--threads N] [--weights FILE] [--device] [-q]
  *
@@ -10,19 +11,35 @@
  * `doccc_model` (backends/doccc_model.h), so this command needs no header and
  * no knowledge of the model's name: the descriptor gives the inputs' and
  * outputs' names, dtypes and shapes, and the create/run/destroy entry points.
+ *
+ * The command line is one step or several: each --step starts a new one,
+ * and the -i, -o and --expect files after it are that step's (the first
+ * step needs no --step); every other option applies to all steps. The
+ * steps run in order on ONE instance of the model, created once, so a
+ * library that keeps state between runs (a decoder's KV cache) sees the
+ * sequence a caller would make (prefill, then decode). A library with
+ * run-time dims gets each step's dims, inferred from that step's inputs,
+ * before the step runs. With one step, every message and report is the
+ * same as before steps existed; with several, each names its step
+ * ("step 2: ...").
+ *
  * Everything the user supplies is checked against the descriptor before the
- * model is created: the number of -i, -o and --expect files against the
- * library's inputs and outputs, then each input's dtype and shape and each
- * reference's dtype family and shape (exit 1, every mismatch reported before
- * stopping; a wrong count is a fault of what was given for this library, not
- * of the command's syntax, so it is not a usage error). Inputs are copied
- * into 64-byte aligned buffers, as are the outputs, so the generated code
- * sees the same alignment as from C callers that use aligned_alloc. With
- * --repeat N the model runs --warmup times (default 1) and then N timed
- * times; the median and minimum latency go to stdout. Outputs are written
- * only after every run succeeded, and if writing one of them fails the ones
- * already written are removed, so a failure leaves no partial set of outputs
- * behind. The model is destroyed and the library closed on every path.
+ * model is created, step by step: a step without -i when the library has
+ * inputs (with several steps; a usage error, exit 2: inputs do not carry
+ * over), the number of -i, -o and --expect files against the library's
+ * inputs and outputs, then each input's dtype and shape and each
+ * reference's dtype family and shape (exit 1, every mismatch of every step
+ * reported before stopping; a wrong count is a fault of what was given for
+ * this library, not of the command's syntax, so it is not a usage error).
+ * Inputs are copied into 64-byte aligned buffers, as are the outputs (each
+ * step has its own), so the generated code sees the same alignment as from
+ * C callers that use aligned_alloc. With --repeat N the sequence of steps
+ * runs --warmup times (default 1) and then N timed times; the median and
+ * minimum latency of the whole sequence (and, with several steps, of each
+ * step) go to stdout. Outputs are written only after every run succeeded,
+ * and if writing one of them fails the ones already written are removed, so
+ * a failure leaves no partial set of outputs behind. The model is destroyed
+ * and the library closed on every path.
  *
  * --expect (the CI gate) compares each output, on the host (a device
  * library's outputs are copied back first), with its reference as numpy's
@@ -31,8 +48,9 @@
  * same place and an infinity only to the same infinity. Integer and bool
  * outputs compare exactly. The report (text, or one JSON object with
  * --json) gives each output's largest absolute and relative error, the
- * count of elements outside the tolerance and the worst of them; the exit
- * status is 1 when any output fails.
+ * count of elements outside the tolerance and the worst of them, step by
+ * step; the exit status is 1 when any output of any step fails, and the
+ * verdict names the first that did.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -52,15 +70,22 @@ static const char usage_text[] =
 	"                 [--threads N] [--weights FILE] [--device] [-q]\n"
 	"       doccc run LIB.so -i IN.npy... [-o OUT.npy...] --expect REF.npy...\n"
 	"                 [--rtol R] [--atol A] [--json] [options above]\n"
+	"       doccc run LIB.so STEP [--step STEP]... [options above]\n"
+	"                 where STEP is -i IN.npy... [-o OUT.npy...] [--expect REF.npy...]\n"
 	"  -i IN.npy        an input, once per model input, in graph order\n"
 	"  -o OUT.npy       an output, once per model output, in graph order\n"
 	"  --expect REF.npy the reference of an output, once per model output, in graph\n"
 	"                   order: compare, print the errors, exit 1 if any is outside\n"
 	"                   |got - ref| <= atol + rtol*|ref| (integers, bool: exactly)\n"
+	"  --step           start the next step: the -i, -o, --expect after it are its\n"
+	"                   own; the steps run in order on one instance of the model\n"
+	"                   (its state, if any, kept from step to step); the other\n"
+	"                   options apply to every step\n"
 	"  --rtol R         relative tolerance of --expect (default 1e-4)\n"
 	"  --atol A         absolute tolerance of --expect (default 1e-5)\n"
 	"  --json           print the --expect report as one JSON object\n"
-	"  --repeat N       time N runs and print median and minimum latency\n"
+	"  --repeat N       time N runs and print median and minimum latency (with\n"
+	"                   --step: N runs of the whole sequence, and each step's time)\n"
 	"  --warmup N       untimed runs before the timed ones (default 1 with --repeat)\n"
 	"  --threads N      number of threads (openmp builds)\n"
 	"  --weights FILE   weights file of a library built with --external-weights\n"
@@ -91,10 +116,18 @@ static const struct {
 /* Largest rank an .npy file can carry through lib/npy.c. */
 enum { MAX_RANK = (int)COUNTOF(((Npy *)0)->shape), MAX_IO = 256, MAX_DIMS = 64 };
 
+/* One step's files, in the order given: pointers into RunArgs' arrays of
+ * every step's -i, -o and --expect, which hold the steps one after the
+ * other. */
+typedef struct {
+	const char **in, **out, **expect;
+	int nin, nout, nexpect;
+} StepArgs;
+
 /* The user's command line, parsed. */
 typedef struct {
 	const char *lib;
-	const char **in;
+	const char **in;   /* every step's -i, step after step */
 	int nin;
 	const char **out;
 	int nout;
@@ -109,7 +142,40 @@ typedef struct {
 	double rtol, atol;
 	int rtol_given, atol_given;
 	int json;          /* --json: the --expect report as JSON */
+	StepArgs *steps;   /* at least one */
+	int nsteps;
 } RunArgs;
+
+/* Latency of the timed runs (--repeat), in ms. */
+typedef struct {
+	double median, min;
+} Latency;
+
+/* One output against its reference. */
+typedef struct {
+	double max_abs;   /* over the elements where neither value is NaN */
+	double max_rel;   /* |got - ref| / |ref| over those where ref != 0 too */
+	int64_t nbad;     /* elements outside the tolerance */
+	int64_t worst;    /* flat index of the worst element; -1 when empty */
+} Cmp;
+
+/* A step as it runs: its files, the descriptor at its dims, its buffers.
+ * Every array has an entry per input or output of the library (d). */
+typedef struct {
+	const StepArgs *args;
+	char sp[32];                   /* messages' prefix: "step 2: ", or "" with one step */
+	const doccc_model_desc *d;     /* the library's, or desc */
+	doccc_model_desc desc;         /* run-time dims: the library at this step's dims */
+	doccc_tensor_desc *tabs;       /* desc's inputs and outputs */
+	int64_t *shapes;               /* their sizes, MAX_RANK each */
+	int64_t dims[MAX_DIMS];        /* this step's run-time dims */
+	void **in, **out;              /* 64-byte aligned host buffers */
+	int nin, nout;                 /* entries of in, out and ref to free */
+	Npy *ref;                      /* --expect */
+	Cmp *cmp;                      /* --expect: the comparisons */
+	double *ms;                    /* --repeat: the step's time in each timed run */
+	Latency lat;
+} Step;
 
 /* The defaults of --rtol and --atol: the test suite's tolerance against
  * eager PyTorch (RTOL and ATOL in test/conftest.py). */
@@ -163,11 +229,22 @@ static double parse_tol(const char *s)
 	return v;
 }
 
+/* Whether step st names no file. */
+static int step_empty(const StepArgs *st)
+{
+	return !st->nin && !st->nout && !st->nexpect;
+}
+
 /* Parses argv (argv[0] == "run") into a. Long options also take the
- * --name=value form. Returns EXIT_OK, EXIT_USAGE after a message, or -1 for
- * --help (printed). The -i/-o arrays are malloc'd; the caller frees them. */
+ * --name=value form. Each --step starts a new step; one before any file
+ * only marks the first (so a script may write --step before every step),
+ * and a step with no file at all is a usage error. Returns EXIT_OK,
+ * EXIT_USAGE after a message, or -1 for --help (printed). The arrays are
+ * malloc'd; the caller frees them. */
 static int parse_args(int argc, char **argv, RunArgs *a)
 {
+	int marked = 0;    /* a --step before the first step's files */
+
 	memset(a, 0, sizeof *a);
 	a->warmup = -1;
 	a->rtol = RUN_RTOL;
@@ -175,13 +252,17 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 	a->in = malloc((size_t)argc * sizeof *a->in);
 	a->out = malloc((size_t)argc * sizeof *a->out);
 	a->expect = malloc((size_t)argc * sizeof *a->expect);
-	if (!a->in || !a->out || !a->expect) {
+	a->steps = calloc((size_t)argc + 1, sizeof *a->steps);
+	if (!a->in || !a->out || !a->expect || !a->steps) {
 		diag_error("doccc run", "out of memory");
 		return EXIT_INPUT;
 	}
+	a->steps[0] = (StepArgs){a->in, a->out, a->expect, 0, 0, 0};
+	a->nsteps = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		const char *val = NULL;
+		StepArgs *st = &a->steps[a->nsteps - 1];
 		char flag[32];
 		size_t n;
 
@@ -199,6 +280,16 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 		}
 		if (!strcmp(arg, "--json")) {
 			a->json = 1;
+			continue;
+		}
+		if (!strcmp(arg, "--step")) {
+			if (step_empty(st) && (a->nsteps > 1 || marked))
+				return usage_error("step %d is empty: give its -i, -o or --expect after --step", a->nsteps);
+			if (step_empty(st)) {
+				marked = 1;
+				continue;
+			}
+			a->steps[a->nsteps++] = (StepArgs){a->in + a->nin, a->out + a->nout, a->expect + a->nexpect, 0, 0, 0};
 			continue;
 		}
 		if (arg[0] != '-' || !arg[1]) {
@@ -227,10 +318,13 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 
 		if (!strcmp(flag, "-i")) {
 			a->in[a->nin++] = val;
+			st->nin++;
 		} else if (!strcmp(flag, "-o")) {
 			a->out[a->nout++] = val;
+			st->nout++;
 		} else if (!strcmp(flag, "--expect")) {
 			a->expect[a->nexpect++] = val;
+			st->nexpect++;
 		} else if (!strcmp(flag, "--weights")) {
 			a->weights = val;
 		} else if (!strcmp(flag, "--rtol") || !strcmp(flag, "--atol")) {
@@ -257,6 +351,8 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 	}
 	if (!a->lib)
 		return usage_error("no library given");
+	if (step_empty(&a->steps[a->nsteps - 1]) && (a->nsteps > 1 || marked))
+		return usage_error("step %d is empty: give its -i, -o or --expect after --step", a->nsteps);
 	if (!a->nexpect && (a->json || a->rtol_given || a->atol_given))
 		return usage_error("%s is for comparing the outputs with references: give --expect REF.npy",
 		                   a->json ? "--json" : a->rtol_given ? "--rtol" : "--atol");
@@ -314,36 +410,49 @@ static int check_desc(const char *lib, const doccc_model_desc *d)
 	return 0;
 }
 
+/* With several steps, a note after a file that could not be read (whose
+ * own message, from lib/npy.c, names only the file): which step's file it
+ * was, "x.npy: note: step 2: input 0 ('x')". */
+static void note_step_file(const char *path, const char *sp, const char *what, int k, const char *name)
+{
+	if (*sp)
+		diag_note(path, "%s%s %d ('%s')", sp, what, k, name ? name : "?");
+}
+
 /* A library with run-time dims (abi 4, ndims > 0): the dims from the
  * input files' shapes (their ranks checked first), and *dd a copy of the
  * descriptor whose tensors have the sizes at those dims, so that the rest
- * of the command reads sizes as from a fixed library. 0, or -1 reported. */
-static int bind_dims(const char *lib, const doccc_model_desc *d, const char **paths, doccc_model_desc *dd,
-                     doccc_tensor_desc *tabs, int64_t *shapes, int64_t *dims)
+ * of the command reads sizes as from a fixed library. tabs has room for
+ * every input and output, shapes for MAX_RANK sizes of each. sp prefixes
+ * the messages ("step 2: ", or ""). 0, or -1 reported. */
+static int bind_dims(const char *lib, const char *sp, const doccc_model_desc *d, const char **paths,
+                     doccc_model_desc *dd, doccc_tensor_desc *tabs, int64_t *shapes, int64_t *dims)
 {
-	const int64_t *sp[MAX_IO];
+	const int64_t *ishape[MAX_IO];
 	int bad = 0;
 	*dd = *d;
 	for (int k = 0; k < d->ninputs; k++) {
 		Npy a;
 		const doccc_tensor_desc *t = &d->inputs[k];
 		if (npy_read(paths[k], &a) != 0) {
+			note_step_file(paths[k], sp, "input", k, t->name);
 			bad = 1;
 			continue;
 		}
 		if (a.rank != t->rank) {
-			diag_error(paths[k], "input %d ('%s') has rank %d but the model expects rank %d", k, t->name, a.rank, t->rank);
+			diag_error(paths[k], "%sinput %d ('%s') has rank %d but the model expects rank %d", sp, k, t->name,
+			           a.rank, t->rank);
 			bad = 1;
 		}
 		memcpy(shapes + k * MAX_RANK, a.shape, sizeof(int64_t) * MAX_RANK);
-		sp[k] = shapes + k * MAX_RANK;
+		ishape[k] = shapes + k * MAX_RANK;
 		npy_free(&a);
 	}
 	if (bad)
 		return -1;
 	char msg[512] = "";
-	if (d->infer_dims(sp, dims, msg, sizeof msg)) {
-		diag_error(lib, "the inputs do not fit the library's run-time dims: %s", msg);
+	if (d->infer_dims(ishape, dims, msg, sizeof msg)) {
+		diag_error(lib, "%sthe inputs do not fit the library's run-time dims: %s", sp, msg);
 		return -1;
 	}
 	for (int k = 0; k < d->ninputs + d->noutputs; k++) {
@@ -352,7 +461,7 @@ static int bind_dims(const char *lib, const doccc_model_desc *d, const char **pa
 		*t = io ? d->outputs[i] : d->inputs[i];
 		int64_t *sh = shapes + k * MAX_RANK;
 		if (io && d->output_shape(dims, i, sh)) {
-			diag_error(lib, "damaged doccc descriptor (output %d's shape)", i);
+			diag_error(lib, "%sdamaged doccc descriptor (output %d's shape)", sp, i);
 			return -1;
 		}
 		t->shape = sh;
@@ -379,8 +488,9 @@ static void put_names(Buf *b, int n, const doccc_tensor_desc *t, const char *wha
 }
 
 /* A count of files against the library's: "LIB: error: the library
- * expects 2 outputs (a, b), got 1 (--expect)". 0 when they agree, else -1. */
-static int check_count(const char *lib, int want, const doccc_tensor_desc *t, const char *what,
+ * expects 2 outputs (a, b), got 1 (--expect)", after sp ("step 2: " or
+ * ""). 0 when they agree, else -1. */
+static int check_count(const char *lib, const char *sp, int want, const doccc_tensor_desc *t, const char *what,
                        int got, const char *flag)
 {
 	Buf b = {0};
@@ -388,7 +498,7 @@ static int check_count(const char *lib, int want, const doccc_tensor_desc *t, co
 	if (got == want)
 		return 0;
 	put_names(&b, want, t, what);
-	diag_error(lib, "the library expects %s, got %d (%s)", b.s, got, flag);
+	diag_error(lib, "%sthe library expects %s, got %d (%s)", sp, b.s, got, flag);
 	buf_free(&b);
 	return -1;
 }
@@ -417,29 +527,32 @@ static int same_shape(const Npy *a, const doccc_tensor_desc *t, const char *word
 }
 
 /* Reads input k and checks it against the descriptor; on success *buf is
- * a 64-byte aligned copy of its data. Reports and returns -1 otherwise. */
-static int load_input(const char *path, int k, const doccc_tensor_desc *t, void **buf)
+ * a 64-byte aligned copy of its data. Reports (after sp, "step 2: " or "")
+ * and returns -1 otherwise. */
+static int load_input(const char *path, const char *sp, int k, const doccc_tensor_desc *t, void **buf)
 {
 	Npy a;
 	int ok = 1;
 	const char *want = dtypes[t->dtype].descr;
 
-	if (npy_read(path, &a) != 0)
+	if (npy_read(path, &a) != 0) {
+		note_step_file(path, sp, "input", k, t->name);
 		return -1;
+	}
 	if (strcmp(a.descr, want)) {
-		diag_error(path, "input %d ('%s') has dtype %s ('%s') but the model expects %s ('%s')",
-		           k, t->name, descr_name(a.descr), a.descr, dtypes[t->dtype].name, want);
+		diag_error(path, "%sinput %d ('%s') has dtype %s ('%s') but the model expects %s ('%s')",
+		           sp, k, t->name, descr_name(a.descr), a.descr, dtypes[t->dtype].name, want);
 		ok = 0;
 	}
 	Buf b = {0};
 	if (!same_shape(&a, t, " but the model expects ", &b)) {
-		diag_error(path, "input %d ('%s') has shape %s", k, t->name, b.s);
+		diag_error(path, "%sinput %d ('%s') has shape %s", sp, k, t->name, b.s);
 		ok = 0;
 	}
 	buf_free(&b);
 	if (ok && a.nbytes != (size_t)t->numel * dtypes[t->dtype].size) {
-		diag_error(path, "input %d ('%s') holds %zu bytes, expected %zu",
-		           k, t->name, a.nbytes, (size_t)t->numel * dtypes[t->dtype].size);
+		diag_error(path, "%sinput %d ('%s') holds %zu bytes, expected %zu",
+		           sp, k, t->name, a.nbytes, (size_t)t->numel * dtypes[t->dtype].size);
 		ok = 0;
 	}
 	if (ok) {
@@ -536,82 +649,138 @@ static int to_device(const doccc_model_desc *d, void **in, void **dev)
 	return 0;
 }
 
-/* Latency of the timed runs (--repeat). */
-typedef struct {
-	double median, min;
-} Latency;
+/* The median and minimum of n times (sorted in place). */
+static Latency latency(double *ms, int n)
+{
+	qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+	return (Latency){n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2, ms[0]};
+}
 
-/* Runs the model warmup + max(repeat, 1) times; with --repeat, *lat gets
- * the latency of the timed runs. */
-static int run_model(const char *lib, const doccc_model_desc *d, void *model,
-                     const RunArgs *a, void **in, void **out, Latency *lat)
+/* Runs the steps in order, the whole sequence warmup + max(repeat, 1)
+ * times, on one instance of the model; with --repeat, *lat gets the latency
+ * of the timed runs of the sequence and each step's lat its own. A library
+ * with run-time dims gets a step's dims before the step when they differ
+ * from the dims set last (the first step's are set after create), and
+ * that call counts in the step's time: a caller that changes the dims
+ * makes it too. A library with state (abi 5) is reset before every
+ * repetition of the sequence but the first, untimed, so that each sees the
+ * state the steps saw the first time. With --device every step's inputs are copied to the GPU
+ * before the first run and its outputs back after the last. */
+static int run_steps(const char *lib, const doccc_model_desc *d, void *model, const RunArgs *a,
+                     Step *st, int nsteps, Latency *lat)
 {
 	int nrun = a->repeat > 0 ? a->repeat : 1;
 	double *ms = malloc((size_t)nrun * sizeof *ms);
-	int status = 0;
+	int dyn = d->abi_version >= 4 && d->ndims > 0;
+	const int64_t *set = st[0].dims;    /* the dims set last */
+	void ***dev = calloc((size_t)nsteps, sizeof *dev);
+	int status = 0, bad = -1;           /* the failing step */
+	const char *what = "run failed";
+	int ok = ms && dev;
 
-	if (!ms) {
+	for (int s = 0; s < nsteps && ok; s++)
+		ok = (st[s].ms = malloc((size_t)nrun * sizeof *st[s].ms)) != NULL;
+	if (!ok) {
 		diag_error(lib, "out of memory");
+		free(ms);
+		free(dev);
 		return -1;
 	}
 	/* A device-resident library runs through its host entry (copies in
 	 * and out, warns once) unless --device asked for device pointers. */
 	int (*run)(void *, const void *const *, void *const *) = d->run;
-	void **dev = NULL;
 	if (device_resident(d) && !a->device)
 		run = d->run_host;
-	if (a->device) {
-		dev = calloc((size_t)(d->ninputs + d->noutputs) + 1, sizeof *dev);
-		status = dev ? to_device(d, in, dev) : DOCCC_ERR_NOMEM;
+	for (int s = 0; a->device && s < nsteps && bad < 0; s++) {
+		const doccc_model_desc *sd = st[s].d;
+		dev[s] = calloc((size_t)(sd->ninputs + sd->noutputs) + 1, sizeof **dev);
+		status = dev[s] ? to_device(sd, st[s].in, dev[s]) : DOCCC_ERR_NOMEM;
+		if (status)
+			bad = s;
 	}
-	for (int r = 0; r < a->warmup + nrun && !status; r++) {
+	int state = d->abi_version >= 5 && d->nstates > 0 && d->reset;
+	for (int r = 0; r < a->warmup + nrun && bad < 0; r++) {
+		if (state && r > 0 && (status = d->reset(model)) != 0) { /* every repetition from the exported state */
+			what = "cannot reset the state";
+			bad = 0;
+			break;
+		}
 		double t0 = now_ms();
-		status = dev ? run(model, (const void *const *)dev, dev + d->ninputs) : run(model, (const void *const *)in, out);
+		for (int s = 0; s < nsteps && bad < 0; s++) {
+			Step *p = &st[s];
+			double ts = now_ms();
+			if (dyn && memcmp(set, p->dims, (size_t)d->ndims * sizeof *set)) {
+				if ((status = d->set_dims(model, p->dims)) != 0) {
+					what = "cannot run at these dims";
+					bad = s;
+					break;
+				}
+				set = p->dims;
+			}
+			status = dev[s] ? run(model, (const void *const *)dev[s], dev[s] + d->ninputs)
+			                : run(model, (const void *const *)p->in, p->out);
+			if (status)
+				bad = s;
+			if (r >= a->warmup)
+				p->ms[r - a->warmup] = now_ms() - ts;
+		}
 		if (r >= a->warmup)
 			ms[r - a->warmup] = now_ms() - t0;
 	}
-	for (int k = 0; dev && !status && k < d->noutputs; k++) {
-		const doccc_tensor_desc *t = &d->outputs[k];
-		size_t n = (size_t)t->numel * dtypes[t->dtype].size;
-		if (n)
-			status = d->device_copy(out[k], dev[d->ninputs + k], n, DOCCC_COPY_TO_HOST);
+	for (int s = 0; s < nsteps; s++) {
+		const doccc_model_desc *sd = st[s].d;
+		for (int k = 0; dev[s] && bad < 0 && k < sd->noutputs; k++) {
+			const doccc_tensor_desc *t = &sd->outputs[k];
+			size_t n = (size_t)t->numel * dtypes[t->dtype].size;
+			if (n && (status = d->device_copy(st[s].out[k], dev[s][sd->ninputs + k], n, DOCCC_COPY_TO_HOST)))
+				bad = s;
+		}
+		for (int k = 0; dev[s] && k < sd->ninputs + sd->noutputs; k++)
+			if (dev[s][k])
+				d->device_free(dev[s][k]);
+		free(dev[s]);
 	}
-	for (int k = 0; dev && k < d->ninputs + d->noutputs; k++)
-		if (dev[k])
-			d->device_free(dev[k]);
 	free(dev);
-	if (status) {
-		diag_error(lib, "run failed: %s", status_text(d, model, status));
+	if (bad >= 0) {
+		diag_error(lib, "%s%s: %s", st[bad].sp, what, status_text(d, model, status));
 		free(ms);
 		return -1;
 	}
 	if (a->repeat > 0) {
-		qsort(ms, (size_t)nrun, sizeof *ms, cmp_double);
-		lat->median = nrun % 2 ? ms[nrun / 2] : (ms[nrun / 2 - 1] + ms[nrun / 2]) / 2;
-		lat->min = ms[0];
+		*lat = latency(ms, nrun);
+		for (int s = 0; s < nsteps; s++)
+			st[s].lat = latency(st[s].ms, nrun);
 	}
 	free(ms);
 	return 0;
 }
 
-/* Writes every output; on failure removes the ones already written. */
-static int write_outputs(const doccc_model_desc *d, const RunArgs *a, void **out)
+/* Writes every output of every step that has -o; on failure removes the
+ * ones already written. */
+static int write_outputs(const Step *st, int nsteps, const RunArgs *a)
 {
-	for (int k = 0; k < d->noutputs; k++) {
-		const doccc_tensor_desc *t = &d->outputs[k];
-		if (npy_write(a->out[k], dtypes[t->dtype].descr, t->rank, t->shape, out[k]) != 0) {
-			for (int j = 0; j < k; j++)
-				unlink(a->out[j]);
-			return -1;
+	for (int s = 0; s < nsteps; s++) {
+		const doccc_model_desc *d = st[s].d;
+		for (int k = 0; k < st[s].args->nout; k++) {
+			const doccc_tensor_desc *t = &d->outputs[k];
+			const char *path = st[s].args->out[k];
+			if (npy_write(path, dtypes[t->dtype].descr, t->rank, t->shape, st[s].out[k]) != 0) {
+				note_step_file(path, st[s].sp, "output", k, t->name);
+				for (int j = 0; j < (int)(st[s].args->out - a->out) + k; j++)
+					unlink(a->out[j]);
+				return -1;
+			}
 		}
 	}
-	if (!a->quiet && !a->json) {
-		for (int k = 0; k < d->noutputs; k++) {
+	for (int s = 0; s < nsteps && !a->quiet && !a->json; s++) {
+		const doccc_model_desc *d = st[s].d;
+		for (int k = 0; k < st[s].args->nout; k++) {
 			const doccc_tensor_desc *t = &d->outputs[k];
 			Buf b = {0}, nm = {0}; /* the name comes from the model: shown, not sent to the terminal */
 			put_shape(&b, t->rank, t->shape);
 			buf_escape(&nm, ESC_TERM, t->name ? t->name : "?", strlen(t->name ? t->name : "?"));
-			printf("out%d '%s' %s %s -> %s\n", k, nm.s, b.s, dtypes[t->dtype].name, a->out[k]);
+			printf("%sout%d '%s' %s %s -> %s\n", st[s].sp, k, nm.s, b.s, dtypes[t->dtype].name,
+			       st[s].args->out[k]);
 			buf_free(&b);
 			buf_free(&nm);
 		}
@@ -690,24 +859,27 @@ static int64_t get_int(const char *descr, const void *data, int64_t i)
 
 /* Reads the reference of output k and checks it against the descriptor:
  * the output's dtype family and its exact shape. Reports every mismatch
- * and returns -1, leaving r empty; 0 with r read. */
-static int load_reference(const char *path, int k, const doccc_tensor_desc *t, Npy *r)
+ * (after sp, "step 2: " or "") and returns -1, leaving r empty; 0 with r
+ * read. */
+static int load_reference(const char *path, const char *sp, int k, const doccc_tensor_desc *t, Npy *r)
 {
 	const char *have = dtypes[t->dtype].descr;
 	Buf b = {0};
 	int ok = 1;
 
-	if (npy_read(path, r) != 0)
+	if (npy_read(path, r) != 0) {
+		note_step_file(path, sp, "the reference of output", k, t->name);
 		return -1;
+	}
 	if (descr_family(r->descr) != descr_family(have)) {
-		diag_error(path, "the reference of output %d ('%s') has dtype %s ('%s'), %s type, but the "
-		           "output is %s, %s type", k, t->name, descr_name(r->descr), r->descr,
+		diag_error(path, "%sthe reference of output %d ('%s') has dtype %s ('%s'), %s type, but the "
+		           "output is %s, %s type", sp, k, t->name, descr_name(r->descr), r->descr,
 		           family_names[descr_family(r->descr)], dtypes[t->dtype].name,
 		           family_names[descr_family(have)]);
 		ok = 0;
 	}
 	if (!same_shape(r, t, " but the output has shape ", &b)) {
-		diag_error(path, "the reference of output %d ('%s') has shape %s", k, t->name, b.s);
+		diag_error(path, "%sthe reference of output %d ('%s') has shape %s", sp, k, t->name, b.s);
 		ok = 0;
 	}
 	buf_free(&b);
@@ -715,14 +887,6 @@ static int load_reference(const char *path, int k, const doccc_tensor_desc *t, N
 		npy_free(r);
 	return ok ? 0 : -1;
 }
-
-/* One output against its reference. */
-typedef struct {
-	double max_abs;   /* over the elements where neither value is NaN */
-	double max_rel;   /* |got - ref| / |ref| over those where ref != 0 too */
-	int64_t nbad;     /* elements outside the tolerance */
-	int64_t worst;    /* flat index of the worst element; -1 when empty */
-} Cmp;
 
 /* Compares n elements of got (descr gd) with ref (descr rd, the same
  * family) into c. The worst element is the one furthest outside its
@@ -863,9 +1027,40 @@ static void put_cmp(Buf *b, const doccc_tensor_desc *t, const Cmp *c, const void
 	buf_puts(b, w->end);
 }
 
-/* The --expect report as one JSON object. */
-static void report_json(Buf *b, const doccc_model_desc *d, const RunArgs *a, void **out, const Npy *ref,
-                        const Cmp *c, int nfail, const Latency *lat)
+/* The JSON entries of a step's outputs, each "\n    {...}" after a comma
+ * but the first, as in the report of one step. */
+static void put_outputs_json(Buf *b, const Step *p)
+{
+	const doccc_model_desc *d = p->d;
+
+	for (int k = 0; k < d->noutputs; k++) {
+		const doccc_tensor_desc *t = &d->outputs[k];
+
+		buf_puts(b, k ? ",\n    {\"name\": " : "\n    {\"name\": ");
+		buf_quote(b, t->name ? t->name : "?");
+		buf_puts(b, ", \"reference\": ");
+		buf_quote(b, p->args->expect[k]);
+		buf_puts(b, ", \"shape\": ");
+		put_shape(b, t->rank, t->shape);
+		buf_printf(b, ", \"dtype\": \"%s\"", dtypes[t->dtype].name);
+		put_cmp(b, t, &p->cmp[k], p->out[k], &p->ref[k], 1);
+		buf_printf(b, ", \"pass\": %s}", p->cmp[k].nbad ? "false" : "true");
+	}
+}
+
+static void put_latency_json(Buf *b, const Latency *lat)
+{
+	buf_puts(b, "{\"median\": ");
+	put_num(b, lat->median, 6, 1);
+	buf_puts(b, ", \"min\": ");
+	put_num(b, lat->min, 6, 1);
+}
+
+/* The --expect report as one JSON object. One step: "outputs", the
+ * report as it was before steps; several: "steps", each with its number,
+ * its latency (--repeat), its "outputs" and "pass" (empty and null for a
+ * step without --expect), the outputs indented one level deeper. */
+static void report_json(Buf *b, const Step *st, int nsteps, const RunArgs *a, int nfail, const Latency *lat)
 {
 	buf_puts(b, "{\n  \"library\": ");
 	buf_quote(b, a->lib);
@@ -874,87 +1069,233 @@ static void report_json(Buf *b, const doccc_model_desc *d, const RunArgs *a, voi
 	buf_puts(b, ",\n  \"atol\": ");
 	put_num(b, a->atol, 15, 1);
 	if (a->repeat > 0) {
-		buf_puts(b, ",\n  \"latency_ms\": {\"median\": ");
-		put_num(b, lat->median, 6, 1);
-		buf_puts(b, ", \"min\": ");
-		put_num(b, lat->min, 6, 1);
+		buf_puts(b, ",\n  \"latency_ms\": ");
+		put_latency_json(b, lat);
 		buf_printf(b, ", \"runs\": %d}", a->repeat);
 	}
-	buf_puts(b, ",\n  \"outputs\": [");
-	for (int k = 0; k < d->noutputs; k++) {
-		const doccc_tensor_desc *t = &d->outputs[k];
+	if (nsteps == 1) {
+		buf_puts(b, ",\n  \"outputs\": [");
+		put_outputs_json(b, &st[0]);
+		buf_printf(b, "\n  ],\n  \"pass\": %s\n}\n", nfail ? "false" : "true");
+		return;
+	}
+	buf_puts(b, ",\n  \"steps\": [");
+	for (int s = 0; s < nsteps; s++) {
+		const Step *p = &st[s];
+		int fail = 0;
 
-		buf_puts(b, k ? ",\n    {\"name\": " : "\n    {\"name\": ");
-		buf_quote(b, t->name ? t->name : "?");
-		buf_puts(b, ", \"reference\": ");
-		buf_quote(b, a->expect[k]);
-		buf_puts(b, ", \"shape\": ");
-		put_shape(b, t->rank, t->shape);
-		buf_printf(b, ", \"dtype\": \"%s\"", dtypes[t->dtype].name);
-		put_cmp(b, t, &c[k], out[k], &ref[k], 1);
-		buf_printf(b, ", \"pass\": %s}", c[k].nbad ? "false" : "true");
+		buf_printf(b, "%s\n    {\"step\": %d", s ? "," : "", s + 1);
+		if (a->repeat > 0) {
+			buf_puts(b, ", \"latency_ms\": ");
+			put_latency_json(b, &p->lat);
+			buf_putc(b, '}');
+		}
+		if (!p->args->nexpect) {
+			buf_puts(b, ", \"outputs\": [], \"pass\": null}");
+			continue;
+		}
+		Buf o = {0};
+		put_outputs_json(&o, p);
+		buf_puts(b, ", \"outputs\": [");
+		for (const char *c = o.s; *c; c++) {   /* one level deeper */
+			buf_putc(b, *c);
+			if (*c == '\n')
+				buf_puts(b, "  ");
+		}
+		buf_free(&o);
+		for (int k = 0; k < p->d->noutputs; k++)
+			fail |= p->cmp[k].nbad > 0;
+		buf_printf(b, "\n    ], \"pass\": %s}", fail ? "false" : "true");
 	}
 	buf_printf(b, "\n  ],\n  \"pass\": %s\n}\n", nfail ? "false" : "true");
 }
 
-/* The --expect report as text: a line per output, then the verdict. */
-static void report_text(Buf *b, const doccc_model_desc *d, const RunArgs *a, void **out, const Npy *ref,
-                        const Cmp *c, int nfail)
+/* The --expect report as text: a line per output (with several steps,
+ * each after its "step N: "), then the verdict, which with several steps
+ * names the first output that failed. */
+static void report_text(Buf *b, const Step *st, int nsteps, const RunArgs *a, int nfail)
 {
-	for (int k = 0; k < d->noutputs; k++) {
-		const doccc_tensor_desc *t = &d->outputs[k];
-		const char *name = t->name ? t->name : "?";
+	int nchecked = 0, nout = 0;
+	const Step *first = NULL;   /* the step of the first failure */
+	int kfirst = 0;
 
-		buf_printf(b, "out%d '", k);
-		buf_escape(b, ESC_TERM, name, strlen(name));
-		buf_puts(b, "' ");
-		put_shape(b, t->rank, t->shape);
-		buf_printf(b, " %s", dtypes[t->dtype].name);
-		put_cmp(b, t, &c[k], out[k], &ref[k], 0);
-		buf_puts(b, c[k].nbad ? ": FAIL\n" : ": PASS\n");
+	for (int s = 0; s < nsteps; s++) {
+		const Step *p = &st[s];
+		const doccc_model_desc *d = p->d;
+
+		if (!p->args->nexpect)
+			continue;
+		nchecked++;
+		nout += d->noutputs;
+		for (int k = 0; k < d->noutputs; k++) {
+			const doccc_tensor_desc *t = &d->outputs[k];
+			const char *name = t->name ? t->name : "?";
+
+			buf_printf(b, "%sout%d '", p->sp, k);
+			buf_escape(b, ESC_TERM, name, strlen(name));
+			buf_puts(b, "' ");
+			put_shape(b, t->rank, t->shape);
+			buf_printf(b, " %s", dtypes[t->dtype].name);
+			put_cmp(b, t, &p->cmp[k], p->out[k], &p->ref[k], 0);
+			buf_puts(b, p->cmp[k].nbad ? ": FAIL\n" : ": PASS\n");
+			if (p->cmp[k].nbad && !first)
+				first = p, kfirst = k;
+		}
 	}
-	buf_printf(b, "%s: %d of %d output%s outside rtol %g, atol %g\n", nfail ? "FAIL" : "PASS", nfail,
-	           d->noutputs, d->noutputs == 1 ? "" : "s", a->rtol, a->atol);
+	buf_printf(b, "%s: %d of %d output%s outside rtol %g, atol %g", nfail ? "FAIL" : "PASS", nfail,
+	           nout, nout == 1 ? "" : "s", a->rtol, a->atol);
+	if (nsteps > 1 && nchecked < nsteps)
+		buf_printf(b, " in %d of %d steps", nchecked, nsteps);
+	else if (nsteps > 1)
+		buf_printf(b, " in %d steps", nsteps);
+	if (nsteps > 1 && first) {
+		const char *name = first->d->outputs[kfirst].name ? first->d->outputs[kfirst].name : "?";
+		buf_printf(b, "; first: step %d, out%d '", (int)(first - st) + 1, kfirst);
+		buf_escape(b, ESC_TERM, name, strlen(name));
+		buf_putc(b, '\'');
+	}
+	buf_putc(b, '\n');
 }
 
-/* Compares every output with its reference and prints the report (text or
- * JSON) on stdout; each failing output is also an error on stderr naming
- * its reference. Returns the number of outputs that failed, -1 if the
- * report could not be written. */
-static int check_outputs(const doccc_model_desc *d, const RunArgs *a, void **out, const Npy *ref,
-                         const Latency *lat)
+/* Compares every output of every step that has --expect with its
+ * reference and prints the report (text or JSON) on stdout; each failing
+ * output is also an error on stderr naming its reference. Returns the
+ * number of outputs that failed, -1 if the report could not be written. */
+static int check_outputs(Step *st, int nsteps, const RunArgs *a, const Latency *lat)
 {
-	Cmp *c = calloc((size_t)d->noutputs + 1, sizeof *c);
 	Buf b = {0};
 	int nfail = 0;
 
-	if (!c) {
-		diag_error(a->lib, "out of memory");
-		return -1;
-	}
-	for (int k = 0; k < d->noutputs; k++) {
-		compare(dtypes[d->outputs[k].dtype].descr, out[k], ref[k].descr, ref[k].data,
-		        d->outputs[k].numel, a->rtol, a->atol, &c[k]);
-		nfail += c[k].nbad > 0;
+	for (int s = 0; s < nsteps; s++) {
+		Step *p = &st[s];
+		const doccc_model_desc *d = p->d;
+
+		if (!p->args->nexpect)
+			continue;
+		p->cmp = calloc((size_t)d->noutputs + 1, sizeof *p->cmp);
+		if (!p->cmp) {
+			diag_error(a->lib, "out of memory");
+			return -1;
+		}
+		for (int k = 0; k < d->noutputs; k++) {
+			compare(dtypes[d->outputs[k].dtype].descr, p->out[k], p->ref[k].descr, p->ref[k].data,
+			        d->outputs[k].numel, a->rtol, a->atol, &p->cmp[k]);
+			nfail += p->cmp[k].nbad > 0;
+		}
 	}
 	if (a->json)
-		report_json(&b, d, a, out, ref, c, nfail, lat);
+		report_json(&b, st, nsteps, a, nfail, lat);
 	else
-		report_text(&b, d, a, out, ref, c, nfail);
+		report_text(&b, st, nsteps, a, nfail);
 	fputs(b.s, stdout);
 	buf_free(&b);
 	if (fflush(stdout) != 0) {
 		diag_error("doccc run", "cannot write to standard output");
-		free(c);
 		return -1;
 	}
-	for (int k = 0; k < d->noutputs; k++)
-		if (c[k].nbad)
-			diag_error(a->expect[k], "output %d ('%s') of %s differs from this reference: %lld of %lld "
-			           "elements outside rtol %g, atol %g", k, d->outputs[k].name ? d->outputs[k].name : "?",
-			           a->lib, (long long)c[k].nbad, (long long)d->outputs[k].numel, a->rtol, a->atol);
-	free(c);
+	for (int s = 0; s < nsteps; s++) {
+		const Step *p = &st[s];
+		const doccc_model_desc *d = p->d;
+
+		for (int k = 0; p->args->nexpect && k < d->noutputs; k++)
+			if (p->cmp[k].nbad)
+				diag_error(p->args->expect[k], "%soutput %d ('%s') of %s differs from this reference: %lld of "
+				           "%lld elements outside rtol %g, atol %g", p->sp, k,
+				           d->outputs[k].name ? d->outputs[k].name : "?", a->lib, (long long)p->cmp[k].nbad,
+				           (long long)d->outputs[k].numel, a->rtol, a->atol);
+	}
 	return nfail;
+}
+
+/* Checks the steps' files against the library and reads them: with
+ * several steps, a step without -i when the library has inputs is a usage
+ * error (EXIT_USAGE: inputs do not carry over from step to step); then
+ * every step's counts, then every step's dims, inputs and references
+ * (EXIT_INPUT; each kind of problem reported for every step before
+ * stopping). Allocates each step's buffers, the outputs' included.
+ * Returns EXIT_OK or the exit code, reported. */
+static int load_steps(const char *lib, const doccc_model_desc *d, Step *st, int nsteps)
+{
+	int dyn = d->abi_version >= 4 && d->ndims > 0;
+	int bad = 0;
+
+	for (int s = 0; s < nsteps; s++) {
+		if (nsteps > 1 && d->ninputs && !st[s].args->nin) {
+			Buf b = {0};
+			put_names(&b, d->ninputs, d->inputs, "input");
+			diag_error("doccc run", "%sno -i, but the library takes %s: each step gives its own inputs",
+			           st[s].sp, b.s);
+			buf_free(&b);
+			bad = 1;
+		}
+	}
+	if (bad) {
+		fputs(usage_text, stderr);
+		return EXIT_USAGE;
+	}
+	/* Counts; with --expect, -o is optional. */
+	for (int s = 0; s < nsteps; s++) {
+		const StepArgs *sa = st[s].args;
+		const char *sp = st[s].sp;
+		bad |= check_count(lib, sp, d->ninputs, d->inputs, "input", sa->nin, "-i");
+		if (sa->nout || !sa->nexpect)
+			bad |= check_count(lib, sp, d->noutputs, d->outputs, "output", sa->nout, "-o");
+		if (sa->nexpect)
+			bad |= check_count(lib, sp, d->noutputs, d->outputs, "output", sa->nexpect, "--expect");
+	}
+	if (bad)
+		return EXIT_INPUT;
+	if (dyn && d->ninputs + d->noutputs > MAX_IO) {
+		diag_error(lib, "doccc run takes at most %d inputs and outputs of a library with run-time dims", MAX_IO);
+		return EXIT_INPUT;
+	}
+	for (int s = 0; s < nsteps; s++) {
+		Step *p = &st[s];
+		const StepArgs *sa = p->args;
+		size_t nio = (size_t)(d->ninputs + d->noutputs) + 1;
+
+		if (dyn) {
+			p->tabs = calloc(nio, sizeof *p->tabs);
+			p->shapes = calloc(nio * MAX_RANK, sizeof *p->shapes);
+			if (!p->tabs || !p->shapes) {
+				diag_error(lib, "out of memory");
+				return EXIT_INPUT;
+			}
+			if (bind_dims(lib, p->sp, d, sa->in, &p->desc, p->tabs, p->shapes, p->dims) != 0) {
+				bad = 1;
+				continue;
+			}
+			p->d = &p->desc;
+		}
+		p->in = calloc((size_t)d->ninputs + 1, sizeof *p->in);
+		p->out = calloc((size_t)d->noutputs + 1, sizeof *p->out);
+		p->ref = calloc((size_t)d->noutputs + 1, sizeof *p->ref);
+		if (!p->in || !p->out || !p->ref) {
+			diag_error(lib, "out of memory");
+			return EXIT_INPUT;
+		}
+		p->nin = d->ninputs;
+		p->nout = d->noutputs;
+		for (int k = 0; k < d->ninputs; k++)
+			if (load_input(sa->in[k], p->sp, k, &p->d->inputs[k], &p->in[k]) != 0)
+				bad = 1;
+		for (int k = 0; k < sa->nexpect; k++)
+			if (load_reference(sa->expect[k], p->sp, k, &p->d->outputs[k], &p->ref[k]) != 0)
+				bad = 1;
+	}
+	if (bad)
+		return EXIT_INPUT;
+	for (int s = 0; s < nsteps; s++) {
+		for (int k = 0; k < d->noutputs; k++) {
+			const doccc_tensor_desc *t = &st[s].d->outputs[k];
+			st[s].out[k] = alloc64((size_t)t->numel * dtypes[t->dtype].size);
+			if (!st[s].out[k]) {
+				diag_error(lib, "%sout of memory for output %d ('%s')", st[s].sp, k, t->name);
+				return EXIT_INPUT;
+			}
+		}
+	}
+	return EXIT_OK;
 }
 
 int cmd_run(int argc, char **argv)
@@ -964,12 +1305,8 @@ int cmd_run(int argc, char **argv)
 	Buf libpath = {0};
 	void *dl = NULL, *model = NULL;
 	const doccc_model_desc *d = NULL;
-	doccc_model_desc dyn_desc;            /* a library with run-time dims: at the inputs' dims */
-	static doccc_tensor_desc dyn_tabs[MAX_IO];
-	static int64_t dyn_shapes[MAX_IO * MAX_RANK], dims[MAX_DIMS];
-	void **in = NULL, **out = NULL;
-	Npy *ref = NULL;            /* --expect */
-	int nin = 0, nout = 0;      /* entries of in, out and ref to free */
+	Step *st = NULL;
+	int nsteps = 0;             /* entries of st to free */
 	Latency lat = {0, 0};
 	char *weights = NULL;
 	int status;
@@ -1004,50 +1341,23 @@ int cmd_run(int argc, char **argv)
 		goto done;
 	}
 
-	/* The command line against the descriptor: counts first, then
-	 * every input and reference file (all mismatches reported); exit 1.
-	 * With --expect, -o is optional. */
-	status = check_count(a.lib, d->ninputs, d->inputs, "input", a.nin, "-i");
-	if (a.nout || !a.nexpect)
-		status |= check_count(a.lib, d->noutputs, d->outputs, "output", a.nout, "-o");
-	if (a.nexpect)
-		status |= check_count(a.lib, d->noutputs, d->outputs, "output", a.nexpect, "--expect");
-	if (status)
-		goto done;
-	if (d->abi_version >= 4 && d->ndims > 0) {
-		if (d->ninputs + d->noutputs > MAX_IO) {
-			diag_error(a.lib, "doccc run takes at most %d inputs and outputs of a library with run-time dims", MAX_IO);
-			goto done;
-		}
-		if (bind_dims(a.lib, d, a.in, &dyn_desc, dyn_tabs, dyn_shapes, dims) != 0)
-			goto done;
-		d = &dyn_desc;
-	}
-	in = calloc((size_t)d->ninputs + 1, sizeof *in);
-	out = calloc((size_t)d->noutputs + 1, sizeof *out);
-	ref = calloc((size_t)d->noutputs + 1, sizeof *ref);
-	if (!in || !out || !ref) {
+	/* The command line against the descriptor, step by step, before the
+	 * model is created. */
+	st = calloc((size_t)a.nsteps, sizeof *st);
+	if (!st) {
 		diag_error(a.lib, "out of memory");
 		goto done;
 	}
-	nin = d->ninputs;
-	nout = d->noutputs;
-	status = 0;
-	for (int k = 0; k < d->ninputs; k++)
-		if (load_input(a.in[k], k, &d->inputs[k], &in[k]) != 0)
-			status = -1;
-	for (int k = 0; k < a.nexpect; k++)
-		if (load_reference(a.expect[k], k, &d->outputs[k], &ref[k]) != 0)
-			status = -1;
-	if (status)
+	nsteps = a.nsteps;
+	for (int s = 0; s < nsteps; s++) {
+		st[s].args = &a.steps[s];
+		st[s].d = d;
+		if (nsteps > 1)
+			snprintf(st[s].sp, sizeof st[s].sp, "step %d: ", s + 1);
+	}
+	if ((status = load_steps(a.lib, d, st, nsteps)) != EXIT_OK) {
+		rc = status;
 		goto done;
-	for (int k = 0; k < d->noutputs; k++) {
-		const doccc_tensor_desc *t = &d->outputs[k];
-		out[k] = alloc64((size_t)t->numel * dtypes[t->dtype].size);
-		if (!out[k]) {
-			diag_error(a.lib, "out of memory for output %d ('%s')", k, t->name);
-			goto done;
-		}
 	}
 
 	if (find_weights(a.lib, d, a.weights, &weights) != 0)
@@ -1066,8 +1376,9 @@ int cmd_run(int argc, char **argv)
 			diag_error(a.lib, "create failed: %s", status_text(d, NULL, status));
 		goto done;
 	}
-	if (d->abi_version >= 4 && d->ndims > 0 && (status = d->set_dims(model, dims)) != 0) {
-		diag_error(a.lib, "cannot run at these dims: %s", status_text(d, model, status));
+	/* The first step's dims; run_steps sets the others' as it goes. */
+	if (d->abi_version >= 4 && d->ndims > 0 && (status = d->set_dims(model, st[0].dims)) != 0) {
+		diag_error(a.lib, "%scannot run at these dims: %s", st[0].sp, status_text(d, model, status));
 		goto done;
 	}
 	if (a.threads) {
@@ -1081,30 +1392,42 @@ int cmd_run(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (run_model(a.lib, d, model, &a, in, out, &lat) != 0)
+	if (run_steps(a.lib, d, model, &a, st, nsteps, &lat) != 0)
 		goto done;
-	if (a.repeat > 0 && !a.json)
-		printf("latency: median %.3f ms, min %.3f ms over %d runs\n", lat.median, lat.min, a.repeat);
+	if (a.repeat > 0 && !a.json) {
+		printf("latency: median %.3f ms, min %.3f ms over %d runs", lat.median, lat.min, a.repeat);
+		printf(nsteps > 1 ? " of the %d steps\n" : "\n", nsteps);
+		for (int s = 0; nsteps > 1 && s < nsteps; s++)
+			printf("%slatency: median %.3f ms, min %.3f ms\n", st[s].sp, st[s].lat.median, st[s].lat.min);
+	}
 	/* The outputs are written whether or not they match: they are what
 	 * was compared, and a failing CI job wants to keep them. */
-	if (a.nout && write_outputs(d, &a, out) != 0)
+	if (a.nout && write_outputs(st, nsteps, &a) != 0)
 		goto done;
-	if (a.nexpect && check_outputs(d, &a, out, ref, &lat) != 0)
+	if (a.nexpect && check_outputs(st, nsteps, &a, &lat) != 0)
 		goto done;
 	rc = EXIT_OK;
 
 done:
 	if (model)
 		d->destroy(model);
-	for (int k = 0; k < nin; k++)
-		free(in[k]);
-	for (int k = 0; k < nout; k++) {
-		free(out[k]);
-		npy_free(&ref[k]);
+	for (int s = 0; s < nsteps; s++) {
+		Step *p = &st[s];
+		for (int k = 0; k < p->nin; k++)
+			free(p->in[k]);
+		for (int k = 0; k < p->nout; k++) {
+			free(p->out[k]);
+			npy_free(&p->ref[k]);
+		}
+		free(p->in);
+		free(p->out);
+		free(p->ref);
+		free(p->cmp);
+		free(p->ms);
+		free(p->tabs);
+		free(p->shapes);
 	}
-	free(in);
-	free(out);
-	free(ref);
+	free(st);
 	free(weights);
 	if (dl)
 		dlclose(dl);
@@ -1112,5 +1435,6 @@ done:
 	free(a.in);
 	free(a.out);
 	free(a.expect);
+	free(a.steps);
 	return rc;
 }

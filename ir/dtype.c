@@ -132,9 +132,9 @@ _Static_assert(COUNTOF(sched_name) == NSCHEDS, "sched_name out of step with Sche
 /* ---- the SDFG dump's names (dump.c writes them, read.c reads them) ------------- */
 const char *const ckind_name[] = {
 	[CK_INPUT] = "input", [CK_OUTPUT] = "output", [CK_CONST] = "const",
-	[CK_TRANSIENT] = "transient", [CK_VIEW] = "view", [CK_LOCAL] = "local",
+	[CK_TRANSIENT] = "transient", [CK_VIEW] = "view", [CK_LOCAL] = "local", [CK_STATE] = "state",
 };
-_Static_assert(COUNTOF(ckind_name) == CK_LOCAL + 1, "ckind_name out of step with CKind");
+_Static_assert(COUNTOF(ckind_name) == CK_STATE + 1, "ckind_name out of step with CKind");
 
 const char *const wcr_name[] = {[W_NONE] = "none", [W_SUM] = "sum", [W_MAX] = "max", [W_MIN] = "min", [W_PROD] = "prod"};
 _Static_assert(COUNTOF(wcr_name) == W_PROD + 1, "wcr_name out of step with Wcr");

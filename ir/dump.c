@@ -376,7 +376,7 @@ int sdfg_dump_json(Sdfg *g, Buf *b)
 		buf_puts(b, ", \"dtype\": ");
 		buf_quote(b, dt_name(c->dt));
 		buf_puts(b, ", \"kind\": ");
-		buf_quote(b, NAME_OF(ckind_name, c->kind, CK_LOCAL + 1));
+		buf_quote(b, NAME_OF(ckind_name, c->kind, CK_STATE + 1));
 		int rank = c->rank >= 0 && c->rank <= MAXDIM ? c->rank : 0;
 		buf_puts(b, ", \"shape\": ");
 		jexprs(b, g, c->shape, rank);
@@ -388,6 +388,9 @@ int sdfg_dump_json(Sdfg *g, Buf *b)
 		buf_printf(b, ", \"base\": %d, \"io\": %d, \"aofs\": %lld", c->base, c->io, (long long)c->aofs);
 		if (c->aofs == -2) buf_printf(b, ", \"aslot\": %d", c->aslot);
 		if (c->wofs) buf_printf(b, ", \"wofs\": %lld", (long long)c->wofs);
+		if (c->kind == CK_STATE)
+			buf_printf(b, ", \"init\": %d, \"sofs\": %lld, \"inplace\": %s", c->init, (long long)c->sofs,
+			           c->inplace ? "true" : "false");
 		buf_printf(b, ", \"owner\": %d, \"dead\": %s", c->owner, c->dead ? "true" : "false");
 		rc |= jdata(b, g, i);
 		buf_putc(b, '}');
@@ -405,6 +408,11 @@ int sdfg_dump_json(Sdfg *g, Buf *b)
 	jints(b, g->inputs, g->ninputs);
 	buf_puts(b, ",\n  \"outputs\": ");
 	jints(b, g->outputs, g->noutputs);
+	if (g->nstates) {
+		buf_puts(b, ",\n  \"states\": ");
+		jints(b, g->states, g->nstates);
+		buf_printf(b, ",\n  \"state_size\": %lld", (long long)g->state_size);
+	}
 	buf_printf(b, ",\n  \"arena_size\": %lld,\n  \"next_id\": %d,\n  \"host_steps\": [", (long long)g->arena_size, g->nextid);
 	for (int i = 0; i < g->nhost_steps; i++) {
 		buf_puts(b, i ? ", {\"node\": " : "{\"node\": ");

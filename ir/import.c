@@ -57,7 +57,7 @@ static int import_inputs(Imp *m)
 	cJSON *sig = json_get(json_get(json_get(m->ep, "graph_module"), "signature"), "input_specs");
 	int bad = 0, nuser = 0;
 	/* placeholders are the first containers: one per spec */
-	int nfqn = m->nfqn = m->g->ncs + json_len(sig) + 1;
+	int nfqn = m->nfqn = m->g->ncs + 2 * json_len(sig) + 1; /* a state: its initial value too */
 	m->fqn = arena_alloc(m->a, sizeof(char *) * (size_t)nfqn);
 	memset(m->fqn, 0, sizeof(char *) * (size_t)nfqn);
 	for (int i = 0; i < json_len(sig); i++) {
@@ -127,6 +127,11 @@ static int import_inputs(Imp *m)
 		sdfg_const_source(m->g, id, weight_make, ws);
 		if (id < nfqn)
 			m->fqn[id] = arena_printf(m->a, "%s '%s'", !strcmp(kind, "tensor_constant") ? "constant" : kind, fqn);
+		if (!strcmp(kind, "buffer") && state_written(m, nm)) {
+			int st = state_new(m, nm, id);
+			if (st < nfqn)
+				m->fqn[st] = m->fqn[id];
+		}
 	}
 	/* Inputs in signature order. */
 	m->g->ninputs = nuser;
@@ -212,11 +217,12 @@ static const char *value_op(Imp *m, const char *name)
 }
 
 /* A mutation in the signature (output_specs[i], of kind `kind`, spec x):
- * what was mutated and by which op, and what to do. Batch norm is blamed
+ * 0 for a buffer the model keeps as state; else 1 after saying what was
+ * mutated and by which op, and what to do. Batch norm is blamed
  * only where the buffer is its running statistics (updated by a batch-norm
  * op) or its batch counter; any other buffer is state the model keeps
  * across calls, a cache or a counter. */
-static void mutation_error(Imp *m, int i, const char *kind, const cJSON *x)
+static int mutation_error(Imp *m, int i, const char *kind, const cJSON *x)
 {
 	int buf = !strcmp(kind, "buffer_mutation"), par = !strcmp(kind, "parameter_mutation");
 	const char *what = json_str(json_get(x, buf ? "buffer_name" : par ? "parameter_name" : "user_input_name"));
@@ -233,14 +239,16 @@ static void mutation_error(Imp *m, int i, const char *kind, const cJSON *x)
 		diag_error(m->path, "output_specs[%d]: the graph updates buffer '%s' in forward%s: the batch counter of a "
 		                    "training-mode batch norm, which doccc does not compute: doccc compiles inference only (call "
 		                    "model.eval() before export)", i, what, by);
-	else if (buf || par)
-		diag_error(m->path, "output_specs[%d]: the graph mutates %s '%s' in forward%s: state the model keeps "
-		                    "across calls (a cache, a counter), which doccc does not support yet; export the model "
-		                    "without it, or pass the state as an input and return its new value as an output",
-		           i, buf ? "buffer" : "parameter", what, by);
+	else if (buf)
+		return 0; /* state the model keeps across calls: ir/import/state.c */
+	else if (par)
+		diag_error(m->path, "output_specs[%d]: the graph mutates parameter '%s' in forward%s: doccc compiles inference "
+		                    "only, and keeps a model's state in buffers: register the state with register_buffer",
+		           i, what, by);
 	else
 		diag_error(m->path, "output_specs[%d]: the graph mutates input '%s' in place%s; doccc's inputs are "
 		                    "read-only: return the new value as an output instead", i, what, by);
+	return 1;
 }
 
 static int check_signature(Imp *m)
@@ -259,8 +267,7 @@ static int check_signature(Imp *m)
 			bad = 1;
 		} else if (!strcmp(kind, "buffer_mutation") || !strcmp(kind, "parameter_mutation") ||
 		           !strcmp(kind, "user_input_mutation")) {
-			mutation_error(m, i, kind, x);
-			bad = 1;
+			bad |= mutation_error(m, i, kind, x);
 		} else if (strcmp(kind, "user_output")) {
 			diag_error(m->path, "output_specs[%d]: '%s' outputs are not supported", i, kind);
 			bad = 1;
@@ -366,7 +373,7 @@ static const struct {
 	{"cat", 0}, {"stack", 0}, {"where", 0}, {"cast", 0}, {"softmax", 0}, {"norm", 1}, {"attention", 0}, {"noop", 1},
 	{"dropout", 0}, {"split", 0}, {"tri", 0}, {"assert_async", 0}, {"remap", 0},
 	{"square", 0}, {"lerp", 0}, {"nan_to_num", 0}, {"round_decimals", 0}, {"sort", 0}, {"vnorm", 0},
-	{"upsample", 0}, {"argred", 0}, {"scan", 0}, {"one_hot", 0}, {"glu", 0},
+	{"upsample", 0}, {"argred", 0}, {"scan", 0}, {"one_hot", 0}, {"glu", 0}, {"scatter", 0}, {"index_op", 0},
 };
 
 const char *import_dyn_lowering(int i)
@@ -679,12 +686,15 @@ static Sdfg *import_once(Arena *a, const char *name, const ImportArgs *args, con
 		goto out;
 	if (m->census)
 		census_syms(m);
+	bad |= state_scan(m);
 	bad |= import_inputs(m);
 	if (bad)
 		goto out;
 	bad |= import_nodes(m);
 	if (!bad)
 		bad |= import_outputs(m);
+	if (!bad)
+		bad |= state_commit(m);
 	if (!bad)
 		g = m->g;
 	if (m->need_static && need_static)

@@ -21,6 +21,17 @@
  * own shape, strides and offset: permute, expand, slice and view of
  * contiguous data cost nothing) and locals (small per-iteration buffers such
  * as accumulator tiles, declared inside the body of the loop that owns them).
+ * A state container (CK_STATE) is memory of the library's instance that
+ * lives across runs: a buffer the program mutates (a KV cache, a counter, a
+ * recurrent hidden state). create() fills it from its initial value (a
+ * constant, Container.init) and reset() does again. Reads before its one
+ * writer see the value of the previous run, reads after it the new one;
+ * passes keep the order of its readers and its writer (map_fusion moves no
+ * read of it across the write, dce keeps the write). Import writes it once,
+ * at the end, from the value the program computed (the commit); the state
+ * pass (ir/passes/state.c) lets the producer of that value write it in
+ * place instead where the old value is dead, so a cache update writes its
+ * new rows only.
  *
  * Sizes, bounds, strides and memlet indices are symbolic integer
  * expressions (Expr) over symbols: loop variables and shape symbols.
@@ -168,7 +179,7 @@ typedef int (*SymFind)(void *ctx, const char *name);
 Expr *ex_read(Sdfg *g, const char *s, SymFind find, void *ctx, const char **err);
 
 /* ---- containers ------------------------------------------------------------- */
-typedef enum { CK_INPUT, CK_OUTPUT, CK_CONST, CK_TRANSIENT, CK_VIEW, CK_LOCAL } CKind;
+typedef enum { CK_INPUT, CK_OUTPUT, CK_CONST, CK_TRANSIENT, CK_VIEW, CK_LOCAL, CK_STATE } CKind;
 
 typedef struct {
 	char *name;          /* unique C identifier */
@@ -190,6 +201,9 @@ typedef struct {
 	                         * -2 = set at run time (Sdfg.ws[aslot]: a size with run-time dims) */
 	int aslot;
 	int owner;              /* CK_LOCAL: node id of the loop whose body declares it */
+	int init;               /* CK_STATE: the CK_CONST container of its initial value, -1: zeros */
+	int64_t sofs;           /* CK_STATE: byte offset in the instance's state (memplan), -1 = unplanned */
+	int inplace;            /* CK_STATE: its update writes only what changes (the state pass) */
 	int dead;               /* removed (dead-code elimination); ids stay stable */
 } Container;
 
@@ -560,6 +574,11 @@ struct Sdfg {
 	int nguards, capguards;
 	WsSlot *ws;
 	int nws;
+	/* State (CK_STATE containers) in the API's order (NAME_STATE*), and the
+	 * bytes of the instance's state area (memplan). */
+	int *states;
+	int nstates, capstates;
+	int64_t state_size;
 	/* consts.c: bytes of made constants held, their peak, a use clock */
 	int64_t const_held, const_peak, const_clock;
 	int const_freer;         /* the arena frees what is held (registered once) */
@@ -775,6 +794,7 @@ struct Pass {
 /* The passes, one per file in ir/passes/, in pass_table order. */
 int pass_dce(PassCtx *c);
 int pass_fold_constants(PassCtx *c);
+int pass_state(PassCtx *c);
 int pass_expand(PassCtx *c);
 int pass_map_fusion(PassCtx *c);
 int pass_schedule(PassCtx *c);

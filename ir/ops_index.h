@@ -20,6 +20,9 @@
  * index_copy / index_fill (lower_index_op) */
 enum { GA_INDEX_SELECT, GA_GATHER, GA_EMBEDDING, GA_INDEX };
 enum { SC_SRC, SC_VALUE, SC_ADD, SC_REDUCE, SC_INDEX_PUT, SC_SLICE, SC_SELECT, SC_VIEW };
+/* SC_REDUCE's "reduce", in the order of scatter_reduce's names (sum, prod,
+ * amax, amin, mean) */
+enum { SR_SUM, SR_PROD, SR_AMAX, SR_AMIN, SR_MEAN };
 enum { IX_ADD, IX_COPY, IX_FILL, IX_FILL_TENSOR };
 /* embedding_bag overloads: padding_idx absent (embedding_bag.default), an
  * optional index that wraps like a dim (.padding_idx), or torch's raw

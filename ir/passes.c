@@ -66,6 +66,8 @@ const Pass pass_table[] = {
 	{"dce", "remove nodes and containers that no output depends on", pass_dce, 1, 0, "dce", NULL, 0},
 	{"fold_constants", "precompute constant parts: batch norm folded into convolution weights", pass_fold_constants, 1, 0,
 	 "folded", fold_params, COUNTOF(fold_params)},
+	{"state", "update state (a KV cache, a counter) in place where its old value is dead: a cache update writes its "
+	 "new rows only", pass_state, 1, 0, "stated", NULL, 0},
 	{"expand", "expand library nodes into maps and tasklets (tiled micro-kernels for convolution and GEMM)", pass_expand, 1,
 	 1, "expanded", expand_params, COUNTOF(expand_params)},
 	{"map_fusion", "fuse elementwise consumers into the loop nest of their producer", pass_map_fusion, 1, 0, "fused", NULL, 0},

@@ -409,7 +409,8 @@ static void read_container(Rd *r, const cJSON *o, int i, void *ctx)
 {
 	int64_t *weights = ctx;
 	static const char *const keys[] = {"id", "name", "origin", "dtype", "kind", "shape", "strides", "offset", "base",
-	                                   "io", "aofs", "aslot", "wofs", "owner", "dead", "data", NULL};
+	                                   "io", "aofs", "aslot", "wofs", "owner", "dead", "data", "init", "sofs", "inplace",
+	                                   NULL};
 	Sdfg *g = r->g;
 	Container c;
 	memset(&c, 0, sizeof c);
@@ -432,7 +433,7 @@ static void read_container(Rd *r, const cJSON *o, int i, void *ctx)
 	const char *dtn[NDTYPES];
 	for (int d = 0; d < NDTYPES; d++) dtn[d] = dtype_info[d].name;
 	c.dt = (Dtype)get_enum(r, o, "dtype", dtn, NDTYPES, DT_F32);
-	c.kind = (CKind)get_enum(r, o, "kind", ckind_name, CK_LOCAL + 1, CK_TRANSIENT);
+	c.kind = (CKind)get_enum(r, o, "kind", ckind_name, CK_STATE + 1, CK_TRANSIENT);
 	c.rank = get_array(r, o, "shape", 1, MAXDIM);
 	if (c.rank < 0) c.rank = 0;
 	get_exprs(r, o, "shape", c.shape, c.rank);
@@ -450,8 +451,14 @@ static void read_container(Rd *r, const cJSON *o, int i, void *ctx)
 	c.wofs = get_int(r, o, "wofs", 0, 0, INT64_MAX, 0);
 	c.owner = (int)get_int(r, o, "owner", 1, -1, INT32_MAX, -1);
 	c.dead = get_bool(r, o, "dead", 1);
-	if ((c.kind == CK_INPUT || c.kind == CK_OUTPUT) != (c.io >= 0))
-		rd_err(r, "io %d for a container of kind %s (inputs and outputs only have one)", c.io, ckind_name[c.kind]);
+	int st = c.kind == CK_STATE;
+	c.init = (int)get_int(r, o, "init", st, -1, INT32_MAX, -1);
+	c.sofs = get_int(r, o, "sofs", st, -1, INT64_MAX, -1);
+	c.inplace = get_bool(r, o, "inplace", st);
+	if (!st && (json_get(o, "init") || json_get(o, "sofs") || json_get(o, "inplace")))
+		rd_err(r, "init, sofs and inplace for a container of kind %s (state only)", ckind_name[c.kind]);
+	if ((c.kind == CK_INPUT || c.kind == CK_OUTPUT || st) != (c.io >= 0))
+		rd_err(r, "io %d for a container of kind %s (inputs, outputs and state only have one)", c.io, ckind_name[c.kind]);
 	if ((c.kind == CK_VIEW) != (c.base >= 0))
 		rd_err(r, "base %d for a container of kind %s (views only have one)", c.base, ckind_name[c.kind]);
 	if ((c.kind == CK_LOCAL) != (c.owner >= 0))
@@ -539,12 +546,12 @@ static void sig_elem(Rd *r, const cJSON *e, int i, void *ctx)
 	s->ids[i] = (int)c;
 }
 
-/* inputs or outputs: every container of kind k once, at its io. */
+/* inputs, outputs or states: every container of kind k once, at its io. */
 static void read_signature(Rd *r, const cJSON *top, const char *key, CKind k, int **arr, int *n)
 {
 	Sdfg *g = r->g;
 	Sig s = {k, arena_alloc(g->arena, sizeof(int) * (size_t)(g->ncs + 1))};
-	int len = each(r, top, key, 1, g->ncs, sig_elem, &s);
+	int len = each(r, top, key, k != CK_STATE, g->ncs, sig_elem, &s);
 	*arr = s.ids;
 	*n = len > 0 ? len : 0;
 	size_t m = at_key(r, key);
@@ -1188,7 +1195,7 @@ static void read_top(Rd *r, const cJSON *top)
 {
 	static const char *const keys[] = {"sdfg_format", "name", "hash", "containers", "symbols", "inputs", "outputs",
 	                                   "arena_size", "next_id", "host_steps", "specialized", "dims", "guards", "msgs",
-	                                   "ws", "census", "root", NULL};
+	                                   "ws", "census", "root", "states", "state_size", NULL};
 	Sdfg *g = r->g;
 	check_keys(r, top, keys);
 	const char *name = get_str(r, top, "name", 1, 0);
@@ -1211,6 +1218,9 @@ static void read_top(Rd *r, const cJSON *top)
 	index_names(r, 1);
 	read_signature(r, top, "inputs", CK_INPUT, &g->inputs, &g->ninputs);
 	read_signature(r, top, "outputs", CK_OUTPUT, &g->outputs, &g->noutputs);
+	read_signature(r, top, "states", CK_STATE, &g->states, &g->nstates);
+	g->capstates = g->nstates;
+	g->state_size = get_int(r, top, "state_size", 0, 0, INT64_MAX, 0);
 	g->arena_size = get_int(r, top, "arena_size", 1, 0, INT64_MAX, 0);
 	g->nextid = (int)get_int(r, top, "next_id", 1, 0, INT32_MAX - 1, 0);
 	each(r, top, "host_steps", 1, 1 << 30, read_host_step, NULL);

@@ -172,6 +172,8 @@ int sdfg_add_container_x(Sdfg *g, const char *name, Dtype dt, CKind k, int rank,
 	c.io = -1;
 	c.aofs = -1;
 	c.owner = -1;
+	c.init = -1;
+	c.sofs = -1;
 	int id = g->ncs;
 	VEC_PUSH(g->arena, g->cs, g->ncs, g->capcs, c);
 	if (k == CK_INPUT) {
@@ -180,6 +182,9 @@ int sdfg_add_container_x(Sdfg *g, const char *name, Dtype dt, CKind k, int rank,
 	} else if (k == CK_OUTPUT) {
 		g->cs[id].io = g->noutputs;
 		push_io(g, &g->outputs, &g->noutputs, id);
+	} else if (k == CK_STATE) {
+		g->cs[id].io = g->nstates;
+		VEC_PUSH(g->arena, g->states, g->nstates, g->capstates, id);
 	}
 	return id;
 }

@@ -375,6 +375,35 @@ static void check_containers(V *v)
 		else if (g->cs[c].io != i)
 			ERR(v, "output '%s' has io %d but is outputs[%d]", g->cs[c].name, g->cs[c].io, i);
 	}
+	/* state: fixed sizes, an initial value of its dtype and size (or none:
+	 * zeros), a place
+	 * inside the state area once planned */
+	for (int i = 0; i < g->nstates; i++) {
+		int c = g->states[i];
+		if (c < 0 || c >= g->ncs || g->cs[c].kind != CK_STATE || g->cs[c].dead) {
+			ERR(v, "states[%d] = %d ('%s') is not a live state container", i, c, cname(g, c));
+			continue;
+		}
+		const Container *s = &g->cs[c];
+		int64_t n = sdfg_numel(g, c), in = -1, bytes;
+		if (s->io != i)
+			ERR(v, "state '%s' has io %d but is states[%d]", s->name, s->io, i);
+		if (n < 0)
+			ERR(v, "state '%s' has a size that depends on run-time dims", s->name);
+		if (s->init != -1 && (s->init < 0 || s->init >= g->ncs || g->cs[s->init].kind != CK_CONST || g->cs[s->init].dead ||
+		                      g->cs[s->init].dt != s->dt || (in = sdfg_numel(g, s->init)) != n))
+			ERR(v, "state '%s': its initial value %d ('%s') is no live constant of its dtype and size", s->name, s->init,
+			    cname(g, s->init));
+		if (s->sofs != -1 && (s->sofs < 0 || s->sofs % 64 || n < 0 || ck_mul(n, dtype_info[s->dt].size, &bytes) ||
+		                      bytes > g->state_size - s->sofs))
+			ERR(v, "state '%s': offset %lld outside the state area of %lld bytes", s->name, (long long)s->sofs,
+			    (long long)g->state_size);
+		(void)in;
+	}
+	for (int c = 0; c < g->ncs; c++)
+		if (g->cs[c].kind == CK_STATE && !g->cs[c].dead &&
+		    (g->cs[c].io < 0 || g->cs[c].io >= g->nstates || g->states[g->cs[c].io] != c))
+			ERR(v, "state '%s' is not states[%d]", g->cs[c].name, g->cs[c].io);
 }
 
 /* Roots of the non-local containers written in subtree n, each marked once

@@ -108,3 +108,26 @@ def test_pipeline_example(tmp_path):
     np.save(ref, y)
     r = make(["check"], two, env, check=False)
     assert r.returncode != 0 and "FAIL" in r.stdout + r.stderr, fmt_result(r)
+
+
+def test_llm_example(tmp_path):
+    """examples/llm: a decoder with its KV cache exported by transformers'
+    own path, compiled, and generating from C: the tokens are eager's, and
+    the program reports prefill and decode speed. A tampered reference
+    fails `make check`."""
+    require("torch")
+    require("transformers")
+    require_cmd("make")
+    d = tmp_path / "llm"
+    shutil.copytree(EXAMPLE.parent / "llm", d, ignore=shutil.ignore_patterns("build"))
+    env = dict(os.environ, DOCCC=str(doccc_path()), PYTHON=sys.executable)
+    r = make(["TOKENS=24", "MAXCACHE=64"], d, env)
+    assert "tokens: the same as eager PyTorch's" in r.stdout, fmt_result(r)
+    assert re.search(r"prefill: 8 tokens, [0-9.]+ tokens/s; decode: 23 tokens, [0-9.]+ tokens/s", r.stderr), \
+        fmt_result(r)
+    toks = (d / "build" / "tokens.txt").read_text().split()
+    assert len(toks) == 24 and toks == (d / "build" / "tokens_ref.txt").read_text().split()
+    ref = d / "build" / "tokens_ref.txt"
+    ref.write_text(" ".join(toks[:-1] + [str((int(toks[-1]) + 1) % 256)]) + "\n")
+    r = make(["TOKENS=24", "MAXCACHE=64", "check"], d, env, check=False)
+    assert r.returncode != 0 and "tokens differ from eager PyTorch's" in r.stdout, fmt_result(r)

@@ -65,9 +65,9 @@ static int dc_finish(DC_API(t) *m)
 static cudaError_t dc_enqueue(DC_API(t) *m, cudaStream_t s, const void *const *ins, void *const *outs)
 {
 #if DC_NDIMS
-	DC_API(forward)(m->w, m->ws, s, m->err, ins, outs, m->dims, m->ofs);
+	DC_API(forward)(m->w, m->ws DC_STATE_ARG(m), s, m->err, ins, outs, m->dims, m->ofs);
 #else
-	DC_API(forward)(m->w, m->ws, s, m->err, ins, outs);
+	DC_API(forward)(m->w, m->ws DC_STATE_ARG(m), s, m->err, ins, outs);
 #endif
 	cudaError_t e = cudaGetLastError();
 	return e != cudaSuccess ? e : cudaMemcpyAsync(m->flag, m->err, sizeof(int), cudaMemcpyDeviceToHost, s);
@@ -218,6 +218,21 @@ static int dc_run_host(DC_API(t) *m, const void *const *ins, void *const *outs)
 	return dc_finish(m);
 }
 
+#if DC_NSTATES
+/* The state's copies (emit_state_api's): after the runs queued on the
+ * instance's stream, synchronous; src NULL fills zeros. */
+static int dc_state_copy(DC_API(t) *m, void *dst, const void *src, size_t n, int dir)
+{
+	static const cudaMemcpyKind kind[] = {cudaMemcpyDeviceToDevice, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+	                                      cudaMemcpyDeviceToDevice};
+	cudaError_t e = cudaStreamSynchronize(m->stream);
+	if (e == cudaSuccess)
+		e = src ? cudaMemcpy(dst, src, n, kind[dir]) : cudaMemset(dst, 0, n);
+	return e == cudaSuccess ? DOCCC_OK : dc_rt_error(m, e, "copying the state");
+}
+static int dc_state_reset(DC_API(t) *m);
+#endif
+
 static int dc_setup(DC_API(t) *m, const char *weights_path)
 {
 	(void)weights_path;
@@ -253,7 +268,12 @@ static int dc_setup(DC_API(t) *m, const char *weights_path)
 	if (e != cudaSuccess)
 		return dc_rt_error(m, e, "uploading the weights");
 #endif
+#if DC_NSTATES
+	DC_TRY(m, cudaMalloc((void **)&m->st, DC_STATE_SIZE), "cudaMalloc of the state");
+	return dc_state_reset(m);
+#else
 	return DOCCC_OK;
+#endif
 }
 
 void DC_API(destroy)(DC_API(t) *model)
@@ -266,6 +286,9 @@ void DC_API(destroy)(DC_API(t) *model)
 	(void)cudaFree(model->ws);
 	(void)cudaFree(model->w);
 	(void)cudaFree(model->err);
+#if DC_NSTATES
+	(void)cudaFree(model->st);
+#endif
 	for (int i = 0; i < DC_NIN; i++)
 		(void)cudaFree(model->hin[i]);
 	for (int i = 0; i < DC_NOUT; i++)

@@ -4,11 +4,16 @@
  * set_dims grows the device workspace (dc_grow) and forgets what was made
  * for other dims (dc_moved: graphs and run_host's buffers). Printed into
  * NAME.cu by backends/emit_gpu.c before gpu_api.h, which says which macros
- * both take (DC_MODEL is the struct's tag, the model's name).
+ * both take (DC_MODEL is the struct's tag, the model's name; DC_NSTATES,
+ * DC_STATE_SIZE and DC_STATE_ARG come with state only).
  *
  * The opening comment is for this file's reader: the library gets what
  * follows it (rt_body).
  */
+#ifndef DC_NSTATES /* a stateless model; else DC_STATE_ARG passes the state to the forward */
+#define DC_NSTATES 0
+#define DC_STATE_ARG(m)
+#endif
 #define DC_GRAPHS 4
 #define DC_GRAPH_WHAT "capturing the run as a " DC_RUNTIME " graph (DOCCC_GPU_GRAPHS=0 runs without)"
 typedef struct {
@@ -34,6 +39,9 @@ struct DC_MODEL {
 	long runs;
 	dc_graph graphs[DC_GRAPHS];
 	char msg[512];
+#if DC_NSTATES
+	unsigned char *st;         /* the state, on the device (backends/emit.c: emit_state_api) */
+#endif
 #if DC_NDIMS
 	int64_t dims[DC_NDIMS];
 	int64_t ofs[DC_NWS + 1];

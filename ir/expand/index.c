@@ -104,19 +104,32 @@ int expand_gather(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTil
 
 /* ---- scatters -------------------------------------------------------------------- */
 
-enum { SR_SUM, SR_PROD, SR_AMAX, SR_AMIN, SR_MEAN };
-
-/* out = self with the slice / selected row taken from src: one nest. */
+/* out = self with the slice / selected row taken from src: one nest; in
+ * place (self is out) a nest over src. */
 static void scatter_slice(Sdfg *g, LibNode *l, Node *seq, const char *label)
 {
 	int x = l->in[0], out = l->out[0], src = l->in[1];
 	Container *xc = sdfg_c(g, x), *o = sdfg_c(g, out), *sc = sdfg_c(g, src);
 	int mode = (int)lib_int(l, "mode", SC_SLICE), dim = (int)lib_int(l, "dim", 0);
 	int ov[MAXDIM];
+	int64_t start = lib_int(l, "start", 0);
+	if (x == out) {
+		/* in place (the state pass): only src's positions */
+		int sv[MAXDIM];
+		Node *sb = xp_block(g, xp_nest(g, seq, src, sv), label);
+		Expr **S = xp_vars(g, sc->rank, sv), *oi[MAXDIM];
+		for (int d = 0, k = 0; d < o->rank; d++)
+			if (mode == SC_SELECT)
+				oi[d] = d == dim ? ex_int(g, start) : S[k++];
+			else
+				oi[d] = d == dim ? ex_addi(g, ex_muli(g, S[d], lib_int(l, "step", 1)), start) : S[d];
+		Operand v[1] = {opd_mem(src, sc->rank, S)};
+		sdfg_store(sb, sdfg_tasklet(g, sb, T_ASSIGN, o->dt, 1, v), xp_memlet(out, o->rank, oi), W_NONE);
+		return;
+	}
 	Node *body = xp_nest(g, seq, out, ov);
 	Expr **O = xp_vars(g, o->rank, ov);
 	Node *b = xp_block(g, body, label);
-	int64_t start = lib_int(l, "start", 0);
 	Expr *rel = ex_addi(g, O[dim], -start), *si[MAXDIM];
 	int cond;
 	if (mode == SC_SELECT) {
@@ -195,13 +208,16 @@ int expand_scatter(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTi
 		cnt = sdfg_add_container_x(g, "cnt", DT_I64, CK_TRANSIENT, o->rank, o->shape);
 		sdfg_c(g, cnt)->origin = "";
 	}
-	/* 1. dst = self (cnt = 1 where self counts, else 0) */
+	/* 1. dst = self (cnt = 1 where self counts, else 0); in place (self is
+	 * out: the state pass) dst holds self already */
 	int ov[MAXDIM];
-	Node *body = xp_nest(g, seq, out, ov);
-	Expr **O = xp_vars(g, o->rank, ov);
-	Node *cb = xp_block(g, body, label);
-	Operand s0[1] = {opd_mem(x, xc->rank, O)};
-	sdfg_store(cb, sdfg_tasklet(g, cb, T_ASSIGN, o->dt, 1, s0), xp_memlet(dst, o->rank, O), W_NONE);
+	Node *body = x != dst || cnt >= 0 ? xp_nest(g, seq, out, ov) : NULL;
+	Expr **O = body ? xp_vars(g, o->rank, ov) : NULL;
+	Node *cb = body ? xp_block(g, body, label) : NULL;
+	if (x != dst) {
+		Operand s0[1] = {opd_mem(x, xc->rank, O)};
+		sdfg_store(cb, sdfg_tasklet(g, cb, T_ASSIGN, o->dt, 1, s0), xp_memlet(dst, o->rank, O), W_NONE);
+	}
 	if (cnt >= 0) {
 		Operand c0[1] = {opd_const(incl)};
 		sdfg_store(cb, sdfg_tasklet(g, cb, T_ASSIGN, DT_I64, 1, c0), xp_memlet(cnt, o->rank, O), W_NONE);

@@ -20,6 +20,8 @@ typedef struct ImpFiles {
 	Safetensors *st;           /* --weights, or NULL */
 	const char *stpath;
 	int64_t wbytes;            /* weight bytes bound so far (DOCC_MAX_WEIGHT_BYTES) */
+	const char **written;      /* the buffer placeholders the program writes (state.c) */
+	int nwritten, capwritten;
 } ImpFiles;
 
 /* shapes.c: --shape, --dim, --max-dim and the export's symbols bound before
@@ -34,6 +36,16 @@ cJSON *shapes_input_sizes(Imp *m, cJSON *spec, const char **name);
 typedef struct WeightSrc WeightSrc;
 const WeightSrc *weight_load(Imp *m, const char *fqn, int isconst, const Meta *want, const char *placeholder);
 int weight_make(Sdfg *g, const ConstSrc *s, void *dst);
+
+/* state.c: find the buffers the program writes (before the inputs are
+ * imported); is placeholder one of them; make buffer placeholder nm, of
+ * initial value init (a constant), a state bound to nm (its id); after the
+ * nodes and outputs, write every state from the value the program left in
+ * it (-1 after messages). */
+int state_scan(Imp *m);
+int state_written(Imp *m, const char *placeholder);
+int state_new(Imp *m, const char *nm, int init);
+int state_commit(Imp *m);
 
 /* census.c: one node of target for doccc check (bad: it did not lower;
  * msgs: its captured messages); the export's symbols for the check, after

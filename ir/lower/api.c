@@ -384,7 +384,8 @@ static void rebind_view(Imp *m, const char *name, int like, int nr)
 }
 
 /* An in-place write into a graph input, a parameter, a buffer or a
- * constant: what lives across calls or belongs to the caller, which the
+ * constant: what belongs to the caller or is no state of the model (the
+ * buffers the program writes are state: ir/import/state.c), which the
  * functional graph doccc builds cannot update. Core ATen states such writes
  * in the signature (the importer's mutation_error says the same); the
  * training IR keeps them as in-place nodes. The written storage is torch's
@@ -394,6 +395,9 @@ static void rebind_view(Imp *m, const char *name, int like, int nr)
 static int state_write(Imp *m, const char *root)
 {
 	int r = -1;
+	for (int i = 0; i < m->g->nstates; i++) /* the library's state: written in place like any value */
+		if (!strcmp(m->g->cs[m->g->states[i]].origin, root))
+			return 0;
 	for (int i = 0; i < m->nfqn && i < m->g->ncs && r < 0; i++)
 		if ((m->g->cs[i].kind == CK_INPUT || m->g->cs[i].kind == CK_CONST) && !strcmp(m->g->cs[i].origin, root))
 			r = i;
@@ -413,9 +417,8 @@ static int state_write(Imp *m, const char *root)
 		lw_error(m, "updates %s in place: the batch counter of a training-mode batch norm, which doccc does not "
 		            "compute: doccc compiles inference only (call model.eval() before export)", what);
 	else
-		lw_error(m, "writes in place to %s: state the model keeps across calls (a cache, a counter), which doccc "
-		            "does not support yet; export the model without it, or pass the state as an input and return its "
-		            "new value as an output", what);
+		lw_error(m, "writes in place to %s: doccc keeps a model's state across calls in buffers only (a cache, a "
+		            "counter: register it with register_buffer); doccc compiles inference only", what);
 	return 1;
 }
 

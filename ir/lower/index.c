@@ -194,7 +194,9 @@ int lower_scatter(Imp *m, const cJSON *node)
 		if (src < 0)
 			return -1;
 		l->in[l->nin++] = src;
-		int64_t n = lw_dim(m, x, d);
+		int64_t n;
+		if (!ex_isint(lw_dimx(m, x, d), &n))
+			return lw_need_static(m, "the scattered dim is a run-time dim (its start is normalized as a number)");
 		if (p == SC_SELECT) {
 			int64_t i = lw_int(m, "index", 0);
 			lib_set_int(m->g, l, "start", i < 0 ? i + n : i);
@@ -278,7 +280,7 @@ int lower_index_op(Imp *m, const cJSON *node)
 			return -1;
 		int ok = lw_c(m, vals)->rank == r;
 		for (int i = 0; ok && i < r; i++)
-			ok = lw_dim(m, vals, i) == (i == d ? lw_dim(m, idx, 0) : lw_dim(m, x, i));
+			ok = ex_eq(lw_dimx(m, vals, i), i == d ? lw_dimx(m, idx, 0) : lw_dimx(m, x, i));
 		if (!ok) {
 			lw_error(m, "%s: the source must have self's shape with %lld (the number of indices) in dim %d",
 			         m->info->target, (long long)lw_dim(m, idx, 0), d);

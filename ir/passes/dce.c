@@ -14,7 +14,7 @@
  *     body, are removed from their sequence.
  *  2. top level: a child of the root sequence (a library-node block before
  *     expansion, a whole loop nest after it) is dead when none of the
- *     non-local containers it writes is an output or is read by another
+ *     non-local containers it writes is an output or state or is read by another
  *     top-level child, and it holds no run-time assertion. A read of a view
  *     counts as a read of its base and a write through a view as a write of
  *     its base (node_reads/node_writes compare roots), so a live view keeps
@@ -23,7 +23,7 @@
  *     the sweep runs backwards and repeats until nothing changes.
  *  3. containers: every container that no remaining node reads or writes
  *     (directly or through a live view) and that is not an input or an
- *     output is marked dead, constants included, so unused weights are not
+ *     output or state (or a state's initial value) is marked dead, constants included, so unused weights are not
  *     embedded. Ids stay stable; dead containers are skipped by everyone.
  *
  * Only removal happens, never reordering, so every surviving read still
@@ -193,7 +193,7 @@ static void dce_top(Sdfg *g, Arena *a)
 			int live = acc[k].effect;
 			for (int i = 0; i < acc[k].nwr && !live; i++) {
 				int x = acc[k].wr[i];
-				if (g->cs[x].kind == CK_OUTPUT || readers[x] - (mine[x] == stamp) > 0) live = 1;
+				if (g->cs[x].kind == CK_OUTPUT || g->cs[x].kind == CK_STATE || readers[x] - (mine[x] == stamp) > 0) live = 1;
 			}
 			if (live) continue;
 			alive[k] = 0;
@@ -232,6 +232,9 @@ static void dce_containers(Sdfg *g, Arena *a)
 	sdfg_walk(g, g->root, mark_ref, ref);
 	for (int i = 0; i < g->ncs; i++)
 		if (ref[i] && g->cs[i].kind == CK_VIEW && g->cs[i].base >= 0) ref[sdfg_root_of(g, i)] = 1;
+	for (int i = 0; i < g->ncs; i++) /* a state lives, and so does its initial value */
+		if (g->cs[i].kind == CK_STATE && !g->cs[i].dead && g->cs[i].init >= 0 && g->cs[i].init < g->ncs)
+			ref[i] = ref[g->cs[i].init] = 1;
 	for (int i = 0; i < g->ncs; i++) {
 		Container *c = &g->cs[i];
 		if (!ref[i] && c->kind != CK_INPUT && c->kind != CK_OUTPUT) c->dead = 1;

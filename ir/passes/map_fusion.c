@@ -62,8 +62,8 @@ static int as_consumer(Sdfg *g, Node *n, Consumer *c)
 		return 0;
 	Memlet *m = &n->ts[c->store].out;
 	Container *u = sdfg_c(g, m->data);
-	if (u->rank != c->depth || u->kind == CK_VIEW)
-		return 0;
+	if (u->rank != c->depth || u->kind == CK_VIEW || u->kind == CK_STATE)
+		return 0; /* a state's write stays where it is: its readers before it read the old value */
 	for (int d = 0; d < c->depth; d++)
 		if (m->idx[d]->k != E_SYM || m->idx[d]->v != c->vars[d])
 			return 0;

@@ -26,6 +26,9 @@
  * 64 for one without a finite bound), so at sizes like those the plan
  * shares memory as the fixed one does. A symbolic size without run-time
  * dims (an internal error) is reported naming the container.
+ *
+ * State (CK_STATE) lives in the instance, apart from the arena: each gets
+ * its offset in the state area (sofs) in order, and g->state_size its size.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,21 @@
 int pass_memplan(PassCtx *c);
 
 #define ALIGN 64
+
+/* The state area: every state at the next 64-byte boundary, in the API's
+ * order (their sizes are fixed: the verifier checks it, and import sizes
+ * each at most DOCC_MAX_TENSOR_BYTES, so the sum fits). */
+static void plan_states(Sdfg *g)
+{
+	int64_t at = 0;
+	for (int i = 0; i < g->nstates; i++) {
+		Container *c = sdfg_c(g, g->states[i]);
+		int64_t bytes = sdfg_numel(g, g->states[i]) * dtype_info[c->dt].size;
+		c->sofs = at;
+		at += (bytes + ALIGN - 1) / ALIGN * ALIGN;
+	}
+	g->state_size = at;
+}
 
 typedef struct {
 	int id;
@@ -168,6 +186,7 @@ int pass_memplan(PassCtx *c)
 	Arena *a = c->scratch ? c->scratch : g->arena;
 	const char *loc = g->src && *g->src ? g->src : arena_printf(a, "sdfg '%s'", g->name);
 
+	plan_states(g);
 	Life L = {arena_alloc(a, (size_t)g->ncs * sizeof(int) + 1), arena_alloc(a, (size_t)g->ncs * sizeof(int) + 1), 0};
 	for (int i = 0; i < g->ncs; i++) L.first[i] = L.last[i] = -1;
 	for (int k = 0; k < g->root->nkids; k++) {

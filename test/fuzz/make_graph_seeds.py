@@ -74,6 +74,21 @@ class Attn(torch.nn.Module):
         return y.transpose(1, 2).reshape(b, t, c) + x
 
 
+class Cache(torch.nn.Module):
+    """State: a KV cache written at positions (index_copy_, Core ATen's index_put
+    and buffer_mutation) and a counter (add_), both buffers of the instance."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("k", torch.zeros(1, 6, 4), persistent=False)
+        self.register_buffer("n", torch.zeros(1, dtype=torch.int64))
+
+    def forward(self, x, pos):
+        self.k.index_copy_(1, pos, x)
+        self.n.add_(pos.shape[0])
+        return self.k.sum(1) * self.n
+
+
 class Shapes(torch.nn.Module):
     def forward(self, x):
         a = x[:, 1:3]
@@ -123,6 +138,7 @@ def main():
         ("convbn", ConvBn(), (torch.randn(1, 3, 8, 8),), None),
         ("attn", Attn(), (torch.randn(1, 4, 8),), None),
         ("shapes", Shapes(), (torch.randn(2, 4),), None),
+        ("cache", Cache(), (torch.randn(1, 2, 4), torch.tensor([3, 1])), None),
         ("dynamic", Mlp(), (torch.randn(3, 8),), ({0: Dim("batch", min=1, max=64)},)),
     ]
     seeds = {}

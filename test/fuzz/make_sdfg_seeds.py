@@ -62,6 +62,10 @@ def programs():
                                  dynamic_shapes=({0: torch.export.Dim("n", min=2, max=32)}, None))
     add_guard_ne(ep, 6, "n must not be 6")
     out.append(("gather", ep, ("none", "cuda")))
+    import make_graph_seeds  # the state's program: a cache and a counter
+    with torch.no_grad():
+        out.append(("cache", torch.export.export(make_graph_seeds.Cache(), (torch.randn(1, 2, 4), torch.tensor([3, 1]))),
+                    ("none", "cuda")))
     return out
 
 

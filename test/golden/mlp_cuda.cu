@@ -333,6 +333,10 @@ static void mlp_forward(const unsigned char *dc_W, unsigned char *dc_ws, cudaStr
 #define DC_NDIMS 0
 #define DC_NWS 0
 #define DC_WEIGHTS 1 /* 0 none, 1 embedded, 2 a weights file */
+#ifndef DC_NSTATES /* a stateless model; else DC_STATE_ARG passes the state to the forward */
+#define DC_NSTATES 0
+#define DC_STATE_ARG(m)
+#endif
 #define DC_GRAPHS 4
 #define DC_GRAPH_WHAT "capturing the run as a " DC_RUNTIME " graph (DOCCC_GPU_GRAPHS=0 runs without)"
 typedef struct {
@@ -358,6 +362,9 @@ struct DC_MODEL {
 	long runs;
 	dc_graph graphs[DC_GRAPHS];
 	char msg[512];
+#if DC_NSTATES
+	unsigned char *st;         /* the state, on the device (backends/emit.c: emit_state_api) */
+#endif
 #if DC_NDIMS
 	int64_t dims[DC_NDIMS];
 	int64_t ofs[DC_NWS + 1];
@@ -468,9 +475,9 @@ static int dc_finish(DC_API(t) *m)
 static cudaError_t dc_enqueue(DC_API(t) *m, cudaStream_t s, const void *const *ins, void *const *outs)
 {
 #if DC_NDIMS
-	DC_API(forward)(m->w, m->ws, s, m->err, ins, outs, m->dims, m->ofs);
+	DC_API(forward)(m->w, m->ws DC_STATE_ARG(m), s, m->err, ins, outs, m->dims, m->ofs);
 #else
-	DC_API(forward)(m->w, m->ws, s, m->err, ins, outs);
+	DC_API(forward)(m->w, m->ws DC_STATE_ARG(m), s, m->err, ins, outs);
 #endif
 	cudaError_t e = cudaGetLastError();
 	return e != cudaSuccess ? e : cudaMemcpyAsync(m->flag, m->err, sizeof(int), cudaMemcpyDeviceToHost, s);
@@ -621,6 +628,21 @@ static int dc_run_host(DC_API(t) *m, const void *const *ins, void *const *outs)
 	return dc_finish(m);
 }
 
+#if DC_NSTATES
+/* The state's copies (emit_state_api's): after the runs queued on the
+ * instance's stream, synchronous; src NULL fills zeros. */
+static int dc_state_copy(DC_API(t) *m, void *dst, const void *src, size_t n, int dir)
+{
+	static const cudaMemcpyKind kind[] = {cudaMemcpyDeviceToDevice, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+	                                      cudaMemcpyDeviceToDevice};
+	cudaError_t e = cudaStreamSynchronize(m->stream);
+	if (e == cudaSuccess)
+		e = src ? cudaMemcpy(dst, src, n, kind[dir]) : cudaMemset(dst, 0, n);
+	return e == cudaSuccess ? DOCCC_OK : dc_rt_error(m, e, "copying the state");
+}
+static int dc_state_reset(DC_API(t) *m);
+#endif
+
 static int dc_setup(DC_API(t) *m, const char *weights_path)
 {
 	(void)weights_path;
@@ -656,7 +678,12 @@ static int dc_setup(DC_API(t) *m, const char *weights_path)
 	if (e != cudaSuccess)
 		return dc_rt_error(m, e, "uploading the weights");
 #endif
+#if DC_NSTATES
+	DC_TRY(m, cudaMalloc((void **)&m->st, DC_STATE_SIZE), "cudaMalloc of the state");
+	return dc_state_reset(m);
+#else
 	return DOCCC_OK;
+#endif
 }
 
 void DC_API(destroy)(DC_API(t) *model)
@@ -669,6 +696,9 @@ void DC_API(destroy)(DC_API(t) *model)
 	(void)cudaFree(model->ws);
 	(void)cudaFree(model->w);
 	(void)cudaFree(model->err);
+#if DC_NSTATES
+	(void)cudaFree(model->st);
+#endif
 	for (int i = 0; i < DC_NIN; i++)
 		(void)cudaFree(model->hin[i]);
 	for (int i = 0; i < DC_NOUT; i++)
@@ -847,7 +877,7 @@ static const char dc_info[] __attribute__((section(".doccc_info"), used)) =
 	"\"doccc_info\": 1,\n"
 	"\"name\": \"mlp\",\n"
 	"\"doccc_version\": \"0.1.0\",\n"
-	"\"abi_version\": 4,\n"
+	"\"abi_version\": 5,\n"
 	"\"target\": \"cuda\",\n"
 	"\"category\": \"desktop\",\n"
 	"\"march\": \"sm_89\",\n"

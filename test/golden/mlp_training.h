@@ -21,7 +21,7 @@ extern "C" {
 
 #ifndef DOCCC_MODEL_DESC_H
 #define DOCCC_MODEL_DESC_H
-#define DOCCC_ABI_VERSION 4
+#define DOCCC_ABI_VERSION 5
 #ifdef __cplusplus
 typedef bool doccc_bool;
 #else
@@ -100,6 +100,13 @@ typedef struct {
 	int (*set_dims)(void *model, const int64_t *dims);
 	int (*infer_dims)(const int64_t *const *input_shapes, int64_t *dims, char *msg, size_t msglen);
 	int (*output_shape)(const int64_t *dims, int output, int64_t *shape);
+	int nstates;
+	const doccc_tensor_desc *states;
+	const int *state_inplace;
+	int (*reset)(void *model);
+	int (*get_state)(const void *model, int state, void *dst, size_t nbytes);
+	int (*set_state)(void *model, int state, const void *src, size_t nbytes);
+	int (*copy_state)(void *dst_model, const void *src_model);
 } doccc_model_desc;
 #endif
 

@@ -90,6 +90,46 @@ class Unused(nn.Module):
         return (x * self.w).split(1, 0)[1]
 
 
+class Cache(nn.Module):
+    """A KV cache's update: rows at the given positions, then a read of the whole cache."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("k", torch.zeros(1, 6, 4), persistent=False)
+
+    def forward(self, x, pos):
+        self.k.index_copy_(1, pos, x)
+        return self.k.sum(1)
+
+
+class Counter(nn.Module):
+    """A counter read before its update (its new value is computed from it: a copy stays)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("n", torch.full((1,), 0.5))
+
+    def forward(self, x):
+        y = x + self.n
+        self.n.add_(1)
+        return y
+
+
+class Hidden(nn.Module):
+    """A streaming cell: the hidden state, written from a new value that is also the output."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.w = nn.Parameter(torch.randn(4, 4))
+        self.register_buffer("h", torch.zeros(2, 4))
+
+    def forward(self, x):
+        new = torch.tanh(x @ self.w + self.h)
+        self.h.copy_(new * 0.5)
+        return new
+
+
 def x(*shape):
     torch.manual_seed(0)
     return torch.randn(*shape)
@@ -107,6 +147,9 @@ CASES = [
      "none", []),
     ("fold_linear_bn", seq(nn.Linear(4, 3), nn.BatchNorm1d(3)), (x(2, 4),), "fold_constants", "none", []),
     ("fold_bn_prepared", seq(nn.BatchNorm2d(2)), (x(1, 2, 2, 2),), "fold_constants", "none", []),
+    ("state_cache", Cache(), (x(1, 2, 4), torch.tensor([3, 1])), "state", "none", []),
+    ("state_counter", Counter(), (x(2, 1),), "state", "none", []),
+    ("state_hidden", Hidden(), (x(2, 4),), "state", "none", []),
     ("expand_conv", seq(nn.Conv2d(2, 3, 3)), (x(1, 2, 5, 5),), "expand", "none", []),
     ("expand_gemm", seq(nn.Linear(4, 3)), (x(2, 4),), "expand", "none", []),
     ("expand_pool", seq(nn.MaxPool2d(2)), (x(1, 1, 4, 4),), "expand", "none", []),
