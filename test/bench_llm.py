@@ -51,8 +51,10 @@ does its own warm-up run).
             PROMPT+GEN), compiled by doccc (-t openmp, the host's category,
             --march native, external weights) and run by the C driver
             test/bench_llm_driver.c (its comment is the library interface it
-            expects). Until doccc compiles the static-cache export (its KV cache
-            is state written in place) the row says "pending" and why.
+            expects: the KV cache is the instance's state, doccc's ABI 5). Its
+            first 16 greedy tokens are compared with eager's (reported, not a
+            failure: random weights have near ties). When the export or the
+            compile fails the row says "pending" and why.
 
 Every engine's next decode token is the argmax of the last logits (llama-bench
 feeds random ids; the cost is the same). torch's and doccc's prefill returns
@@ -432,7 +434,7 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
     if not DOCCC.exists():
         return None, wb, f"no {DOCCC} (make all)"
     stamp = ddir / "export.json"
-    key = json.dumps(dict(spec, prompt=prompt, gen=gen, torch=torch.__version__), sort_keys=True)
+    key = json.dumps(dict(spec, init=INIT, prompt=prompt, gen=gen, torch=torch.__version__), sort_keys=True)
     if not (pt2.exists() and stamp.exists() and stamp.read_text() == key):
         log(f"exporting the static-cache module ({precision}) to {pt2}")
         t0 = time.time()
@@ -461,14 +463,25 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
     except RuntimeError as e:
         return None, wb, str(e)
     out = {}
+    ids = prompt_ids(cfg.vocab_size, prompt)
     for t in threads:
-        r = run([driver, lib, "--prompt", prompt, "--gen", gen, "--threads", t, "--repeat", repeat,
-                 "--warmup", warmup])
+        r = run([driver, lib, "--ids", ",".join(map(str, ids[0].tolist())), "--gen", gen, "--threads", t,
+                 "--repeat", repeat, "--warmup", warmup])
         m = re.search(r"median prefill_ms ([0-9.]+) decode_ms ([0-9.]+)", r.stdout)
         if r.returncode != 0 or not m:
             return None, wb, f"driver: {first_error(r.stderr + r.stdout)}"
+        print(r.stdout.splitlines()[0])
         pre, dec = float(m.group(1)), float(m.group(2))
         out[t] = (prompt / (pre * 1e-3), gen / (dec * 1e-3) if gen else None)
+        toks = [int(x) for x in re.search(r"^tokens(.*)$", r.stdout, re.M).group(1).split()]
+    # the library's greedy tokens (the driver prints the first 16) against eager's
+    model, _, mod = load_static_cache_module(hf, precision, prompt + gen)
+    _, ref = greedy_torch(mod, ids, len(toks))
+    del model, mod
+    gc.collect()
+    same = sum(a == b for a, b in zip(toks, ref))
+    print(f"check: doccc {precision} against torch {precision}: {same} of {len(ref)} greedy tokens the same"
+          f"{'' if same == len(ref) else ' (random weights: near ties may part them)'}")
     return out, wb, None
 
 

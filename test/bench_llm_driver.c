@@ -3,7 +3,7 @@
  * for test/bench_llm.py (the doccc rows of `make bench-llm`).
  *
  *   cc -O2 test/bench_llm_driver.c -Ibackends -ldl -o bench_llm_driver
- *   bench_llm_driver LIB.so [--weights FILE] [--prompt 128] [--gen 128]
+ *   bench_llm_driver LIB.so [--weights FILE] [--prompt 128 | --ids ID,ID,...] [--gen 128]
  *                    [--threads N] [--repeat 3] [--warmup 1] [--seed 0]
  *
  * THE DOCCC HOOK. The library is what `doccc model.pt2` makes of transformers'
@@ -22,20 +22,21 @@
  *                  values: the driver swaps the two buffers after each run
  *   state    otherwise the KV cache lives in the instance (the export's
  *            buffers key_cache_i, value_cache_i, cumulative_length_i, written
- *            in place): create() zeroes it, each run writes the positions
- *            cache_position names, and the driver restarts at position 0
+ *            in place; doccc's ABI 5 state): create() sets it, each run writes
+ *            the positions cache_position names, and each repetition starts
+ *            with reset() (ABI 5) at position 0
  *   dims     a library with run-time dims (abi 4: the seq symbol, range
  *            [1, >= PROMPT]) runs the prompt in one call (set_dims at s =
  *            PROMPT) and then decodes at s = 1; a library fixed at s = 1 runs
  *            the prompt one token at a time (and says so); any other fixed s is
  *            an error.
  *
- * Each repetition: the prompt (PROMPT pseudo-random token ids, --seed) at
+ * Each repetition: the prompt (--ids, else PROMPT pseudo-random ids: srand(--seed), rand() % vocab) at
  * positions 0..PROMPT-1, then GEN decode steps, each feeding the argmax of
  * the previous logits' last row at the next position (a --warmup repetition
  * stops after 8 decode steps). It prints
  *
- *   doccc-llm: NAME target openmp, 1 dims, vocab 151936, logits float32, state in the instance
+ *   doccc-llm: NAME target openmp, 1 dims, vocab 151936, logits float32, state in the instance (72 states, reset before each repetition)
  *   rep 0 prefill_ms 812.345 decode_ms 30123.456
  *   ...
  *   median prefill_ms 812.345 decode_ms 30123.456 prefill_tok_s 157.6 decode_tok_s 4.25
@@ -111,7 +112,7 @@ static size_t dtype_size(int dtype)
 
 int main(int argc, char **argv)
 {
-	const char *lib = NULL, *weights = NULL;
+	const char *lib = NULL, *weights = NULL, *idlist = NULL;
 	int prompt = 128, gen = 128, threads = 1, repeat = 3, warmup = 1, i, s;
 	unsigned seed = 0;
 
@@ -126,8 +127,14 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--repeat")) repeat = atoi(v);
 		else if (!strcmp(a, "--warmup")) warmup = atoi(v);
 		else if (!strcmp(a, "--seed")) seed = (unsigned)atoi(v);
+		else if (!strcmp(a, "--ids")) idlist = v;
 		else goto usage;
 		i++;
+	}
+	if (idlist) {	/* the prompt given: its length is --prompt */
+		prompt = 1;
+		for (const char *p = idlist; *p; p++)
+			prompt += *p == ',';
 	}
 	if (!lib || prompt < 1 || gen < 0 || threads < 1 || repeat < 1 || warmup < 0)
 		goto usage;
@@ -239,10 +246,13 @@ int main(int argc, char **argv)
 	}
 	int64_t *tok = calloc(prompt + gen + 1, sizeof *tok), *cpos = calloc(prompt + gen + 1, sizeof *cpos);
 
-	printf("doccc-llm: %s target %s, %d dims, vocab %lld, logits %s, %s%s\n", D->name, D->target, ndims,
+	int nst = D->abi_version >= 5 ? D->nstates : -1;
+	printf("doccc-llm: %s target %s, %d dims, vocab %lld, logits %s, %s", D->name, D->target, ndims,
 	       (long long)vocab, ldt == DOCCC_F32 ? "float32" : ldt == DOCCC_BF16 ? "bfloat16" : "float16",
-	       nstate ? "state as inputs and outputs" : "state in the instance",
-	       ndims ? "" : ", prompt one token a call");
+	       nstate ? "state as inputs and outputs" : "state in the instance");
+	if (!nstate && nst >= 0)
+		printf(" (%d states, reset before each repetition)", nst);
+	printf("%s\n", ndims ? "" : ", prompt one token a call");
 
 	double *pre = calloc(repeat, sizeof *pre), *dec = calloc(repeat, sizeof *dec);
 	int cur = 0;
@@ -250,10 +260,23 @@ int main(int argc, char **argv)
 		srand(seed);
 		for (i = 0; i < prompt; i++)
 			tok[i] = rand() % vocab;
+		if (idlist) {
+			const char *p = idlist;
+			for (i = 0; i < prompt; i++) {
+				tok[i] = strtoll(p, (char **)&p, 10);
+				if (tok[i] < 0 || tok[i] >= vocab) {
+					fprintf(stderr, "bench_llm_driver: --ids: id %d is outside the vocabulary\n", i);
+					return 1;
+				}
+				p += *p == ',';
+			}
+		}
 		for (i = 0; i < prompt + gen; i++)
 			cpos[i] = i;
 		for (int k = 0; k < nstate; k++)	/* a fresh cache */
 			memset(state[cur][k], 0, D->inputs[state_in[k]].nbytes);
+		if (D->abi_version >= 5 && D->nstates > 0 && D->reset && (s = D->reset(M)) != DOCCC_OK)
+			die("reset", s);
 
 		/* one run at positions [p, p + n): returns the argmax of its last logits row */
 #define RUN(p, n, what) do { \
@@ -317,7 +340,7 @@ int main(int argc, char **argv)
 	D->destroy(M);
 	return 0;
 usage:
-	fprintf(stderr, "usage: bench_llm_driver LIB.so [--weights FILE] [--prompt N] [--gen N] [--threads N] "
-	        "[--repeat N] [--warmup N] [--seed N]\n");
+	fprintf(stderr, "usage: bench_llm_driver LIB.so [--weights FILE] [--prompt N | --ids ID,ID,...] [--gen N] "
+	        "[--threads N] [--repeat N] [--warmup N] [--seed N]\n");
 	return 2;
 }
