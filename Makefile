@@ -8,12 +8,16 @@
 #   make fuzz       every fuzz harness for FUZZ_SECONDS each (test/fuzz/fuzz.mk)
 #   make bench      latency of doccc libraries next to PyTorch; then next to ONNX Runtime and
 #                   OpenVINO (test/bench_peers.py, which pip-installs the pinned peers it lacks);
-#                   then the dynamic-shape and compile-scaling tables
+#                   then the dynamic-shape and compile-scaling tables; then bench-llm's table
+#   make bench-llm  tokens/s of a 0.5 B Qwen2-shaped decoder (prefill 128, decode 128, 1 and 2
+#                   threads): doccc, llama.cpp (test/llamacpp.sh builds it into build/llamacpp/),
+#                   torch eager, and the memory-bandwidth bound (test/bench_llm.py;
+#                   BENCH_LLM_FLAGS=--quick: a tiny model, for a smoke test)
 #   make bench-compile  compile time and memory for 0.1 to 2 GB of weights (test/bench_compile.py)
 #   make bench-gpu-build  fill build/bench-gpu/ for the GPU benchmark (test/bench_gpu.py)
 #   make bench-gpu  the same, then the benchmark here if a GPU is visible, else the
 #                   device command that runs it on the GPU machine
-#   make demo-only, test-only, bench-only, bench-compile-only, bench-gpu-only, bench-gpu-build-only:
+#   make demo-only, test-only, bench-only, bench-llm-only, bench-compile-only, bench-gpu-only, bench-gpu-build-only:
 #                   the same without the setup
 #   make install PREFIX=/usr/local DESTDIR=
 #   make golden     rewrite golden files, the passes' IR-in/IR-out cases too (review the diff in git)
@@ -107,7 +111,7 @@ setup:
 # demo, test and bench run setup, then their work in a second make: that one
 # reads pkg-config and finds the venv afresh, after setup has installed them,
 # and nothing of it starts before setup has finished, under make -j too.
-demo test bench bench-compile bench-gpu bench-gpu-build: setup
+demo test bench bench-llm bench-compile bench-gpu bench-gpu-build: setup
 	@$(MAKE) --no-print-directory $@-only
 
 # The suite runs ThreadSanitizer on generated libraries (test/test_faults.py)
@@ -145,6 +149,15 @@ bench-only: all
 	$(PYTHON) test/bench_dynamic.py
 	$(PYTHON) test/bench_compile.py
 	$(PYTHON) test/bench_ccache.py
+	$(PYTHON) test/bench_llm.py $(BENCH_LLM_FLAGS)
+
+# The LLM table (issue: doccc next to llama.cpp on a 0.5 B decoder): the first
+# run builds llama.cpp (test/llamacpp.sh: pip download of the llama-cpp-python
+# sdist, cmake, about 15 minutes on 2 cores), the checkpoint and the GGUFs
+# (about 7 GB under build/llmbench/); later runs reuse them.
+BENCH_LLM_FLAGS ?=
+bench-llm-only: all
+	$(PYTHON) test/bench_llm.py $(BENCH_LLM_FLAGS)
 
 # Compile time and memory as the weights grow (issue 12): synthetic MLPs of
 # 0.1, 0.5, 1 and 2 GB, embedded and external; build/bench-compile.json.
@@ -194,6 +207,7 @@ clean:
 	rm -rf build
 
 .PHONY: all unit build-deps setup setup-sanitizers test demo bench test-only demo-only bench-only \
+	bench-llm bench-llm-only \
 	bench-compile bench-compile-only \
 	bench-gpu bench-gpu-build bench-gpu-only bench-gpu-build-only \
 	asan golden install clean
