@@ -578,7 +578,7 @@ void emit_block(Em *e, Node *n)
 			emit_line(e, "%s t%d = %s;", vec ? "const dc_vf" : emit_ctype(t->dt), i, ex.s);
 		buf_free(&ex);
 		if (t->bind >= 0)
-			emit_line(e, "const int64_t %s = t%d;", e->sn[t->bind], i);
+			emit_line(e, "%s%s = t%d;", e->esc[t->bind] ? "" : "const int64_t ", e->sn[t->bind], i);
 		if (!t->store)
 			continue;
 		Buf lv = {0};
@@ -663,8 +663,14 @@ void emit_node(Em *e, Node *n)
 {
 	switch (n->kind) {
 	case N_SEQ:
-		for (int i = 0; i < n->nkids; i++)
-			emit_node(e, n->kids[i]);
+		for (int i = 0; i < n->nkids; i++) {
+			/* a value the later children use is declared outside its block */
+			Node *k = n->kids[i];
+			for (int t = 0; k->kind == N_BLOCK && !k->lib && t < k->nts; t++)
+				if (k->ts[t].bind >= 0 && e->esc[k->ts[t].bind])
+					emit_line(e, "int64_t %s;", e->sn[k->ts[t].bind]);
+			emit_node(e, k);
+		}
 		break;
 	case N_MAP:
 	case N_FOR:
@@ -1163,6 +1169,8 @@ void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a,
 		e.sn[i] = g->syms[i].name;
 	for (int k = 0; k < g->ndims; k++)
 		e.sn[g->dims[k]] = arena_printf(g->arena, "dc_d%d", k);
+	e.esc = arena_alloc(g->arena, (size_t)g->nsyms + 1);
+	sdfg_value_escapes(g, e.esc);
 	p->emit_file(&e, a, w);
 }
 

@@ -71,6 +71,8 @@ struct Em {
 	int as_local;       /* a container printed as a per-thread local (GPU block reduction), or -1 */
 	const char *api;    /* attribute of the entry points that may run before create's CPU check
 	                     * (the dims functions): "DC_BASE " in C, else "" */
+	char *esc;          /* value symbols in scope past their block (sdfg_value_escapes):
+	                     * declared before it, assigned in it */
 	char **funcs;       /* text of each step function so far (dedup) */
 	int nfuncs, capfuncs;
 };

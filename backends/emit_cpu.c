@@ -113,13 +113,24 @@ static int vec_aligned(Em *e, const Memlet *m)
 }
 
 /* A SCHED_VECTOR operand: constants and invariant memlets broadcast,
- * unit-stride memlets loaded as one vector. */
+ * unit-stride memlets loaded as one vector (float16/bfloat16 widened to
+ * float32 lanes). */
 static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 {
 	if (o->kind == OPD_CONST) {
 		buf_puts(b, "dc_splat(");
 		emit_double(b, o->c, DT_F32);
 		buf_puts(b, ")");
+		return;
+	}
+	Dtype dt = sdfg_c(e->g, o->m.data)->dt;
+	if (dt == DT_BF16 || dt == DT_F16) {
+		/* half loads widen (the schedule took unit-stride or invariant ones) */
+		int v = emit_uses_vec(e, &o->m);
+		buf_printf(b, "%s(%s", v ? (dt == DT_BF16 ? "dc_vb2f" : "dc_vh2f") : "dc_splat",
+		           v ? "&" : dt == DT_BF16 ? "dc_b2f(" : "dc_h2f(");
+		emit_lvalue(e, b, &o->m);
+		buf_puts(b, v ? ")" : "))");
 		return;
 	}
 	if (emit_uses_vec(e, &o->m) && emit_vec_stride(e, &o->m) != 1) {
@@ -209,6 +220,11 @@ static void emit_parallel(Em *e, Node *n)
 		buf_printf(&params, "%sint64_t %s", params.len ? ", " : "", v);
 		buf_printf(&args, "%s%s", args.len ? ", " : "", v);
 	}
+	for (int s = 0; s < g->nsyms; s++) /* run-time bounds computed before the nest */
+		if (e->esc[s] && node_uses_sym(g, n, s)) {
+			buf_printf(&params, ", const int64_t %s", e->sn[s]);
+			buf_printf(&args, ", %s", e->sn[s]);
+		}
 	emit_dims_params(g, &params, &args, ", ");
 	int check = emit_has_check(n);
 	if (check) {
@@ -332,6 +348,15 @@ static int has_strided(Em *e, Node *n)
 	return any;
 }
 
+/* Does the program hold float16/bfloat16 data (whose vector loads widen)? */
+static int has_half(const Sdfg *g)
+{
+	for (int i = 0; i < g->ncs; i++)
+		if (g->cs[i].dt == DT_F16 || g->cs[i].dt == DT_BF16)
+			return 1;
+	return 0;
+}
+
 static void emit_helpers(Em *e)
 {
 	Buf *b = e->b;
@@ -350,6 +375,10 @@ static void emit_helpers(Em *e)
 		            "static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }\n"
 		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
 		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
+		if (has_half(e->g))
+			buf_printf(b, "static inline dc_vf dc_vb2f(const uint16_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = dc_b2f(p[i]); return v; }\n"
+			              "static inline dc_vf dc_vh2f(const uint16_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = dc_h2f(p[i]); return v; }\n",
+			           L, L);
 		buf_puts(b, rt_body("vmath.h"));
 		if (has_strided(e, e->g->root))
 			buf_printf(b, "static inline dc_vf dc_vgather(const float *p, int64_t s) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = p[i * s]; return v; }\n"

@@ -43,7 +43,10 @@
  * Tasklet.bind): later tasklets of the same block, and its own output
  * memlet, may then use the symbol in their index expressions, which makes
  * data-dependent reads and writes (gather, embedding, scatter) one memlet
- * access each instead of a search. A T_INDEX tasklet is the safe binder:
+ * access each instead of a search. The later children of the sequence
+ * that holds the binding block may use it too, in their loop bounds as
+ * well: a bound known only at run time (the keys a masked attention
+ * attends at all, ir/expand/attention.c). A T_INDEX tasklet is the safe binder:
  * it wraps negative indices where torch does and fails the run with
  * DOCCC_ERR_INDEX on an index outside the dim, so no memlet ever addresses
  * memory outside its container; the symbol's lo/hi then hold [0, size).
@@ -122,7 +125,8 @@ struct Expr {
 /* E_DIV is floor division and E_MOD its remainder (Python semantics). */
 
 /* SYM_VALUE: the value of one tasklet (its bind), in scope after that
- * tasklet within its block; lo/hi are what the binder guarantees
+ * tasklet within its block and in the later children of the block's
+ * sequence; lo/hi are what the binder guarantees
  * (T_INDEX: [0, size - 1]; any other binder: unbounded). */
 typedef enum { SYM_SHAPE, SYM_LOOP, SYM_VALUE } SymKind;
 typedef struct {
@@ -652,6 +656,11 @@ void sdfg_store(Node *b, int t, Memlet out, Wcr wcr);
 int sdfg_bind(Sdfg *g, Node *b, int t, const char *hint, int64_t lo, int64_t hi);
 /* Does tasklet t use symbol sym in an index (operands or output memlet)? */
 int tasklet_uses_sym(const Sdfg *g, const Tasklet *t, int sym);
+/* Does subtree n use sym (loop bounds, indices, operands)? */
+int node_uses_sym(const Sdfg *g, const Node *n, int sym);
+/* esc[s] (g->nsyms entries) = 1 for each value symbol that a later child
+ * of its binding block's sequence uses (in scope there, see above). */
+void sdfg_value_escapes(const Sdfg *g, char *esc);
 Operand opd_mem(int data, int rank, Expr *const *idx);
 Operand opd_val(int t);
 Operand opd_const(double c);

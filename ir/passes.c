@@ -35,6 +35,10 @@ static const PassParam expand_params[] = {
 	 "GPU targets: attention whose scores (batch x heads x queries x keys) fit this many MiB runs as two tiled "
 	 "contractions and a softmax through device memory; 0: one query row per block (no scores in memory)",
 	 0, 1 << 20, NULL},
+	{"attention_bound", "bool", "true",
+	 "CPU targets: a masked attention first finds, from its mask, one past the last key any query may attend "
+	 "and runs its key loops only that far (a decode step early in a long static KV cache costs what it would "
+	 "in a short one); false: every key", 0, 0, NULL},
 };
 static const PassParam schedule_params[] = {
 	{"vectorize", "bool", "true", "mark unit-stride innermost maps as SIMD (sequential, openmp)", 0, 0, NULL},

@@ -373,6 +373,56 @@ int tasklet_uses_sym(const Sdfg *g, const Tasklet *t, int sym)
 	return t->store && memlet_uses_sym(g, &t->out, sym);
 }
 
+int node_uses_sym(const Sdfg *g, const Node *n, int sym)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++)
+			if (node_uses_sym(g, n->kids[i], sym))
+				return 1;
+		return 0;
+	case N_MAP:
+	case N_FOR:
+		return ex_uses(n->lo, sym) || ex_uses(n->hi, sym) || node_uses_sym(g, n->body, sym);
+	case N_BLOCK:
+		for (int i = 0; i < n->nts && !n->lib; i++)
+			if (tasklet_uses_sym(g, &n->ts[i], sym))
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
+/* Marks in esc the value symbols bound in child blocks of sequences below n
+ * that a later child of the same sequence uses. */
+static void escapes(const Sdfg *g, const Node *n, char *esc)
+{
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++) {
+			const Node *k = n->kids[i];
+			escapes(g, k, esc);
+			for (int t = 0; k->kind == N_BLOCK && !k->lib && t < k->nts; t++)
+				for (int j = i + 1; k->ts[t].bind >= 0 && !esc[k->ts[t].bind] && j < n->nkids; j++)
+					esc[k->ts[t].bind] = (char)node_uses_sym(g, n->kids[j], k->ts[t].bind);
+		}
+		return;
+	case N_MAP:
+	case N_FOR:
+		escapes(g, n->body, esc);
+		return;
+	case N_BLOCK:
+		return;
+	}
+}
+
+void sdfg_value_escapes(const Sdfg *g, char *esc)
+{
+	memset(esc, 0, (size_t)g->nsyms);
+	if (g->root)
+		escapes(g, g->root, esc);
+}
+
 void sdfg_store(Node *b, int t, Memlet out, Wcr wcr)
 {
 	DOCC_ASSERT(b->kind == N_BLOCK && t >= 0 && t < b->nts);

@@ -17,7 +17,8 @@
  *               index and bound symbols are shape symbols or variables of
  *               enclosing loops (OPD_EXPR operands too) or value symbols in
  *               scope (bound by an earlier tasklet of the same block, or by
- *               the storing tasklet itself for its output memlet); OPD_VAL names an
+ *               the storing tasklet itself for its output memlet, or by an
+ *               earlier child block of an enclosing sequence); OPD_VAL names an
  *               earlier tasklet of the block; operand count matches tcode_arity; CK_LOCAL
  *               containers only inside their owner loop; constant indices
  *               within constant shapes (unless guarded: those read a pad); inputs and constants never written;
@@ -50,6 +51,8 @@ typedef struct {
 	int *bnode, *bts;
 	const Node *blk;
 	int upto;
+	/* and those bound by earlier child blocks of an enclosing sequence */
+	int *vis;
 } V;
 
 #define ERR(v, ...)                           \
@@ -94,7 +97,8 @@ static void check_expr(V *v, const Expr *e, int loops, const char *what, int id)
 		if (s->kind == SYM_VALUE) {
 			if (v->bnode[e->v] < 0)
 				ERR(v, "%s (node %d): value symbol '%s' is bound by no tasklet", what, id, s->name);
-			else if (!(loops && v->blk && v->bnode[e->v] == v->blk->id && v->bts[e->v] < v->upto))
+			else if (!(loops && v->blk && v->bnode[e->v] == v->blk->id && v->bts[e->v] < v->upto) &&
+			         !(loops && v->vis[e->v] > 0))
 				ERR(v, "%s (node %d): value symbol '%s' used outside its scope (after tasklet %d of node %d)", what,
 				    id, s->name, v->bts[e->v], v->bnode[e->v]);
 			return;
@@ -276,6 +280,15 @@ static void find_binders(V *v, Node *n)
 	}
 }
 
+/* Counts the value symbols that block n (a sequence's child) binds as in
+ * scope (d = 1) or out of it again (d = -1). */
+static void vis_block(V *v, const Node *n, int d)
+{
+	for (int t = 0; n && n->kind == N_BLOCK && !n->lib && t < n->nts; t++)
+		if (n->ts[t].bind >= 0 && n->ts[t].bind < v->g->nsyms && v->bnode[n->ts[t].bind] == n->id)
+			v->vis[n->ts[t].bind] += d;
+}
+
 static void check_node(V *v, Node *n, Node *parent)
 {
 	Sdfg *g = v->g;
@@ -294,7 +307,12 @@ static void check_node(V *v, Node *n, Node *parent)
 	v->ids[v->nids++] = n->id;
 	switch (n->kind) {
 	case N_SEQ:
-		for (int i = 0; i < n->nkids; i++) check_node(v, n->kids[i], n);
+		/* a child block's value symbols are in scope in the later children */
+		for (int i = 0; i < n->nkids; i++) {
+			check_node(v, n->kids[i], n);
+			vis_block(v, n->kids[i], 1);
+		}
+		for (int i = 0; i < n->nkids; i++) vis_block(v, n->kids[i], -1);
 		return;
 	case N_BLOCK:
 		check_block(v, n);
@@ -447,6 +465,7 @@ int sdfg_verify_at(Sdfg *g, const char *loc)
 
 	v.bnode = xcalloc((size_t)g->nsyms, sizeof *v.bnode);
 	v.bts = xcalloc((size_t)g->nsyms, sizeof *v.bts);
+	v.vis = xcalloc((size_t)g->nsyms + 1, sizeof *v.vis);
 	for (int i = 0; i < g->nsyms; i++) v.bnode[i] = v.bts[i] = -1;
 
 	check_containers(&v);
@@ -482,6 +501,7 @@ int sdfg_verify_at(Sdfg *g, const char *loc)
 	free(v.ids);
 	free(v.bnode);
 	free(v.bts);
+	free(v.vis);
 	free(v.lvar);
 	free(v.lid);
 	free(v.written);

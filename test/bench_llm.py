@@ -2,7 +2,7 @@
 
     python3 test/bench_llm.py [--quick] [--threads 1,2] [--precisions fp32,bf16]
                               [--gguf f32,f16,bf16,q8_0] [--engines triad,llamacpp,torch,doccc]
-                              [--prompt 128] [--gen 128] [--repeat 3] [--warmup 1]
+                              [--prompt 128] [--gen 128] [--window W] [--repeat 3] [--warmup 1]
                               [--dir build/llmbench] [--json PATH] [--doccc-flags=FLAGS]
 
 The model: Qwen2-0.5B's shape (hidden 896, 24 layers, 14 heads, 2 KV heads,
@@ -124,6 +124,13 @@ def run(cmd, **kw):
     """subprocess.run with the command printed; text output captured."""
     log("+ " + " ".join(str(c) for c in cmd))
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+
+
+WINDOW = None  # --window: the static cache's length (default prompt + gen)
+
+
+def cache_len(prompt, gen):
+    return WINDOW or prompt + gen
 
 
 def median(xs):
@@ -374,7 +381,7 @@ def prompt_ids(vocab, prompt):
 def torch_bench(hf, cfg, precision, threads, prompt, gen, repeat, warmup):
     """{threads: (prefill tok/s, decode tok/s)}, and the bytes of weights per token."""
     import torch
-    model, _, mod = load_static_cache_module(hf, precision, prompt + gen)
+    model, _, mod = load_static_cache_module(hf, precision, cache_len(prompt, gen))
     wb = weight_bytes([(n, p.numel() * p.element_size()) for n, p in model.named_parameters()],
                       cfg.tie_word_embeddings)
     ids = prompt_ids(cfg.vocab_size, prompt)
@@ -425,7 +432,7 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
     then test/bench_llm_driver.c on the library (its header comment says what
     it expects of the library's inputs, outputs and state)."""
     import torch
-    ddir = mdir / "doccc" / precision
+    ddir = mdir / "doccc" / (precision if WINDOW is None else f"{precision}-window{WINDOW}")
     ddir.mkdir(parents=True, exist_ok=True)
     pt2 = ddir / "model.pt2"
     nbytes = 4 if precision == "fp32" else 2
@@ -434,12 +441,13 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
     if not DOCCC.exists():
         return None, wb, f"no {DOCCC} (make all)"
     stamp = ddir / "export.json"
-    key = json.dumps(dict(spec, init=INIT, prompt=prompt, gen=gen, torch=torch.__version__), sort_keys=True)
+    key = json.dumps(dict(spec, init=INIT, prompt=prompt, gen=gen, window=cache_len(prompt, gen), torch=torch.__version__),
+                     sort_keys=True)
     if not (pt2.exists() and stamp.exists() and stamp.read_text() == key):
         log(f"exporting the static-cache module ({precision}) to {pt2}")
         t0 = time.time()
         try:
-            model, wrapper, _ = load_static_cache_module(hf, precision, prompt + gen)
+            model, wrapper, _ = load_static_cache_module(hf, precision, cache_len(prompt, gen))
             seq = torch.export.Dim("seq", max=prompt + gen)
             ids = prompt_ids(cfg.vocab_size, prompt)
             ep = wrapper.export(input_ids=ids, cache_position=torch.arange(prompt),
@@ -475,7 +483,7 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
         out[t] = (prompt / (pre * 1e-3), gen / (dec * 1e-3) if gen else None)
         toks = [int(x) for x in re.search(r"^tokens(.*)$", r.stdout, re.M).group(1).split()]
     # the library's greedy tokens (the driver prints the first 16) against eager's
-    model, _, mod = load_static_cache_module(hf, precision, prompt + gen)
+    model, _, mod = load_static_cache_module(hf, precision, cache_len(prompt, gen))
     _, ref = greedy_torch(mod, ids, len(toks))
     del model, mod
     gc.collect()
@@ -559,11 +567,18 @@ def main():
     ap.add_argument("--gen", type=int, default=128)
     ap.add_argument("--repeat", type=int, default=None, help="timed repetitions (default 3, --quick 2)")
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--window", type=int, default=None,
+                    help="torch and doccc: the static KV cache's length (max_cache_len; default prompt + gen); "
+                         "decode time against cache position: --prompt P --gen 8 for windows W")
     ap.add_argument("--dir", type=Path, default=BUILD / "llmbench", help="the cache: checkpoint, GGUFs, exports")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--doccc-flags", default=os.environ.get("DOCCC_LLM_FLAGS", ""),
                     help="more doccc flags for the LLM's compile (default: $DOCCC_LLM_FLAGS)")
     args = ap.parse_args()
+    global WINDOW
+    if args.window is not None and args.window < args.prompt + args.gen:
+        ap.error(f"--window {args.window} holds fewer than --prompt + --gen = {args.prompt + args.gen} tokens")
+    WINDOW = args.window
     threads = [int(t) for t in args.threads.split(",")]
     precisions = [p for p in args.precisions.split(",") if p]
     kinds = [k for k in args.gguf.split(",") if k]

@@ -19,7 +19,8 @@
  *
  * GPU targets take attention_scores (below) where the scores fit a budget.
  *
- * Float32 on a SIMD target takes a blocked form instead (attention_tiled):
+ * Float32 (and float16/bfloat16, read widened to float32 and rounded at
+ * the store) on a SIMD target takes a blocked form instead (attention_tiled):
  * tm query rows at a time, whose scores S[tm][S] come from the register-tile
  * micro-kernel of linalg.c's kind (acc[tm][tn] += q[i][e] * kT[e][j], each kT
  * vector reused by tm rows), a row softmax whose max and sum are kept per
@@ -57,8 +58,9 @@ static Operand att_idx(Sdfg *g, int c, int out, const Expr *const *ov, int64_t g
 }
 
 /* kT[..., e, j] = k[..., j, e] of dtype dt for j < n (n >= the key count;
- * the columns past it are 0), made in seq. */
-static int att_kt(Sdfg *g, Node *seq, int k, Expr *n, Dtype dt, const char *label)
+ * the columns past it are 0), made in seq for the columns j < lim only
+ * (the key loops' bound; n or less). */
+static int att_kt(Sdfg *g, Node *seq, int k, Expr *n, Expr *lim, Dtype dt, const char *label)
 {
 	Container *kc = sdfg_c(g, k);
 	int r = kc->rank;
@@ -69,7 +71,10 @@ static int att_kt(Sdfg *g, Node *seq, int k, Expr *n, Dtype dt, const char *labe
 	int kt = sdfg_add_container_x(g, arena_printf(g->arena, "%s_t", kc->name), dt, CK_TRANSIENT, r, ksh);
 	sdfg_c(g, kt)->origin = "";
 	int tv[MAXDIM];
-	Node *tb = xp_block(g, xp_nest(g, seq, kt, tv), label);
+	Node *body = seq;
+	for (int d = 0; d < r; d++)
+		body = xp_loop(g, body, N_MAP, "i", ex_int(g, 0), d == r - 1 ? lim : ksh[d], 1, &tv[d])->body;
+	Node *tb = xp_block(g, body, label);
 	Expr **ti = xp_vars(g, r, tv), *ki[MAXDIM];
 	for (int d = 0; d < r; d++)
 		ki[d] = ti[d];
@@ -114,7 +119,64 @@ static int64_t att_keys_max(Sdfg *g, int k)
 	return hi;
 }
 
-static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
+/* One past the last key that the mask lets any query row attend, made in
+ * seq at run time and bound to a value symbol in [0, S] (in scope in the
+ * rest of seq: the key loops' bound), where the target bounds key loops
+ * (XpTile.bound_keys); else the key count. Every key past it scores -inf
+ * in every row, so weighs exactly 0: skipping it changes no bit of the
+ * output (a row with no allowed key gives 0 either way). This is what
+ * makes a decode step at position p of a static KV cache of any length
+ * cost about what it costs in a cache of p + 1: the cache's mask (keys <=
+ * cache_position, and a sliding window's lower bound) allows no key past
+ * p. The scan reads the mask once per run, cheap next to the scores. */
+static Expr *att_keys(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
+{
+	int k = l->in[1], mask = l->in[3];
+	Container *kc = sdfg_c(g, k);
+	Expr *Sx = kc->shape[kc->rank - 2];
+	if (mask < 0 || !tile->bound_keys)
+		return Sx;
+	Container *mc = sdfg_c(g, mask);
+	int r = mc->rank;
+	int64_t n;
+	if (r < 1 || (ex_isint(mc->shape[r - 1], &n) && n == 1))
+		return Sx; /* a mask broadcast along the keys bounds nothing */
+	int last = sdfg_add_container_x(g, arena_printf(g->arena, "%s_keys", sdfg_c(g, l->out[0])->name), DT_I64,
+	                                CK_TRANSIENT, 0, NULL);
+	sdfg_c(g, last)->origin = "";
+	Expr *none[1] = {NULL};
+	Node *ib = xp_block(g, seq, label);
+	Operand z[1] = {opd_const(0)};
+	sdfg_store(ib, sdfg_tasklet(g, ib, T_ASSIGN, DT_I64, 1, z), xp_memlet(last, 0, none), W_NONE);
+	/* last = max over the mask of j + 1 where key j is allowed */
+	int mv[MAXDIM];
+	Node *body = seq;
+	for (int d = 0; d < r; d++)
+		body = xp_loop(g, body, N_FOR, "j", ex_int(g, 0), mc->shape[d], 1, &mv[d])->body;
+	Node *b = xp_block(g, body, label);
+	Expr **mi = xp_vars(g, r, mv);
+	Operand mo = opd_mem(mask, r, mi), jn = opd_expr(ex_addi(g, mi[r - 1], 1)), zero = opd_const(0);
+	int v;
+	if (mc->dt == DT_BOOL) {
+		Operand wh[3] = {mo, jn, zero};
+		v = sdfg_tasklet(g, b, T_WHERE, DT_I64, 3, wh);
+	} else {
+		Operand eq[2] = {mo, opd_const(-INFINITY)};
+		Operand wh[3] = {opd_val(sdfg_tasklet(g, b, T_EQ, DT_BOOL, 2, eq)), zero, jn};
+		v = sdfg_tasklet(g, b, T_WHERE, DT_I64, 3, wh);
+	}
+	sdfg_store(b, v, xp_memlet(last, 0, none), W_MAX);
+	/* the bound, checked into [0, S] (it is, by construction) */
+	Node *bb = xp_block(g, seq, label);
+	Operand ix[2] = {opd_mem(last, 0, none), opd_expr(ex_addi(g, Sx, 1))};
+	int t = sdfg_tasklet(g, bb, T_INDEX, DT_I64, 2, ix);
+	bb->ts[t].p[0] = 0;
+	int64_t lo, hi;
+	ex_range(g, Sx, &lo, &hi);
+	return ex_sym(g, sdfg_bind(g, bb, t, "keys", 0, hi));
+}
+
+static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *tile)
 {
 	int q = l->in[0], k = l->in[1], v = l->in[2], mask = l->in[3], out = l->out[0];
 	Container *o = sdfg_c(g, out), *qc = sdfg_c(g, q), *kc = sdfg_c(g, k);
@@ -133,8 +195,11 @@ static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label)
 	double scale = lib_float(l, "scale", 1);
 	int causal = (int)lib_int(l, "causal", 0);
 	Dtype cdt = o->dt == DT_F64 ? DT_F64 : DT_F32;
-	/* kT[..., e, j] = k[..., j, e], so the score row is a unit-stride map */
-	int kt = att_kt(g, seq, k, Sx, cdt, label);
+	/* kT[..., e, j] = k[..., j, e], so the score row is a unit-stride map;
+	 * the key loops end at the mask's last allowed key */
+	Expr *Kx = att_keys(g, l, seq, label, tile);
+	int kt = att_kt(g, seq, k, Sx, Kx, cdt, label);
+	Sx = Kx;
 	/* maps over every output dim but the last */
 	int ov[MAXDIM];
 	Node *body = seq, *owner = NULL;
@@ -272,8 +337,16 @@ static int attention_tiled(Sdfg *g, LibNode *l, Node *seq, const char *label, co
 	int64_t Sp = (S + tn - 1) / tn * tn;
 	Expr *NB = ex_div(g, ex_addi(g, Sx, tn - 1), ex_int(g, tn));
 	Expr *none[1] = {NULL};
+	/* the key loops end at the mask's last allowed key (whole blocks of
+	 * tn: the block past it reads kT columns that weigh 0) */
+	Expr *Kx = att_keys(g, l, seq, label, t);
+	if (Kx != Sx) {
+		Sx = Kx;
+		NB = ex_div(g, ex_addi(g, Sx, tn - 1), ex_int(g, tn));
+	}
 	/* kT[..., e, j] = k[..., j, e], zero for the padding S <= j < NB * tn */
-	int kt = att_kt(g, seq, k, ex_muli(g, NB, tn), DT_F32, label);
+	Expr *NBall = ex_div(g, ex_addi(g, kc->shape[r - 2], tn - 1), ex_int(g, tn));
+	int kt = att_kt(g, seq, k, ex_muli(g, NBall, tn), ex_muli(g, NB, tn), DT_F32, label);
 	/* maps over batch and head */
 	int ov[MAXDIM];
 	Node *hb = seq;
@@ -530,10 +603,12 @@ int expand_attention(Sdfg *g, LibNode *l, Node *seq, const char *label, const Xp
 		if (fits)
 			return attention_scores(g, l, seq, label);
 	}
+	/* the blocked form reads float32 and widens float16/bfloat16 */
 	int f32 = 1;
-	for (int i = 0; i < 3; i++)
-		f32 &= sdfg_c(g, l->in[i])->dt == DT_F32;
-	f32 &= sdfg_c(g, l->out[0])->dt == DT_F32;
+	for (int i = 0; i < 4; i++) {
+		Dtype d = i < 3 ? sdfg_c(g, l->in[i])->dt : sdfg_c(g, l->out[0])->dt;
+		f32 &= d == DT_F32 || d == DT_BF16 || d == DT_F16;
+	}
 	int64_t n;
 	for (int d = 0; d < sdfg_c(g, l->out[0])->rank; d++)
 		f32 &= !ex_isint(sdfg_c(g, l->out[0])->shape[d], &n) || n > 0;
@@ -546,5 +621,5 @@ int expand_attention(Sdfg *g, LibNode *l, Node *seq, const char *label, const Xp
 		return attention_scores(g, l, seq, label);
 	if (f32 && tile->vec_lanes > 1 && tile->tm > 0 && tile->tn > 0 && sdfg_c(g, l->out[0])->rank >= 2)
 		return attention_tiled(g, l, seq, label, tile);
-	return attention_rows(g, l, seq, label);
+	return attention_rows(g, l, seq, label, tile);
 }

@@ -23,6 +23,8 @@ typedef struct {
 	                    * the CPU's stack budget, or a GPU thread's share */
 	int64_t scores_bytes; /* GPU: attention whose scores fit this many bytes keeps them
 	                       * in device memory (attention.c); 0: one query row at a time */
+	int bound_keys;    /* CPU: a masked attention's key loops end at the last key its
+	                    * mask lets any query attend, found at run time (attention.c) */
 } XpTile;
 
 /* ---- common.c: building helpers -------------------------------------------------- */

@@ -4,7 +4,9 @@
  * of mixture-of-experts layers (the last two sections).
  *
  * Both become the same register-blocked micro-kernel when the weights are
- * constant float32: an accumulator tile acc[TM][TN] (a local container, kept
+ * constant float32 (GEMM: also float16/bfloat16, whose panels keep the
+ * 16-bit weights and whose loads widen to float32 lanes, so a decode step
+ * reads half the bytes): an accumulator tile acc[TM][TN] (a local container, kept
  * in vector registers by the backend) of TM output rows (pixels along the
  * output width, or matrix rows) by TN output channels, zeroed, then updated
  * for every k of the reduction with acc[x][o] += A(x, k) * B(k, o), then
@@ -83,6 +85,14 @@ static int64_t elem_at(Sdfg *g, int c, const int64_t *idx)
 static int const_known(Sdfg *g, int c)
 {
 	return sdfg_c(g, c)->dt == DT_F32 && sdfg_const_known(g, sdfg_root_of(g, c));
+}
+
+/* The dtypes the register tile reads: float32, and float16/bfloat16,
+ * widened to float32 at the load (the accumulator is float32; a half
+ * output rounds once, at the store, as PyTorch's CPU GEMM does). */
+static int tile_dt(Dtype d)
+{
+	return d == DT_F32 || d == DT_BF16 || d == DT_F16;
 }
 
 /* Emit the zero-initialisation of acc[tm][tn]. */
@@ -168,7 +178,9 @@ static Node *tile_update_block(Sdfg *g, Node *seq, int tm, int tn, const char *l
 /* Packed panels of a [K x N] operand, wp[groups][NB][K][tn] with NB = N/tn
  * rounded up and zeros past N: element (k, n) of group gi is element
  * at(ctx, gi, k, n) of constant src's bytes (-1: zero), or, without at, of
- * ofs + k*s0 + n*s1. Made when the weights are written (consts.c). */
+ * ofs + k*s0 + n*s1. The panels keep src's dtype (float32, or the 16-bit
+ * float types, whose weights then stay half the bytes). Made when the
+ * weights are written (consts.c). */
 typedef struct {
 	int src, groups, tn;
 	int64_t K, N, s0, s1, ofs;
@@ -179,18 +191,22 @@ typedef struct {
 static int panels_make(Sdfg *g, const ConstSrc *cs, void *dst)
 {
 	const Panels *p = cs->ctx;
-	const float *src = sdfg_const_get(g, p->src);
+	const char *src = sdfg_const_get(g, p->src);
 	if (!src)
 		return -1;
-	float *d = dst;
+	size_t sz = dtype_info[sdfg_c(g, p->src)->dt].size; /* 4 or 2; zero is all-zero bits */
+	char *d = dst;
 	int64_t NB = (p->N + p->tn - 1) / p->tn;
 	for (int gi = 0; gi < p->groups; gi++)
 		for (int64_t nb = 0; nb < NB; nb++)
-			for (int64_t k = 0; k < p->K; k++, d += p->tn)
-				for (int o = 0; o < p->tn; o++) {
+			for (int64_t k = 0; k < p->K; k++)
+				for (int o = 0; o < p->tn; o++, d += sz) {
 					int64_t n = nb * p->tn + o;
 					int64_t e = n >= p->N ? -1 : p->at ? p->at(p->ctx, gi, k, n) : p->ofs + k * p->s0 + n * p->s1;
-					d[o] = e >= 0 ? src[e] : 0.0f;
+					if (e >= 0)
+						memcpy(d, src + e * sz, sz);
+					else
+						memset(d, 0, sz);
 				}
 	sdfg_const_put(g, p->src);
 	return 0;
@@ -200,7 +216,7 @@ static int pack_panels(Sdfg *g, const char *name, Panels p)
 {
 	int64_t NB = (p.N + p.tn - 1) / p.tn;
 	int64_t shape[4] = {p.groups, NB, p.K, p.tn};
-	return sdfg_const_new(g, name, DT_F32, 4, shape, panels_make, &p, sizeof p);
+	return sdfg_const_new(g, name, sdfg_c(g, p.src)->dt, 4, shape, panels_make, &p, sizeof p);
 }
 
 /* A zero-padded float32 copy of input `in` [N][C][spatial...] with
@@ -1293,15 +1309,15 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 {
 	int A = l->in[0], B = l->in[1], out = l->out[0];
 	Container *o = sdfg_c(g, out), *a = sdfg_c(g, A);
-	int bd = const_known(g, B);
+	int bd = tile_dt(sdfg_c(g, B)->dt) && sdfg_const_known(g, sdfg_root_of(g, B));
 	int r = o->rank;
-	int f32 = a->dt == DT_F32 && o->dt == DT_F32 && sdfg_c(g, B)->dt == DT_F32;
+	int tiled = tile_dt(a->dt) && tile_dt(o->dt) && tile_dt(sdfg_c(g, B)->dt);
 	/* a run-time M or K (a dynamic batch or sequence) is fine: rows go in
 	 * row_parts, k is a loop; the N blocks need a constant N */
-	if (f32 && (!bd || !t->pack || sdfg_c(g, B)->rank != 2) && rows_ok(g, out) && dim(g, out, r - 1) > 0 &&
-	    extent_ok(g, sdfg_c(g, B)->shape[sdfg_c(g, B)->rank - 2]) && (l->in[2] < 0 || sdfg_c(g, l->in[2])->dt == DT_F32))
+	if (tiled && (!bd || !t->pack || sdfg_c(g, B)->rank != 2) && rows_ok(g, out) && dim(g, out, r - 1) > 0 &&
+	    extent_ok(g, sdfg_c(g, B)->shape[sdfg_c(g, B)->rank - 2]) && (l->in[2] < 0 || tile_dt(sdfg_c(g, l->in[2])->dt)))
 		return gemm_direct(g, l, seq, label, t);
-	if (!bd || !t->pack || sdfg_c(g, B)->rank != 2 || !f32)
+	if (!bd || !t->pack || sdfg_c(g, B)->rank != 2 || !tiled || (l->in[2] >= 0 && !tile_dt(sdfg_c(g, l->in[2])->dt)))
 		return gemm_generic(g, l, seq, label);
 	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), K = dim(g, B, 0);
 	if (!rows_ok(g, out) || N <= 0 || K <= 0)

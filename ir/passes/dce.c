@@ -6,7 +6,8 @@
  *
  *  1. tasklets: inside every tasklet block, a tasklet that does not store
  *     and whose value no later tasklet uses (as an operand, or through the
- *     value symbol it binds in an index) is dropped, an index check
+ *     value symbol it binds in an index, or a later child of the block's
+ *     sequence through that symbol) is dropped, an index check
  *     (T_INDEX) included: it only guards the accesses that use it, but not
  *     a run-time assertion (T_ASSERT), which fails the run itself; OPD_VAL
  *     references are renumbered so they keep naming the same tasklets.
@@ -37,7 +38,7 @@
 int pass_dce(PassCtx *c);
 
 /* ---- 1. tasklets and empty nodes --------------------------------------------------- */
-static int dce_block(Sdfg *g, Arena *a, Node *b)
+static int dce_block(Sdfg *g, Arena *a, Node *b, const char *esc)
 {
 	int removed = 0;
 	for (;;) {
@@ -48,9 +49,11 @@ static int dce_block(Sdfg *g, Arena *a, Node *b)
 			for (int i = 0; i < b->ts[t].nin && i < 3; i++)
 				if (b->ts[t].in[i].kind == OPD_VAL && b->ts[t].in[i].val >= 0 && b->ts[t].in[i].val < b->nts)
 					used[b->ts[t].in[i].val] = 1;
-		for (int t = 0; t < b->nts; t++)
+		for (int t = 0; t < b->nts; t++) {
+			used[t] |= b->ts[t].bind >= 0 && esc[b->ts[t].bind];
 			for (int j = t + 1; j < b->nts && b->ts[t].bind >= 0 && !used[t]; j++)
 				used[t] = tasklet_uses_sym(g, &b->ts[j], b->ts[t].bind);
+		}
 		int n = 0;
 		for (int t = 0; t < b->nts; t++) {
 			if (!b->ts[t].store && !used[t] && b->ts[t].code != T_ASSERT) {
@@ -85,7 +88,7 @@ static int is_empty(const Node *n)
 }
 
 /* Tasklet DCE in every block under n, then drop what became empty. */
-static void dce_tree(Sdfg *g, Arena *a, Node *n)
+static void dce_tree(Sdfg *g, Arena *a, Node *n, const char *esc)
 {
 	if (!n) return;
 	switch (n->kind) {
@@ -94,7 +97,7 @@ static void dce_tree(Sdfg *g, Arena *a, Node *n)
 			Node *k = n->kids[i];
 			if (!k) continue;
 			int was_empty = is_empty(k);
-			dce_tree(g, a, k);
+			dce_tree(g, a, k, esc);
 			/* Remove only what this pass emptied: an empty block that was
 			 * built empty may be a placeholder someone fills later. */
 			if (!was_empty && is_empty(k)) {
@@ -105,10 +108,10 @@ static void dce_tree(Sdfg *g, Arena *a, Node *n)
 		return;
 	case N_MAP:
 	case N_FOR:
-		dce_tree(g, a, n->body);
+		dce_tree(g, a, n->body, esc);
 		return;
 	case N_BLOCK:
-		if (!n->lib) dce_block(g, a, n);
+		if (!n->lib) dce_block(g, a, n, esc);
 		return;
 	}
 }
@@ -247,7 +250,9 @@ int pass_dce(PassCtx *c)
 {
 	Sdfg *g = c->g;
 	Arena *a = c->scratch ? c->scratch : g->arena;
-	dce_tree(g, a, g->root);
+	char *esc = arena_alloc(a, (size_t)g->nsyms + 1);
+	sdfg_value_escapes(g, esc);
+	dce_tree(g, a, g->root, esc);
 	dce_top(g, a);
 	dce_containers(g, a);
 	return 0;

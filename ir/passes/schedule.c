@@ -4,7 +4,9 @@
  *   vector    an innermost map from 0 (its body is one tasklet block) with a
  *             constant extent of at least the target's fp32 lanes, whose
  *             memlets are all unit-stride or invariant in its variable, with
- *             float32 tasklets the backend can emit as vector code:
+ *             float32 tasklets the backend can emit as vector code (their
+ *             loads may read float16/bfloat16, widened lane by lane: the
+ *             half-precision weights of a GEMM tile):
  *             SCHED_VECTOR (the micro-kernels' channel maps, elementwise
  *             rows). The backend runs whole vectors, then the remaining
  *             extent % lanes iterations as scalar code. A tasklet that binds
@@ -104,7 +106,11 @@ static int block_vec_ok(Sdfg *g, Node *b, int var, int strided)
 				return 0;
 			if (o->kind != OPD_MEM)
 				continue;
-			if (sdfg_c(g, o->m.data)->dt != DT_F32 || !memlet_vec_ok(g, &o->m, var, &uses, strided))
+			/* float16/bfloat16 loads widen to float32 lanes: unit-stride
+			 * or invariant only (no gather of half elements) */
+			Dtype md = sdfg_c(g, o->m.data)->dt;
+			if (md == DT_F32 ? !memlet_vec_ok(g, &o->m, var, &uses, strided)
+			                 : (md != DT_BF16 && md != DT_F16) || !memlet_vec_ok(g, &o->m, var, &uses, 0))
 				return 0;
 			if (o->guard && uses)
 				return 0;

@@ -87,6 +87,11 @@ def test_attention(tmp_path):
     fmask = torch.randn(3, 1, 6, 7, generator=g)
     kmask = torch.randn(3, 1, 1, 7, generator=g)  # BERT-style key mask, broadcast over heads and rows
     q1 = torch.randn(1, 2, 5, 8, generator=g)
+    # a static KV cache's masks: no query attends the keys past position 4
+    # (the key loops end there, attention_bound); a sliding window's -inf
+    # both sides (float), the trailing keys of every row masked
+    cmask = torch.arange(7) <= torch.tensor([0, 1, 2, 2, 3, 4]).reshape(-1, 1)
+    wmask = torch.zeros(6, 7).masked_fill(~(cmask & (torch.arange(7) > torch.arange(6).reshape(-1, 1) - 3)), float("-inf"))
     same_asym = torch.nn.Conv2d(2, 3, (3, 4), padding="same", dilation=(2, 1)).eval()
     masked = torch.randn(4, 5, generator=g)
     masked[1, 2] = masked[2, :] = float("-inf")
@@ -100,11 +105,24 @@ def test_attention(tmp_path):
         Case("sdpa_bool_mask", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m), (q, k, v, bmask)),
         Case("sdpa_float_mask_scale", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m, scale=0.3),
              (q, k, v, fmask)),
+        Case("sdpa_cache_mask", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m),
+             (q, k, v, cmask)),
+        Case("sdpa_cache_window_gqa", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m, enable_gqa=True),
+             (q, kg, vg, wmask)),
+        Case("bf16_sdpa_cache_mask", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m),
+             (q.bfloat16(), k.bfloat16(), v.bfloat16(), cmask)),
         Case("sdpa_key_mask_bcast", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m),
              (q, k, v, kmask)),
         Case("sdpa_causal_rect_gqa", lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True, enable_gqa=True),
              (q, kg, vg)),
         Case("f16_sdpa", lambda a, b, c: F.scaled_dot_product_attention(a, b, c), (q.half(), k.half(), v.half())),
+        # half types take the blocked kernel on SIMD targets, widened at the loads
+        Case("bf16_sdpa_bool_mask", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m),
+             (q.bfloat16(), k.bfloat16(), v.bfloat16(), bmask)),
+        Case("bf16_sdpa_causal_gqa", lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True, enable_gqa=True),
+             (q.bfloat16(), kg.bfloat16(), vg.bfloat16())),
+        Case("f16_sdpa_float_mask", lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m),
+             (q.half(), k.half(), v.half(), fmask.half())),
         Case("bf16_layer_norm", lambda a: F.layer_norm(a, [8]), (q1.bfloat16(),)),
         Case("f16_bilinear", lambda a: F.interpolate(a, scale_factor=2, mode="bilinear"), (q1.half(),)),
         Case("bf16_bmm", lambda a, b: a @ b, (q1.bfloat16(), q1.transpose(-1, -2).bfloat16())),
