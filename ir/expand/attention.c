@@ -604,22 +604,20 @@ int expand_attention(Sdfg *g, LibNode *l, Node *seq, const char *label, const Xp
 			return attention_scores(g, l, seq, label);
 	}
 	/* the blocked form reads float32 and widens float16/bfloat16 */
-	int f32 = 1;
-	for (int i = 0; i < 4; i++) {
-		Dtype d = i < 3 ? sdfg_c(g, l->in[i])->dt : sdfg_c(g, l->out[0])->dt;
-		f32 &= d == DT_F32 || d == DT_BF16 || d == DT_F16;
-	}
+	int blocked = xp_tile_dt(sdfg_c(g, l->out[0])->dt);
+	for (int i = 0; i < 3; i++)
+		blocked &= xp_tile_dt(sdfg_c(g, l->in[i])->dt);
 	int64_t n;
 	for (int d = 0; d < sdfg_c(g, l->out[0])->rank; d++)
-		f32 &= !ex_isint(sdfg_c(g, l->out[0])->shape[d], &n) || n > 0;
+		blocked &= !ex_isint(sdfg_c(g, l->out[0])->shape[d], &n) || n > 0;
 	/* the score rows are locals sized for the most keys: a run-time key
 	 * count whose bound does not fit the stack takes the scores path */
 	Container *kc = sdfg_c(g, l->in[1]);
 	int64_t S = att_keys_max(g, l->in[1]), esz = dtype_info[sdfg_c(g, l->out[0])->dt == DT_F64 ? DT_F64 : DT_F32].size;
-	int rows = f32 && tile->vec_lanes > 1 && tile->tm > 0 && tile->tn > 0 ? tile->tm : 1;
+	int rows = blocked && tile->vec_lanes > 1 && tile->tm > 0 && tile->tn > 0 ? tile->tm : 1;
 	if (!ex_isint(kc->shape[kc->rank - 2], &n) && S > tile->row_bytes / esz / rows - tile->tn)
 		return attention_scores(g, l, seq, label);
-	if (f32 && tile->vec_lanes > 1 && tile->tm > 0 && tile->tn > 0 && sdfg_c(g, l->out[0])->rank >= 2)
+	if (blocked && tile->vec_lanes > 1 && tile->tm > 0 && tile->tn > 0 && sdfg_c(g, l->out[0])->rank >= 2)
 		return attention_tiled(g, l, seq, label, tile);
 	return attention_rows(g, l, seq, label, tile);
 }

@@ -27,6 +27,14 @@ typedef struct {
 	                    * mask lets any query attend, found at run time (attention.c) */
 } XpTile;
 
+/* The dtypes the register tiles read: float32, and float16/bfloat16, widened
+ * to float32 at the load (the sums are float32; a half output rounds once,
+ * at the store, as PyTorch's CPU GEMM and attention do). */
+static inline int xp_tile_dt(Dtype d)
+{
+	return d == DT_F32 || d == DT_BF16 || d == DT_F16;
+}
+
 /* ---- common.c: building helpers -------------------------------------------------- */
 
 /* A loop k (N_MAP or N_FOR) for a new symbol named after hint over [lo, hi)

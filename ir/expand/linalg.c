@@ -87,14 +87,6 @@ static int const_known(Sdfg *g, int c)
 	return sdfg_c(g, c)->dt == DT_F32 && sdfg_const_known(g, sdfg_root_of(g, c));
 }
 
-/* The dtypes the register tile reads: float32, and float16/bfloat16,
- * widened to float32 at the load (the accumulator is float32; a half
- * output rounds once, at the store, as PyTorch's CPU GEMM does). */
-static int tile_dt(Dtype d)
-{
-	return d == DT_F32 || d == DT_BF16 || d == DT_F16;
-}
-
 /* Emit the zero-initialisation of acc[tm][tn]. */
 static void tile_zero(Sdfg *g, Node *seq, int acc, int tm, int tn, const char *label)
 {
@@ -203,10 +195,12 @@ static int panels_make(Sdfg *g, const ConstSrc *cs, void *dst)
 				for (int o = 0; o < p->tn; o++, d += sz) {
 					int64_t n = nb * p->tn + o;
 					int64_t e = n >= p->N ? -1 : p->at ? p->at(p->ctx, gi, k, n) : p->ofs + k * p->s0 + n * p->s1;
-					if (e >= 0)
-						memcpy(d, src + e * sz, sz);
-					else
+					if (e < 0)
 						memset(d, 0, sz);
+					else if (sz == 4) /* constant sizes: plain loads and stores */
+						memcpy(d, src + e * 4, 4);
+					else
+						memcpy(d, src + e * 2, 2);
 				}
 	sdfg_const_put(g, p->src);
 	return 0;
@@ -1309,15 +1303,16 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 {
 	int A = l->in[0], B = l->in[1], out = l->out[0];
 	Container *o = sdfg_c(g, out), *a = sdfg_c(g, A);
-	int bd = tile_dt(sdfg_c(g, B)->dt) && sdfg_const_known(g, sdfg_root_of(g, B));
+	int bd = sdfg_const_known(g, sdfg_root_of(g, B));
 	int r = o->rank;
-	int tiled = tile_dt(a->dt) && tile_dt(o->dt) && tile_dt(sdfg_c(g, B)->dt);
+	int tiled = xp_tile_dt(a->dt) && xp_tile_dt(o->dt) && xp_tile_dt(sdfg_c(g, B)->dt) &&
+	            (l->in[2] < 0 || xp_tile_dt(sdfg_c(g, l->in[2])->dt));
 	/* a run-time M or K (a dynamic batch or sequence) is fine: rows go in
 	 * row_parts, k is a loop; the N blocks need a constant N */
 	if (tiled && (!bd || !t->pack || sdfg_c(g, B)->rank != 2) && rows_ok(g, out) && dim(g, out, r - 1) > 0 &&
-	    extent_ok(g, sdfg_c(g, B)->shape[sdfg_c(g, B)->rank - 2]) && (l->in[2] < 0 || tile_dt(sdfg_c(g, l->in[2])->dt)))
+	    extent_ok(g, sdfg_c(g, B)->shape[sdfg_c(g, B)->rank - 2]))
 		return gemm_direct(g, l, seq, label, t);
-	if (!bd || !t->pack || sdfg_c(g, B)->rank != 2 || !tiled || (l->in[2] >= 0 && !tile_dt(sdfg_c(g, l->in[2])->dt)))
+	if (!bd || !t->pack || sdfg_c(g, B)->rank != 2 || !tiled)
 		return gemm_generic(g, l, seq, label);
 	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), K = dim(g, B, 0);
 	if (!rows_ok(g, out) || N <= 0 || K <= 0)
