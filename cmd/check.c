@@ -135,6 +135,31 @@ static void print_states(Sdfg *g, Buf *b, int json)
 	}
 }
 
+/* The quantized ops of a program that compiled (Sdfg.qsteps) and how each
+ * runs; JSON: the elements of an array. Also --report's. */
+void print_quant_steps(const Sdfg *g, Buf *b, int json)
+{
+	int n = g ? g->nqsteps : 0, in = 0;
+	for (int i = 0; i < n; i++)
+		in += g->qsteps[i].integer;
+	if (!json && n)
+		buf_printf(b, "quantized ops: %d, %d as integer kernels, %d in float between dequantize and quantize\n", n, in,
+		           n - in);
+	for (int i = 0; i < n; i++) {
+		const QuantStep *q = &g->qsteps[i];
+		const char *how = q->integer ? "integer kernel" : "float between dequantize and quantize";
+		if (json) {
+			buf_puts(b, i ? ", {\"node\": " : "{\"node\": ");
+			buf_quote(b, q->node);
+			buf_printf(b, ", \"op\": \"%s\", \"runs\": \"%s\"}", q->op, q->integer ? "integer" : "float");
+		} else {
+			buf_puts(b, "  ");
+			buf_escape(b, ESC_TERM, q->node, strlen(q->node)); /* from the model */
+			buf_printf(b, "  %s: %s\n", q->op, how);
+		}
+	}
+}
+
 static void print_text(const char *input, const Census *c, const Target *tg, const GpuVerdict *gv, const char **errs,
                        int nerrs, int bad, Sdfg *g)
 {
@@ -182,6 +207,7 @@ static void print_text(const char *input, const Census *c, const Target *tg, con
 	}
 	Buf st = {0};
 	print_states(g, &st, 0);
+	print_quant_steps(g, &st, 0);
 	fputs(st.s, stdout);
 	buf_free(&st);
 	if (gv->runs < 0)
@@ -256,6 +282,8 @@ static void print_json(const char *input, const Census *c, const Target *tg, con
 	}
 	buf_puts(&b, "],\n  \"states\": [");
 	print_states(g, &b, 1);
+	buf_puts(&b, "],\n  \"quantized_ops\": [");
+	print_quant_steps(g, &b, 1);
 	buf_printf(&b, "],\n  \"gpu\": {\"backend\": \"%s\", \"category\": \"%s\", \"runs_on_gpu\": %s, \"host_steps\": %d, "
 	               "\"reasons\": ", gv->backend ? gv->backend : backend_default_gpu()->device, gv->category ? gv->category : tg->category,
 	           gv->runs < 0 ? "null" : gv->runs ? "true" : "false", gv->steps);

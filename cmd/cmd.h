@@ -111,6 +111,10 @@ typedef struct {
 int buildsys_write(Arena *a, const BuildSys *s, const char *argv0, const char *name, const Target *t,
                    const BuildArgs *ba);
 
+/* The quantized ops of g and how each runs: text lines, or JSON array
+ * elements (check.c; doccc check and --report). */
+void print_quant_steps(const Sdfg *g, Buf *b, int json);
+
 /* Milliseconds of the monotonic clock (report.c). */
 double now_ms(void);
 

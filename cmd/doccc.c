@@ -440,6 +440,24 @@ static const char *cache_key(Arena *a, const Cli *c, const Options *o, const Tar
 	                    path_base(ba->outlib), c->dimkey, c->tools);
 }
 
+/* One note naming the quantized ops that run in float between dequantize
+ * and quantize (doccc check lists how every quantized op runs). */
+static void quant_note(const char *input, const Sdfg *g)
+{
+	enum { SHOWN = 8 };
+	Buf b = {0};
+	int n = 0;
+	for (int i = 0; i < g->nqsteps; i++)
+		if (!g->qsteps[i].integer && n++ < SHOWN)
+			buf_printf(&b, "%s'%s'", n > 1 ? ", " : "", g->qsteps[i].node);
+	if (n)
+		diag_note(input, "%d quantized op%s run%s in float between dequantize and quantize, exactly as torch computes "
+		          "them (no integer kernel for %s): %s%s%s", n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+		          n == 1 ? "it" : "them", b.s, n > SHOWN ? arena_printf(g->arena, " and %d more", n - SHOWN) : "",
+		          n > SHOWN ? " (doccc check lists them all)" : "");
+	buf_free(&b);
+}
+
 /* Import and run the passes; a model that cannot run entirely on the GPU
  * is imported again for the host (as docc: the schedule pass named the
  * steps). NULL when reported. */
@@ -454,6 +472,7 @@ static Sdfg *compile_graph(Arena *a, const Cli *c, Options *o, Target *tg, Build
 	double t1 = now_ms();
 	if (passes_run(g, o, tg, c->dumpdir))
 		return NULL;
+	quant_note(c->input, g);
 	if (g->nhost_steps) {
 		for (int i = 0; i < g->nhost_steps; i++)
 			diag_note(g->src, "node '%s': no GPU expansion: %s", g->host_steps[i].node, g->host_steps[i].why);

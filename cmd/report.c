@@ -155,7 +155,9 @@ int report_write(const char *path, Sdfg *g, const Target *t, const char *input, 
 		buf_quote(&b, g->census_ops[i]);
 		buf_printf(&b, ": %d", g->census_counts[i]);
 	}
-	buf_puts(&b, "},\n  \"fused_nodes\": [");
+	buf_puts(&b, "},\n  \"quantized_ops\": [");
+	print_quant_steps(g, &b, 1);
+	buf_puts(&b, "],\n  \"fused_nodes\": [");
 	for (int i = 0; i < g->root->nkids; i++) {
 		buf_puts(&b, i ? ",\n    " : "\n    ");
 		buf_quote(&b, g->root->kids[i]->label ? g->root->kids[i]->label : "");

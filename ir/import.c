@@ -694,6 +694,8 @@ static Sdfg *import_once(Arena *a, const char *name, const ImportArgs *args, con
 	if (!bad)
 		bad |= state_commit(m);
 	if (!bad)
+		lw_quant_steps(m->g);
+	if (!bad)
 		g = m->g;
 	if (m->need_static && need_static)
 		*need_static = m->need_static, g = NULL;

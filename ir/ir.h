@@ -542,6 +542,14 @@ typedef struct {
 	const char *why;          /* "its kernel needs 70000 bytes of per-thread buffers, ..." */
 } HostStep;
 
+/* A quantized op: a library node of the imported program that reads a
+ * dequantized value (directly or through a view), and how it runs. */
+typedef struct {
+	const char *node;         /* the top-level child's label */
+	const char *op;           /* its library node's kind ("conv", "gemm") */
+	int integer;              /* 1: an integer kernel; 0: in float between dequantize and quantize */
+} QuantStep;
+
 struct Sdfg {
 	Arena *arena;
 	char *name;               /* model name, a C identifier */
@@ -569,6 +577,11 @@ struct Sdfg {
 	 * the driver then builds the model for the host. */
 	HostStep *host_steps;
 	int nhost_steps, caphost_steps;
+	/* Quantized models: the ops that compute on dequantized values, in
+	 * program order, and how each runs (the importer; doccc check, --report
+	 * and the compile's note list them). */
+	QuantStep *qsteps;
+	int nqsteps, capqsteps;
 	/* Messages of the run-time assertions (T_ASSERT's p[0] indexes them). */
 	const char **msgs;
 	int nmsgs, capmsgs;

@@ -25,6 +25,7 @@
  *   index      gathers and scatters at data-dependent indices, embedding bags
  *   shape      views and data movement, fills and creation
  *   rnn        LSTM, GRU and Elman layers
+ *   quant      affine quantize / dequantize (PT2E, torchao), dynamic quantization parameters
  *   sym        symbolic sizes and scalars, the export's assertions
  * (ops_unsupported.h lists the overloads doccc knows and does not compile.)
  * The in-place overloads (relu_, scatter_.value) and the aliases (concat,
@@ -48,14 +49,15 @@
 #include "ops_index.h"
 #include "ops_shape.h"
 #include "ops_rnn.h"
+#include "ops_quant.h"
 #include "ops_sym.h"
 #include "ops_unsupported.h"
 #include "ops_variants.h"
 
 #define LIB_OPS(X) LIB_OPS_ELEM(X) LIB_OPS_LINALG(X) LIB_OPS_ATTENTION(X) LIB_OPS_NORM(X) LIB_OPS_REDUCE(X) \
-	LIB_OPS_POOL(X) LIB_OPS_INDEX(X) LIB_OPS_SHAPE(X) LIB_OPS_RNN(X) LIB_OPS_SYM(X)
+	LIB_OPS_POOL(X) LIB_OPS_INDEX(X) LIB_OPS_SHAPE(X) LIB_OPS_RNN(X) LIB_OPS_QUANT(X) LIB_OPS_SYM(X)
 #define ATEN_OPS(X) ATEN_OPS_ELEM(X) ATEN_OPS_LINALG(X) ATEN_OPS_ATTENTION(X) ATEN_OPS_NORM(X) ATEN_OPS_REDUCE(X) \
-	ATEN_OPS_POOL(X) ATEN_OPS_INDEX(X) ATEN_OPS_SHAPE(X) ATEN_OPS_RNN(X) ATEN_OPS_SYM(X)
+	ATEN_OPS_POOL(X) ATEN_OPS_INDEX(X) ATEN_OPS_SHAPE(X) ATEN_OPS_RNN(X) ATEN_OPS_QUANT(X) ATEN_OPS_SYM(X)
 
 typedef enum {
 #define X(e, n, f, d) LIB_##e,

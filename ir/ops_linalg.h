@@ -40,6 +40,7 @@
 	X(LINEAR, "linear.default", linear, 0, "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor") \
 	X(ADDMM, "addmm.default", gemm, 1, "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor") \
 	X(MM, "mm.default", gemm, 0, "aten::mm(Tensor self, Tensor mat2) -> Tensor") \
+	X(INT_MM, "_int_mm.default", gemm, 0, "aten::_int_mm(Tensor self, Tensor mat2) -> Tensor") \
 	X(BMM, "bmm.default", gemm, 0, "aten::bmm(Tensor self, Tensor mat2) -> Tensor") \
 	X(MATMUL, "matmul.default", gemm, 2, "aten::matmul(Tensor self, Tensor other) -> Tensor") \
 	X(ADDMV, "addmv.default", addmv, 0, "aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor") \

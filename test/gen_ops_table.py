@@ -70,7 +70,8 @@ def core_aten_ops(torch):
 
 
 # The module that registers each non-aten namespace's custom ops.
-NAMESPACE_MODULES = {"transformers": "transformers.integrations.moe"}
+NAMESPACE_MODULES = {"transformers": "transformers.integrations.moe",
+                     "quantized_decomposed": "torch.ao.quantization.fx._decomposed", "torchao": "torchao"}
 
 
 # what a forward pass of a model cannot hold after run_decompositions(), by name

@@ -14,6 +14,8 @@
 #                    (the ASan/UBSan/TSan/libFuzzer runtimes of make test, make asan
 #                    and make fuzz)
 #   Python packages: torch==2.13.0 numpy pytest pytest-xdist expecttest==0.3.0 transformers==5.24.0
+#                    torchao==0.18.0 (the quantization flows of test/test_quant.py: PT2E and
+#                    torchao's own configurations)
 #                    (test and example dependencies only; pytest-xdist runs
 #                    the suite on every core (make test); transformers for the
 #                    real-model suite test/test_hf.py, which builds its models
@@ -43,6 +45,7 @@ if [ -z "${PYTHON:-}" ]; then
 fi
 TORCH_VERSION=2.13.0
 TRANSFORMERS_VERSION=5.24.0
+TORCHAO_VERSION=0.18.0
 EXPECTTEST_VERSION=0.3.0   # torch.testing's OpInfo database, where test/gen_ops_table.py reads torch's aliases
 say() { echo "setup: $*"; }
 die() { echo "setup: error: $*" >&2; exit 1; }
@@ -107,8 +110,9 @@ sys.exit(sys.prefix != sys.base_prefix or
 }
 has_packages() {
 	"$PYTHON" -c "
-import sys, torch, numpy, pytest, xdist, transformers, expecttest
-sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') and transformers.__version__ == '$TRANSFORMERS_VERSION' else 1)
+import sys, torch, numpy, pytest, xdist, transformers, expecttest, importlib.metadata as md
+sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') and transformers.__version__ == '$TRANSFORMERS_VERSION'
+         and md.version('torchao') == '$TORCHAO_VERSION' else 1)
 " >/dev/null 2>&1
 }
 py_ok=0
@@ -187,7 +191,7 @@ fi
 [ "$python" = 1 ] || exit 0
 have "$PYTHON" || die "$PYTHON not found"
 if [ "$py_ok" = 1 ] || has_packages; then
-	say "python packages present in $PYTHON (torch $TORCH_VERSION, numpy, pytest, pytest-xdist, transformers $TRANSFORMERS_VERSION)"
+	say "python packages present in $PYTHON (torch $TORCH_VERSION, numpy, pytest, pytest-xdist, transformers $TRANSFORMERS_VERSION, torchao $TORCHAO_VERSION)"
 	exit 0
 fi
 if managed; then
@@ -205,5 +209,8 @@ say "$PYTHON -m pip install torch==$TORCH_VERSION numpy pytest pytest-xdist expe
 	die "pip install failed"
 "$PYTHON" -m pip install -q "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" ||
 	die "pip install transformers failed"
-"$PYTHON" -c "import torch, numpy, pytest, xdist, transformers, expecttest" ||
+# torchao's wheel is pure Python over torch: pinned beside torch so that pip keeps torch
+"$PYTHON" -m pip install -q "torch==$TORCH_VERSION" "torchao==$TORCHAO_VERSION" ||
+	die "pip install torchao failed"
+"$PYTHON" -c "import torch, numpy, pytest, xdist, transformers, expecttest, torchao" ||
 	die "torch, numpy, pytest, pytest-xdist, expecttest or transformers still cannot be imported after pip install"

@@ -86,6 +86,7 @@ void xp_lane_fold(Sdfg *g, Node *body, int L, Expr *hi, const char *label, int p
  *   index.c      gather scatter embedding_bag masked_scatter
  *   shape.c      cat remap arange linspace tri
  *   rnn.c        rnn
+ *   quant.c      quant qparams
  *   sym.c        assert */
 #define X(e, n, f, d) int expand_##f(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t);
 LIB_OPS(X)

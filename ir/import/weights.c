@@ -190,7 +190,9 @@ const WeightSrc *weight_load(Imp *m, const char *fqn, int isconst, const Meta *w
 	json_bool(json_get(ent, "use_pickle"), &usepickle);
 	const char *pn = json_str(json_get(ent, "path_name"));
 	if (usepickle || !pn) {
-		diag_error(m->path, "weight '%s' is stored as a pickle (a tensor subclass); doccc reads raw weights only", fqn);
+		diag_error(m->path, "weight '%s' is stored as a pickle (a tensor subclass, such as torchao's quantized "
+		           "weights); doccc reads raw weights only: save the Core ATen form, torch.export.save("
+		           "ep.run_decompositions(), ...), which stores the subclass's inner tensors as plain weights", fqn);
 		return NULL;
 	}
 	Meta meta;

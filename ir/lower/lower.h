@@ -307,6 +307,7 @@ LibNode *lw_search_node(Imp *m, int bd, int vals, const Val *val, int sorter, in
  *                broadcast table
  *                meshgrid dropout noop repeat_interleave rot90 shuffle diff
  *   rnn.c        rnn
+ *   quant.c      quant dequant qparams
  *   sym.c        item sym_query assert_scalar assert_async
  * and what a family offers the others: */
 
@@ -321,6 +322,10 @@ void lw_cat(Imp *m, const int *ins, int n, int dim, int out);
  * sizes (ir/import.c calls it for a node whose target is not an ATen op).
  * 1 if target is one of them (handled, or reported with lw_error), else 0. */
 int lw_python_op(Imp *m, const cJSON *node, const char *target);
+
+/* quant.c, for the importer: the library nodes of g that read a
+ * dequantized value into g->qsteps, each with how it runs. */
+void lw_quant_steps(Sdfg *g);
 
 /* The lowerings named in the op tables (ops_*.h). */
 #define X(e, t, l, p, s) int lower_##l(Imp *m, const cJSON *node);
