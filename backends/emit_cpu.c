@@ -124,6 +124,14 @@ static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 		return;
 	}
 	Dtype dt = sdfg_c(e->g, o->m.data)->dt;
+	if (dt == DT_I8) {
+		/* int8 weights widen (the schedule took unit-stride or invariant ones) */
+		int v = emit_uses_vec(e, &o->m);
+		buf_puts(b, v ? "dc_vi82f(&" : "dc_splat((float)");
+		emit_lvalue(e, b, &o->m);
+		buf_puts(b, ")");
+		return;
+	}
 	if (dt == DT_BF16 || dt == DT_F16) {
 		/* half loads widen (the schedule took unit-stride or invariant ones) */
 		int v = emit_uses_vec(e, &o->m);
@@ -348,11 +356,13 @@ static int has_strided(Em *e, Node *n)
 	return any;
 }
 
-/* Does the program hold float16/bfloat16 data (whose vector loads widen)? */
-static int has_half(const Sdfg *g)
+/* Does the program hold data of type dt (float16 and bfloat16 together),
+ * whose vector loads widen? */
+static int has_dt(const Sdfg *g, Dtype dt)
 {
+	int half = dt == DT_F16 || dt == DT_BF16;
 	for (int i = 0; i < g->ncs; i++)
-		if (g->cs[i].dt == DT_F16 || g->cs[i].dt == DT_BF16)
+		if (g->cs[i].dt == dt || (half && (g->cs[i].dt == DT_F16 || g->cs[i].dt == DT_BF16)))
 			return 1;
 	return 0;
 }
@@ -375,7 +385,9 @@ static void emit_helpers(Em *e)
 		            "static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }\n"
 		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
 		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
-		if (has_half(e->g))
+		if (has_dt(e->g, DT_I8))
+			buf_printf(b, "static inline dc_vf dc_vi82f(const int8_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = p[i]; return v; }\n", L);
+		if (has_dt(e->g, DT_F16))
 			buf_printf(b, "static inline dc_vf dc_vb2f(const uint16_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = dc_b2f(p[i]); return v; }\n"
 			              "static inline dc_vf dc_vh2f(const uint16_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = dc_h2f(p[i]); return v; }\n",
 			           L, L);

@@ -139,3 +139,41 @@ int64_t sdfg_const_held(const Sdfg *g, int64_t *peak)
 		*peak = g->const_peak;
 	return g->const_held;
 }
+
+double sdfg_elem(Dtype dt, const void *bytes, int64_t e)
+{
+	const char *p = (const char *)bytes + e * dtype_info[dt].size;
+	switch (dt) {
+	case DT_F32: { float f; memcpy(&f, p, 4); return f; }
+	case DT_F64: { double f; memcpy(&f, p, 8); return f; }
+	case DT_I64: { int64_t i; memcpy(&i, p, 8); return (double)i; }
+	case DT_I32: { int32_t i; memcpy(&i, p, 4); return i; }
+	case DT_I16: { int16_t i; memcpy(&i, p, 2); return i; }
+	case DT_I8: return (int8_t)*p;
+	case DT_U8: case DT_BOOL: return (unsigned char)*p;
+	default: return 0;
+	}
+}
+
+int64_t sdfg_dequant_at(Sdfg *g, const Dequant *d, int part, int r, const int64_t *oi)
+{
+	int c = part == 0 ? d->q : part == 1 ? d->s : d->z;
+	if (c < 0)
+		return -1;
+	Container *k = sdfg_c(g, c);
+	int64_t e = 0, v;
+	if (k->offset && ex_isint(k->offset, &v))
+		e = v;
+	for (int i = 0; i < k->rank; i++) {
+		int od = i + r - k->rank;
+		int64_t n = 1, st = 0, ix;
+		ex_isint(k->shape[i], &n);
+		ex_isint(k->stride[i], &st);
+		if (part && d->quant)
+			ix = d->blk[od] == 0 ? 0 : d->blk[od] == 1 ? oi[od] : oi[od] / d->blk[od];
+		else
+			ix = n == 1 ? 0 : oi[od];
+		e += ix * st;
+	}
+	return e;
+}

@@ -212,7 +212,23 @@ typedef struct {
 	int written;            /* CK_INPUT: the program writes it in place (user_input_mutation): the
 	                         * run leaves the new value in the caller's buffer, as eager does */
 	int dead;               /* removed (dead-code elimination); ids stay stable */
+	const struct Dequant *dq; /* CK_CONST folded from a dequantization (fold_constants), else NULL */
 } Container;
+
+/* A constant that fold_constants computed from a dequantization (a quant
+ * node, or torchao's cast, subtraction and product in Core ATen): element
+ * oi of it (its index) is (q[qi] - z[zi]) * s[si], q converted to float32
+ * and each operation rounded to float32, where qi, si and zi index the
+ * containers q, s and z broadcast to its shape (numpy's rule; s and z of a
+ * quant node: one element per block, blk). s or z -1: the numbers sc, zc.
+ * A contraction may then read the integers q and dequantize in registers
+ * (ir/expand/linalg.c), bit for bit the same weights. */
+typedef struct Dequant {
+	int q, s, z;
+	double sc, zc;
+	int quant;              /* s and z are a quant node's: blk applies */
+	int64_t blk[MAXDIM];
+} Dequant;
 
 /* ---- library nodes (ops.h lists them) --------------------------------------- */
 typedef enum { A_INT, A_INTS, A_FLOAT, A_STR, A_BOOL } AttrKind;
@@ -633,6 +649,13 @@ const void *sdfg_const_get(Sdfg *g, int id);
 void sdfg_const_put(Sdfg *g, int id);
 /* Bytes held for constants now, and at most so far. */
 int64_t sdfg_const_held(const Sdfg *g, int64_t *peak);
+/* Element e (counted in its root's elements) of the bytes of a constant of
+ * dtype dt, as a double (every dtype but float16/bfloat16). */
+double sdfg_elem(Dtype dt, const void *bytes, int64_t e);
+/* Of a folded dequantization d with shape sh[r]: the element of its part
+ * (0 q, 1 s, 2 z; -1 for a number) that element oi of it reads, counted
+ * in that part's root's elements. */
+int64_t sdfg_dequant_at(Sdfg *g, const Dequant *d, int part, int r, const int64_t *oi);
 
 /* sdfg.c: building */
 Sdfg *sdfg_new(Arena *a, const char *name);

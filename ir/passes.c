@@ -19,6 +19,9 @@
 
 static const PassParam fold_params[] = {
 	{"batchnorm", "bool", "true", "fold inference batch norm into the preceding convolution or GEMM", 0, 0, NULL},
+	{"elementwise", "bool", "true",
+	 "compute elementwise functions of constants (a weight's dequantization, casts and arithmetic on weights) once, "
+	 "when the weights are written, instead of on every run", 0, 0, NULL},
 };
 static const PassParam expand_params[] = {
 	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)", 0, 64, NULL},
@@ -35,6 +38,10 @@ static const PassParam expand_params[] = {
 	 "GPU targets: attention whose scores (batch x heads x queries x keys) fit this many MiB runs as two tiled "
 	 "contractions and a softmax through device memory; 0: one query row per block (no scores in memory)",
 	 0, 1 << 20, NULL},
+	{"int8_weights", "bool", "true",
+	 "a GEMM whose constant weights are a dequantized int8 tensor (PT2E, torchao weight-only int8 and int4) keeps "
+	 "them int8 in its packed panels, a quarter of the bytes, and dequantizes them in registers, bit for bit as "
+	 "the folded weights", 0, 0, NULL},
 	{"attention_bound", "bool", "true",
 	 "CPU targets: a masked attention first finds, from its mask, one past the last key any query may attend "
 	 "and runs its key loops only that far (a decode step early in a long static KV cache costs what it would "
@@ -68,7 +75,8 @@ static const PassParam gpu_plan_params[] = {
 
 const Pass pass_table[] = {
 	{"dce", "remove nodes and containers that no output depends on", pass_dce, 1, 0, "dce", NULL, 0},
-	{"fold_constants", "precompute constant parts: batch norm folded into convolution weights", pass_fold_constants, 1, 0,
+	{"fold_constants", "precompute constant parts: batch norm folded into convolution weights, elementwise "
+	 "functions of weights (dequantization) computed once", pass_fold_constants, 1, 0,
 	 "folded", fold_params, COUNTOF(fold_params)},
 	{"state", "update state (a KV cache, a counter) in place where its old value is dead: a cache update writes its "
 	 "new rows only", pass_state, 1, 0, "stated", NULL, 0},

@@ -5,10 +5,11 @@
     levels on every CPU target and cuda --simulate: each output, integer and
     float, equals eager's bit for bit (rounding half to even, clamping, zero
     points, axes, groups, torchao's blocks; inputs on the .5 boundaries).
-  - test_pt2e: a CNN with a depthwise layer and a residual add, quantized by
-    the X86 quantizer (static, uint8 activations, per-channel int8 weights)
-    and by the symmetric XNNPACK configuration; linear layers and a BERT
-    encoder by the dynamic X86 flow. Outputs are compared with eager running
+  - test_pt2e: a CNN with a depthwise layer and a residual add, a
+    ResNet-style and a MobileNetV2-style network, quantized by the X86
+    quantizer (static, uint8 activations, per-channel int8 weights) and by
+    the symmetric XNNPACK configuration; linear layers and a BERT encoder by
+    the dynamic X86 and XNNPACK flows. Outputs are compared with eager running
     the same converted program: the usual tolerance, or at most one step of
     the last layer's input quantization on an element where a float sum
     rounded across a quantization boundary. The error against the fp32
@@ -19,6 +20,10 @@
     pickled tensor subclasses; the message says which export form works.
   - test_float_between_qdq_note: the compile names the nodes that run in float
     between dequantize and quantize, and doccc check lists them.
+  - test_weight_only_stays_int8: the weight-only GEMMs keep int8 weights in
+    their panels and dequantize them in registers.
+  - test_quantized_decoder_generates: a Llama-style decoder with its KV cache,
+    torchao int8 and int4 weight-only and int8-dynamic/int4-weight, 32 steps.
 
 The quantization flows need torchao (test/setup.sh installs torchao 0.18.0).
 """
@@ -137,6 +142,76 @@ def cnn():
     return CNN().eval(), torch.randn(2, 3, 8, 8), "fc"
 
 
+def resnet():
+    """ResNet-style: a stem, two basic blocks (the second strided, with a
+    1x1 downsample), batch norms, global pooling and a classifier."""
+    torch = require("torch")
+    nn = torch.nn
+
+    def cbr(i, o, s=1, k=3):
+        return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o))
+
+    class Block(nn.Module):
+        def __init__(self, i, o, s):
+            super().__init__()
+            self.a, self.b = cbr(i, o, s), cbr(o, o)
+            self.down = cbr(i, o, s, 1) if s != 1 or i != o else None
+
+        def forward(self, x):
+            y = self.b(torch.relu(self.a(x)))
+            return torch.relu(y + (self.down(x) if self.down is not None else x))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = cbr(3, 16)
+            self.l1, self.l2 = Block(16, 16, 1), Block(16, 32, 2)
+            self.fc = nn.Linear(32, 10)
+
+        def forward(self, x):
+            y = self.l2(self.l1(torch.relu(self.stem(x))))
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1))
+
+    torch.manual_seed(0)
+    m = Net().eval()
+    for mod in m.modules():  # statistics that are not the identity
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.2, 0.2), mod.running_var.uniform_(0.5, 1.5)
+    return m, torch.randn(2, 3, 16, 16), "fc"
+
+
+def mobilenet():
+    """MobileNetV2-style inverted residuals: 1x1 expansion, 3x3 depthwise,
+    1x1 projection, ReLU6, a residual add."""
+    torch = require("torch")
+    nn = torch.nn
+
+    class Inv(nn.Module):
+        def __init__(self, c, e, s):
+            super().__init__()
+            h = c * e
+            self.f = nn.Sequential(nn.Conv2d(c, h, 1), nn.ReLU6(), nn.Conv2d(h, h, 3, s, 1, groups=h), nn.ReLU6(),
+                                   nn.Conv2d(h, c, 1))
+            self.res = s == 1
+
+        def forward(self, x):
+            return x + self.f(x) if self.res else self.f(x)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU6())
+            self.b = nn.Sequential(Inv(8, 4, 1), Inv(8, 4, 2))
+            self.fc = nn.Linear(8, 10)
+
+        def forward(self, x):
+            y = self.b(self.stem(x))
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1))
+
+    torch.manual_seed(0)
+    return Net().eval(), torch.randn(2, 3, 16, 16), "fc"
+
+
 def mlp():
     torch = require("torch")
     nn = torch.nn
@@ -181,7 +256,8 @@ def quantizer(flow):
         q.set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=flow == "x86_dynamic"))
         return q
     from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
-    return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True,
+                                                                           is_dynamic=flow == "xnnpack_dynamic"))
 
 
 def pt2e(model, x, flow):
@@ -205,8 +281,10 @@ def last_step(model, ep, x, last):
     return scales[-1] * float(w.abs().sum(1).max()) * 1.01
 
 
-MODELS = {"cnn": cnn, "mlp": mlp, "bert": bert}
-FLOWS = [("cnn", "x86_static"), ("cnn", "xnnpack_symmetric"), ("mlp", "x86_dynamic"), ("bert", "x86_dynamic")]
+MODELS = {"cnn": cnn, "resnet": resnet, "mobilenet": mobilenet, "mlp": mlp, "bert": bert}
+FLOWS = [("cnn", "x86_static"), ("cnn", "xnnpack_symmetric"), ("resnet", "x86_static"), ("mobilenet", "x86_static"),
+         ("mobilenet", "xnnpack_symmetric"), ("mlp", "x86_dynamic"), ("mlp", "xnnpack_dynamic"),
+         ("bert", "x86_dynamic")]
 
 
 @pytest.fixture(scope="module")
@@ -307,3 +385,100 @@ def test_int_mm_exact(tmp_path):
     torch.export.save(torch.export.export(M(), (a, b)), str(pt2))
     got = run_lib(compile_model(pt2, "openmp", tmp_path / "o"), [a.numpy(), b.numpy()])[0]
     assert got.dtype == np.int32 and np.array_equal(got, torch._int_mm(a, b).numpy())
+
+
+# ---- weight-only: int8 weights in the GEMM's panels ------------------------------------
+
+def test_weight_only_stays_int8(torchao_models, tmp_path):
+    """torchao's weight-only int8 and intx (Core ATen): the dequantized
+    weights are folded, and the GEMMs keep them int8 in their panels: the
+    library holds about a quarter of the float32 weights' bytes, and the
+    outputs are eager's within the tolerance (bit-identical weights)."""
+    np = require("numpy")
+    sizes = {}
+    for name in ("int8_weight_only", "intx_weight_only"):
+        _, pt2, x, ref, _ = torchao_models[name]
+        lib = compile_model(pt2, "openmp", tmp_path / name)
+        np.testing.assert_allclose(run_lib(lib, [x])[0], ref, rtol=RTOL, atol=ATOL)
+        r = doccc_cmd(pt2, "-t", "openmp", "-o", f"{tmp_path}/{name}_off/", "--pass-opt", "expand.int8_weights=false")
+        assert r.returncode == 0, fmt_result(r)
+        sizes[name] = (lib.stat().st_size, next((tmp_path / f"{name}_off").glob("*.so")).stat().st_size)
+    # the MLP's weights: 32*64 + 64*16 floats; int8 saves 3 bytes of each
+    saved = 3 * (32 * 64 + 64 * 16)
+    for name, (on, off) in sizes.items():
+        assert off - on >= saved * 0.9, f"{name}: {on} bytes with int8 panels, {off} without: the weights did not stay int8"
+
+
+# ---- a quantized decoder with its KV cache ------------------------------------------------
+
+DECODER_CONFIGS = ["int8_weight_only", "int4_weight_only", "int8_dynamic_int4_weight"]
+
+
+@pytest.fixture(scope="module")
+def quant_decoders(tmp_path_factory):
+    """A tiny Llama with a static cache quantized by torchao, in Core ATen,
+    and its eager steps (test_state's prompt and tokens)."""
+    torch = require("torch")
+    np = require("numpy")
+    torchao()
+    import test_state as ts
+    from torchao.quantization import Int8DynamicActivationIntxWeightConfig, IntxWeightOnlyConfig, quantize_
+    from torchao.quantization.granularity import PerAxis, PerGroup
+    cfgs = {"int8_weight_only": IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)),
+            "int4_weight_only": IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)),
+            "int8_dynamic_int4_weight": Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
+                                                                              weight_granularity=PerGroup(16))}
+    d = tmp_path_factory.mktemp("qdecoder")
+    out = {}
+    for name, cfg in cfgs.items():
+        m = ts.tiny_llama()
+        quantize_(m, cfg)
+        ep = ts.export_decoder(m)
+        steps, toks = ts.eager_steps(ep)
+        pt2 = d / f"{name}.pt2"
+        torch.export.save(ep.run_decompositions(), str(pt2))
+        files = []
+        for s, (ids, pos, logits) in enumerate(steps):
+            f = [d / f"{name}_ids{s}.npy", d / f"{name}_pos{s}.npy", d / f"{name}_ref{s}.npy"]
+            np.save(f[0], ids), np.save(f[1], pos), np.save(f[2], logits)
+            files.append(f)
+        out[name] = (pt2, files, toks)
+    return out
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", DECODER_CONFIGS)
+def test_quantized_decoder_generates(quant_decoders, name, target, tmp_path):
+    """Prefill and 31 decode steps of the quantized decoder: every step's
+    logits within the tolerance of eager's, and the same tokens."""
+    import json
+    np = require("numpy")
+    import test_state as ts
+    pt2, files, toks = quant_decoders[name]
+    lib = compile_model(pt2, target, tmp_path / "b")
+    r = doccc_cmd("run", lib, *ts.step_args(files, tmp_path), "--json")
+    assert r.returncode == 0, fmt_result(r)
+    rep = json.loads(r.stdout)
+    assert all(s["pass"] for s in rep["steps"]), rep
+    got = [int(np.load(tmp_path / f"out{s}.npy")[0, -1].argmax()) for s in range(len(files))]
+    assert got == toks
+
+
+def test_float_between_qdq_note(pt2e_models, tmp_path):
+    """The compile says, in one note, which quantized ops compute in float
+    between dequantize and quantize; doccc check and --report list each
+    quantized op and how it runs."""
+    import json
+    pt2 = pt2e_models["cnn", "x86_static", "training"][0]
+    r = doccc_cmd(pt2, "-t", "none", "-o", f"{tmp_path}/b/", "--report", f"{tmp_path}/r.json")
+    assert r.returncode == 0, fmt_result(r)
+    notes = [ln for ln in r.stderr.splitlines() if "in float between dequantize and quantize" in ln]
+    assert len(notes) == 1 and "'conv2d'" in notes[0] and "'linear'" in notes[0], r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())["quantized_ops"]
+    c = doccc_cmd("check", pt2, "--json")
+    assert c.returncode == 0, fmt_result(c)
+    chk = json.loads(c.stdout)["quantized_ops"]
+    assert chk == rep and {q["op"] for q in chk} >= {"conv", "gemm"} and all(q["runs"] == "float" for q in chk), chk
+    assert len(chk) == 4, chk  # c1, dw, pw and fc read dequantized values
+    t = doccc_cmd("check", pt2)
+    assert "quantized ops: 4, 0 as integer kernels, 4 in float between dequantize and quantize" in t.stdout, t.stdout

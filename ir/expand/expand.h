@@ -25,6 +25,8 @@ typedef struct {
 	                       * in device memory (attention.c); 0: one query row at a time */
 	int bound_keys;    /* CPU: a masked attention's key loops end at the last key its
 	                    * mask lets any query attend, found at run time (attention.c) */
+	int int8_weights;  /* a GEMM's folded int8 dequantization stays int8 in its panels,
+	                    * dequantized in registers (linalg.c) */
 } XpTile;
 
 /* The dtypes the register tiles read: float32, and float16/bfloat16, widened

@@ -170,9 +170,9 @@ static Node *tile_update_block(Sdfg *g, Node *seq, int tm, int tn, const char *l
 /* Packed panels of a [K x N] operand, wp[groups][NB][K][tn] with NB = N/tn
  * rounded up and zeros past N: element (k, n) of group gi is element
  * at(ctx, gi, k, n) of constant src's bytes (-1: zero), or, without at, of
- * ofs + k*s0 + n*s1. The panels keep src's dtype (float32, or the 16-bit
- * float types, whose weights then stay half the bytes). Made when the
- * weights are written (consts.c). */
+ * ofs + k*s0 + n*s1. The panels keep src's dtype (float32; the 16-bit
+ * float types, whose weights then stay half the bytes; int8 weights that
+ * the kernel dequantizes). Made when the weights are written (consts.c). */
 typedef struct {
 	int src, groups, tn;
 	int64_t K, N, s0, s1, ofs;
@@ -199,8 +199,10 @@ static int panels_make(Sdfg *g, const ConstSrc *cs, void *dst)
 						memset(d, 0, sz);
 					else if (sz == 4) /* constant sizes: plain loads and stores */
 						memcpy(d, src + e * 4, 4);
-					else
+					else if (sz == 2)
 						memcpy(d, src + e * 2, 2);
+					else
+						*d = src[e];
 				}
 	sdfg_const_put(g, p->src);
 	return 0;
@@ -1299,6 +1301,181 @@ static int gemm_direct(Sdfg *g, LibNode *l, Node *seq, const char *label, const 
 	return 0;
 }
 
+/* ---- int8 weights, dequantized in registers ------------------------------------------
+ * A GEMM whose constant B is a folded dequantization of int8 weights (ir.h,
+ * Dequant: PT2E's weights, torchao's int8 and intx weight-only in Core
+ * ATen) packs the int8 values into its panels, a quarter of float32's
+ * bytes, and the scales and zero points, one per G rows of B and column
+ * (G = K: per column; torchao's groups: G = group size), into small
+ * float32 panels [NB][K/G][tn]. The update computes (q - z) * s in
+ * registers, rounded as the folded weights are, so the product is the
+ * float32 kernel's on the same weights, bit for bit. B must be the folded
+ * constant viewed as [N, K] transposed (a linear layer's weight) or as
+ * [K, N]: element (k, n) then reads its parts at an offset a(n) + b(k). */
+typedef struct {
+	const Dequant *d;
+	int64_t *a[3], *b[3];  /* per part: the offsets' terms of n and of k */
+	int64_t G;
+	int part;              /* of a parameter panel: 1 s, 2 z */
+	Dtype dt;              /* its dtype */
+	int64_t K, N, tn;
+} DqMap;
+
+static int64_t dq_q_at(const void *ctx, int gi, int64_t k, int64_t n)
+{
+	const DqMap *m = ctx;
+	(void)gi;
+	return m->a[0][n] + m->b[0][k];
+}
+
+/* The float32 parameter panel [NB][K/G][tn] of part m->part, zeros past N. */
+static int dq_par_make(Sdfg *g, const ConstSrc *cs, void *dst)
+{
+	const DqMap *m = cs->ctx;
+	int c = m->part == 1 ? m->d->s : m->d->z, root = sdfg_root_of(g, c);
+	const void *src = sdfg_const_get(g, root);
+	if (!src)
+		return -1;
+	int64_t tn = m->tn, NB = (m->N + tn - 1) / tn, KG = m->K / m->G;
+	float *d = dst;
+	for (int64_t nb = 0; nb < NB; nb++)
+		for (int64_t kg = 0; kg < KG; kg++)
+			for (int64_t i = 0; i < tn; i++, d++) {
+				int64_t n = nb * tn + i;
+				*d = n < m->N ? (float)sdfg_elem(m->dt, src, m->a[m->part][n] + m->b[m->part][kg * m->G]) : 0.0f;
+			}
+	sdfg_const_put(g, root);
+	return 0;
+}
+
+/* The map of B (constant sizes K, N) onto its folded dequantization's
+ * parts, with the group size; NULL if B's view or the parameters do not
+ * have the form above. */
+static DqMap *dq_map(Sdfg *g, int B, int64_t K, int64_t N)
+{
+	int root = sdfg_root_of(g, B);
+	Container *bc = sdfg_c(g, B), *t = sdfg_c(g, root);
+	const Dequant *d = t->dq;
+	int64_t s0 = -1, s1 = -1, ofs = 0, sh[MAXDIM];
+	if (!d || sdfg_c(g, sdfg_root_of(g, d->q))->dt != DT_I8 || bc->rank != 2 || !ex_isint(bc->stride[0], &s0) ||
+	    !ex_isint(bc->stride[1], &s1) || (bc->offset && !ex_isint(bc->offset, &ofs)) || ofs != 0)
+		return NULL;
+	int nmajor = s0 == 1 && s1 == K, kmajor = s0 == N && s1 == 1;
+	if (!nmajor && !kmajor)
+		return NULL;
+	int r = t->rank, p = 0;
+	int64_t lead = 1;
+	for (int i = 0; i < r; i++)
+		if (!ex_isint(t->shape[i], &sh[i]))
+			return NULL;
+	while (p < r && lead < (nmajor ? N : K))
+		lead *= sh[p++];
+	if (lead != (nmajor ? N : K))
+		return NULL;
+	DqMap *m = arena_alloc(g->arena, sizeof *m);
+	memset(m, 0, sizeof *m);
+	m->d = d, m->K = K, m->N = N;
+	for (int part = 0; part < 3; part++) {
+		if ((part == 1 && d->s < 0) || (part == 2 && d->z < 0))
+			continue;
+		m->a[part] = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(N + K));
+		m->b[part] = m->a[part] + N;
+		int64_t oi[MAXDIM] = {0};
+		int64_t base = sdfg_dequant_at(g, d, part, r, oi);
+		/* an index of the leading dims (n, or k) and of the trailing ones */
+		for (int side = 0; side < 2; side++) {
+			int64_t cnt = side == 0 ? (nmajor ? N : K) : (nmajor ? K : N);
+			int lo = side == 0 ? 0 : p, hi = side == 0 ? p : r;
+			int64_t *dst = (side == 0) == nmajor ? m->a[part] : m->b[part];
+			for (int64_t v = 0; v < cnt; v++) {
+				int64_t rest = v;
+				memset(oi, 0, sizeof oi);
+				for (int i = hi - 1; i >= lo; i--) {
+					oi[i] = rest % sh[i];
+					rest /= sh[i];
+				}
+				dst[v] = sdfg_dequant_at(g, d, part, r, oi) - (side == 0 ? 0 : base);
+			}
+		}
+	}
+	/* G: the scales and zero points are constant over each G rows */
+	static const int64_t cand[] = {0, 1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1};
+	for (size_t i = 0; i < COUNTOF(cand) && !m->G; i++) {
+		int64_t G = cand[i] ? cand[i] : K, ok = G <= K && K % G == 0;
+		for (int part = 1; part < 3 && ok; part++)
+			for (int64_t k = 0; m->b[part] && k < K && ok; k++)
+				ok = m->b[part][k] == m->b[part][k - k % G];
+		if (ok)
+			m->G = G;
+	}
+	return m;
+}
+
+/* Are the zero points all 0 (symmetric weights: no subtraction)? Their
+ * bytes are small (one per group and column). */
+static int dq_zeros(Sdfg *g, const DqMap *m)
+{
+	int root = sdfg_root_of(g, m->d->z);
+	const void *z = sdfg_const_get(g, root);
+	if (!z)
+		return 0;
+	Dtype dt = sdfg_c(g, m->d->z)->dt;
+	int zero = 1;
+	for (int64_t n = 0; n < m->N && zero; n++)
+		for (int64_t k = 0; k < m->K && zero; k += m->G)
+			zero = (float)sdfg_elem(dt, z, m->a[2][n] + m->b[2][k]) == 0.0f;
+	sdfg_const_put(g, root);
+	return zero;
+}
+
+/* The int8 panels of B and the update acc += A * ((q - z) * s) of them in
+ * block ub (ao: A's operand; nb, k, o: the panel, row and lane symbols);
+ * 0, or -1 (nothing made) when B is not such a dequantization. */
+typedef struct {
+	int qp, sp, zp;     /* panels; -1: none (a number) */
+	double sc, zc;
+	int64_t G;
+} DqPanels;
+
+static int dq_panels(Sdfg *g, int B, int64_t K, int64_t N, int tn, DqPanels *o)
+{
+	DqMap *m = dq_map(g, B, K, N);
+	if (!m)
+		return -1;
+	const Dequant *d = m->d;
+	const char *nm = sdfg_c(g, sdfg_root_of(g, d->q))->name;
+	o->qp = pack_panels(g, arena_printf(g->arena, "%s_packed", nm),
+	                    (Panels){sdfg_root_of(g, d->q), 1, tn, K, N, 0, 0, 0, dq_q_at, m});
+	o->sc = d->sc, o->zc = d->zc, o->G = m->G;
+	int64_t NB = (N + tn - 1) / tn, shape[3] = {NB, K / m->G, tn};
+	for (int part = 1; part < 3; part++) {
+		int c = part == 1 ? d->s : d->z, *dst = part == 1 ? &o->sp : &o->zp;
+		*dst = -1;
+		if (c < 0 || (part == 2 && dq_zeros(g, m)))
+			continue;
+		DqMap pm = *m;
+		pm.part = part;
+		pm.tn = tn;
+		pm.dt = sdfg_c(g, c)->dt;
+		*dst = sdfg_const_new(g, arena_printf(g->arena, "%s_%s", nm, part == 1 ? "scales" : "zeros"), DT_F32, 3, shape,
+		                      dq_par_make, &pm, sizeof pm);
+	}
+	return 0;
+}
+
+/* b's weight operand for panel nb, row k, lane o: (q - z) * s. */
+static Operand dq_weight(Sdfg *g, Node *b, const DqPanels *p, Expr *nb, Expr *k, Expr *o)
+{
+	Expr *qi[4] = {ex_int(g, 0), nb, k, o}, *pi[3] = {nb, ex_div(g, k, ex_int(g, p->G)), o};
+	Operand v = opd_mem(p->qp, 4, qi);
+	if (p->zp >= 0 || p->zc != 0) {
+		Operand z[2] = {v, p->zp >= 0 ? opd_mem(p->zp, 3, pi) : opd_const(p->zc)};
+		v = opd_val(sdfg_tasklet(g, b, T_SUB, DT_F32, 2, z));
+	}
+	Operand sv[2] = {v, p->sp >= 0 ? opd_mem(p->sp, 3, pi) : opd_const(p->sc)};
+	return opd_val(sdfg_tasklet(g, b, T_MUL, DT_F32, 2, sv));
+}
+
 int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int A = l->in[0], B = l->in[1], out = l->out[0];
@@ -1326,8 +1503,11 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	ex_isint(sdfg_c(g, B)->offset, &ofs);
 	for (int i = 0; i < 2; i++)
 		ex_isint(sdfg_c(g, B)->stride[i], &st[i]); /* constant: B has constant sizes */
-	int bp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name),
-	                     (Panels){sdfg_root_of(g, B), 1, tn, K, N, st[0], st[1], ofs, NULL, NULL});
+	DqPanels dq;
+	int q8 = t->int8_weights && !dq_panels(g, B, K, N, tn, &dq);
+	int bp = q8 ? dq.qp
+	            : pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name),
+	                          (Panels){sdfg_root_of(g, B), 1, tn, K, N, st[0], st[1], ofs, NULL, NULL});
 	/* batch maps */
 	int bv[MAXDIM];
 	Node *cur = seq;
@@ -1353,7 +1533,7 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		ao.m.idx[a->rank - 1] = ex_sym(g, vk);
 		ao.m.idx[a->rank - 2] = oi[r - 2];
 		Expr *bi[4] = {ex_int(g, 0), ex_sym(g, vnb), ex_sym(g, vk), ex_sym(g, vo)};
-		Operand ab[2] = {ao, opd_mem(bp, 4, bi)};
+		Operand ab[2] = {ao, q8 ? dq_weight(g, ub, &dq, bi[1], bi[2], bi[3]) : opd_mem(bp, 4, bi)};
 		Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
 		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
 		/* store */

@@ -39,6 +39,7 @@ int pass_expand(PassCtx *c)
 		/* 256 KiB of stack per row on the CPU; half a GPU thread's locals */
 		.row_bytes = TARGET_IS_GPU(c->tgt) ? c->tgt->gpu_locals / 2 : 1 << 18,
 		.bound_keys = pass_bool(c, "attention_bound") && !TARGET_IS_GPU(c->tgt),
+		.int8_weights = pass_bool(c, "int8_weights"),
 	};
 	int64_t mb = TARGET_IS_GPU(c->tgt) ? pass_int(c, "attention_scores_mb") : 0;
 	tile.scores_bytes = mb <= 0 ? 0 : mb < ((int64_t)1 << 40) ? mb << 20 : (int64_t)1 << 60;

@@ -283,9 +283,273 @@ static int prepare(Sdfg *g, LibNode *bn)
 	return 0;
 }
 
+/* ---- elementwise functions of constants --------------------------------------------
+ * A library node that computes elementwise from constants only (a weight's
+ * dequantization: int8 to (q - zero point) * scale, as PT2E's dequantize
+ * nodes and the casts, subtractions and products of torchao's Core ATen
+ * graphs do it) would recompute the same values on every run. Its output
+ * becomes a constant instead, whose source computes it when the weights are
+ * written, element by element in the types the expansion would use at run
+ * time (each operation rounded on its own, as torch does), so the
+ * contraction that reads it packs it as any weight. Only float32 and
+ * float64 results of the exact operations (conversion, +, -, *, /,
+ * negation) and of float32 dequantization are folded. */
+
+/* Element idx of container c (constant geometry) of a constant as a double. */
+static double elem(Sdfg *g, int c, const char *bytes, const int64_t *idx)
+{
+	Container *k = sdfg_c(g, c);
+	int64_t e = 0, v;
+	if (k->offset && ex_isint(k->offset, &v))
+		e = v;
+	for (int d = 0; d < k->rank; d++)
+		if (ex_isint(k->stride[d], &v))
+			e += idx[d] * v;
+	return sdfg_elem(k->dt, bytes, e);
+}
+
+/* Is container c a constant with bytes to be had, of constant geometry and
+ * a type elem() reads? */
+static int const_operand(Sdfg *g, int c)
+{
+	Container *k = sdfg_c(g, c);
+	int r = sdfg_root_of(g, c);
+	int64_t v;
+	if (!sdfg_const_known(g, r) || k->dt == DT_F16 || k->dt == DT_BF16 || (k->offset && !ex_isint(k->offset, &v)))
+		return 0;
+	for (int d = 0; d < k->rank; d++)
+		if (!ex_isint(k->shape[d], &v) || !ex_isint(k->stride[d], &v))
+			return 0;
+	return 1;
+}
+
+/* Can library node l be computed at compile time, exactly as at run time? */
+static int foldable(Sdfg *g, LibNode *l)
+{
+	int out = l->nout == 1 ? l->out[0] : -1;
+	if (out < 0 || sdfg_root_of(g, out) != out || sdfg_c(g, out)->kind != CK_TRANSIENT || sdfg_numel(g, out) < 0)
+		return 0;
+	Dtype odt = sdfg_c(g, out)->dt;
+	if (l->op == LIB_ELEMWISE) {
+		TCode code = (TCode)lib_int(l, "code", T_ASSIGN);
+		if (code != T_ASSIGN && code != T_CAST && code != T_ADD && code != T_SUB && code != T_MUL && code != T_DIV &&
+		    code != T_NEG)
+			return 0;
+		if ((odt != DT_F32 && odt != DT_F64) || lib_int(l, "cdt", odt) != odt || lib_float(l, "alpha", 1) != 1 ||
+		    lib_float(l, "scale", 1) != 1 || l->nin != tcode_arity(code))
+			return 0;
+	} else if (l->op == LIB_QUANT) {
+		/* dequantization whose every type is float32 */
+		if (!lib_int(l, "dq", 0) || odt != DT_F32 || (l->in[1] >= 0 && sdfg_c(g, l->in[1])->dt != DT_F32))
+			return 0;
+	} else
+		return 0;
+	int any = 0;
+	for (int i = 0; i < l->nin; i++) {
+		if (l->in[i] < 0)
+			continue;
+		if (!const_operand(g, l->in[i]))
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
+typedef struct {
+	LibNode l;
+	int out;
+} Folded;
+
+/* The index into input c (rank ri) of output element oi (rank ro), numpy
+ * broadcasting; quant's parameters: one element per block. */
+static void in_index(Sdfg *g, const LibNode *l, int c, int ro, const int64_t *oi, int64_t *ii)
+{
+	Container *k = sdfg_c(g, c);
+	int64_t blk[MAXDIM] = {0};
+	int param = l->op == LIB_QUANT && c != l->in[0];
+	if (param && lib_ints(l, "blk", blk, MAXDIM) != ro)
+		memset(blk, 0, sizeof blk);
+	for (int d = 0; d < k->rank; d++) {
+		int od = d + ro - k->rank;
+		int64_t n = 1;
+		ex_isint(k->shape[d], &n);
+		if (param)
+			ii[d] = blk[od] == 0 ? 0 : blk[od] == 1 ? oi[od] : oi[od] / blk[od];
+		else
+			ii[d] = n == 1 ? 0 : oi[od];
+	}
+}
+
+static int folded_make(Sdfg *g, const ConstSrc *cs, void *dst)
+{
+	const Folded *f = cs->ctx;
+	const LibNode *l = &f->l;
+	const char *in[8] = {0};
+	int n = 0;
+	for (; n < l->nin; n++)
+		if (l->in[n] >= 0 && !(in[n] = sdfg_const_get(g, sdfg_root_of(g, l->in[n]))))
+			break;
+	int rc = n < l->nin ? -1 : 0;
+	Container *o = sdfg_c(g, f->out);
+	int r = o->rank;
+	int64_t sh[MAXDIM], oi[MAXDIM] = {0}, ii[MAXDIM], total = sdfg_numel(g, f->out);
+	for (int d = 0; d < r; d++)
+		ex_isint(o->shape[d], &sh[d]);
+	TCode code = (TCode)lib_int(l, "code", T_ASSIGN);
+	for (int64_t e = 0; !rc && e < total; e++) {
+		double a[3] = {0, 0, 0};
+		for (int i = 0; i < l->nin; i++) {
+			if (l->in[i] < 0) {
+				a[i] = l->op == LIB_QUANT ? lib_float(l, i == 1 ? "scale" : "zp", i == 1 ? 1 : 0)
+				                          : lib_float(l, arena_printf(g->arena, "scalar%d", i), 0);
+				continue;
+			}
+			in_index(g, l, l->in[i], r, oi, ii);
+			a[i] = elem(g, l->in[i], in[i], ii);
+		}
+		double v;
+		if (o->dt == DT_F32) {
+			/* each operation rounded to float32 on its own */
+			float x = (float)a[0], y = (float)a[1], z = (float)a[2], t;
+			if (l->op == LIB_QUANT) {
+				t = x - z;
+				t = t * y;
+			} else
+				switch (code) {
+				case T_ADD: t = x + y; break;
+				case T_SUB: t = x - y; break;
+				case T_MUL: t = x * y; break;
+				case T_DIV: t = x / y; break;
+				case T_NEG: t = -x; break;
+				default: t = x; break;
+				}
+			memcpy((char *)dst + e * 4, &t, 4);
+		} else {
+			switch (code) {
+			case T_ADD: v = a[0] + a[1]; break;
+			case T_SUB: v = a[0] - a[1]; break;
+			case T_MUL: v = a[0] * a[1]; break;
+			case T_DIV: v = a[0] / a[1]; break;
+			case T_NEG: v = -a[0]; break;
+			default: v = a[0]; break;
+			}
+			memcpy((char *)dst + e * 8, &v, 8);
+		}
+		for (int d = r - 1; d >= 0 && ++oi[d] == sh[d]; d--)
+			oi[d] = 0;
+	}
+	while (n--)
+		if (l->in[n] >= 0)
+			sdfg_const_put(g, sdfg_root_of(g, l->in[n]));
+	return rc;
+}
+
+static int same_shape(Sdfg *g, int a, int b)
+{
+	Container *x = sdfg_c(g, a), *y = sdfg_c(g, b);
+	if (x->rank != y->rank)
+		return 0;
+	for (int d = 0; d < x->rank; d++) {
+		int64_t m, n;
+		if (!ex_isint(x->shape[d], &m) || !ex_isint(y->shape[d], &n) || m != n)
+			return 0;
+	}
+	return 1;
+}
+
+/* The dequantization of an int8 constant whose parts are q, s, z (ir.h,
+ * Dequant), folded at its end: a float32 quant node, or torchao's chain
+ * in Core ATen, cast, subtraction of the zero point, product with the
+ * scale, each an earlier folded node. 1 and d set, or 0. */
+static int dequant_of(Sdfg *g, const LibNode *l, Dequant *d)
+{
+	int out = l->out[0], r = sdfg_c(g, out)->rank;
+	memset(d, 0, sizeof *d);
+	d->s = d->z = -1;
+	d->sc = 1;
+	if (l->op == LIB_QUANT) {
+		int q = l->in[0];
+		if (sdfg_c(g, q)->dt != DT_I8 || !same_shape(g, q, out))
+			return 0;
+		d->q = q, d->s = l->in[1], d->z = l->in[2], d->quant = 1;
+		d->sc = lib_float(l, "scale", 1);
+		d->zc = lib_float(l, "zp", 0);
+		if (lib_ints(l, "blk", d->blk, MAXDIM) != r)
+			memset(d->blk, 0, sizeof d->blk);
+		return 1;
+	}
+	/* an operand that is a plain int8 cast so far (its node folded before) */
+	const Dequant *pure[2] = {NULL, NULL};
+	for (int i = 0; i < 2 && i < l->nin; i++) {
+		int x = l->in[i];
+		const Dequant *xd = x >= 0 && sdfg_root_of(g, x) == x && same_shape(g, x, out) ? sdfg_c(g, x)->dq : NULL;
+		if (xd && !xd->quant && xd->s < 0 && xd->sc == 1)
+			pure[i] = xd;
+	}
+	switch ((TCode)lib_int(l, "code", T_ASSIGN)) {
+	case T_CAST:
+	case T_ASSIGN: {
+		int x = l->in[0];
+		if (sdfg_c(g, x)->dt != DT_I8 || sdfg_c(g, sdfg_root_of(g, x))->dq || !same_shape(g, x, out))
+			return 0;
+		d->q = x;
+		return 1;
+	}
+	case T_SUB:
+		if (!pure[0] || pure[0]->z >= 0 || pure[0]->zc != 0)
+			return 0;
+		*d = *pure[0];
+		if (l->in[1] >= 0)
+			d->z = l->in[1];
+		else
+			d->zc = lib_float(l, "scalar1", 0);
+		return 1;
+	case T_MUL:
+		for (int i = 0; i < 2; i++) {
+			if (!pure[i])
+				continue;
+			*d = *pure[i];
+			if (l->in[1 - i] >= 0)
+				d->s = l->in[1 - i];
+			else
+				d->sc = lib_float(l, arena_printf(g->arena, "scalar%d", 1 - i), 1);
+			return 1;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Fold every foldable node (in program order, so a chain folds whole). */
+static void fold_elementwise(Sdfg *g)
+{
+	for (int i = 0; i < g->root->nkids; i++) {
+		Node *n = g->root->kids[i];
+		LibNode *l = n->kind == N_BLOCK ? n->lib : NULL;
+		if (!l || !foldable(g, l))
+			continue;
+		Folded f = {*l, l->out[0]};
+		Dequant d;
+		if (dequant_of(g, l, &d)) {
+			Dequant *keep = arena_alloc(g->arena, sizeof d);
+			*keep = d;
+			sdfg_c(g, f.out)->dq = keep;
+		}
+		Container *o = sdfg_c(g, f.out);
+		o->kind = CK_CONST;
+		void *ctx = arena_alloc(g->arena, sizeof f);
+		memcpy(ctx, &f, sizeof f);
+		sdfg_const_source(g, f.out, folded_make, ctx);
+		sdfg_remove(g->root, i--);
+	}
+}
+
 int pass_fold_constants(PassCtx *c)
 {
 	Sdfg *g = c->g;
+	if (pass_bool(c, "elementwise"))
+		fold_elementwise(g);
 	int fold = pass_bool(c, "batchnorm");
 	for (int i = 0; i < g->root->nkids; i++) {
 		Node *n = g->root->kids[i];

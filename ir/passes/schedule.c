@@ -5,8 +5,8 @@
  *             constant extent of at least the target's fp32 lanes, whose
  *             memlets are all unit-stride or invariant in its variable, with
  *             float32 tasklets the backend can emit as vector code (their
- *             loads may read float16/bfloat16, widened lane by lane: the
- *             half-precision weights of a GEMM tile):
+ *             loads may read float16/bfloat16 or int8, widened lane by lane:
+ *             the half-precision or int8 weights of a GEMM tile):
  *             SCHED_VECTOR (the micro-kernels' channel maps, elementwise
  *             rows). The backend runs whole vectors, then the remaining
  *             extent % lanes iterations as scalar code. A tasklet that binds
@@ -106,11 +106,11 @@ static int block_vec_ok(Sdfg *g, Node *b, int var, int strided)
 				return 0;
 			if (o->kind != OPD_MEM)
 				continue;
-			/* float16/bfloat16 loads widen to float32 lanes: unit-stride
-			 * or invariant only (no gather of half elements) */
+			/* float16/bfloat16 and int8 loads widen to float32 lanes:
+			 * unit-stride or invariant only (no gather of such elements) */
 			Dtype md = sdfg_c(g, o->m.data)->dt;
 			if (md == DT_F32 ? !memlet_vec_ok(g, &o->m, var, &uses, strided)
-			                 : (md != DT_BF16 && md != DT_F16) || !memlet_vec_ok(g, &o->m, var, &uses, 0))
+			                 : (md != DT_BF16 && md != DT_F16 && md != DT_I8) || !memlet_vec_ok(g, &o->m, var, &uses, 0))
 				return 0;
 			if (o->guard && uses)
 				return 0;
