@@ -1,7 +1,7 @@
 """make bench-llm: tokens/s of a 0.5 B Qwen2-shaped decoder: doccc, llama.cpp, torch eager, and the memory bound.
 
-    python3 test/bench_llm.py [--quick] [--threads 1,2] [--precisions fp32,bf16]
-                              [--gguf f32,f16,bf16,q8_0] [--engines triad,llamacpp,torch,doccc]
+    python3 test/bench_llm.py [--quick] [--threads 1,2] [--precisions fp32,bf16,int8,int4]
+                              [--gguf f32,f16,bf16,q8_0,q4_0] [--engines triad,llamacpp,torch,doccc]
                               [--prompt 128] [--gen 128] [--window W] [--repeat 3] [--warmup 1]
                               [--dir build/llmbench] [--json PATH] [--doccc-flags=FLAGS]
 
@@ -30,8 +30,8 @@ does its own warm-up run).
   llamacpp  llama.cpp's llama-bench (built by test/llamacpp.sh from the
             llama-cpp-python sdist) on GGUFs written from the SAME weights by
             llama.cpp's own gguf-py: F32, F16 and BF16 directly (BF16 the bits
-            torch's own rounding gives), Q8_0 by llama-quantize from the F32
-            file; 1-D tensors (norms, biases) stay F32 as llama.cpp's converter
+            torch's own rounding gives), Q8_0 and Q4_0 by llama-quantize from
+            the F32 file; 1-D tensors (norms, biases) stay F32 as llama.cpp's converter
             leaves them. The tokenizer is llama.cpp's "none" vocabulary of
             vocab_size dummy tokens (llama-bench feeds random ids). Each GGUF is
             first checked against torch eager (test/llamacpp_greedy.c: 8 prompt
@@ -46,12 +46,18 @@ does its own warm-up run).
             max_cache_len=PROMPT+GEN); its inner TorchExportableModuleWithStaticCache,
             which is what its .export() exports: the outer forward of
             transformers 5.x drops cache_position), torch.set_num_threads(T),
-            inference_mode; fp32 and bf16 weights (the fp32 ones rounded).
+            inference_mode; fp32 and bf16 weights (the fp32 ones rounded), and
+            int8 and int4 weights: torchao's quantize_ with
+            IntxWeightOnlyConfig (int8 per output channel; int4 in groups of 32,
+            symmetric), on every linear layer (the LM head too: untied from the
+            fp32 embedding table).
   doccc     the same module exported (torch.export, its seq dim dynamic up to
             PROMPT+GEN), compiled by doccc (-t openmp, the host's category,
             --march native, external weights) and run by the C driver
             test/bench_llm_driver.c (its comment is the library interface it
-            expects: the KV cache is the instance's state, doccc's ABI 5). Its
+            expects: the KV cache is the instance's state, doccc's ABI 5); int8
+            and int4 export torchao's model and save its Core ATen form (the
+            weights are tensor subclasses). Its
             first 16 greedy tokens are compared with eager's (reported, not a
             failure: random weights have near ties). When the export or the
             compile fails the row says "pending" and why.
@@ -103,7 +109,8 @@ QUICK = dict(FULL, name="qwen2-tiny", vocab_size=1024, hidden_size=64, intermedi
              num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
              max_position_embeddings=4096)
 
-GGUF_TYPES = ("f32", "f16", "bf16", "q8_0")
+GGUF_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0")
+PRECISIONS = ("fp32", "bf16", "int8", "int4")
 INIT = 2  # the checkpoint's initialization (a new number makes it again)
 # The check of the GGUFs: greedy tokens from CHECK_PROMPT ids, and the largest
 # logit difference allowed, relative to the largest logit. F32 is the check of
@@ -113,7 +120,7 @@ INIT = 2  # the checkpoint's initialization (a new number makes it again)
 # the others check that the format is read as written (f16 rounding, bf16
 # activations in torch, Q8_0's quantization).
 CHECK_PROMPT, CHECK_GEN = 8, 8
-CHECK_TOL = {"f32": 2e-4, "f16": 0.01, "bf16": 0.05, "q8_0": 0.05}
+CHECK_TOL = {"f32": 2e-4, "f16": 0.01, "bf16": 0.05, "q8_0": 0.05, "q4_0": 0.3}
 
 
 def log(msg):
@@ -270,7 +277,7 @@ def ensure_ggufs(gguf, lcpp, hf, cfg, spec, mdir, kinds):
     src_time = (hf / "bench_llm.json").stat().st_mtime
     fresh = {k: p.exists() and p.stat().st_mtime >= src_time for k, p in paths.items()}
     need = [k for k in kinds if not fresh[k]]
-    if "q8_0" in need and not fresh["f32"]:
+    if ("q8_0" in need or "q4_0" in need) and not fresh["f32"]:
         need.append("f32")
     sd = None
     for k in ("f32", "f16", "bf16"):
@@ -281,11 +288,12 @@ def ensure_ggufs(gguf, lcpp, hf, cfg, spec, mdir, kinds):
             write_gguf(gguf, sd, cfg, spec["name"], paths[k], k)
     del sd
     gc.collect()
-    if "q8_0" in need:
-        r = run([lcpp / "bin" / "llama-quantize", paths["f32"], str(paths["q8_0"]) + ".tmp", "Q8_0", "2"])
-        if r.returncode != 0:
-            raise RuntimeError("llama-quantize failed: " + (r.stderr or r.stdout)[-2000:])
-        os.replace(str(paths["q8_0"]) + ".tmp", paths["q8_0"])
+    for q in ("q8_0", "q4_0"):
+        if q in need:
+            r = run([lcpp / "bin" / "llama-quantize", paths["f32"], str(paths[q]) + ".tmp", q.upper(), "2"])
+            if r.returncode != 0:
+                raise RuntimeError("llama-quantize failed: " + (r.stderr or r.stdout)[-2000:])
+            os.replace(str(paths[q]) + ".tmp", paths[q])
     return {k: paths[k] for k in kinds}
 
 
@@ -317,7 +325,7 @@ def check_ggufs(lcpp, paths, hf, cfg):
     exe = lcpp / "bin" / "llamacpp_greedy"
     ids = prompt_ids(cfg.vocab_size, CHECK_PROMPT)
     res = {}
-    for prec, kinds in (("fp32", ("f32", "f16", "q8_0")), ("bf16", ("bf16",))):
+    for prec, kinds in (("fp32", ("f32", "f16", "q8_0", "q4_0")), ("bf16", ("bf16",))):
         kinds = [k for k in kinds if k in paths]
         if not kinds:
             continue
@@ -360,16 +368,32 @@ def load_static_cache_module(hf, precision, max_cache_len):
     import torch
     from transformers import AutoModelForCausalLM
     from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[precision]
+    dtype = {"bf16": torch.bfloat16}.get(precision, torch.float32)
     try:
         model = AutoModelForCausalLM.from_pretrained(hf, dtype=dtype)
     except TypeError:  # transformers 4.x
         model = AutoModelForCausalLM.from_pretrained(hf, torch_dtype=dtype)
     model.eval()
+    if precision in ("int8", "int4"):
+        quantize_weights(model, precision)
     model.generation_config.cache_implementation = "static"
     wrapper = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=max_cache_len)
     # the inner TorchExportableModuleWithStaticCache: what wrapper.export() exports
     return model, wrapper, wrapper.model
+
+
+def quantize_weights(model, precision):
+    """torchao weight-only quantization of every linear layer: int8 per output
+    channel, int4 in groups of 32 (symmetric); the LM head gets its own copy
+    of the tied embedding table first, which stays fp32."""
+    import torch
+    from torchao.quantization import IntxWeightOnlyConfig, quantize_
+    from torchao.quantization.granularity import PerAxis, PerGroup
+    if model.lm_head.weight is model.model.embed_tokens.weight:
+        model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone())
+    cfg = (IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)) if precision == "int8" else
+           IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32)))
+    quantize_(model, cfg)
 
 
 def prompt_ids(vocab, prompt):
@@ -382,8 +406,7 @@ def torch_bench(hf, cfg, precision, threads, prompt, gen, repeat, warmup):
     """{threads: (prefill tok/s, decode tok/s)}, and the bytes of weights per token."""
     import torch
     model, _, mod = load_static_cache_module(hf, precision, cache_len(prompt, gen))
-    wb = weight_bytes([(n, p.numel() * p.element_size()) for n, p in model.named_parameters()],
-                      cfg.tie_word_embeddings)
+    wb = param_bytes(cfg, precision, json.loads((MDIR / "params.json").read_text()))
     ids = prompt_ids(cfg.vocab_size, prompt)
     pos = torch.arange(prompt)
     out = {}
@@ -412,6 +435,34 @@ def torch_bench(hf, cfg, precision, threads, prompt, gen, repeat, warmup):
     return out, wb
 
 
+MDIR = None  # the model's cache directory (main)
+
+
+def param_bytes(cfg, precision, params):
+    """Bytes of weights a decode token reads: float32 or bfloat16 everywhere;
+    int8 and int4 (stored as int8): one byte per weight of a linear layer
+    (the LM head included, untied) plus a float32 scale per column, or per
+    group of 32 (int4); the norms, biases and the embedding table (one row
+    read) stay float32."""
+    if precision in ("fp32", "bf16"):
+        return weight_bytes([(k, n * (4 if precision == "fp32" else 2)) for k, n in params.items()],
+                            cfg.tie_word_embeddings)
+    g = 32 if precision == "int4" else None
+
+    def linear(n, fan_in):  # a byte per weight, a float32 scale per group or per row
+        return n + 4 * (n // g if g else n // fan_in)
+
+    total = 0
+    for k, n in params.items():
+        if k.endswith("_proj.weight"):
+            total += linear(n, cfg.intermediate_size if "down_proj" in k else cfg.hidden_size)
+        elif "embed" in k:
+            total += linear(n, cfg.hidden_size)  # the LM head's quantized copy (the table: one row)
+        else:
+            total += 4 * n  # norms and biases
+    return total
+
+
 def doccc_category():
     return "server" if hostcpu.runs_category("server") else "desktop"
 
@@ -435,9 +486,7 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
     ddir = mdir / "doccc" / (precision if WINDOW is None else f"{precision}-window{WINDOW}")
     ddir.mkdir(parents=True, exist_ok=True)
     pt2 = ddir / "model.pt2"
-    nbytes = 4 if precision == "fp32" else 2
-    params = json.loads((mdir / "params.json").read_text())
-    wb = weight_bytes([(k, n * nbytes) for k, n in params.items()], cfg.tie_word_embeddings)
+    wb = param_bytes(cfg, precision, json.loads((mdir / "params.json").read_text()))
     if not DOCCC.exists():
         return None, wb, f"no {DOCCC} (make all)"
     stamp = ddir / "export.json"
@@ -452,6 +501,8 @@ def doccc_bench(hf, cfg, spec, mdir, precision, threads, prompt, gen, repeat, wa
             ids = prompt_ids(cfg.vocab_size, prompt)
             ep = wrapper.export(input_ids=ids, cache_position=torch.arange(prompt),
                                 dynamic_shapes={"input_ids": {1: seq}, "cache_position": {0: seq}})
+            if precision in ("int8", "int4"):  # torchao's tensor subclasses: the Core ATen form
+                ep = ep.run_decompositions()
             torch.export.save(ep, pt2)
             stamp.write_text(key)
             del model, wrapper, ep
@@ -560,7 +611,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a tiny model of the same architecture (smoke test)")
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--precisions", default="fp32,bf16", help="torch and doccc weights")
+    ap.add_argument("--precisions", default=",".join(PRECISIONS), help="torch and doccc weights")
     ap.add_argument("--gguf", default=",".join(GGUF_TYPES), help="llama.cpp weights")
     ap.add_argument("--engines", default="triad,llamacpp,torch,doccc")
     ap.add_argument("--prompt", type=int, default=128)
@@ -587,7 +638,9 @@ def main():
     spec = QUICK if args.quick else FULL
     jpath = args.json or BUILD / ("bench-llm-quick.json" if args.quick else "bench-llm.json")
     mdir = args.dir / spec["name"]
-    bad = [p for p in precisions if p not in ("fp32", "bf16")] + [k for k in kinds if k not in GGUF_TYPES]
+    global MDIR
+    MDIR = mdir
+    bad = [p for p in precisions if p not in PRECISIONS] + [k for k in kinds if k not in GGUF_TYPES]
     if bad:
         ap.error(f"unknown weights {bad}")
 
@@ -670,7 +723,7 @@ def main():
     # the decode bound of each width of weights: the triad's best / bytes per token
     # (the GGUF's where there is one: its norms and biases stay f32)
     family = {"fp32": "32-bit", "F32": "32-bit", "bf16": "16-bit", "BF16": "16-bit", "F16": "16-bit",
-              "Q8_0": "Q8_0"}
+              "Q8_0": "8-bit", "int8": "8-bit", "Q4_0": "4-bit", "int4": "4-bit"}
     fam_bytes = {}
     for r in rows:
         if r.get("bytes"):
@@ -684,8 +737,8 @@ def main():
                 rows.append(dict(engine="bound (triad)", weights=f, threads=t, bytes=b, decode=tb * 1e9 / b,
                                  note=f"triad {tb:.1f} GB/s"))
 
-    order_f = {"32-bit": 0, "16-bit": 1, "Q8_0": 2}
-    order_w = {"fp32": 0, "F32": 1, "bf16": 2, "BF16": 3, "F16": 4, "Q8_0": 5}
+    order_f = {"32-bit": 0, "16-bit": 1, "8-bit": 2, "4-bit": 3}
+    order_w = {"fp32": 0, "F32": 1, "bf16": 2, "BF16": 3, "F16": 4, "int8": 5, "Q8_0": 6, "int4": 7, "Q4_0": 8}
     order_e = {"torch eager": 0, "doccc": 1, "llama.cpp": 2, "bound (triad)": 3}
     rows.sort(key=lambda r: (r["threads"], order_f[family.get(r["weights"], r["weights"])],
                              order_e[r["engine"]], order_w.get(r["weights"], 9)))

@@ -57,6 +57,32 @@ static Operand att_idx(Sdfg *g, int c, int out, const Expr *const *ov, int64_t g
 	return opd_mem(c, k->rank, idx);
 }
 
+/* Does torch compute this half-precision attention with its CPU flash
+ * kernel (rank 4, one head size for q, k and v: sdp_utils_cpp's checks),
+ * not the math path (which computes in float32)? */
+static int att_flash_half(Sdfg *g, const LibNode *l)
+{
+	Container *o = sdfg_c(g, l->out[0]), *q = sdfg_c(g, l->in[0]), *k = sdfg_c(g, l->in[1]);
+	return (o->dt == DT_F16 || o->dt == DT_BF16) && o->rank == 4 && q->rank == 4 && k->rank == 4 &&
+	       ex_eq(q->shape[3], k->shape[3]) && ex_eq(q->shape[3], o->shape[3]);
+}
+
+/* torch's CPU flash attention multiplies P.V in the inputs' half type: the
+ * exps, summed in float32 first, are rounded to it (its qk_reduced buffer).
+ * Rounds s[row][j] (s[j] when row is NULL) for j < hi in place, in body. */
+static void att_round_p(Sdfg *g, Node *body, int s, Expr *row, Expr *hi, Dtype half, const char *label)
+{
+	int vj;
+	Node *lp = xp_loop(g, body, N_FOR, "j", ex_int(g, 0), hi, 1, &vj);
+	Node *b = xp_block(g, lp->body, label);
+	Expr *si[2] = {row ? row : ex_sym(g, vj), ex_sym(g, vj)};
+	int rank = row ? 2 : 1;
+	Expr **ix = row ? si : si + 1;
+	Operand a[1] = {opd_mem(s, rank, ix)};
+	Operand h[1] = {opd_val(sdfg_tasklet(g, b, T_CAST, half, 1, a))};
+	sdfg_store(b, sdfg_tasklet(g, b, T_CAST, DT_F32, 1, h), xp_memlet(s, rank, ix), W_NONE);
+}
+
 /* kT[..., e, j] = k[..., j, e] of dtype dt for j < n (n >= the key count;
  * the columns past it are 0), made in seq for the columns j < lim only
  * (the key loops' bound; n or less). */
@@ -267,6 +293,8 @@ static int attention_rows(Sdfg *g, LibNode *l, Node *seq, const char *label, con
 	sdfg_store(b3, ev, xp_memlet(srow, 1, ji2), W_NONE);
 	Operand as[2] = {opd_mem(sm, 0, none), opd_val(ev)};
 	sdfg_store(b3, sdfg_tasklet(g, b3, T_ADD, cdt, 2, as), xp_memlet(sm, 0, none), W_NONE);
+	if (att_flash_half(g, l))
+		att_round_p(g, body, srow, NULL, hi, o->dt, label);
 
 	/* pass 3: o += s[j] * v[j, :] */
 	Node *l3 = xp_loop(g, body, N_FOR, "j", ex_int(g, 0), hi, 1, &vj);
@@ -412,6 +440,8 @@ static int attention_tiled(Sdfg *g, LibNode *l, Node *seq, const char *label, co
 		/* a row of -inf: max 0, so its exps are 0 and its output 0 */
 		att_safe_max(g, lx->body, mx, DT_F32, label);
 		xp_lane_fold(g, lx->body, L, hi, label, pm, sm, T_ADD, 0, s, 2, sx, 1, mx, 1);
+		if (att_flash_half(g, l))
+			att_round_p(g, lx->body, s, X, hi, o->dt, label);
 		if (causal) {
 			/* keys between this row's end and the block's weigh 0 in P.V */
 			int vj;
