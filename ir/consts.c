@@ -166,6 +166,8 @@ int64_t sdfg_dequant_at(Sdfg *g, const Dequant *d, int part, int r, const int64_
 		e = v;
 	for (int i = 0; i < k->rank; i++) {
 		int od = i + r - k->rank;
+		if (od < 0)
+			continue;   /* not broadcastable: the importer never makes it */
 		int64_t n = 1, st = 0, ix;
 		ex_isint(k->shape[i], &n);
 		ex_isint(k->stride[i], &st);

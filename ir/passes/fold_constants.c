@@ -348,7 +348,7 @@ static int foldable(Sdfg *g, LibNode *l)
 	for (int i = 0; i < l->nin; i++) {
 		if (l->in[i] < 0)
 			continue;
-		if (!const_operand(g, l->in[i]))
+		if (!const_operand(g, l->in[i]) || sdfg_c(g, l->in[i])->rank > sdfg_c(g, out)->rank)
 			return 0;
 		any = 1;
 	}
@@ -371,6 +371,10 @@ static void in_index(Sdfg *g, const LibNode *l, int c, int ro, const int64_t *oi
 		memset(blk, 0, sizeof blk);
 	for (int d = 0; d < k->rank; d++) {
 		int od = d + ro - k->rank;
+		if (od < 0) {
+			ii[d] = 0;   /* not broadcastable: foldable() keeps such nodes out */
+			continue;
+		}
 		int64_t n = 1;
 		ex_isint(k->shape[d], &n);
 		if (param)
