@@ -120,7 +120,10 @@ INIT = 2  # the checkpoint's initialization (a new number makes it again)
 # the others check that the format is read as written (f16 rounding, bf16
 # activations in torch, Q8_0's quantization).
 CHECK_PROMPT, CHECK_GEN = 8, 8
-CHECK_TOL = {"f32": 2e-4, "f16": 0.01, "bf16": 0.05, "q8_0": 0.05, "q4_0": 0.3}
+# Q4_0: 4-bit weights of a random initialization, through 24 layers, move the
+# logits by about half of the largest (0.45 measured on the 0.5 B model, 8 of 8
+# greedy tokens parting); a misread format gives noise beyond the largest logit.
+CHECK_TOL = {"f32": 2e-4, "f16": 0.01, "bf16": 0.05, "q8_0": 0.05, "q4_0": 0.75}
 
 
 def log(msg):

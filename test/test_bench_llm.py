@@ -131,8 +131,9 @@ def test_quick_llamacpp(tmp_path):
                         "--dir", str(tmp_path / "work"), "--json", str(report)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, fmt_result(r)
-    assert r.stdout.count("check: llama.cpp") == 4 and "FAILED" not in r.stdout, r.stdout
+    assert r.stdout.count("check: llama.cpp") == 5 and "FAILED" not in r.stdout, r.stdout
     rep = json.loads(report.read_text())
-    assert not rep["failed"] and len(rep["rows"]) == 4, rep
+    assert not rep["failed"] and len(rep["rows"]) == 5, rep
     assert all(row["prefill"] > 0 and row["decode"] > 0 for row in rep["rows"]), rep["rows"]
-    assert rep["gguf"]["q8_0"]["file_bytes"] < rep["gguf"]["bf16"]["file_bytes"] < rep["gguf"]["f32"]["file_bytes"]
+    sizes = [rep["gguf"][k]["file_bytes"] for k in ("q4_0", "q8_0", "bf16", "f32")]
+    assert sizes == sorted(sizes), rep["gguf"]
