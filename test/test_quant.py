@@ -272,7 +272,6 @@ def last_step(model, ep, x, last):
     """One quantization step of the last layer's input, through that layer:
     its input scale times the largest row sum of |weight| (what a
     one-step difference of its input can change an output by)."""
-    torch = require("torch")
     scales = [n.args[1] for n in ep.graph.nodes if n.op == "call_function"
               and "dequantize_per_tensor" in str(n.target) and isinstance(n.args[1], float)]
     if not scales:

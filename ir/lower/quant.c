@@ -14,7 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "../../lib/lib.h"
 #include "lower.h"
 
 #define isfloat(d) dtype_info[d].isfloat
@@ -59,15 +58,7 @@ static int param_view(Imp *m, int t, int x, const int *blk, const char *what)
 		else
 			want = -1;
 	}
-	int64_t have = 1;
-	Container *tc = lw_c(m, t);
-	for (int d = 0; d < tc->rank; d++) {
-		int64_t k;
-		if (have >= 0 && ex_isint(tc->shape[d], &k))
-			have *= k;
-		else
-			have = -1;
-	}
+	int64_t have = sdfg_numel(m->g, t);
 	if (want >= 0 && have >= 0 && want != have) {
 		lw_error(m, "%s has %lld elements; the input's blocks need %lld", what, (long long)have, (long long)want);
 		return -1;

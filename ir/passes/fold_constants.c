@@ -400,17 +400,20 @@ static int folded_make(Sdfg *g, const ConstSrc *cs, void *dst)
 	for (int d = 0; d < r; d++)
 		ex_isint(o->shape[d], &sh[d]);
 	TCode code = (TCode)lib_int(l, "code", T_ASSIGN);
+	/* the numbers in place of absent operands, once */
+	double num[3] = {0, 0, 0};
+	static const char *const scalar[3] = {"scalar0", "scalar1", "scalar2"};
+	for (int i = 0; i < l->nin && i < 3; i++)
+		if (l->in[i] < 0)
+			num[i] = l->op == LIB_QUANT ? lib_float(l, i == 1 ? "scale" : "zp", i == 1 ? 1 : 0)
+			                            : lib_float(l, scalar[i], 0);
 	for (int64_t e = 0; !rc && e < total; e++) {
-		double a[3] = {0, 0, 0};
-		for (int i = 0; i < l->nin; i++) {
-			if (l->in[i] < 0) {
-				a[i] = l->op == LIB_QUANT ? lib_float(l, i == 1 ? "scale" : "zp", i == 1 ? 1 : 0)
-				                          : lib_float(l, arena_printf(g->arena, "scalar%d", i), 0);
-				continue;
+		double a[3] = {num[0], num[1], num[2]};
+		for (int i = 0; i < l->nin; i++)
+			if (l->in[i] >= 0) {
+				in_index(g, l, l->in[i], r, oi, ii);
+				a[i] = elem(g, l->in[i], in[i], ii);
 			}
-			in_index(g, l, l->in[i], r, oi, ii);
-			a[i] = elem(g, l->in[i], in[i], ii);
-		}
 		double v;
 		if (o->dt == DT_F32) {
 			/* each operation rounded to float32 on its own */
