@@ -8,7 +8,10 @@
 #   make fuzz       every fuzz harness for FUZZ_SECONDS each (test/fuzz/fuzz.mk)
 #   make bench      latency of doccc libraries next to PyTorch; then next to ONNX Runtime and
 #                   OpenVINO (test/bench_peers.py, which pip-installs the pinned peers it lacks);
-#                   then the dynamic-shape and compile-scaling tables; then bench-llm's table
+#                   then the int8 table (bench-int8); then the dynamic-shape and compile-scaling
+#                   tables; then bench-llm's table
+#   make bench-int8 int8 ResNet-50, MobileNetV2 and BERT-base (PT2E) next to ONNX Runtime and
+#                   OpenVINO int8 (onnxruntime.quantization) and doccc fp32 (test/bench_peers.py --int8)
 #   make bench-llm  tokens/s of a 0.5 B Qwen2-shaped decoder (prefill 128, decode 128, 1 and 2
 #                   threads): doccc, llama.cpp (test/llamacpp.sh builds it into build/llamacpp/),
 #                   torch eager, and the memory-bandwidth bound (test/bench_llm.py;
@@ -17,7 +20,8 @@
 #   make bench-gpu-build  fill build/bench-gpu/ for the GPU benchmark (test/bench_gpu.py)
 #   make bench-gpu  the same, then the benchmark here if a GPU is visible, else the
 #                   device command that runs it on the GPU machine
-#   make demo-only, test-only, bench-only, bench-llm-only, bench-compile-only, bench-gpu-only, bench-gpu-build-only:
+#   make demo-only, test-only, bench-only, bench-int8-only, bench-llm-only, bench-compile-only, bench-gpu-only,
+#   bench-gpu-build-only:
 #                   the same without the setup
 #   make install PREFIX=/usr/local DESTDIR=
 #   make golden     rewrite golden files, the passes' IR-in/IR-out cases too (review the diff in git)
@@ -111,7 +115,7 @@ setup:
 # demo, test and bench run setup, then their work in a second make: that one
 # reads pkg-config and finds the venv afresh, after setup has installed them,
 # and nothing of it starts before setup has finished, under make -j too.
-demo test bench bench-llm bench-compile bench-gpu bench-gpu-build: setup
+demo test bench bench-int8 bench-llm bench-compile bench-gpu bench-gpu-build: setup
 	@$(MAKE) --no-print-directory $@-only
 
 # The suite runs ThreadSanitizer on generated libraries (test/test_faults.py)
@@ -146,10 +150,18 @@ demo-only: all
 bench-only: all
 	$(PYTHON) test/bench.py
 	$(PYTHON) test/bench_peers.py
+	$(PYTHON) test/bench_peers.py --int8
 	$(PYTHON) test/bench_dynamic.py
 	$(PYTHON) test/bench_compile.py
 	$(PYTHON) test/bench_ccache.py
 	$(PYTHON) test/bench_llm.py $(BENCH_LLM_FLAGS)
+
+# The int8 table: PT2E-quantized models in doccc next to the same models
+# quantized by onnxruntime.quantization in ONNX Runtime and OpenVINO, and
+# doccc fp32 (build/bench-int8.json).
+BENCH_INT8_FLAGS ?=
+bench-int8-only: all
+	$(PYTHON) test/bench_peers.py --int8 $(BENCH_INT8_FLAGS)
 
 # The LLM table (issue: doccc next to llama.cpp on a 0.5 B decoder): the first
 # run builds llama.cpp (test/llamacpp.sh: pip download of the llama-cpp-python
@@ -207,7 +219,7 @@ clean:
 	rm -rf build
 
 .PHONY: all unit build-deps setup setup-sanitizers test demo bench test-only demo-only bench-only \
-	bench-llm bench-llm-only \
+	bench-int8 bench-int8-only bench-llm bench-llm-only \
 	bench-compile bench-compile-only \
 	bench-gpu bench-gpu-build bench-gpu-only bench-gpu-build-only \
 	asan golden install clean

@@ -199,6 +199,14 @@ int emit_uses_vec(Em *e, const Memlet *m)
 	return 0;
 }
 
+/* The CPU vector type of a SCHED_VECTOR tasklet's value of type dt:
+ * float32 lanes, int32 lanes (integer tiles), 8-bit lanes (a quantization
+ * stored). */
+const char *emit_vtype(Dtype dt)
+{
+	return dt == DT_I32 ? "dc_vi" : dt == DT_U8 ? "dc_vu8" : dt == DT_I8 ? "dc_vs8" : "dc_vf";
+}
+
 void emit_operand(Em *e, Buf *b, const Operand *o, Dtype want)
 {
 	switch (o->kind) {
@@ -382,6 +390,11 @@ int emit_scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 			buf_printf(b, "%s * %s + %s", a[0], a[1], a[2]);
 		break;
 	case T_WHERE: buf_printf(b, "(%s) ? (%s) : (%s)", a[0], a[1], a[2]); break;
+	case T_DOT2: /* int32 halves: arithmetic shifts (clang, nvcc, hipcc) */
+		buf_printf(b, "(int32_t)(int16_t)(%s) * (int16_t)(%s) + ((int32_t)(%s) >> 16) * ((int32_t)(%s) >> 16)", a[0], a[1], a[0],
+		           a[1]);
+		break;
+	case T_PACK2: buf_printf(b, "(int32_t)((uint32_t)(uint16_t)(%s) | (uint32_t)(%s) << 16)", a[0], a[1]); break;
 	case T_FMAX: buf_printf(b, fl ? "fmax%s(%s, %s)" : "dc_maxi(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
 	case T_FMIN: buf_printf(b, fl ? "fmin%s(%s, %s)" : "dc_mini(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
 	case T_ERFINV: buf_printf(b, "dc_erfinv%s(%s)", f, a[0]); break;
@@ -528,6 +541,7 @@ void emit_block(Em *e, Node *n)
 			e->vecvar = -1;
 		Buf ops[3] = {{0}, {0}, {0}};
 		char *a[3] = {"", "", ""};
+		e->vdt = t->dt;
 		for (int k = 0; k < t->nin; k++) {
 			emit_operand(e, &ops[k], &t->in[k], t->dt);
 			a[k] = ops[k].s;
@@ -575,7 +589,7 @@ void emit_block(Em *e, Node *n)
 		else if (!vec && (t->dt == DT_F16 || t->dt == DT_BF16) && !(t->store && t->wcr != W_NONE))
 			emit_line(e, "float t%d = %s(%s(%s));", i, t->dt == DT_F16 ? "dc_h2f" : "dc_b2f", t->dt == DT_F16 ? "dc_f2h" : "dc_f2b", ex.s);
 		else
-			emit_line(e, "%s t%d = %s;", vec ? "const dc_vf" : emit_ctype(t->dt), i, ex.s);
+			emit_line(e, "%s%s t%d = %s;", vec ? "const " : "", vec ? emit_vtype(t->dt) : emit_ctype(t->dt), i, ex.s);
 		buf_free(&ex);
 		if (t->bind >= 0)
 			emit_line(e, "%s%s = t%d;", e->esc[t->bind] ? "" : "const int64_t ", e->sn[t->bind], i);
@@ -586,7 +600,8 @@ void emit_block(Em *e, Node *n)
 			/* a scattered store (schedule.c: W_NONE only) */
 			buf_puts(&lv, "&");
 			emit_lvalue(e, &lv, &t->out);
-			emit_line(e, "dc_vscatter(%s, %lld, t%d);", lv.s, (long long)emit_vec_stride(e, &t->out), i);
+			emit_line(e, "dc_vscatter%s(%s, %lld, t%d);", dc->dt == DT_U8 ? "u8" : dc->dt == DT_I8 ? "s8" : "", lv.s,
+			          (long long)emit_vec_stride(e, &t->out), i);
 			buf_free(&lv);
 			continue;
 		}

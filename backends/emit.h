@@ -54,6 +54,7 @@ struct Em {
 	int ind;
 	int lanes;          /* fp32 lanes of dc_vf, 0 without SIMD */
 	int vecvar;         /* symbol of the enclosing SCHED_VECTOR map, or -1 */
+	Dtype vdt;          /* the vector tasklet being printed: its type (float32, or int32 lanes) */
 	int inkern;         /* emitting a kernel function (parallel map, GPU kernel) */
 	int checks;         /* the graph has index checks (T_INDEX): forward can fail */
 	const char *top;    /* label of the top-level child being emitted (fused ops joined by '+') */
@@ -89,6 +90,7 @@ void emit_lvalue(Em *e, Buf *b, const Memlet *m);
 int emit_uses_vec(Em *e, const Memlet *m);
 int64_t emit_vec_stride(Em *e, const Memlet *m);
 /* An operand as a C expression of compute type want. */
+const char *emit_vtype(Dtype dt);
 void emit_operand(Em *e, Buf *b, const Operand *o, Dtype want);
 /* Scalar C expression of tasklet t from formatted operands a; 0 if the
  * code has no scalar form (a missing case: test_ir checks there is none). */

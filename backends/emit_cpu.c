@@ -54,6 +54,11 @@ static int cpu_vexpr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 		break;
 	case T_HARDSIGMOID: buf_printf(b, "dc_vclamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f", a[0]); break;
 	case T_HARDSWISH: buf_printf(b, "(%s) * dc_vclamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f", a[0], a[0]); break;
+	case T_ROUND: buf_printf(b, "dc_vround(%s)", a[0]); break;
+	case T_DOT2: buf_printf(b, "dc_vdot2(%s, %s)", a[0], a[1]); break;
+	case T_CAST: /* int32 lanes to float32; float32 (integral, in range: a quantization) to 8-bit lanes */
+		buf_printf(b, "__builtin_convertvector(%s, %s)", a[0], emit_vtype(e->vdt));
+		break;
 	case T_CLAMP: {
 		Buf lo = {0}, hi = {0};
 		emit_double(&lo, t->p[0], DT_F32);
@@ -118,16 +123,17 @@ static int vec_aligned(Em *e, const Memlet *m)
 static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 {
 	if (o->kind == OPD_CONST) {
-		buf_puts(b, "dc_splat(");
-		emit_double(b, o->c, DT_F32);
+		buf_puts(b, e->vdt == DT_I32 ? "dc_splati(" : "dc_splat(");
+		emit_double(b, o->c, e->vdt == DT_I32 ? DT_I32 : DT_F32);
 		buf_puts(b, ")");
 		return;
 	}
 	Dtype dt = sdfg_c(e->g, o->m.data)->dt;
-	if (dt == DT_I8) {
-		/* int8 weights widen (the schedule took unit-stride or invariant ones) */
+	int i32 = dt == DT_I32; /* int32 lanes (an integer tile, its packed operands) */
+	if (dt == DT_I8 || dt == DT_U8) {
+		/* int8 weights, quantized values widen (the schedule took unit-stride or invariant ones) */
 		int v = emit_uses_vec(e, &o->m);
-		buf_puts(b, v ? "dc_vi82f(&" : "dc_splat((float)");
+		buf_puts(b, v ? (dt == DT_I8 ? "dc_vi82f(&" : "dc_vu82f(&") : "dc_splat((float)");
 		emit_lvalue(e, b, &o->m);
 		buf_puts(b, ")");
 		return;
@@ -141,16 +147,17 @@ static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 		buf_puts(b, v ? ")" : "))");
 		return;
 	}
-	if (emit_uses_vec(e, &o->m) && emit_vec_stride(e, &o->m) != 1) {
+	if (emit_uses_vec(e, &o->m) && emit_vec_stride(e, &o->m) != 1) { /* float32 only (schedule.c) */
 		buf_puts(b, "dc_vgather(&");
 		emit_lvalue(e, b, &o->m);
 		buf_printf(b, ", %lld)", (long long)emit_vec_stride(e, &o->m));
 	} else if (emit_uses_vec(e, &o->m)) {
-		buf_printf(b, "(*(%s *)&", vec_aligned(e, &o->m) ? "dc_vf" : "const dc_vfu");
+		int al = vec_aligned(e, &o->m);
+		buf_printf(b, "(*(%s *)&", i32 ? (al ? "const dc_vi" : "const dc_viu") : al ? "dc_vf" : "const dc_vfu");
 		emit_lvalue(e, b, &o->m);
 		buf_puts(b, ")");
 	} else {
-		buf_puts(b, "dc_splat(");
+		buf_puts(b, i32 ? "dc_splati(" : "dc_splat(");
 		emit_lvalue(e, b, &o->m);
 		buf_puts(b, ")");
 	}
@@ -158,6 +165,11 @@ static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 
 static const char *cpu_vcast(Em *e, const Memlet *m)
 {
+	Dtype dt = sdfg_c(e->g, m->data)->dt;
+	if (dt == DT_I32)
+		return vec_aligned(e, m) ? "dc_vi" : "dc_viu";
+	if (dt == DT_U8 || dt == DT_I8) /* a quantization's store */
+		return dt == DT_U8 ? "dc_vu8" : "dc_vs8";
 	return vec_aligned(e, m) ? "dc_vf" : "dc_vfu";
 }
 
@@ -356,6 +368,26 @@ static int has_strided(Em *e, Node *n)
 	return any;
 }
 
+/* Does a vector map below n compute in int32 lanes (an integer tile)? */
+static int has_ivec(Node *n)
+{
+	if (n->kind == N_SEQ) {
+		for (int i = 0; i < n->nkids; i++)
+			if (has_ivec(n->kids[i]))
+				return 1;
+		return 0;
+	}
+	if (n->kind == N_BLOCK)
+		return 0;
+	if (n->sched != SCHED_VECTOR || n->body->nkids != 1 || n->body->kids[0]->kind != N_BLOCK)
+		return has_ivec(n->body);
+	Node *b = n->body->kids[0];
+	for (int i = 0; i < b->nts; i++)
+		if (b->ts[i].dt == DT_I32 && b->ts[i].bind < 0 && b->ts[i].code != T_INDEX)
+			return 1;
+	return 0;
+}
+
 /* Does the program hold data of type dt (float16 and bfloat16 together),
  * whose vector loads widen? */
 static int has_dt(const Sdfg *g, Dtype dt)
@@ -367,6 +399,16 @@ static int has_dt(const Sdfg *g, Dtype dt)
 	return 0;
 }
 
+/* static inline TYPE NAME(ELEM s): L lanes of s (head: "dc_vf dc_splat(float"). */
+static void splat(Buf *b, const char *head, int L)
+{
+	const char *type_end = strchr(head, ' ');
+	buf_printf(b, "static inline %s s) { return (%.*s){", head, (int)(type_end - head), head);
+	for (int i = 0; i < L; i++)
+		buf_puts(b, i ? ", s" : "s");
+	buf_puts(b, "}; }\n");
+}
+
 static void emit_helpers(Em *e)
 {
 	Buf *b = e->b;
@@ -376,17 +418,41 @@ static void emit_helpers(Em *e)
 		buf_printf(b, "typedef float dc_vf __attribute__((vector_size(%d)));\n", L * 4);
 		buf_printf(b, "typedef float dc_vfu __attribute__((vector_size(%d), aligned(4)));\n", L * 4);
 		buf_printf(b, "typedef int32_t dc_vi __attribute__((vector_size(%d)));\n", L * 4);
-		buf_puts(b, "static inline dc_vf dc_splat(float s) { return (dc_vf){");
-		for (int i = 0; i < L; i++)
-			buf_puts(b, i ? ", s" : "s");
-		buf_puts(b, "}; }\n");
+		splat(b, "dc_vf dc_splat(float", L);
 		buf_puts(b, "static inline dc_vf dc_vsel(dc_vi m, dc_vf a, dc_vf b) { return (dc_vf)(((dc_vi)a & m) | ((dc_vi)b & ~m)); }\n"
 		            "static inline dc_vf dc_vmax(dc_vf a, dc_vf b) { return dc_vsel((a > b) | (a != a), a, b); }\n"
 		            "static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }\n"
 		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
 		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
+		if (has_ivec(e->g->root)) {
+			/* int32 lanes; dot2: pmaddwd, which clang fuses with the sum
+			 * into vpdpwssd where -march has AVX-VNNI or AVX512-VNNI */
+			buf_printf(b, "typedef int32_t dc_viu __attribute__((vector_size(%d), aligned(4)));\n", L * 4);
+			buf_printf(b, "typedef int16_t dc_vs __attribute__((vector_size(%d)));\n", L * 4);
+			splat(b, "dc_vi dc_splati(int32_t", L);
+			buf_printf(b, "static inline dc_vi dc_vdot2(dc_vi a, dc_vi b)\n{\n"
+			              "#if defined(__AVX512BW__) && %d == 16\n"
+			              "\treturn (dc_vi)__builtin_ia32_pmaddwd512((dc_vs)a, (dc_vs)b);\n"
+			              "#elif defined(__AVX2__) && %d == 8\n"
+			              "\treturn (dc_vi)__builtin_ia32_pmaddwd256((dc_vs)a, (dc_vs)b);\n"
+			              "#elif defined(__SSE2__) && %d == 4\n"
+			              "\treturn (dc_vi)__builtin_ia32_pmaddwd128((dc_vs)a, (dc_vs)b);\n"
+			              "#else\n"
+			              "\treturn ((a << 16) >> 16) * ((b << 16) >> 16) + (a >> 16) * (b >> 16);\n"
+			              "#endif\n}\n",
+			           L, L, L);
+		}
 		if (has_dt(e->g, DT_I8))
 			buf_printf(b, "static inline dc_vf dc_vi82f(const int8_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = p[i]; return v; }\n", L);
+		if (has_dt(e->g, DT_U8) || has_dt(e->g, DT_I8))
+			buf_printf(b, "typedef uint8_t dc_vu8 __attribute__((vector_size(%d), aligned(1)));\n"
+			              "typedef int8_t dc_vs8 __attribute__((vector_size(%d), aligned(1)));\n", L, L);
+		if (has_dt(e->g, DT_U8))
+			buf_printf(b, "static inline dc_vf dc_vu82f(const uint8_t *p) { return __builtin_convertvector(*(const dc_vu8 *)p, dc_vf); }\n");
+		if ((has_dt(e->g, DT_U8) || has_dt(e->g, DT_I8)) && has_strided(e, e->g->root))
+			buf_printf(b, "static inline void dc_vscatteru8(uint8_t *p, int64_t s, dc_vu8 v) { for (int i = 0; i < %d; i++) p[i * s] = v[i]; }\n"
+			              "static inline void dc_vscatters8(int8_t *p, int64_t s, dc_vs8 v) { for (int i = 0; i < %d; i++) p[i * s] = v[i]; }\n",
+			           L, L);
 		if (has_dt(e->g, DT_F16))
 			buf_printf(b, "static inline dc_vf dc_vb2f(const uint16_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = dc_b2f(p[i]); return v; }\n"
 			              "static inline dc_vf dc_vh2f(const uint16_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = dc_h2f(p[i]); return v; }\n",

@@ -394,6 +394,20 @@ int sdfg_dump_json(Sdfg *g, Buf *b)
 			buf_printf(b, ", \"init\": %d, \"sofs\": %lld, \"inplace\": %s", c->init, (long long)c->sofs,
 			           c->inplace ? "true" : "false");
 		buf_printf(b, ", \"owner\": %d, \"dead\": %s", c->owner, c->dead ? "true" : "false");
+		if (c->dq) {
+			const Dequant *d = c->dq;
+			buf_printf(b, ", \"dequant\": {\"q\": %d, \"s\": %d, \"z\": %d, \"sc\": ", d->q, d->s, d->z);
+			jdouble(b, d->sc);
+			buf_puts(b, ", \"zc\": ");
+			jdouble(b, d->zc);
+			if (d->quant) {
+				buf_puts(b, ", \"blk\": [");
+				for (int k = 0; k < rank; k++)
+					buf_printf(b, k ? ", %lld" : "%lld", (long long)d->blk[k]);
+				buf_putc(b, ']');
+			}
+			buf_putc(b, '}');
+		}
 		rc |= jdata(b, g, i);
 		buf_putc(b, '}');
 	}

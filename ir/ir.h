@@ -275,7 +275,7 @@ typedef struct {
 	X(T_RECIP, "recip", 1, 1) \
 	X(T_FLOOR, "floor", 1, 0) \
 	X(T_CEIL, "ceil", 1, 0) \
-	X(T_ROUND, "round", 1, 0) \
+	X(T_ROUND, "round", 1, 1)           /* half to even */ \
 	X(T_TRUNC, "trunc", 1, 0) \
 	X(T_SIN, "sin", 1, 0) \
 	X(T_COS, "cos", 1, 0) \
@@ -341,6 +341,9 @@ typedef struct {
 	X(T_GLU, "glu", 2, 2)               /* a * sigmoid(b), rounded once */ \
 	X(T_LERP, "lerp", 3, 0)             /* a + c*(b - a) if |c| < 0.5, else b - (b - a)*(1 - c) */ \
 	X(T_XLOGY, "xlogy", 2, 0)           /* NaN if b is NaN, else 0 if a == 0, else a*log(b) */ \
+	/* int8 dot products: int32 operands holding two int16 halves (lo | hi << 16) */ \
+	X(T_DOT2, "dot2", 2, 0)             /* lo(a)*lo(b) + hi(a)*hi(b), int32 (pmaddwd, vpdpwssd) */ \
+	X(T_PACK2, "pack2", 2, 0)           /* the int32 (uint16)a | b << 16 of two int16-range values */ \
 	/* special functions and bit ops (backends/rt/scalar.h has the helpers) */ \
 	X(T_EXP2, "exp2", 1, 0) \
 	X(T_ERFC, "erfc", 1, 0) \
@@ -843,6 +846,7 @@ struct Pass {
 int pass_dce(PassCtx *c);
 int pass_fold_constants(PassCtx *c);
 int pass_state(PassCtx *c);
+int pass_integer(PassCtx *c);
 int pass_expand(PassCtx *c);
 int pass_map_fusion(PassCtx *c);
 int pass_schedule(PassCtx *c);

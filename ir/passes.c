@@ -80,6 +80,9 @@ const Pass pass_table[] = {
 	 "folded", fold_params, COUNTOF(fold_params)},
 	{"state", "update state (a KV cache, a counter) in place where its old value is dead: a cache update writes its "
 	 "new rows only", pass_state, 1, 0, "stated", NULL, 0},
+	{"integer", "CPU targets: a GEMM between dequantizations (int8/uint8 activations per tensor, int8 weights per "
+	 "channel) reads the integers and becomes an integer kernel: int32 sums of int8 products, rescaled once",
+	 pass_integer, 1, 0, "integer", NULL, 0},
 	{"expand", "expand library nodes into maps and tasklets (tiled micro-kernels for convolution and GEMM)", pass_expand, 1,
 	 1, "expanded", expand_params, COUNTOF(expand_params)},
 	{"map_fusion", "fuse elementwise consumers into the loop nest of their producer", pass_map_fusion, 1, 0, "fused", NULL, 0},

@@ -404,13 +404,108 @@ static int64_t const_size(Rd *r, const Container *c, int report)
 	return n;
 }
 
+/* A constant's dequantization (ir.h, Dequant): its containers' ids are
+ * checked once all containers are read (check_dequant). */
+static const Dequant *read_dequant(Rd *r, const cJSON *o, int rank)
+{
+	static const char *const keys[] = {"q", "s", "z", "sc", "zc", "blk", NULL};
+	if (!cJSON_IsObject(o)) {
+		rd_err(r, "expected an object");
+		return NULL;
+	}
+	check_keys(r, o, keys);
+	Dequant *d = arena_alloc(r->g->arena, sizeof *d);
+	memset(d, 0, sizeof *d);
+	d->q = (int)get_int(r, o, "q", 1, 0, INT32_MAX, 0);
+	d->s = (int)get_int(r, o, "s", 1, -1, INT32_MAX, -1);
+	d->z = (int)get_int(r, o, "z", 1, -1, INT32_MAX, -1);
+	const cJSON *j;
+	size_t m = at_key(r, "sc");
+	if ((j = field(r, o, "sc", 1))) d->sc = get_double(r, j);
+	at_back(r, m);
+	m = at_key(r, "zc");
+	if ((j = field(r, o, "zc", 1))) d->zc = get_double(r, j);
+	at_back(r, m);
+	int n = get_array(r, o, "blk", 0, MAXDIM);
+	if (n >= 0) {
+		d->quant = 1;
+		m = at_key(r, "blk");
+		if (n != rank) rd_err(r, "%d block sizes for a constant of rank %d", n, rank);
+		for (int k = 0; k < n && k < rank; k++) {
+			int64_t v;
+			if (json_int(cJSON_GetArrayItem(json_get(o, "blk"), k), &v) || v < 0 || v > INT32_MAX) {
+				rd_err(r, "expected block sizes from 0 to %d", INT32_MAX);
+				break;
+			}
+			d->blk[k] = v;
+		}
+		at_back(r, m);
+	}
+	return d;
+}
+
+/* Part c (q, s or z) of constant t's dequantization: a constant, or a
+ * view of one, of at most t's rank whose every element index reached
+ * from t's (sdfg_dequant_at: broadcast, or blocks for s and z of a quant
+ * node) lies inside its storage. */
+static int dequant_part_ok(Sdfg *g, const Container *t, const Dequant *d, int c, int part)
+{
+	if (c < 0 || c >= g->ncs)
+		return 0;
+	const Container *k = &g->cs[c];
+	int root = k->kind == CK_VIEW ? k->base : c;
+	if (root < 0 || root >= g->ncs || g->cs[root].kind != CK_CONST || k->rank > t->rank)
+		return 0;
+	int64_t end = 0, numel = 1, v;
+	if (k->offset && (!ex_isint(k->offset, &end) || end < 0))
+		return 0;
+	for (int i = 0; i < k->rank; i++) {
+		int od = i + t->rank - k->rank;
+		int64_t n, st, tn, reach;
+		if (!ex_isint(k->shape[i], &n) || !ex_isint(k->stride[i], &st) || !ex_isint(t->shape[od], &tn) || n < 1 || st < 0)
+			return 0;
+		if (part && d->quant)
+			reach = d->blk[od] == 0 ? 1 : d->blk[od] == 1 ? tn : (tn + d->blk[od] - 1) / d->blk[od];
+		else
+			reach = n == 1 ? 1 : tn;
+		if (reach > n || ck_mul(reach - 1, st, &v) || ck_add(end, v, &end))
+			return 0;
+	}
+	const Container *rc = &g->cs[root];
+	for (int i = 0; i < rc->rank; i++)
+		if (!ex_isint(rc->shape[i], &v) || ck_mul(numel, v, &numel))
+			return 0;
+	return end < numel;
+}
+
+/* Every constant's dequantization names parts that fit it. */
+static void check_dequants(Rd *r)
+{
+	Sdfg *g = r->g;
+	size_t m = at_key(r, "containers");
+	for (int i = 0; i < g->ncs; i++) {
+		const Dequant *d = g->cs[i].dq;
+		if (!d)
+			continue;
+		size_t mi = at_idx(r, i), md = at_key(r, "dequant");
+		int nq = d->q >= 0 && d->q < g->ncs;
+		if (!dequant_part_ok(g, &g->cs[i], d, d->q, 0) || (d->s >= 0 && !dequant_part_ok(g, &g->cs[i], d, d->s, 1)) ||
+		    (d->z >= 0 && !dequant_part_ok(g, &g->cs[i], d, d->z, 2)) || (nq && dtype_info[g->cs[d->q].dt].isfloat))
+			rd_err(r, "q, s and z are not integer, scale and zero-point constants of constant sizes that fit '%s'",
+			       g->cs[i].name);
+		at_back(r, md);
+		at_back(r, mi);
+	}
+	at_back(r, m);
+}
+
 /* Container i; ctx: the bytes of the constants so far. */
 static void read_container(Rd *r, const cJSON *o, int i, void *ctx)
 {
 	int64_t *weights = ctx;
 	static const char *const keys[] = {"id", "name", "origin", "dtype", "kind", "shape", "strides", "offset", "base",
 	                                   "io", "aofs", "aslot", "wofs", "owner", "dead", "data", "init", "sofs", "inplace", "written",
-	                                   NULL};
+	                                   "dequant", NULL};
 	Sdfg *g = r->g;
 	Container c;
 	memset(&c, 0, sizeof c);
@@ -482,6 +577,13 @@ static void read_container(Rd *r, const cJSON *o, int i, void *ctx)
 	else if (c.kind == CK_CONST && !c.dead && bytes >= 0 && bytes <= SDFG_DUMP_DATA_MAX)
 		rd_err(r, "missing: a live constant of %lld bytes has its bytes in the dump", (long long)bytes);
 	at_back(r, m);
+	const cJSON *dq = json_get(o, "dequant");
+	if (dq) {
+		m = at_key(r, "dequant");
+		if (c.kind != CK_CONST) rd_err(r, "a dequantization for a container of kind %s (constants only)", ckind_name[c.kind]);
+		else c.dq = read_dequant(r, dq, c.rank);
+		at_back(r, m);
+	}
 	if (c.kind == CK_CONST && bytes > 0 && ck_add(*weights, bytes, weights)) *weights = INT64_MAX;
 	VEC_PUSH(g->arena, g->cs, g->ncs, g->capcs, c);
 	if (g->cs[i].kind == CK_CONST && !g->cs[i].data) {
@@ -1218,6 +1320,7 @@ static void read_top(Rd *r, const cJSON *top)
 	each(r, top, "symbols", 1, 1 << 30, read_symbol, NULL);
 	index_names(r, 0);
 	read_containers(r, top);
+	check_dequants(r);
 	index_names(r, 1);
 	read_signature(r, top, "inputs", CK_INPUT, &g->inputs, &g->ninputs);
 	read_signature(r, top, "outputs", CK_OUTPUT, &g->outputs, &g->noutputs);

@@ -44,6 +44,21 @@ Heavy rows run fewer (at least 5, and fewer warm-ups): as many as fit in
 compared with eager's (largest absolute difference); doccc's must also be
 within rtol 1e-4 / atol 1e-5, the suite's tolerance.
 
+--int8 (`make bench-int8`): the quantized table instead. Each model is
+quantized the way its users would: the convolution networks by PT2E with
+the XNNPACK quantizer (static, int8 activations per tensor, int8 weights per
+channel; torchao 0.18), BERT by PT2E's dynamic flow (X86 quantizer,
+activations quantized per tensor at run time), calibrated on the bench
+inputs. doccc compiles the converted program (its integer kernels) and, in
+the same run, the fp32 model; the peers run the fp32 ONNX file quantized by
+onnxruntime.quantization on the same inputs (quantize_static, QDQ, per
+channel, int8 activations and weights; quantize_dynamic for BERT), ORT and
+OpenVINO both on that int8 file (OpenVINO executes QDQ models in int8).
+Columns: the peers' and doccc's int8 medians, doccc fp32's, doccc's int8
+speedup over its fp32, doccc/best; the differences are against eager
+running the converted program (doccc) and against the fp32 model (all).
+torch's own int8 path (Inductor with the X86 quantizer) is not timed.
+
 A small C program, test/bench_peak.c (clang -O3 -march=native -fopenmp),
 measures the fp32 FMA peak at every thread count; for the convolution
 networks the table gives the share of it doccc reaches: FLOPs / doccc's
@@ -174,6 +189,66 @@ def peer_worker(args):
     for i, y in enumerate(outs):
         np.save(f"{args.outputs}{i}.npy", np.asarray(y))
     print(json.dumps({"median_ms": median, "min_ms": best, "setup_s": round(setup_s, 2), "outputs": len(outs)}))
+
+
+def quantize_worker(args):
+    """Child process: onnxruntime.quantization of args.onnx into args.outputs,
+    static (calibrated on args.inputs) or dynamic."""
+    import numpy as np
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    pre = args.outputs + ".pre.onnx"
+    quant_pre_process(args.onnx, pre, skip_symbolic_shape=True)
+    if args.quantize_worker == "dynamic":
+        quantize_dynamic(pre, args.outputs, weight_type=QuantType.QInt8, per_channel=False)
+        return 0
+    import onnx
+    names = [i.name for i in onnx.load(pre, load_external_data=False).graph.input]
+    xs = [np.load(p) for p in args.inputs.split(",")]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([dict(zip(names, xs))])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(pre, args.outputs, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+    return 0
+
+
+def quantize_onnx(args, onnx_path, out, ins, mode):
+    """The int8 ONNX file of onnx_path (made once, then cached with its source); None or the error."""
+    if out.exists() and out.stat().st_mtime >= onnx_path.stat().st_mtime:
+        return None
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--quantize-worker", mode, "--onnx", str(onnx_path),
+           "--inputs", ",".join(map(str, ins)), "--outputs", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.peer_timeout)
+    if r.returncode != 0:
+        lines = [l for l in r.stderr.strip().splitlines() if l.strip()]
+        out.unlink(missing_ok=True)
+        return lines[-1][:300] if lines else f"exit {r.returncode}"
+    return None
+
+
+def pt2e_int8(model, inputs, dynamic):
+    """model quantized by PT2E as doccc's int8 users do: XNNPACK static per
+    channel (the convolution networks), X86 dynamic (BERT); the converted
+    program's export."""
+    import torch
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    if dynamic:
+        import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
+        q = xiq.X86InductorQuantizer()
+        q.set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=True))
+    else:
+        from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+        q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    g = prepare_pt2e(torch.export.export(model, tuple(inputs)).module(), q)
+    g(*inputs)
+    return torch.export.export(convert_pt2e(g), tuple(inputs))
 
 
 def run_peer(args, engine, onnx_path, threads, ins, out_prefix, repeat, warmup):
@@ -326,24 +401,45 @@ class Case:
             self.onnx, key, lambda p: export_onnx(self.model, self.inputs, p))
         self.lib, self.compile_s, self.lib_error = None, None, self.pt2_error and f"export: {self.pt2_error}"
         if not self.pt2_error:
-            self.compile()
+            self.lib, self.compile_s, self.lib_error = self.compile(self.pt2, self.tag)
+        if args.int8:
+            self.int8(key)
+
+    def int8(self, key):
+        """The quantized program (doccc) and ONNX file (the peers); the fp32 library becomes doccc fp32."""
+        import numpy as np
+        import torch
+        self.fp32 = (self.lib, self.lib_error)
+        dynamic = self.name in ("bert_base", "gpt2")
+        self.qpt2 = self.args.dir / f"{self.tag}_int8.pt2"
+        self.export_s["int8"], err = cached_export(
+            self.qpt2, key, lambda p: torch.export.save(pt2e_int8(self.model, self.inputs, dynamic), str(p)))
+        self.lib_error = err and f"quantize: {err}"
+        if not err:
+            with torch.no_grad():
+                ref = torch.export.load(str(self.qpt2)).module()(*self.inputs)
+            self.qref = [t.numpy() for t in (ref if isinstance(ref, (tuple, list)) else (ref,))]
+            self.lib, self.compile_s, self.lib_error = self.compile(self.qpt2, self.tag + "_int8")
+        self.qonnx = self.args.dir / f"{self.tag}_int8.onnx"
+        self.qonnx_error = self.onnx_error or quantize_onnx(self.args, self.onnx, self.qonnx, self.ins,
+                                                            "dynamic" if dynamic else "static")
 
     def export_pt2(self, path):
         import export
         with output_to(path.with_name(path.name + ".log")):
             export.export(self.model, self.inputs, path, ir="training", form="pt2")
 
-    def compile(self):
+    def compile(self, pt2, name):
+        """(library, seconds, error) of pt2 compiled as lib{name}.so."""
         outdir = self.dir / f"doccc-{self.args.category}"
         t0 = time.perf_counter()
-        r = subprocess.run([str(DOCCC), str(self.pt2), "-t", "openmp", "-c", self.args.category, "-n", self.tag,
+        r = subprocess.run([str(DOCCC), str(pt2), "-t", "openmp", "-c", self.args.category, "-n", name,
                             "-o", f"{outdir}/"], capture_output=True, text=True)
-        self.compile_s = round(time.perf_counter() - t0, 2)
+        secs = round(time.perf_counter() - t0, 2)
         if r.returncode != 0:
-            self.lib_error = f"compile: exit {r.returncode}: {r.stderr.strip()[-300:]}"
             print(f"  doccc compile failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
-        else:
-            self.lib = outdir / f"lib{self.tag}.so"
+            return None, secs, f"compile: exit {r.returncode}: {r.stderr.strip()[-300:]}"
+        return outdir / f"lib{name}.so", secs, None
 
     def eager(self, threads, repeat, warmup):
         import torch
@@ -351,12 +447,13 @@ class Case:
         median, best = bench.time_torch(self.model, self.inputs, repeat, warmup)
         return {"median_ms": median, "min_ms": best}
 
-    def doccc(self, threads, repeat, warmup):
-        if self.lib_error:
-            return {"error": self.lib_error}
-        prefix = self.dir / f"doccc_t{threads}_y"
+    def doccc(self, threads, repeat, warmup, lib=None, lib_error=None, tag="doccc"):
+        lib, lib_error = (lib, lib_error) if tag != "doccc" else (self.lib, self.lib_error)
+        if lib_error:
+            return {"error": lib_error}
+        prefix = self.dir / f"{tag}_t{threads}_y"
         outs = [f"{prefix}{i}.npy" for i in range(len(self.ref))]
-        r = subprocess.run([str(DOCCC), "run", str(self.lib), *[a for p in self.ins for a in ("-i", str(p))],
+        r = subprocess.run([str(DOCCC), "run", str(lib), *[a for p in self.ins for a in ("-i", str(p))],
                             *[a for o in outs for a in ("-o", o)], "--threads", str(threads),
                             "--repeat", str(repeat), "--warmup", str(warmup)], capture_output=True, text=True)
         m = LATENCY.search(r.stdout + r.stderr)
@@ -364,14 +461,17 @@ class Case:
             print(f"  doccc run failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
             return {"error": f"run: exit {r.returncode}: {r.stderr.strip()[-300:]}"}
         got = load_outputs(prefix, len(self.ref))
-        return {"median_ms": float(m.group(1)), "min_ms": float(m.group(2)), "max_abs_diff": max_diff(got, self.ref),
-                "within_tolerance": within_tolerance(got, self.ref)}
+        res = {"median_ms": float(m.group(1)), "min_ms": float(m.group(2))}
+        if self.args.int8 and tag == "doccc":   # against the converted program, and the fp32 model
+            return dict(res, max_abs_diff=max_diff(got, self.qref), max_abs_diff_fp32=max_diff(got, self.ref))
+        return dict(res, max_abs_diff=max_diff(got, self.ref), within_tolerance=within_tolerance(got, self.ref))
 
     def peer(self, engine, threads, repeat, warmup):
-        if self.onnx_error:
-            return {"error": f"onnx export: {self.onnx_error}"}
+        onnx, err = (self.qonnx, self.qonnx_error) if self.args.int8 else (self.onnx, self.onnx_error)
+        if err:
+            return {"error": f"onnx export: {err}"}
         prefix = self.dir / f"{engine}_t{threads}_y"
-        res = run_peer(self.args, engine, self.onnx, threads, self.ins, prefix, repeat, warmup)
+        res = run_peer(self.args, engine, onnx, threads, self.ins, prefix, repeat, warmup)
         if "error" not in res:
             got = load_outputs(prefix, res.pop("outputs"))
             res["max_abs_diff"] = max_diff(got, self.ref)
@@ -386,10 +486,12 @@ class Case:
             self.model(*self.inputs)
             est_ms = (time.perf_counter() - t0) * 1e3
         repeat, warmup = row_counts(self.args, est_ms)
-        res = {"eager": self.eager(threads, repeat, warmup),
-               "ORT": self.peer("ORT", threads, repeat, warmup),
+        res = {} if self.args.int8 else {"eager": self.eager(threads, repeat, warmup)}
+        res.update({"ORT": self.peer("ORT", threads, repeat, warmup),
                "OpenVINO": self.peer("OpenVINO", threads, repeat, warmup),
-               "doccc": self.doccc(threads, repeat, warmup)}
+                    "doccc": self.doccc(threads, repeat, warmup)})
+        if self.args.int8:
+            res["doccc fp32"] = self.doccc(threads, repeat, warmup, *self.fp32, tag="doccc_fp32")
         # The 1-minute load average after the row: how busy the machine was beside it.
         row = dict(model=self.name, batch=self.batch, threads=threads, repeat=repeat, warmup=warmup,
                    flops=self.flops, engines=res, loadavg_1m=os.getloadavg()[0],
@@ -397,6 +499,8 @@ class Case:
         peers = [res[e]["median_ms"] for e in ("ORT", "OpenVINO") if "median_ms" in res[e]]
         if "median_ms" in res["doccc"] and peers:
             row["ratio"] = res["doccc"]["median_ms"] / min(peers)
+        if "median_ms" in res["doccc"] and "median_ms" in res.get("doccc fp32", {}):
+            row["int8_speedup"] = res["doccc fp32"]["median_ms"] / res["doccc"]["median_ms"]
         return row
 
 
@@ -425,7 +529,24 @@ def fmt_diff(res):
     return f"{res['max_abs_diff']:.1e}{flag}"
 
 
+HEAD_INT8 = (f"{'model':<19}{'batch':>5}{'T':>3}{'ORT':>9}{'OpenVINO':>10}{'doccc':>9}{'doccc fp32':>11}"
+             f"{'speedup':>8}{'doccc/best':>11}   max|diff| ORT / OpenVINO / doccc vs fp32, doccc vs converted")
+
+
+def fmt_row_int8(r):
+    e = r["engines"]
+    ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
+    sp = f"{r['int8_speedup']:.2f}" if "int8_speedup" in r else "-"
+    d = e["doccc"]
+    diffs = [fmt_diff(e["ORT"]), fmt_diff(e["OpenVINO"]),
+             f"{d['max_abs_diff_fp32']:.1e}" if d.get("max_abs_diff_fp32") is not None else "-", fmt_diff(d)]
+    return (f"{r['model']:<19}{r['batch']:>5}{r['threads']:>3}{fmt_ms(e['ORT']):>9}{fmt_ms(e['OpenVINO']):>10}"
+            f"{fmt_ms(d):>9}{fmt_ms(e['doccc fp32']):>11}{sp:>8}{ratio:>11}   {' / '.join(diffs[:3])}, {diffs[3]}")
+
+
 def fmt_row(r):
+    if "doccc fp32" in r["engines"]:
+        return fmt_row_int8(r)
     e = r["engines"]
     ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
     pct = f"{r['peak_pct']:.0f}" if "peak_pct" in r else ""
@@ -445,10 +566,10 @@ def summary(rows, threads):
     return geo, short
 
 
-def print_report(rows, threads, peak, peak_lines):
+def print_report(rows, threads, peak, peak_lines, int8=False):
     print("\n" + "\n".join(peak_lines))
     print("%peak against " + ", ".join(f"{g:.1f} GFLOP/s at {t}T" for t, g in peak.items()))
-    print(f"\n{HEAD}")
+    print(f"\n{HEAD_INT8 if int8 else HEAD}")
     for r in rows:
         print(fmt_row(r))
     geo, short = summary(rows, threads)
@@ -460,6 +581,10 @@ def print_report(rows, threads, peak, peak_lines):
         best = min((e[k]["median_ms"], k) for k in ("ORT", "OpenVINO") if "median_ms" in e[k])
         print(f"  {r['model']} b{r['batch']} {r['threads']}T: {r['ratio']:.2f} "
               f"(doccc {e['doccc']['median_ms']:.2f} ms, {best[1]} {best[0]:.2f} ms)")
+    if int8:
+        sp = [r["int8_speedup"] for r in rows if "int8_speedup" in r]
+        if sp:
+            print(f"doccc int8 over doccc fp32: geometric mean {math.exp(sum(map(math.log, sp)) / len(sp)):.2f}x")
     bad = [r for r in rows if r["engines"]["doccc"].get("within_tolerance") is False]
     print(f"doccc outside rtol {RTOL:g} / atol {ATOL:g}: "
           + (", ".join(f"{r['model']} b{r['batch']} {r['threads']}T (outputs up to {r['ref_abs_max']:.3g})"
@@ -503,10 +628,18 @@ def parse_args():
     ap.add_argument("--dir", type=Path, default=ROOT / "build" / "bench-peers")
     ap.add_argument("--json", type=Path, default=ROOT / "build" / "bench-peers.json")
     ap.add_argument("--peer-timeout", type=int, default=1200)
-    for hidden in ("--peer-worker", "--onnx", "--inputs", "--outputs"):
+    ap.add_argument("--int8", action="store_true",
+                    help="the quantized table: PT2E int8 for doccc, onnxruntime.quantization's int8 ONNX for the peers "
+                         "(models: resnet50, mobilenet_v2, bert_base unless --models)")
+    for hidden in ("--peer-worker", "--quantize-worker", "--onnx", "--inputs", "--outputs"):
         ap.add_argument(hidden, help=argparse.SUPPRESS)
     ap.add_argument("--worker-threads", type=int, help=argparse.SUPPRESS)
+    models_given = any(a == "--models" or a.startswith("--models=") for a in sys.argv)
     args = ap.parse_args()
+    if args.int8 and not models_given:
+        args.models = "resnet50,mobilenet_v2,bert_base"
+    if args.int8 and args.json == ROOT / "build" / "bench-peers.json":
+        args.json = ROOT / "build" / "bench-int8.json"
     args.conv_models = bench_models.CONV_MODELS
     return args
 
@@ -516,6 +649,8 @@ def main():
     args = parse_args()
     if args.peer_worker:
         return peer_worker(args)
+    if args.quantize_worker:
+        return quantize_worker(args)
     if not args.skip_peers_install:
         install_peers()
     if not DOCCC.exists():
@@ -526,7 +661,7 @@ def main():
     print("\n".join(peak_lines), flush=True)
     key = sources_key(args.small)
     rows, failed = [], False
-    print(f"\n{HEAD}", flush=True)
+    print(f"\n{HEAD_INT8 if args.int8 else HEAD}", flush=True)
     for name in args.models.split(","):
         for batch in args.batches:
             case = Case(args, name, batch, key)
@@ -536,7 +671,8 @@ def main():
                 rows.append(r)
                 doccc = r["engines"]["doccc"]
                 failed |= "error" in doccc
-                add_peak_pct([r], peak, args.conv_models)
+                if not args.int8:   # the fp32 FMA peak says nothing of an integer kernel
+                    add_peak_pct([r], peak, args.conv_models)
                 print(fmt_row(r), flush=True)
             del case
     torch.set_num_threads(os.cpu_count() or 1)
@@ -545,8 +681,9 @@ def main():
     peak_end, lines_end = measure_peak(args.dir / "bench_peak", args.threads)
     peak_lines += [f"{line} (at the end)" for line in lines_end]
     peak = {t: max(g, peak_end.get(t, 0)) for t, g in peak.items()}
-    add_peak_pct(rows, peak, args.conv_models)
-    geo, short = print_report(rows, args.threads, peak, peak_lines)
+    if not args.int8:
+        add_peak_pct(rows, peak, args.conv_models)
+    geo, short = print_report(rows, args.threads, peak, peak_lines, args.int8)
     total_s = time.perf_counter() - t_start
     result = dict(rows=rows, geomean_ratio={str(t): g for t, g in geo.items()},
                   short_of_0_9=[f"{r['model']}_b{r['batch']}_t{r['threads']}" for r in short],
@@ -554,7 +691,7 @@ def main():
                   machine=platform.machine(), cpu=cpu_model(), cores=os.cpu_count(),
                   versions=dict(torch=torch.__version__, numpy=dist_version("numpy"),
                                 **{n: dist_version(n) for n in PEERS}, doccc=bench.doccc_version()),
-                  category=args.category, batches=args.batches, threads=args.threads, repeat=args.repeat,
+                  category=args.category, int8=args.int8, batches=args.batches, threads=args.threads, repeat=args.repeat,
                   warmup=args.warmup, row_budget_s=args.row_budget, small=args.small, rtol=RTOL, atol=ATOL,
                   total_s=round(total_s, 1))
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -85,3 +85,32 @@ def test_peers_end_to_end(doccc, tmp_path):
     for peer in ("ORT", "OpenVINO"):
         assert engines[peer]["max_abs_diff"] < 1e-4, (peer, engines[peer])
     assert row["ratio"] > 0 and row["peak_pct"] > 0 and row["flops"] > 0
+
+
+def test_int8_table(doccc, tmp_path):
+    """--int8: one small model through the quantized table: doccc's int8
+    library (PT2E, its integer kernels) and its fp32 one both run and give
+    a speedup; its outputs are the converted program's within one step of
+    the last quantization; where the peers are installed, ORT and OpenVINO
+    run the int8 ONNX file onnxruntime.quantization made."""
+    require("torch")
+    require("torchao")
+    report = tmp_path / "report.json"
+    r = subprocess.run([sys.executable, str(ROOT / "test" / "bench_peers.py"), "--int8", "--small", "--models",
+                        "resnet18", "--batches", "1", "--threads", "1", "--repeat", "2", "--warmup", "1",
+                        "--skip-peers-install", "--dir", str(tmp_path / "work"), "--json", str(report)],
+                       capture_output=True, text=True, timeout=600, env=dict(os.environ, DOCCC=str(doccc)))
+    assert r.returncode == 0, fmt_result(r)
+    rep = json.loads(report.read_text())
+    assert rep["int8"] and rep["small"]
+    (row,) = rep["rows"]
+    e = row["engines"]
+    assert set(e) == {"ORT", "OpenVINO", "doccc", "doccc fp32"}, e
+    assert e["doccc"]["median_ms"] > 0 and e["doccc fp32"]["median_ms"] > 0 and row["int8_speedup"] > 0, e
+    # against the converted program: the int32 sums are exact where eager rounds (a small fraction of
+    # the outputs' range), against the fp32 model: the quantization error
+    assert e["doccc"]["max_abs_diff"] <= 0.05 * row["ref_abs_max"], e["doccc"]
+    assert e["doccc"]["max_abs_diff_fp32"] < row["ref_abs_max"], e["doccc"]
+    if all(importlib.util.find_spec(m) for m in ("onnxruntime", "openvino", "onnxscript")):
+        for peer in ("ORT", "OpenVINO"):
+            assert e[peer].get("median_ms", 0) > 0, (peer, e[peer])

@@ -14,6 +14,10 @@
  *            arithmetic, < 5e-7 in float: test/unit/rt_cpu.c measures it):
  *            used for GELU only, where that absolute error vanishes in
  *            0.5x(1+erf).
+ *  dc_vround round half to even, as nearbyintf in the default rounding
+ *            mode: below 2^23 in magnitude, (|x| + 2^23) - 2^23 with x's
+ *            sign (exact: the sum rounds to an integer, ties to even);
+ *            larger values, infinities and NaN are themselves.
  *
  * The opening comment is for this file's reader: the library gets what
  * follows it (rt_body).
@@ -41,3 +45,7 @@ static inline dc_vf dc_verf(dc_vf x) {
 	dc_vf t = 1.0f / (0.3275911f * a + 1.0f);
 	dc_vf r = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;
 	return (dc_vf)((dc_vi)(1.0f - r * dc_vexp(-(x * x))) ^ sg); }
+static inline dc_vf dc_vround(dc_vf x) {
+	dc_vi s = (dc_vi)x & (dc_vi)dc_splat(-0.0f);
+	dc_vf a = (dc_vf)((dc_vi)x ^ s), r = (a + 0x1p23f) - 0x1p23f;
+	return dc_vsel(a < 0x1p23f, (dc_vf)((dc_vi)r | s), x); }

@@ -67,6 +67,15 @@ void xp_bcast_idx(Sdfg *g, int c, int rb, Expr *const *sh, Expr *const *e, Expr 
 Expr *xp_bind_index(Sdfg *g, Node *b, Operand idx, Expr *n, int wrap);
 /* A local (per-iteration) buffer owned by loop `owner`. */
 int xp_local(Sdfg *g, const char *name, Dtype dt, int rank, const int64_t *shape, Node *owner);
+
+/* linalg.c: has GEMM l's constant B the integer kernel's form (int8
+ * weights, one scale per column, no zero point; the integer pass)? */
+int gemm_int_weights(Sdfg *g, const LibNode *l);
+/* ... and convolution l's weights (int8, one scale per output channel, no
+ * zero point; one group, not transposed, constant sizes)? */
+int conv_int_weights(Sdfg *g, const LibNode *l);
+/* ... and is za a zero point they take (an integer in [-128, 255])? */
+int int_zp_ok(double za);
 /* A float32 reduction over j in [0, hi) of the elements c[idx] (idx[jd]
  * set to j) into the scalar local tot, in vector lanes: part[L] (a local)
  * keeps one partial per lane over the whole groups of L, a scalar tail

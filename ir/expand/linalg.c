@@ -96,25 +96,25 @@ static void tile_zero(Sdfg *g, Node *seq, int acc, int tm, int tn, const char *l
 	Node *b = xp_block(g, lo->body, label);
 	Operand z[1] = {opd_const(0)};
 	Expr *ai[2] = {ex_sym(g, x), ex_sym(g, o)};
-	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, z), xp_memlet(acc, 2, ai), W_NONE);
+	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, sdfg_c(g, acc)->dt, 1, z), xp_memlet(acc, 2, ai), W_NONE);
 }
 
 /* The loop over one tile dimension [lo, hi) in steps of tm, with its
- * accumulator tile acc[tm][tn] declared and zeroed in the body. */
-static Node *tile_open_x(Sdfg *g, Node *seq, const char *hint, Expr *lo, Expr *hi, int tm, int tn, const char *label,
-                         int *var, int *acc)
+ * accumulator tile acc[tm][tn] of type dt declared and zeroed in the body. */
+static Node *tile_open_dt(Sdfg *g, Node *seq, const char *hint, Expr *lo, Expr *hi, int tm, int tn, const char *label,
+                          int *var, int *acc, Dtype dt)
 {
 	Node *l = xp_loop(g, seq, N_MAP, hint, lo, hi, tm, var);
 	int64_t ash[2] = {tm, tn};
-	*acc = xp_local(g, "acc", DT_F32, 2, ash, l);
+	*acc = xp_local(g, "acc", dt, 2, ash, l);
 	tile_zero(g, l->body, *acc, tm, tn, label);
 	return l;
 }
 
-static Node *tile_open(Sdfg *g, Node *seq, const char *hint, int64_t lo, int64_t hi, int tm, int tn, const char *label,
-                       int *var, int *acc)
+static Node *tile_open_x(Sdfg *g, Node *seq, const char *hint, Expr *lo, Expr *hi, int tm, int tn, const char *label,
+                         int *var, int *acc)
 {
-	return tile_open_x(g, seq, hint, ex_int(g, lo), ex_int(g, hi), tm, tn, label, var, acc);
+	return tile_open_dt(g, seq, hint, lo, hi, tm, tn, label, var, acc, DT_F32);
 }
 
 /* The rows [0, M) of a matrix product in parts of constant tiles: whole
@@ -215,27 +215,53 @@ static int pack_panels(Sdfg *g, const char *name, Panels p)
 	return sdfg_const_new(g, name, sdfg_c(g, p.src)->dt, 4, shape, panels_make, &p, sizeof p);
 }
 
-/* A zero-padded float32 copy of input `in` [N][C][spatial...] with
- * spatial sizes ps[] and pb[d] zeros before dim d (the rest after), made
- * in seq, so the kernels that read it need no bounds checks. The batch N
- * may be a run-time dim (the copy is then sized at run time). */
-static int padded_input(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, const int64_t *pb, const char *label)
+/* A copy of `in` (rank r) of shape sh made in seq: element oi reads in at
+ * oi - ofs (ofs NULL: 0; out of bounds: pad). pdim >= 0: the integer
+ * kernels' int32 copy of int16 pairs along dim pdim, in[.., 2 i, ..] |
+ * in[.., 2 i + 1, ..] << 16 (T_PACK2), else float32. */
+static int copy_of(Sdfg *g, Node *seq, int in, int r, Expr *const *sh, const int64_t *ofs, int pdim, double pad,
+                   const char *what, const char *label)
 {
-	int r = nd + 2;
-	Expr *shape[MAXDIM] = {sdfg_c(g, in)->shape[0], sdfg_c(g, in)->shape[1]};
-	for (int i = 0; i < nd; i++)
-		shape[2 + i] = ex_int(g, ps[i]);
-	int src = sdfg_add_container_x(g, arena_printf(g->arena, "%s_pad", sdfg_c(g, in)->name), DT_F32, CK_TRANSIENT, r, shape);
+	int src = sdfg_add_container_x(g, arena_printf(g->arena, "%s_%s", sdfg_c(g, in)->name, what),
+	                               pdim >= 0 ? DT_I32 : DT_F32, CK_TRANSIENT, r, sh);
 	sdfg_c(g, src)->origin = "";
 	int v[MAXDIM];
 	Node *body = xp_nest(g, seq, src, v);
 	Node *b = xp_block(g, body, label);
-	Expr **oi = xp_vars(g, r, v), *ii[MAXDIM];
+	Expr **oi = xp_vars(g, r, v), *ii[MAXDIM], *i1[MAXDIM];
 	for (int i = 0; i < r; i++)
-		ii[i] = i < 2 ? oi[i] : ex_addi(g, oi[i], -pb[i - 2]);
-	Operand rd[1] = {opd_guarded(in, r, ii, 0)};
-	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd), xp_memlet(src, r, oi), W_NONE);
+		ii[i] = i1[i] = ofs && ofs[i] ? ex_addi(g, oi[i], -ofs[i]) : oi[i];
+	if (pdim >= 0) {
+		ii[pdim] = ex_muli(g, oi[pdim], 2);
+		i1[pdim] = ex_addi(g, ii[pdim], 1);
+	}
+	Operand rd[2] = {opd_guarded(in, r, ii, pad), opd_guarded(in, r, i1, pad)};
+	int t = pdim >= 0 ? sdfg_tasklet(g, b, T_PACK2, DT_I32, 2, rd) : sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd);
+	sdfg_store(b, t, xp_memlet(src, r, oi), W_NONE);
 	return src;
+}
+
+/* A zero-padded float32 copy of input `in` [N][C][spatial...] with
+ * spatial sizes ps[] and pb[d] zeros before dim d (the rest after), made
+ * in seq, so the kernels that read it need no bounds checks. The batch N
+ * may be a run-time dim (the copy is then sized at run time). pairs: the
+ * integer kernel's int32 copy [N][C/2 rounded up][spatial...] of int16
+ * pairs of channels, padded with pad (the zero point: a dequantized zero). */
+static int padded_copy(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, const int64_t *pb, const char *label,
+                       int pairs, double pad)
+{
+	Expr *shape[MAXDIM] = {sdfg_c(g, in)->shape[0], sdfg_c(g, in)->shape[1]};
+	int64_t ofs[MAXDIM] = {0, 0};
+	if (pairs)
+		shape[1] = ex_div(g, ex_addi(g, shape[1], 1), ex_int(g, 2));
+	for (int i = 0; i < nd; i++)
+		shape[2 + i] = ex_int(g, ps[i]), ofs[2 + i] = pb[i];
+	return copy_of(g, seq, in, nd + 2, shape, ofs, pairs ? 1 : -1, pad, pairs ? "pairs" : "pad", label);
+}
+
+static int padded_input(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, const int64_t *pb, const char *label)
+{
+	return padded_copy(g, seq, in, nd, ps, pb, label, 0, 0);
 }
 
 /* acc + bias[oc] (no bias: acc), in block b; returns the value. */
@@ -274,21 +300,34 @@ typedef struct {
 	ConvAxis ax[3];           /* the kernel's axes: which taps, in what order */
 } ConvW;
 
-/* Packed element (k, n) of group gi: k runs over (c, j0, j1, j2) row-major. */
-static int64_t conv_w_at(const void *ctx, int gi, int64_t k, int64_t n)
+/* The weight's index of packed element (k, n) of group gi: k runs over
+ * (c, j0, j1, j2) row-major. */
+static void conv_w_idx(const ConvW *c, int gi, int64_t k, int64_t n, int64_t *idx)
 {
-	const ConvW *c = ctx;
-	int64_t idx[MAXDIM];
 	for (int d = c->nd - 1; d >= 0; d--) {
 		idx[2 + d] = c->ax[d].k0 + c->ax[d].km * (k % c->ax[d].nt);
 		k /= c->ax[d].nt;
 	}
 	idx[0] = c->tr ? gi * c->Cg + k : gi * c->OCg + n;
 	idx[1] = c->tr ? n : k;
+}
+
+static int64_t conv_w_at(const void *ctx, int gi, int64_t k, int64_t n)
+{
+	const ConvW *c = ctx;
+	int64_t idx[MAXDIM];
+	conv_w_idx(c, gi, k, n, idx);
 	return elem_at(c->g, c->w, idx);
 }
 
 static int conv_generic(Sdfg *g, LibNode *l, Node *seq, const char *label);
+
+/* An activation's zero point the integer kernels take: an integer of
+ * int8's or uint8's range. */
+int int_zp_ok(double za)
+{
+	return za == floor(za) && za >= -128 && za <= 255;
+}
 
 /* Depthwise 2-d convolution without SIMD (target none, the GPUs: one
  * output strip per thread), float32: a zero-padded copy of the input as large as the
@@ -599,13 +638,19 @@ static int axis_reads(const ConvAxis *a, int64_t *lo, int64_t *hi)
 	return 1;
 }
 
+/* The integer kernels' parameters and rescaling (below, with the GEMM's). */
+typedef struct IntTiles IntTiles;
+static int int_rescale(Sdfg *g, Node *sb, Operand acc, const IntTiles *it, Expr *nb, Expr *o);
+
 /* The register-tiled kernel over the axes ax[0..nd) (the last one, the
  * output width, tiled by tm rows): for each (n, group, channel block,
  * outer axes, width tile), acc[x][o] += src[n][g*Cg + c][in(v, j)...] *
  * wp[g][nb][(c, j...)][o] over c and the taps, then stored with the bias.
- * wp < 0: no taps (the outputs get only the bias). */
+ * wp < 0: no taps (the outputs get only the bias). With it: the integer
+ * kernel (gemm_int): src holds int16 pairs of channels, wp their pairs of
+ * weights, acc int32 sums of T_DOT2, rescaled before the bias. */
 static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, const ConvAxis *ax, int nd, int src,
-                       int wp, int out, int bias, int64_t G, int64_t Cg, int64_t OCg, int tn)
+                       int wp, int out, int bias, int64_t G, int64_t Cg, int64_t OCg, int tn, const IntTiles *it)
 {
 	static const char *const hint[3] = {"od", "oh", "ow"};
 	int64_t NB = (OCg + tn - 1) / tn;
@@ -632,7 +677,8 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 		if (hi <= lo)
 			continue;
 		int acc, vx, vo;
-		Node *low = tile_open(g, cur, "ow", lo, hi, ttm, tn, label, &vv[nd - 1], &acc);
+		Node *low = tile_open_dt(g, cur, "ow", ex_int(g, lo), ex_int(g, hi), ttm, tn, label, &vv[nd - 1], &acc,
+		                         it ? DT_I32 : DT_F32);
 		Expr *V[3];
 		for (int d = 0; d < nd; d++)
 			V[d] = ex_sym(g, vv[d]);
@@ -660,7 +706,8 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 			Expr *bi[4] = {gi, ex_sym(g, vnb), kk, ex_sym(g, vo)};
 			Operand ab[2] = {opd_mem(src, nd + 2, ai), opd_mem(wp, 4, bi)};
 			Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
-			sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
+			sdfg_store(ub, sdfg_tasklet(g, ub, it ? T_DOT2 : T_MUL, it ? DT_I32 : DT_F32, 2, ab), xp_memlet(acc, 2, acci),
+			           W_SUM);
 		}
 		/* store: y[n][g*OCg + nb*tn + o][omul*v + oadd ...] = acc[x][o] + bias */
 		int so, sx;
@@ -672,7 +719,10 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 		Node *sb = xp_block(g, lso->body, label);
 		Expr *oc = ex_add(g, ex_add(g, ex_muli(g, gi, OCg), ex_muli(g, ex_sym(g, vnb), tn)), ex_sym(g, so));
 		Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
-		int v = plus_bias(g, sb, opd_mem(acc, 2, ri), bias, oc);
+		Operand av = opd_mem(acc, 2, ri);
+		if (it)
+			av = opd_val(int_rescale(g, sb, av, it, ex_sym(g, vnb), ex_sym(g, so)));
+		int v = plus_bias(g, sb, av, bias, oc);
 		Expr *yi[MAXDIM] = {ex_sym(g, vn), oc};
 		for (int d = 0; d < nd; d++) {
 			Expr *vd = d == nd - 1 ? ex_add(g, V[d], ex_sym(g, sx)) : V[d];
@@ -942,6 +992,9 @@ static void conv_winograd(Sdfg *g, Node *seq, const char *label, const XpTile *t
 	wino_out(g, seq, label, Mx, out, bias, PW, OH / 2, TH, OW / 2, TW, 1, 1);
 }
 
+static int conv_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t, const ConvAxis *ax, int nd,
+                    const int64_t *ps, const int64_t *pb, int tn);
+
 int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int in = l->in[0], w = l->in[1], bias = l->in[2], out = l->out[0];
@@ -963,9 +1016,16 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	int sized = (dim(g, in, 0) > 0 || !ex_isint(x->shape[0], NULL)) && C > 0;
 	for (int i = 0; i < nd; i++)
 		sized &= dim(g, out, 2 + i) > 0 && dim(g, in, 2 + i) > 0;
-	if (!wd || !t->pack || !f32 || !sized || (OCg < 4 && !tr))
+	int i8 = (int)lib_int(l, "int8", 0);
+	if (i8 && (!sized || tr || G != 1 || nd < 1 || nd > 3 || (x->dt != DT_I8 && x->dt != DT_U8) ||
+	           !int_zp_ok(lib_float(l, "a_zp", 0)))) { /* the integer pass checked it (conv_int_weights) */
+		diag_error(g->src, "node '%s': an integer convolution (int8: 1) needs an int8 or uint8 input with a zero point "
+		           "in [-128, 255], constant sizes, one group and no transposition", label);
+		return -1;
+	}
+	if (!i8 && (!wd || !t->pack || !f32 || !sized || (OCg < 4 && !tr)))
 		return conv_generic(g, l, seq, label);
-	if (t->winograd && nd == 2 && G == 1 && !tr && t->vec_lanes > 1 && C >= t->vec_lanes && dim(g, w, 2) == 3 &&
+	if (!i8 && t->winograd && nd == 2 && G == 1 && !tr && t->vec_lanes > 1 && C >= t->vec_lanes && dim(g, w, 2) == 3 &&
 	    dim(g, w, 3) == 3 && s[0] == 1 && s[1] == 1 && d[0] == 1 && d[1] == 1 && dim(g, out, 2) >= 8 &&
 	    dim(g, out, 3) >= 8) {
 		conv_winograd(g, seq, label, t, in, w, out, bias, p);
@@ -1007,6 +1067,12 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		padded |= ps[i] > dim(g, in, 2 + i);
 		for (int r = 0; r < nph[i]; r++)
 			ph[i][r].iadd += pb[i];
+	}
+	if (i8) {
+		ConvAxis ax[3];
+		for (int i = 0; i < nd; i++)
+			ax[i] = ph[i][0];
+		return conv_int(g, l, seq, label, t, ax, nd, ps, pb, tn);
 	}
 	if (padded)
 		src = padded_input(g, seq, in, nd, ps, pb, label);
@@ -1050,7 +1116,7 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 			wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name),
 			                 (Panels){sdfg_root_of(g, w), (int)G, tn, Cg * taps, OCg, 0, 0, 0, conv_w_at, cw});
 		}
-		conv_tiled(g, seq, label, t, ax, nd, src, wp, out, bias, G, Cg, OCg, tn);
+		conv_tiled(g, seq, label, t, ax, nd, src, wp, out, bias, G, Cg, OCg, tn, NULL);
 	}
 	return 0;
 }
@@ -1476,6 +1542,437 @@ static Operand dq_weight(Sdfg *g, Node *b, const DqPanels *p, Expr *nb, Expr *k,
 	return opd_val(sdfg_tasklet(g, b, T_MUL, DT_F32, 2, sv));
 }
 
+/* The loop nest of a GEMM over packed panels of B (N constant, split in NB
+ * blocks of tn columns): batch maps, the column blocks, the row tiles
+ * (row_parts), each with its accumulator tile acc[tm][tn] of type adt, a
+ * k loop to K with the update block, and the stores. The kernel fills the
+ * blocks: update(ub) adds A[rows + x, k] times the panel's [nb][k][o] into
+ * acc[x][o]; store(sb) writes out at oi from acc[x][o]. */
+typedef struct Tiles Tiles;
+struct Tiles {
+	int A, acc;
+	Expr **oi;            /* the output index (rows: m + x; the last dim: the column) */
+	Expr *nb, *k, *x, *o; /* symbols of the block, the reduction, the tile's row and lane */
+	void (*update)(Sdfg *g, const Tiles *s, Node *ub, Operand a);
+	int (*store)(Sdfg *g, const Tiles *s, Node *sb);
+	const void *ctx;
+	LibNode *l;
+};
+
+static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm, int tn, int64_t N, Expr *K, Dtype adt)
+{
+	int out = s->l->out[0];
+	Container *o = sdfg_c(g, out), *a = sdfg_c(g, s->A);
+	int r = o->rank;
+	int64_t NB = (N + tn - 1) / tn;
+	int bv[MAXDIM];
+	Node *cur = seq;
+	for (int i = 0; i < r - 2; i++) {
+		Node *lb = xp_loop(g, cur, N_MAP, "b", ex_int(g, 0), o->shape[i], 1, &bv[i]);
+		cur = lb->body;
+	}
+	int vnb;
+	Node *lnb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb);
+	RowParts rp = row_parts(g, o->shape[r - 2], tm);
+	Expr *oi[MAXDIM];
+	s->oi = oi;
+	s->nb = ex_sym(g, vnb);
+	for (int part = 0; part < rp.n; part++) {
+		int ttm = rp.tm[part];
+		int vm, vk, vx, vo;
+		Node *lm = tile_open_dt(g, lnb->body, "m", rp.lo[part], rp.hi[part], ttm, tn, label, &vm, &s->acc, adt);
+		Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), K, 1, &vk);
+		Node *ub = tile_update_block(g, lk->body, ttm, tn, label, &vx, &vo);
+		for (int i = 0; i < r - 2; i++)
+			oi[i] = ex_sym(g, bv[i]);
+		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, vx));
+		oi[r - 1] = ex_int(g, 0);
+		Operand ao = bcast_idx(g, s->A, r, oi);
+		ao.m.idx[a->rank - 1] = ex_sym(g, vk);
+		ao.m.idx[a->rank - 2] = oi[r - 2];
+		s->k = ex_sym(g, vk), s->x = ex_sym(g, vx), s->o = ex_sym(g, vo);
+		s->update(g, s, ub, ao);
+		/* store */
+		int sx, so;
+		Expr *ohi = N % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, N), ex_muli(g, s->nb, tn)));
+		Node *lsx = xp_loop(g, lm->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
+		Node *lso = xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
+		Node *sb = xp_block(g, lso->body, label);
+		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, sx));
+		oi[r - 1] = ex_add(g, ex_muli(g, s->nb, tn), ex_sym(g, so));
+		s->x = ex_sym(g, sx), s->o = ex_sym(g, so);
+		int v = s->store(g, s, sb);
+		sdfg_store(sb, v, xp_memlet(out, r, oi), W_NONE);
+	}
+}
+
+/* The float32 kernel: acc += A * B, B a float panel (bp) or int8 weights
+ * dequantized in registers (dq). */
+typedef struct {
+	int bp;
+	const DqPanels *dq;
+} FloatTiles;
+
+static void float_update(Sdfg *g, const Tiles *s, Node *ub, Operand ao)
+{
+	const FloatTiles *f = s->ctx;
+	Expr *bi[4] = {ex_int(g, 0), s->nb, s->k, s->o};
+	Operand ab[2] = {ao, f->dq ? dq_weight(g, ub, f->dq, bi[1], bi[2], bi[3]) : opd_mem(f->bp, 4, bi)};
+	Expr *acci[2] = {s->x, s->o};
+	sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
+}
+
+static int float_store(Sdfg *g, const Tiles *s, Node *sb)
+{
+	Expr *ri[2] = {s->x, s->o};
+	return epilogue(g, sb, opd_mem(s->acc, 2, ri), s->l, sdfg_c(g, s->l->out[0])->rank, s->oi, DT_F32);
+}
+
+/* ---- the integer kernel ----------------------------------------------------------------
+ * int8 (or uint8) A times int8 B accumulated in int32, two k at a time:
+ * A's rows are packed at run time as int16 pairs in int32 words (T_PACK2),
+ * B's panels [NB][K/2][tn] at compile time, and the update is one T_DOT2
+ * (pmaddwd: 16-bit products summed in pairs, exact for 8-bit operands;
+ * vpdpwssd on VNNI). Two uses:
+ *   - aten._int_mm (B a constant int8 matrix): the int32 sums;
+ *   - a GEMM that the integer pass (ir/passes/integer.c) found between
+ *     dequantizations: A quantized per tensor (scale sa, zero point za,
+ *     numbers or run-time tensors), B int8 weights with one scale per
+ *     column and no zero point (folded, ir.h Dequant). Then
+ *         out = (acc - za * colsum(B)[n]) * (sa * sb[n]) + bias,
+ *     exact in int32 up to one float rounding of the scaled sum, where
+ *     eager rounds every dequantized operand and every partial sum. */
+typedef struct IntB IntB;
+struct IntB {
+	int src;              /* the int8 constant (B, or its Dequant's integers) */
+	int64_t K, N, tn;     /* K: B's rows (channels) */
+	int64_t taps;         /* a convolution's taps per channel: row k of B is (c, j) = (k / taps, k % taps) */
+	int64_t s0, s1, ofs;  /* _int_mm: element (k, n) at ofs + k*s0 + n*s1 */
+	const DqMap *m;       /* a GEMM's Dequant: the integers at m's offsets */
+	const Dequant *d;     /* a convolution's: weight [N][K/taps][j...] */
+	const ConvW *cw;
+	double sa, za;        /* the activation's parameters, numbers */
+	int part;             /* of a column panel: 0 int16 pairs, 1 za * colsum, 2 colsum, 3 sa * sb, 4 sb */
+};
+
+/* The integer of element (c*taps + j, n) of B. */
+static int64_t intb_at(Sdfg *g, const IntB *b, int64_t k, int64_t n)
+{
+	if (b->m)
+		return b->m->a[0][n] + b->m->b[0][k];
+	if (b->d) {
+		int64_t idx[MAXDIM];
+		conv_w_idx(b->cw, 0, k, n, idx);
+		return sdfg_dequant_at(g, b->d, 0, b->cw->nd + 2, idx);
+	}
+	return b->ofs + k * b->s0 + n * b->s1;
+}
+
+static double intb_scale(Sdfg *g, const IntB *b, int64_t n)
+{
+	const Dequant *d = b->m ? b->m->d : b->d;
+	if (d->s < 0)
+		return d->sc;
+	int64_t e;
+	if (b->m)
+		e = b->m->a[1][n] + b->m->b[1][0];
+	else {
+		int64_t idx[MAXDIM];
+		conv_w_idx(b->cw, 0, 0, n, idx);
+		e = sdfg_dequant_at(g, d, 1, b->cw->nd + 2, idx);
+	}
+	int root = sdfg_root_of(g, d->s);
+	const void *sp = sdfg_const_get(g, root);
+	double v = sp ? sdfg_elem(sdfg_c(g, d->s)->dt, sp, e) : NAN;
+	sdfg_const_put(g, root);
+	return v;
+}
+
+static int intb_make(Sdfg *g, const ConstSrc *cs, void *dst)
+{
+	const IntB *b = cs->ctx;
+	const int8_t *q = sdfg_const_get(g, b->src);
+	if (!q)
+		return -1;
+	int64_t NB = (b->N + b->tn - 1) / b->tn, C = b->K / b->taps, C2 = (C + 1) / 2;
+	int32_t *w = dst;
+	float *f = dst;
+	for (int64_t nb = 0; nb < NB; nb++) {
+		if (b->part == 0) {
+			/* row (c2, j): channels 2 c2 and 2 c2 + 1 at tap j */
+			for (int64_t c2 = 0; c2 < C2; c2++)
+				for (int64_t j = 0; j < b->taps; j++)
+					for (int64_t o = 0; o < b->tn; o++) {
+						int64_t n = nb * b->tn + o, k = 2 * c2 * b->taps + j;
+						int32_t lo = n < b->N ? q[intb_at(g, b, k, n)] : 0;
+						int32_t hi = n < b->N && 2 * c2 + 1 < C ? q[intb_at(g, b, k + b->taps, n)] : 0;
+						*w++ = (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)hi << 16);
+					}
+			continue;
+		}
+		for (int64_t o = 0; o < b->tn; o++) {
+			int64_t n = nb * b->tn + o, sum = 0;
+			if (n >= b->N) {
+				*w++ = 0;
+				continue;
+			}
+			if (b->part >= 3) {
+				double sb = intb_scale(g, b, n);
+				*f++ = (float)(b->part == 3 ? b->sa * sb : sb);
+				w++;
+				continue;
+			}
+			for (int64_t k = 0; k < b->K; k++)
+				sum += q[intb_at(g, b, k, n)];
+			*w++ = (int32_t)(b->part == 1 ? (int64_t)b->za * sum : sum);
+		}
+	}
+	sdfg_const_put(g, b->src);
+	return 0;
+}
+
+static int intb_panel(Sdfg *g, const IntB *b, int part, const char *what)
+{
+	IntB p = *b;
+	p.part = part;
+	int64_t NB = (b->N + b->tn - 1) / b->tn, C = b->K / b->taps;
+	int64_t sh[4] = {1, NB, (C + 1) / 2 * b->taps, b->tn};
+	const char *nm = arena_printf(g->arena, "%s_%s", sdfg_c(g, b->src)->name, what);
+	return part == 0 ? sdfg_const_new(g, nm, DT_I32, 4, sh, intb_make, &p, sizeof p)
+	                 : sdfg_const_new(g, nm, part >= 3 ? DT_F32 : DT_I32, 2, (int64_t[]){NB, b->tn}, intb_make, &p, sizeof p);
+}
+
+/* The activation's quantization, of the integer pass: numbers, or
+ * run-time scale and zero point (in[3], in[4]) read once into scalars. */
+struct IntTiles {
+	int bp, zc, cs, ws, sa, za; /* containers; -1: none */
+	int raw;                     /* _int_mm: the int32 sums */
+};
+
+static void int_update(Sdfg *g, const Tiles *s, Node *ub, Operand ao)
+{
+	const IntTiles *it = s->ctx;
+	Expr *bi[4] = {ex_int(g, 0), s->nb, s->k, s->o};
+	Operand ab[2] = {ao, opd_mem(it->bp, 4, bi)};
+	Expr *acci[2] = {s->x, s->o};
+	sdfg_store(ub, sdfg_tasklet(g, ub, T_DOT2, DT_I32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
+}
+
+/* acc (int32) rescaled to float32 for the output column (nb, o): (acc -
+ * za * colsum) * sa * sb; the value. */
+static int int_rescale(Sdfg *g, Node *sb, Operand acc, const IntTiles *it, Expr *nb, Expr *o)
+{
+	Expr *ci[2] = {nb, o}, *none[1] = {NULL};
+	int v = sdfg_tasklet(g, sb, T_ASSIGN, DT_I32, 1, &acc);
+	Operand zc = it->zc >= 0 ? opd_mem(it->zc, 2, ci) : opd_const(0);
+	if (it->za >= 0) { /* a run-time zero point times the column sums */
+		Operand m[2] = {opd_mem(it->za, 0, none), opd_mem(it->cs, 2, ci)};
+		zc = opd_val(sdfg_tasklet(g, sb, T_MUL, DT_I32, 2, m));
+	}
+	if (it->zc >= 0 || it->za >= 0) {
+		Operand d[2] = {opd_val(v), zc};
+		v = sdfg_tasklet(g, sb, T_SUB, DT_I32, 2, d);
+	}
+	Operand cv[1] = {opd_val(v)};
+	v = sdfg_tasklet(g, sb, T_CAST, DT_F32, 1, cv);
+	Operand m[2] = {opd_val(v), opd_mem(it->ws, 2, ci)};
+	v = sdfg_tasklet(g, sb, T_MUL, DT_F32, 2, m);
+	if (it->sa >= 0) {
+		Operand m2[2] = {opd_val(v), opd_mem(it->sa, 0, none)};
+		v = sdfg_tasklet(g, sb, T_MUL, DT_F32, 2, m2);
+	}
+	return v;
+}
+
+static int int_store(Sdfg *g, const Tiles *s, Node *sb)
+{
+	const IntTiles *it = s->ctx;
+	Expr *ri[2] = {s->x, s->o};
+	Operand acc = opd_mem(s->acc, 2, ri);
+	if (it->raw)
+		return sdfg_tasklet(g, sb, T_ASSIGN, DT_I32, 1, &acc);
+	int v = int_rescale(g, sb, acc, it, s->nb, s->o);
+	return epilogue(g, sb, opd_val(v), s->l, sdfg_c(g, s->l->out[0])->rank, s->oi, DT_F32);
+}
+
+/* A scalar transient of type dt holding in's first element, made in seq. */
+static int scalar_copy(Sdfg *g, Node *seq, int in, Dtype dt, const char *what, const char *label)
+{
+	int c = sdfg_add_container_x(g, arena_printf(g->arena, "%s_%s", sdfg_c(g, in)->name, what), dt, CK_TRANSIENT, 0, NULL);
+	sdfg_c(g, c)->origin = "";
+	Node *b = xp_block(g, seq, label);
+	Expr *zi[MAXDIM], *none[1] = {NULL};
+	for (int i = 0; i < MAXDIM; i++)
+		zi[i] = ex_int(g, 0);
+	Operand rd[1] = {opd_mem(in, sdfg_c(g, in)->rank, zi)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_CAST, dt, 1, rd), xp_memlet(c, 0, none), W_NONE);
+	return c;
+}
+
+/* A's rows as int16 pairs: Ap[..., m, k2] = A[..., m, 2 k2] | A[..., m, 2 k2 + 1] << 16 (0 past K). */
+static int pack_rows(Sdfg *g, Node *seq, int A, const char *label)
+{
+	Container *a = sdfg_c(g, A);
+	int r = a->rank;
+	Expr *sh[MAXDIM];
+	for (int i = 0; i < r; i++)
+		sh[i] = a->shape[i];
+	sh[r - 1] = ex_div(g, ex_addi(g, a->shape[r - 1], 1), ex_int(g, 2));
+	return copy_of(g, seq, A, r, sh, NULL, r - 1, 0, "pairs", label);
+}
+
+/* B's Dequant if it has the integer kernel's form: int8, one scale per
+ * column, no zero point; else NULL. */
+static DqMap *int_weights(Sdfg *g, int B, int64_t K, int64_t N)
+{
+	DqMap *m = dq_map(g, B, K, N);
+	if (!m || m->G != K || !(m->d->z < 0 ? m->d->zc == 0 : dq_zeros(g, m)))
+		return NULL;
+	return m;
+}
+
+int gemm_int_weights(Sdfg *g, const LibNode *l)
+{
+	int B = l->in[1], out = l->out[0];
+	Container *o = sdfg_c(g, out), *bc = sdfg_c(g, B);
+	int r = o->rank;
+	int64_t N = r >= 2 ? dim(g, out, r - 1) : -1, K = bc->rank == 2 ? dim(g, B, 0) : -1;
+	/* K <= 32768: |acc - za * colsum| < 2^31 for uint8 activations */
+	return r >= 2 && N > 0 && K > 0 && K <= 32768 && rows_ok(g, out) && sdfg_const_known(g, sdfg_root_of(g, B)) &&
+	       int_weights(g, B, K, N) != NULL;
+}
+
+/* The integer kernel of l (A int8/uint8, B as above); -1 when B has no such
+ * form (the caller then computes in float or by the generic loop). */
+static int gemm_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
+{
+	int A = l->in[0], B = l->in[1], out = l->out[0];
+	Container *o = sdfg_c(g, out), *bc = sdfg_c(g, B);
+	int r = o->rank, raw = !lib_int(l, "int8", 0);
+	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), K = bc->rank == 2 ? dim(g, B, 0) : -1;
+	if (bc->rank != 2 || N <= 0 || K <= 0 || !rows_ok(g, out) || !sdfg_const_known(g, sdfg_root_of(g, B)))
+		return -1;
+	int tn = t->tn;
+	if (N < tn && t->vec_lanes && N <= t->vec_lanes)
+		tn = t->vec_lanes;
+	int tm = M < 0 ? t->tm : (int)MIN((int64_t)t->tm, M);
+	IntB ib = {.K = K, .N = N, .tn = tn, .taps = 1, .sa = lib_float(l, "a_scale", 1), .za = lib_float(l, "a_zp", 0)};
+	if (raw) {
+		if (bc->dt != DT_I8)
+			return -1;
+		ib.src = sdfg_root_of(g, B);
+		ib.s0 = 1, ib.s1 = 0;
+		ex_isint(bc->offset, &ib.ofs);
+		for (int i = 0; i < 2; i++)
+			ex_isint(bc->stride[i], i ? &ib.s1 : &ib.s0);
+	} else {
+		DqMap *m = int_weights(g, B, K, N);
+		if (!m)
+			return -1;
+		ib.m = m;
+		ib.src = sdfg_root_of(g, m->d->q);
+	}
+	IntTiles it = {.bp = intb_panel(g, &ib, 0, "pairs"), .zc = -1, .cs = -1, .ws = -1, .sa = -1, .za = -1, .raw = raw};
+	if (!raw) {
+		if (l->in[4] >= 0) {
+			it.za = scalar_copy(g, seq, l->in[4], DT_I32, "zp32", label);
+			it.cs = intb_panel(g, &ib, 2, "colsum");
+		} else if (ib.za != 0)
+			it.zc = intb_panel(g, &ib, 1, "zcolsum");
+		if (l->in[3] >= 0) {
+			it.sa = scalar_copy(g, seq, l->in[3], DT_F32, "scale32", label);
+			it.ws = intb_panel(g, &ib, 4, "scales");
+		} else
+			it.ws = intb_panel(g, &ib, 3, "scales");
+	}
+	Tiles s = {.A = pack_rows(g, seq, A, label), .update = int_update, .store = int_store, .ctx = &it, .l = l};
+	packed_tiles(g, seq, label, &s, tm, tn, N, ex_int(g, (K + 1) / 2), DT_I32);
+	return 0;
+}
+
+/* A convolution's int8 weights [OC][C][k...] (its Dequant) in the integer
+ * kernel's form: one scale per output channel, no zero point; else NULL. */
+static const Dequant *conv_dequant(Sdfg *g, int w)
+{
+	Container *wc = sdfg_c(g, w);
+	const Dequant *d = wc->dq;
+	int64_t n = sdfg_numel(g, w), sh[MAXDIM], idx[MAXDIM];
+	if (sdfg_root_of(g, w) != w || !d || sdfg_c(g, sdfg_root_of(g, d->q))->dt != DT_I8 || n <= 0 || wc->rank < 3)
+		return NULL;
+	for (int i = 0; i < wc->rank; i++)
+		ex_isint(wc->shape[i], &sh[i]);
+	if (d->z >= 0) {
+		int root = sdfg_root_of(g, d->z);
+		const void *z = sdfg_const_get(g, root);
+		int64_t nz = sdfg_numel(g, d->z), zero = z != NULL;
+		for (int64_t i = 0; i < nz && zero; i++)
+			zero = sdfg_elem(sdfg_c(g, d->z)->dt, z, i) == 0;   /* a contiguous parameter view: numel elements */
+		sdfg_const_put(g, root);
+		if (!zero)
+			return NULL;
+	} else if (d->zc != 0)
+		return NULL;
+	if (d->s < 0)
+		return d;
+	/* the scale's offset depends on the output channel only */
+	int64_t per = n / sh[0], first = -1;
+	for (int64_t e = 0; e < n; e++) {
+		for (int64_t i = wc->rank - 1, rest = e; i >= 0; i--)
+			idx[i] = rest % sh[i], rest /= sh[i];
+		int64_t at = sdfg_dequant_at(g, d, 1, wc->rank, idx);
+		if (e % per == 0)
+			first = at;
+		else if (at != first)
+			return NULL;
+	}
+	return d;
+}
+
+int conv_int_weights(Sdfg *g, const LibNode *l)
+{
+	int x = l->in[0], w = l->in[1], out = l->out[0];
+	Container *oc = sdfg_c(g, out);
+	int nd = oc->rank - 2;
+	if (nd < 1 || nd > 3 || lib_int(l, "groups", 1) != 1 || lib_int(l, "transposed", 0) ||
+	    !sdfg_const_known(g, sdfg_root_of(g, w)))
+		return 0;
+	int64_t C = dim(g, x, 1), taps = 1;
+	for (int i = 0; i < nd; i++) {
+		if (dim(g, out, 2 + i) <= 0 || dim(g, x, 2 + i) <= 0 || dim(g, w, 2 + i) <= 0)
+			return 0;
+		taps *= dim(g, w, 2 + i);
+	}
+	return C > 0 && dim(g, out, 1) > 0 && C * taps <= 32768 && conv_dequant(g, w) != NULL;
+}
+
+/* The integer convolution (conv_tiled with it): the input as int16 pairs
+ * of channels, padded with the zero point (a dequantized zero), the
+ * weights as pairs of channels per tap. */
+static int conv_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t, const ConvAxis *ax, int nd,
+                    const int64_t *ps, const int64_t *pb, int tn)
+{
+	int x = l->in[0], w = l->in[1], out = l->out[0];
+	const Dequant *d = conv_dequant(g, w);
+	if (!d) {
+		diag_error(g->src, "node '%s': an integer convolution (int8: 1) needs constant int8 weights with one scale per "
+		           "output channel and no zero point", label);
+		return -1;
+	}
+	int64_t C = dim(g, x, 1), C2 = (C + 1) / 2, OC = dim(g, out, 1), taps = 1;
+	for (int i = 0; i < nd; i++)
+		taps *= ax[i].nt;
+	double sa = lib_float(l, "a_scale", 1), za = lib_float(l, "a_zp", 0);
+	int ap = padded_copy(g, seq, x, nd, ps, pb, label, 1, za);
+	ConvW *cw = arena_alloc(g->arena, sizeof *cw);
+	*cw = (ConvW){g, w, 0, nd, OC, C, {ax[0], ax[1], ax[2]}};
+	IntB ib = {.src = sdfg_root_of(g, d->q), .K = C * taps, .N = OC, .tn = tn, .taps = taps, .d = d, .cw = cw,
+	           .sa = sa, .za = za};
+	IntTiles it = {.bp = intb_panel(g, &ib, 0, "pairs"), .zc = za != 0 ? intb_panel(g, &ib, 1, "zcolsum") : -1,
+	               .cs = -1, .ws = intb_panel(g, &ib, 3, "scales"), .sa = -1, .za = -1};
+	conv_tiled(g, seq, label, t, ax, nd, ap, it.bp, out, l->in[2], 1, C2, OC, tn, &it);
+	return 0;
+}
+
 int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
 	int A = l->in[0], B = l->in[1], out = l->out[0];
@@ -1484,6 +1981,16 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	int r = o->rank;
 	int tiled = xp_tile_dt(a->dt) && xp_tile_dt(o->dt) && xp_tile_dt(sdfg_c(g, B)->dt) &&
 	            (l->in[2] < 0 || xp_tile_dt(sdfg_c(g, l->in[2])->dt));
+	/* the integer kernel: the integer pass's GEMMs, _int_mm of constant int8 weights */
+	int ia = a->dt == DT_I8 || a->dt == DT_U8;
+	if (ia && bd && (lib_int(l, "int8", 0) || (o->dt == DT_I32 && t->pack)) && int_zp_ok(lib_float(l, "a_zp", 0)) &&
+	    !gemm_int(g, l, seq, label, t))
+		return 0;
+	if (lib_int(l, "int8", 0)) { /* the integer pass checked it; a hand-written program may not have */
+		diag_error(g->src, "node '%s': an integer GEMM (int8: 1) needs an int8 or uint8 A with a zero point in [-128, 255] "
+		           "and constant int8 weights with one scale per column and no zero point", label);
+		return -1;
+	}
 	/* a run-time M or K (a dynamic batch or sequence) is fine: rows go in
 	 * row_parts, k is a loop; the N blocks need a constant N */
 	if (tiled && (!bd || !t->pack || sdfg_c(g, B)->rank != 2) && rows_ok(g, out) && dim(g, out, r - 1) > 0 &&
@@ -1498,56 +2005,18 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	if (N < tn && t->vec_lanes && N <= t->vec_lanes)
 		tn = t->vec_lanes;
 	int tm = M < 0 ? t->tm : (int)MIN((int64_t)t->tm, M);
-	int64_t NB = (N + tn - 1) / tn;
 	int64_t st[2] = {1, 0}, ofs = 0;
 	ex_isint(sdfg_c(g, B)->offset, &ofs);
 	for (int i = 0; i < 2; i++)
 		ex_isint(sdfg_c(g, B)->stride[i], &st[i]); /* constant: B has constant sizes */
 	DqPanels dq;
 	int q8 = t->int8_weights && !dq_panels(g, B, K, N, tn, &dq);
-	int bp = q8 ? dq.qp
-	            : pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name),
-	                          (Panels){sdfg_root_of(g, B), 1, tn, K, N, st[0], st[1], ofs, NULL, NULL});
-	/* batch maps */
-	int bv[MAXDIM];
-	Node *cur = seq;
-	for (int i = 0; i < r - 2; i++) {
-		Node *lb = xp_loop(g, cur, N_MAP, "b", ex_int(g, 0), o->shape[i], 1, &bv[i]);
-		cur = lb->body;
-	}
-	int vnb;
-	Node *lnb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb);
-	RowParts rp = row_parts(g, o->shape[r - 2], tm);
-	for (int part = 0; part < rp.n; part++) {
-		int ttm = rp.tm[part];
-		int vm, acc, vk, vx, vo;
-		Node *lm = tile_open_x(g, lnb->body, "m", rp.lo[part], rp.hi[part], ttm, tn, label, &vm, &acc);
-		Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), ex_int(g, K), 1, &vk);
-		Node *ub = tile_update_block(g, lk->body, ttm, tn, label, &vx, &vo);
-		Expr *oi[MAXDIM];
-		for (int i = 0; i < r - 2; i++)
-			oi[i] = ex_sym(g, bv[i]);
-		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, vx));
-		oi[r - 1] = ex_int(g, 0);
-		Operand ao = bcast_idx(g, A, r, oi);
-		ao.m.idx[a->rank - 1] = ex_sym(g, vk);
-		ao.m.idx[a->rank - 2] = oi[r - 2];
-		Expr *bi[4] = {ex_int(g, 0), ex_sym(g, vnb), ex_sym(g, vk), ex_sym(g, vo)};
-		Operand ab[2] = {ao, q8 ? dq_weight(g, ub, &dq, bi[1], bi[2], bi[3]) : opd_mem(bp, 4, bi)};
-		Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
-		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(acc, 2, acci), W_SUM);
-		/* store */
-		int sx, so;
-		Expr *ohi = N % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, N), ex_muli(g, ex_sym(g, vnb), tn)));
-		Node *lsx = xp_loop(g, lm->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
-		Node *lso = xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
-		Node *sb = xp_block(g, lso->body, label);
-		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, sx));
-		oi[r - 1] = ex_add(g, ex_muli(g, ex_sym(g, vnb), tn), ex_sym(g, so));
-		Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
-		int v = epilogue(g, sb, opd_mem(acc, 2, ri), l, r, oi, DT_F32);
-		sdfg_store(sb, v, xp_memlet(out, r, oi), W_NONE);
-	}
+	FloatTiles f = {.dq = q8 ? &dq : NULL};
+	f.bp = q8 ? dq.qp
+	          : pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name),
+	                        (Panels){sdfg_root_of(g, B), 1, tn, K, N, st[0], st[1], ofs, NULL, NULL});
+	Tiles s = {.A = A, .update = float_update, .store = float_store, .ctx = &f, .l = l};
+	packed_tiles(g, seq, label, &s, tm, tn, N, ex_int(g, K), DT_F32);
 	return 0;
 }
 

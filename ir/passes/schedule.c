@@ -5,8 +5,11 @@
  *             constant extent of at least the target's fp32 lanes, whose
  *             memlets are all unit-stride or invariant in its variable, with
  *             float32 tasklets the backend can emit as vector code (their
- *             loads may read float16/bfloat16 or int8, widened lane by lane:
- *             the half-precision or int8 weights of a GEMM tile):
+ *             loads may read float16/bfloat16, int8 or uint8, widened lane
+ *             by lane: the half-precision or int8 weights of a GEMM tile,
+ *             quantized values), int32 ones (int_vec_code: an integer GEMM
+ *             tile, cast to float32 only through T_CAST), and a
+ *             quantization's store (narrow_q8):
  *             SCHED_VECTOR (the micro-kernels' channel maps, elementwise
  *             rows). The backend runs whole vectors, then the remaining
  *             extent % lanes iterations as scalar code. A tasklet that binds
@@ -76,6 +79,25 @@ static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses, int strid
 	return total == 0 || total == 1 || strided;
 }
 
+/* The int32 tasklets the CPU printer has in int32 lanes (an integer GEMM
+ * tile: its zeroing, the dot products, the zero-point correction). */
+static int int_vec_code(TCode c)
+{
+	return c == T_ASSIGN || c == T_ADD || c == T_SUB || c == T_MUL || c == T_DOT2;
+}
+
+/* A quantization's last step: an 8-bit value cast from a float32 clamp
+ * to within its type's range (integral after a round), which the printer
+ * narrows lane by lane. */
+static int narrow_q8(const Node *b, const Tasklet *t)
+{
+	if (t->code != T_CAST || (t->dt != DT_U8 && t->dt != DT_I8) || t->nin != 1 || t->in[0].kind != OPD_VAL)
+		return 0;
+	const Tasklet *c = &b->ts[t->in[0].val];
+	double lo = t->dt == DT_U8 ? 0 : -128, hi = t->dt == DT_U8 ? 255 : 127;
+	return c->code == T_CLAMP && c->dt == DT_F32 && c->p[0] >= lo && c->p[1] <= hi;
+}
+
 /* strided: constant non-unit strides are fine (gathered loads, scattered
  * plain stores) */
 static int block_vec_ok(Sdfg *g, Node *b, int var, int strided)
@@ -97,27 +119,43 @@ static int block_vec_ok(Sdfg *g, Node *b, int var, int strided)
 				return 0;
 			continue;
 		}
-		if (t->dt != DT_F32 || !tcode_info[t->code].vec)
+		int ivec = t->dt == DT_I32, cvt = t->dt == DT_F32 && t->code == T_CAST, q8 = narrow_q8(b, t);
+		if (q8) { /* stored, if at all, as whole vectors, or scattered in a costly block */
+			int uses = 0;
+			if (t->store && (t->wcr != W_NONE || !memlet_vec_ok(g, &t->out, var, &uses, strided) || !uses ||
+			                 sdfg_c(g, t->out.data)->dt != t->dt))
+				return 0;
+			continue;
+		}
+		if (ivec ? !int_vec_code(t->code) : t->dt != DT_F32 || (!tcode_info[t->code].vec && !cvt))
 			return 0;
 		for (int j = 0; j < t->nin; j++) {
 			Operand *o = &t->in[j];
 			int uses = 0;
 			if (o->kind == OPD_EXPR || (o->kind == OPD_VAL && b->ts[o->val].bind >= 0))
 				return 0;
+			/* lanes of different types mix only through a cast */
+			if (o->kind == OPD_VAL && b->ts[o->val].dt != t->dt && !cvt)
+				return 0;
 			if (o->kind != OPD_MEM)
 				continue;
 			/* float16/bfloat16 and int8 loads widen to float32 lanes:
 			 * unit-stride or invariant only (no gather of such elements) */
 			Dtype md = sdfg_c(g, o->m.data)->dt;
-			if (md == DT_F32 ? !memlet_vec_ok(g, &o->m, var, &uses, strided)
-			                 : (md != DT_BF16 && md != DT_F16 && md != DT_I8) || !memlet_vec_ok(g, &o->m, var, &uses, 0))
+			if (ivec || md == DT_I32) {
+				if (md != DT_I32 || (!ivec && !cvt) || !memlet_vec_ok(g, &o->m, var, &uses, 0))
+					return 0;
+			} else if (md == DT_F32 ? !memlet_vec_ok(g, &o->m, var, &uses, strided)
+			                        : (md != DT_BF16 && md != DT_F16 && md != DT_I8 && md != DT_U8) ||
+			                              !memlet_vec_ok(g, &o->m, var, &uses, 0))
 				return 0;
 			if (o->guard && uses)
 				return 0;
 		}
 		if (t->store) {
 			int uses = 0;
-			if (sdfg_c(g, t->out.data)->dt != DT_F32 || !memlet_vec_ok(g, &t->out, var, &uses, strided && t->wcr == W_NONE))
+			if (sdfg_c(g, t->out.data)->dt != t->dt || (ivec && t->wcr != W_NONE && t->wcr != W_SUM) ||
+			    !memlet_vec_ok(g, &t->out, var, &uses, strided && t->wcr == W_NONE && !ivec))
 				return 0;
 			if (!uses)
 				return 0; /* every lane would store the same element */

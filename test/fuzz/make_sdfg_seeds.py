@@ -11,7 +11,8 @@ models cover what the dump holds: an MLP (GEMM micro-kernels, packed
 weights), a convolution with batch norm (folding), a softmax over rows of a
 run-time batch (run-time dims, workspace slots, a parallel map's run-time work), and
 a gather with a run-time assertion and a guard (value symbols, messages,
-guards).
+guards); and the integer pass's cases of test/passes (dequantized weights,
+integer GEMMs and convolutions).
 """
 
 import os
@@ -90,6 +91,11 @@ def main():
                         make_seeds.put(out, f"{name}_{target}_{f.stem[3:]}.json", f.read_bytes())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    # the passes' quantized cases (test/passes/make_cases.py): folded
+    # dequantizations ("dequant") and integer GEMMs and convolutions
+    for f in sorted((HERE.parent / "passes").glob("integer_*.json")):
+        if f.stat().st_size <= MAX_BYTES:
+            make_seeds.put(out, f"pass_{f.name}", f.read_bytes())
     files = list(out.iterdir())
     print(f"{out}: {len(files)} seeds, {sum(f.stat().st_size for f in files)} bytes")
 

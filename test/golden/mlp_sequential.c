@@ -340,6 +340,10 @@ static inline dc_vf dc_verf(dc_vf x) {
 	dc_vf t = 1.0f / (0.3275911f * a + 1.0f);
 	dc_vf r = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;
 	return (dc_vf)((dc_vi)(1.0f - r * dc_vexp(-(x * x))) ^ sg); }
+static inline dc_vf dc_vround(dc_vf x) {
+	dc_vi s = (dc_vi)x & (dc_vi)dc_splat(-0.0f);
+	dc_vf a = (dc_vf)((dc_vi)x ^ s), r = (a + 0x1p23f) - 0x1p23f;
+	return dc_vsel(a < 0x1p23f, (dc_vf)((dc_vi)r | s), x); }
 
 static void
 mlp_s0(const float *restrict v_0, const float *restrict v_1, float *restrict v_2, const float *restrict v_3, int dc_nth)

@@ -135,6 +135,22 @@ def x(*shape):
     return torch.randn(*shape)
 
 
+def pt2e(model, inputs, dynamic=False):
+    """model quantized by PT2E (torchao's XNNPACK quantizer: int8 weights per
+    channel, int8 activations, static or dynamic), as a module to export."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+    q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True, is_dynamic=dynamic))
+    rng = torch.get_rng_state()   # the other cases' weights stay as they were
+    g = prepare_pt2e(torch.export.export(model.eval(), inputs).module(), q)
+    g(*inputs)
+    torch.set_rng_state(rng)
+    from torchao.quantization.pt2e import allow_exported_model_train_eval
+    g = convert_pt2e(g)
+    allow_exported_model_train_eval(g)   # make_cases calls eval()
+    return g
+
+
 CHAIN = Fn(lambda x: torch.relu(x * 2 + 1))
 SOFTMAX_CHAIN = Fn(lambda x: torch.softmax(x * 2, -1) + 1)
 
@@ -178,6 +194,13 @@ CASES = [
     ("memplan_reuse", Fn(lambda x: torch.cat([x.exp(), x.sin()], 1).sum(0) + x.sum(0).repeat(2)), (x(3, 4),),
      "memplan", "none", []),
     ("memplan_dynamic", SOFTMAX_CHAIN, (x(3, 8),), "memplan", "none", ["dynamic"]),
+    # last: their models draw random numbers the rows above would otherwise see
+    ("integer_linear", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),)), (x(3, 6),), "integer", "none", []),
+    ("integer_dynamic", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),), dynamic=True), (x(3, 6),), "integer", "none", []),
+    ("integer_conv", pt2e(seq(nn.Conv2d(3, 4, 3, padding=1)), (x(1, 3, 4, 4),)), (x(1, 3, 4, 4),), "integer",
+     "none", []),
+    ("integer_cuda_float", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),)), (x(3, 6),), "integer", "cuda", []),
+    ("expand_integer", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),)), (x(3, 6),), "expand", "sequential", []),
 ]
 
 
@@ -202,7 +225,8 @@ def main():
             extra = [a for a in extra if a != "dynamic"]
             pt2 = tmp / f"{name}.pt2"
             with torch.no_grad():
-                ep = torch.export.export(model.eval(), inputs, dynamic_shapes=(
+                model.eval()   # (a PT2E module's eval returns None)
+                ep = torch.export.export(model, inputs, dynamic_shapes=(
                     ({0: torch.export.Dim("batch", min=2, max=64)},) if dynamic else None))
             torch.export.save(ep, str(pt2))
             dump = tmp / f"{name}_dump"
