@@ -23,6 +23,11 @@ static const PassParam fold_params[] = {
 	 "compute elementwise functions of constants (a weight's dequantization, casts and arithmetic on weights) once, "
 	 "when the weights are written, instead of on every run", 0, 0, NULL},
 };
+static const PassParam integer_params[] = {
+	{"conv_min_reduction", "int", "64",
+	 "rewrite a convolution only if each output sums at least this many products (input channels x taps): below, "
+	 "the float kernels' cheaper epilogues win (MobileNet's narrow pointwise layers)", 1, 1 << 30, NULL},
+};
 static const PassParam expand_params[] = {
 	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)", 0, 64, NULL},
 	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)", 0, 256, NULL},
@@ -80,9 +85,9 @@ const Pass pass_table[] = {
 	 "folded", fold_params, COUNTOF(fold_params)},
 	{"state", "update state (a KV cache, a counter) in place where its old value is dead: a cache update writes its "
 	 "new rows only", pass_state, 1, 0, "stated", NULL, 0},
-	{"integer", "CPU targets: a GEMM between dequantizations (int8/uint8 activations per tensor, int8 weights per "
-	 "channel) reads the integers and becomes an integer kernel: int32 sums of int8 products, rescaled once",
-	 pass_integer, 1, 0, "integer", NULL, 0},
+	{"integer", "CPU targets: a GEMM or convolution between dequantizations (int8/uint8 activations per tensor, int8 "
+	 "weights per channel) reads the integers and becomes an integer kernel: int32 sums of int8 products, rescaled "
+	 "once", pass_integer, 1, 0, "integer", integer_params, COUNTOF(integer_params)},
 	{"expand", "expand library nodes into maps and tasklets (tiled micro-kernels for convolution and GEMM)", pass_expand, 1,
 	 1, "expanded", expand_params, COUNTOF(expand_params)},
 	{"map_fusion", "fuse elementwise consumers into the loop nest of their producer", pass_map_fusion, 1, 0, "fused", NULL, 0},

@@ -55,7 +55,9 @@ onnxruntime.quantization on the same inputs (quantize_static, QDQ, per
 channel, int8 activations and weights; quantize_dynamic for BERT), ORT and
 OpenVINO both on that int8 file (OpenVINO executes QDQ models in int8).
 Columns: the peers' and doccc's int8 medians, doccc fp32's, doccc's int8
-speedup over its fp32, doccc/best; the differences are against eager
+speedup over its fp32, doccc/best, and for the convolution networks the
+share of the integer peak (bench_peak --int8: pmaddwd, or vpdpwssd with
+VNNI, per second) doccc reaches; the differences are against eager
 running the converted program (doccc) and against the fp32 model (all).
 torch's own int8 path (Inductor with the X86 quantizer) is not timed.
 
@@ -105,7 +107,7 @@ PEERS = {"onnxruntime": "1.32.0", "openvino": "2026.4.1", "onnx": "1.23.2", "onn
 KEEP = ("torch", "numpy")        # what installing the peers must not change
 ENGINES = ("eager", "ORT", "OpenVINO", "doccc")
 RTOL, ATOL = 1e-4, 1e-5
-PEAK_LINE = re.compile(r"peak (\d+) threads?: ([0-9.]+) GFLOP/s")
+PEAK_LINE = re.compile(r"peak (\d+) threads?: ([0-9.]+) G(?:FL)?OP/s")
 # The files the bench models come from: a change to any of them makes the exports again.
 MODEL_SOURCES = ("test/bench_models.py", "test/models.py", "test/models_zoo.py", "test/bench.py",
                  "test/bench_gpu.py", "examples/resnet18/model.py")
@@ -416,6 +418,7 @@ class Case:
             self.qpt2, key, lambda p: torch.export.save(pt2e_int8(self.model, self.inputs, dynamic), str(p)))
         self.lib_error = err and f"quantize: {err}"
         if not err:
+            import torchao.quantization.pt2e.quantize_pt2e  # noqa: F401  (registers the quantized_decomposed ops)
             with torch.no_grad():
                 ref = torch.export.load(str(self.qpt2)).module()(*self.inputs)
             self.qref = [t.numpy() for t in (ref if isinstance(ref, (tuple, list)) else (ref,))]
@@ -530,7 +533,7 @@ def fmt_diff(res):
 
 
 HEAD_INT8 = (f"{'model':<19}{'batch':>5}{'T':>3}{'ORT':>9}{'OpenVINO':>10}{'doccc':>9}{'doccc fp32':>11}"
-             f"{'speedup':>8}{'doccc/best':>11}   max|diff| ORT / OpenVINO / doccc vs fp32, doccc vs converted")
+             f"{'speedup':>8}{'doccc/best':>11}{'%peak':>7}   max|diff| ORT / OpenVINO / doccc vs fp32, doccc vs converted")
 
 
 def fmt_row_int8(r):
@@ -540,8 +543,10 @@ def fmt_row_int8(r):
     d = e["doccc"]
     diffs = [fmt_diff(e["ORT"]), fmt_diff(e["OpenVINO"]),
              f"{d['max_abs_diff_fp32']:.1e}" if d.get("max_abs_diff_fp32") is not None else "-", fmt_diff(d)]
+    pct = f"{r['peak_pct']:.0f}" if "peak_pct" in r else ""
     return (f"{r['model']:<19}{r['batch']:>5}{r['threads']:>3}{fmt_ms(e['ORT']):>9}{fmt_ms(e['OpenVINO']):>10}"
-            f"{fmt_ms(d):>9}{fmt_ms(e['doccc fp32']):>11}{sp:>8}{ratio:>11}   {' / '.join(diffs[:3])}, {diffs[3]}")
+            f"{fmt_ms(d):>9}{fmt_ms(e['doccc fp32']):>11}{sp:>8}{ratio:>11}{pct:>7}   {' / '.join(diffs[:3])}, "
+            f"{diffs[3]}")
 
 
 def fmt_row(r):
@@ -568,7 +573,8 @@ def summary(rows, threads):
 
 def print_report(rows, threads, peak, peak_lines, int8=False):
     print("\n" + "\n".join(peak_lines))
-    print("%peak against " + ", ".join(f"{g:.1f} GFLOP/s at {t}T" for t, g in peak.items()))
+    unit = "GOP/s (int8: the integer kernels' instruction)" if int8 else "GFLOP/s"
+    print("%peak against " + ", ".join(f"{g:.1f} {unit} at {t}T" for t, g in peak.items()))
     print(f"\n{HEAD_INT8 if int8 else HEAD}")
     for r in rows:
         print(fmt_row(r))
@@ -657,7 +663,9 @@ def main():
         sys.exit(f"bench-peers: {DOCCC} does not exist; run `make` first")
     import torch
     args.dir.mkdir(parents=True, exist_ok=True)
-    peak, peak_lines = measure_peak(build_peak(args.dir / "bench_peak"), args.threads)
+    # --int8: the integer peak of the kernels' instruction (bench_peak --int8), else the FMA peak
+    peak_args = ("--int8",) if args.int8 else ()
+    peak, peak_lines = measure_peak(build_peak(args.dir / "bench_peak"), args.threads, *peak_args)
     print("\n".join(peak_lines), flush=True)
     key = sources_key(args.small)
     rows, failed = [], False
@@ -671,18 +679,16 @@ def main():
                 rows.append(r)
                 doccc = r["engines"]["doccc"]
                 failed |= "error" in doccc
-                if not args.int8:   # the fp32 FMA peak says nothing of an integer kernel
-                    add_peak_pct([r], peak, args.conv_models)
+                add_peak_pct([r], peak, args.conv_models)
                 print(fmt_row(r), flush=True)
             del case
     torch.set_num_threads(os.cpu_count() or 1)
     # Measured again at the end, the higher of the two: a busy machine lowers a
     # measured peak, never raises it.
-    peak_end, lines_end = measure_peak(args.dir / "bench_peak", args.threads)
+    peak_end, lines_end = measure_peak(args.dir / "bench_peak", args.threads, *peak_args)
     peak_lines += [f"{line} (at the end)" for line in lines_end]
     peak = {t: max(g, peak_end.get(t, 0)) for t, g in peak.items()}
-    if not args.int8:
-        add_peak_pct(rows, peak, args.conv_models)
+    add_peak_pct(rows, peak, args.conv_models)
     geo, short = print_report(rows, args.threads, peak, peak_lines, args.int8)
     total_s = time.perf_counter() - t_start
     result = dict(rows=rows, geomean_ratio={str(t): g for t, g in geo.items()},

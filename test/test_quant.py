@@ -475,22 +475,29 @@ def test_float_between_qdq_note(pt2e_models, tmp_path):
     r = doccc_cmd(pt2, "-t", "none", "-o", f"{tmp_path}/b/", "--report", f"{tmp_path}/r.json")
     assert r.returncode == 0, fmt_result(r)
     notes = [ln for ln in r.stderr.splitlines() if "in float between dequantize and quantize" in ln]
-    # the depthwise convolution (conv2d_1) computes in float between the quantizations
-    assert len(notes) == 1 and "1 quantized op runs" in notes[0] and "'conv2d_1'" in notes[0], r.stderr
+    # the convolutions compute in float between the quantizations: the depthwise one (conv2d_1), and c1
+    # and pw, whose outputs sum too few products (27 and 16: integer.conv_min_reduction)
+    assert len(notes) == 1 and "3 quantized ops run" in notes[0] and "'conv2d_1'" in notes[0], r.stderr
     rep = json.loads((tmp_path / "r.json").read_text())["quantized_ops"]
     c = doccc_cmd("check", pt2, "--json")
     assert c.returncode == 0, fmt_result(c)
     chk = json.loads(c.stdout)["quantized_ops"]
     assert chk == rep, (chk, rep)
-    # c1 and pw (convolutions) and fc (linear) are integer kernels
+    # fc (linear) is an integer kernel
     assert sorted((q["node"], q["op"], q["runs"]) for q in chk) == [
-        ("conv2d", "conv", "integer"), ("conv2d_1", "conv", "float"), ("conv2d_2", "conv", "integer"),
+        ("conv2d", "conv", "float"), ("conv2d_1", "conv", "float"), ("conv2d_2", "conv", "float"),
         ("linear", "gemm", "integer")], chk
     t = doccc_cmd("check", pt2)
-    assert "quantized ops: 4, 3 as integer kernels, 1 in float between dequantize and quantize" in t.stdout, t.stdout
+    assert "quantized ops: 4, 1 as integer kernels, 3 in float between dequantize and quantize" in t.stdout, t.stdout
+    # with every convolution's reduction long enough, c1 and pw are integer kernels too
+    c = doccc_cmd("check", pt2, "--json", "--pass-opt", "integer.conv_min_reduction=1")
+    assert c.returncode == 0, fmt_result(c)
+    runs = {q["node"]: q["runs"] for q in json.loads(c.stdout)["quantized_ops"]}
+    assert runs == {"conv2d": "integer", "conv2d_1": "float", "conv2d_2": "integer", "linear": "integer"}, runs
 
 
-INTEGER_FLOWS = [("mlp", "x86_dynamic"), ("mlp", "xnnpack_dynamic"), ("bert", "x86_dynamic"), ("cnn", "xnnpack_symmetric")]
+INTEGER_FLOWS = [("mlp", "x86_dynamic"), ("mlp", "xnnpack_dynamic"), ("bert", "x86_dynamic"), ("cnn", "xnnpack_symmetric"),
+                 ("resnet", "x86_static")]
 
 
 @pytest.mark.parametrize("name,flow", INTEGER_FLOWS)
@@ -509,10 +516,14 @@ def test_integer_kernels(pt2e_models, name, flow, tmp_path):
         r = doccc_cmd(pt2, *args)
         assert r.returncode == 0, fmt_result(r)
         steps = json.loads((tmp_path / f"{label}.json").read_text())["quantized_ops"]
-        runs[label] = {q["node"]: q["runs"] for q in steps if q["op"] == "gemm"}
+        runs[label] = {q["node"]: q["runs"] for q in steps if q["op"] in ("gemm", "conv")}
         src = next((tmp_path / label).glob("*.c"), None)
         runs[label, "dot2"] = src is not None and "dc_vdot2(" in src.read_text()
-    assert runs["on"] and set(runs["on"].values()) == {"integer"}, runs
+    if name == "resnet":  # the 3x3 convolutions of the blocks (16 channels x 9 taps)
+        assert sum(v == "integer" for n, v in runs["on"].items() if n.startswith("conv")) == 4, runs
+    else:
+        gemms = {n: v for n, v in runs["on"].items() if not n.startswith("conv")}
+        assert gemms and set(gemms.values()) == {"integer"}, runs
     assert runs["on", "dot2"], "the integer kernels are not vectorized with dc_vdot2"
     assert set(runs["off"].values()) == {"float"} and not runs["off", "dot2"], runs
     assert set(runs["cuda"].values()) == {"float"}, runs

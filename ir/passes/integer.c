@@ -28,7 +28,11 @@
  * rounding of each output sum (test_quant's tolerance): the int32 sums are
  * exact where eager rounds its float partial sums.
  *
- * A convolution's input must be quantized with numbers (static PT2E): its
+ * A convolution whose outputs each sum fewer than conv_min_reduction
+ * products stays in float (MobileNet's pointwise layers with few input channels:
+ * the float kernel vectorized along the pixels stores whole vectors, where
+ * the integer one's epilogue scatters). A convolution's input must be
+ * quantized with numbers (static PT2E): its
  * padding is the zero point. Depthwise, grouped and transposed
  * convolutions stay in float, and so do the GPU targets (no integer
  * kernel yet); the compile's note names them.
@@ -84,6 +88,20 @@ static LibNode *dequant_of(Sdfg *g, int A)
 	return q;
 }
 
+/* The products each output of convolution l sums (input channels x taps
+ * per group); -1 if not constant. */
+static int64_t conv_reduction(Sdfg *g, const LibNode *l)
+{
+	Container *w = sdfg_c(g, l->in[1]);
+	int64_t k = 1, v;
+	for (int d = 1; d < w->rank; d++) /* [OC][C/G][taps...] */
+		if (ex_isint(w->shape[d], &v))
+			k *= v;
+		else
+			return -1;
+	return k;
+}
+
 static void mark_integer(Sdfg *g, const char *label)
 {
 	for (int i = 0; i < g->nqsteps; i++)
@@ -107,6 +125,8 @@ int pass_integer(PassCtx *c)
 		if (!q || (l->op == LIB_GEMM ? !gemm_int_weights(g, l) : q->in[2] >= 0 || q->in[1] >= 0 || !conv_int_weights(g, l)))
 			continue;
 		if (q->in[2] < 0 && !int_zp_ok(lib_float(q, "zp", 0)))
+			continue;
+		if (l->op == LIB_CONV && conv_reduction(g, l) < pass_int(c, "conv_min_reduction"))
 			continue;
 		Container *a = sdfg_c(g, l->in[0]);
 		int x = sdfg_root_of(g, q->in[0]);

@@ -197,7 +197,7 @@ CASES = [
     # last: their models draw random numbers the rows above would otherwise see
     ("integer_linear", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),)), (x(3, 6),), "integer", "none", []),
     ("integer_dynamic", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),), dynamic=True), (x(3, 6),), "integer", "none", []),
-    ("integer_conv", pt2e(seq(nn.Conv2d(3, 4, 3, padding=1)), (x(1, 3, 4, 4),)), (x(1, 3, 4, 4),), "integer",
+    ("integer_conv", pt2e(seq(nn.Conv2d(8, 4, 3, padding=1)), (x(1, 8, 4, 4),)), (x(1, 8, 4, 4),), "integer",
      "none", []),
     ("integer_cuda_float", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),)), (x(3, 6),), "integer", "cuda", []),
     ("expand_integer", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),)), (x(3, 6),), "expand", "sequential", []),
