@@ -368,23 +368,31 @@ static int has_strided(Em *e, Node *n)
 	return any;
 }
 
-/* Does a vector map below n compute in int32 lanes (an integer tile)? */
-static int has_ivec(Node *n)
+/* Does a vector map below n compute in, load or store int32 lanes (an
+ * integer tile, an int32 tensor cast to float)? */
+static int has_ivec(const Sdfg *g, Node *n)
 {
 	if (n->kind == N_SEQ) {
 		for (int i = 0; i < n->nkids; i++)
-			if (has_ivec(n->kids[i]))
+			if (has_ivec(g, n->kids[i]))
 				return 1;
 		return 0;
 	}
 	if (n->kind == N_BLOCK)
 		return 0;
 	if (n->sched != SCHED_VECTOR || n->body->nkids != 1 || n->body->kids[0]->kind != N_BLOCK)
-		return has_ivec(n->body);
+		return has_ivec(g, n->body);
 	Node *b = n->body->kids[0];
-	for (int i = 0; i < b->nts; i++)
-		if (b->ts[i].dt == DT_I32 && b->ts[i].bind < 0 && b->ts[i].code != T_INDEX)
+	for (int i = 0; i < b->nts; i++) {
+		const Tasklet *t = &b->ts[i];
+		if (t->bind >= 0 || t->code == T_INDEX)
+			continue;
+		if (t->dt == DT_I32 || (t->store && g->cs[t->out.data].dt == DT_I32))
 			return 1;
+		for (int j = 0; j < t->nin; j++)
+			if (t->in[j].kind == OPD_MEM && g->cs[t->in[j].m.data].dt == DT_I32)
+				return 1;
+	}
 	return 0;
 }
 
@@ -424,7 +432,7 @@ static void emit_helpers(Em *e)
 		            "static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }\n"
 		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
 		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
-		if (has_ivec(e->g->root)) {
+		if (has_ivec(e->g, e->g->root)) {
 			/* int32 lanes; dot2: pmaddwd, which clang fuses with the sum
 			 * into vpdpwssd where -march has AVX-VNNI or AVX512-VNNI */
 			buf_printf(b, "typedef int32_t dc_viu __attribute__((vector_size(%d), aligned(4)));\n", L * 4);

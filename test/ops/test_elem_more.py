@@ -308,3 +308,24 @@ def test_elem_more_eager_rules(tmp_path):
                                         torch.logspace(1.7, 2, 1, dtype=torch.int32)), ()),
     ]
     check_cases(tmp_path, "elem_more_eager", cases, irs=("training",))
+
+
+def test_int_lanes(tmp_path):
+    """int32 tensors in SIMD maps (int32 lanes): cast to float32, arithmetic,
+    rounding half to even (torch.round), uint8 and int8 loads widened, and
+    a clamp to uint8's range cast to uint8 (8-bit lanes): every target."""
+    torch, g = _gen()
+    i = torch.randint(-1000, 1000, (3, 40), generator=g, dtype=torch.int32)
+    j = torch.randint(-1000, 1000, (3, 40), generator=g, dtype=torch.int32)
+    u = torch.randint(0, 256, (3, 40), generator=g, dtype=torch.int32).to(torch.uint8)
+    s = torch.randint(-128, 128, (3, 40), generator=g, dtype=torch.int32).to(torch.int8)
+    h = torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e8, -3.7, 0.49999997, 8388609.0, float("nan"), -0.0] * 3)
+    f = torch.randn(3, 40, generator=g) * 300
+    # alone in its program: an int32 load in a float32 map, no int32 arithmetic anywhere
+    check_cases(tmp_path, "int_cast", [Case("int32_to_float", lambda a: a.float() * 0.5 + 1, (i,))])
+    check_cases(tmp_path, "int_lanes", [
+        Case("int32_arith", lambda a, b: (a.float() * 0.5 + 1, a * b - a, a + 7), (i, j)),
+        Case("round_even", lambda x, y: (torch.round(x), torch.round(y)), (h, f)),
+        Case("u8_i8_widen", lambda a, b: (a.float() * 2 - 3, b.float() * 0.25), (u, s)),
+        Case("clamp_to_u8", lambda x: torch.round(x).clamp(0, 255).to(torch.uint8), (f,)),
+    ])
