@@ -1695,8 +1695,7 @@ static int intb_make(Sdfg *g, const ConstSrc *cs, void *dst)
 	if (!q)
 		return -1;
 	int64_t NB = (b->N + b->tn - 1) / b->tn, C = b->K / b->taps, C2 = (C + 1) / 2;
-	int32_t *w = dst;
-	float *f = dst;
+	int32_t *w = dst; /* one 4-byte element after another: int32, or float32 for parts 3 and 4 */
 	for (int64_t nb = 0; nb < NB; nb++) {
 		if (b->part == 0) {
 			/* row (c2, j): channels 2 c2 and 2 c2 + 1 at tap j */
@@ -1718,8 +1717,7 @@ static int intb_make(Sdfg *g, const ConstSrc *cs, void *dst)
 			}
 			if (b->part >= 3) {
 				double sb = intb_scale(g, b, n);
-				*f++ = (float)(b->part == 3 ? b->sa * sb : sb);
-				w++;
+				*(float *)w++ = (float)(b->part == 3 ? b->sa * sb : sb);
 				continue;
 			}
 			for (int64_t k = 0; k < b->K; k++)
