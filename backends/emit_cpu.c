@@ -342,20 +342,25 @@ static void cpu_loop(Em *e, Node *n)
 }
 
 
-/* Does a vector map below n gather or scatter (a strided operand)? */
-static int has_strided(Em *e, Node *n)
+/* Does pred hold for a vector map below n (the map and its body's block)? */
+static int any_vector_map(Em *e, Node *n, int (*pred)(Em *e, Node *map, Node *b))
 {
 	if (n->kind == N_SEQ) {
 		for (int i = 0; i < n->nkids; i++)
-			if (has_strided(e, n->kids[i]))
+			if (any_vector_map(e, n->kids[i], pred))
 				return 1;
 		return 0;
 	}
 	if (n->kind == N_BLOCK)
 		return 0;
 	if (n->sched != SCHED_VECTOR || n->body->nkids != 1 || n->body->kids[0]->kind != N_BLOCK)
-		return has_strided(e, n->body);
-	Node *b = n->body->kids[0];
+		return any_vector_map(e, n->body, pred);
+	return pred(e, n, n->body->kids[0]);
+}
+
+/* Does vector map n gather or scatter (a strided operand)? */
+static int strided(Em *e, Node *n, Node *b)
+{
 	int saved = e->vecvar, any = 0;
 	e->vecvar = n->var;
 	for (int i = 0; i < b->nts && !any; i++) {
@@ -368,21 +373,12 @@ static int has_strided(Em *e, Node *n)
 	return any;
 }
 
-/* Does a vector map below n compute in, load or store int32 lanes (an
- * integer tile, an int32 tensor cast to float)? */
-static int has_ivec(const Sdfg *g, Node *n)
+/* Does vector map n compute in, load or store int32 lanes (an integer
+ * tile, an int32 tensor cast to float)? */
+static int int_lanes(Em *e, Node *n, Node *b)
 {
-	if (n->kind == N_SEQ) {
-		for (int i = 0; i < n->nkids; i++)
-			if (has_ivec(g, n->kids[i]))
-				return 1;
-		return 0;
-	}
-	if (n->kind == N_BLOCK)
-		return 0;
-	if (n->sched != SCHED_VECTOR || n->body->nkids != 1 || n->body->kids[0]->kind != N_BLOCK)
-		return has_ivec(g, n->body);
-	Node *b = n->body->kids[0];
+	(void)n;
+	const Sdfg *g = e->g;
 	for (int i = 0; i < b->nts; i++) {
 		const Tasklet *t = &b->ts[i];
 		if (t->bind >= 0 || t->code == T_INDEX)
@@ -432,7 +428,7 @@ static void emit_helpers(Em *e)
 		            "static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }\n"
 		            "static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }\n"
 		            "static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }\n");
-		if (has_ivec(e->g, e->g->root)) {
+		if (any_vector_map(e, e->g->root, int_lanes)) {
 			/* int32 lanes; dot2: pmaddwd, which clang fuses with the sum
 			 * into vpdpwssd where -march has AVX-VNNI or AVX512-VNNI */
 			buf_printf(b, "typedef int32_t dc_viu __attribute__((vector_size(%d), aligned(4)));\n", L * 4);
@@ -457,7 +453,7 @@ static void emit_helpers(Em *e)
 			              "typedef int8_t dc_vs8 __attribute__((vector_size(%d), aligned(1)));\n", L, L);
 		if (has_dt(e->g, DT_U8))
 			buf_printf(b, "static inline dc_vf dc_vu82f(const uint8_t *p) { return __builtin_convertvector(*(const dc_vu8 *)p, dc_vf); }\n");
-		if ((has_dt(e->g, DT_U8) || has_dt(e->g, DT_I8)) && has_strided(e, e->g->root))
+		if ((has_dt(e->g, DT_U8) || has_dt(e->g, DT_I8)) && any_vector_map(e, e->g->root, strided))
 			buf_printf(b, "static inline void dc_vscatteru8(uint8_t *p, int64_t s, dc_vu8 v) { for (int i = 0; i < %d; i++) p[i * s] = v[i]; }\n"
 			              "static inline void dc_vscatters8(int8_t *p, int64_t s, dc_vs8 v) { for (int i = 0; i < %d; i++) p[i * s] = v[i]; }\n",
 			           L, L);
@@ -466,7 +462,7 @@ static void emit_helpers(Em *e)
 			              "static inline dc_vf dc_vh2f(const uint16_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = dc_h2f(p[i]); return v; }\n",
 			           L, L);
 		buf_puts(b, rt_body("vmath.h"));
-		if (has_strided(e, e->g->root))
+		if (any_vector_map(e, e->g->root, strided))
 			buf_printf(b, "static inline dc_vf dc_vgather(const float *p, int64_t s) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = p[i * s]; return v; }\n"
 			              "static inline void dc_vscatter(float *p, int64_t s, dc_vf v) { for (int i = 0; i < %d; i++) p[i * s] = v[i]; }\n",
 			           L, L);
