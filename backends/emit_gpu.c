@@ -169,12 +169,12 @@ static void kernel_close(Em *e, KFrame f)
  */
 static const char *identity(Wcr op, Dtype dt)
 {
-	int fl = dt != DT_I64;
+	int fl = dt != DT_I64 && dt != DT_I32, w = dt == DT_I32;
 	switch (op) {
-	case W_SUM: return fl ? "0" : "(int64_t)0";
-	case W_PROD: return fl ? "1" : "(int64_t)1";
-	case W_MAX: return fl ? "-INFINITY" : "INT64_MIN";
-	case W_MIN: return fl ? "INFINITY" : "INT64_MAX";
+	case W_SUM: return fl || w ? "0" : "(int64_t)0";
+	case W_PROD: return fl || w ? "1" : "(int64_t)1";
+	case W_MAX: return fl ? "-INFINITY" : w ? "INT32_MIN" : "INT64_MIN";
+	case W_MIN: return fl ? "INFINITY" : w ? "INT32_MAX" : "INT64_MAX";
 	default: DOCC_UNREACHABLE();
 	}
 }
@@ -193,7 +193,7 @@ static void combine(Buf *b, Wcr op, Dtype dt, const char *x, const char *y)
 
 static const char *shared_name(Dtype dt)
 {
-	return dt == DT_F32 ? "dc_shf" : dt == DT_F64 ? "dc_shd" : "dc_shi";
+	return dt == DT_F32 ? "dc_shf" : dt == DT_F64 ? "dc_shd" : dt == DT_I32 ? "dc_shw" : "dc_shi";
 }
 
 /* The loop over this thread's share of k's iterations. */
@@ -290,8 +290,8 @@ static void coop_body(Em *e, const GpuPlan *p, const char *total)
 	for (int i = 0; i < p->nkids; i++)
 		for (int r = 0; r < p->kids[i].nred; r++)
 			need[sdfg_c(g, p->kids[i].red[r])->dt] = 1;
-	static const Dtype dts[] = {DT_F32, DT_F64, DT_I64};
-	for (int i = 0; i < 3; i++)
+	static const Dtype dts[] = {DT_F32, DT_F64, DT_I64, DT_I32};
+	for (int i = 0; i < 4; i++)
 		if (need[dts[i]])
 			emit_line(e, "__shared__ %s %s[%d];", emit_storage_type[dts[i]], shared_name(dts[i]), p->block);
 	emit_line(e, "const int64_t dc_n = %s;", total);
@@ -346,16 +346,23 @@ static void coop_kids(Em *e, const GpuPlan *p, Node *row)
  *   bf16   the same with the slices rounded to bfloat16 (dc_f2b, to
  *          nearest even)
  *   fp16   float16 operands, exact in fp16 fragments
+ *   s8     int8 operands (the integer kernels) in int8 fragments, int32
+ *          sums; a fragment's columns start 32 bytes apart (span), as
+ *          wmma's loads require
+ *   i32    int8 operands, int32 sums as fp32's r x r per thread
  */
 static const struct {
 	const char *elem;          /* shared-memory element type */
-	const char *wmma;          /* the fragments' input type, NULL for fp32 */
-	const char *pre, *post;    /* rounding of a float into elem */
+	const char *wmma;          /* the fragments' input type, NULL without tensor cores */
+	const char *pre, *post;    /* rounding of an operand into elem */
+	const char *sum, *zero;    /* the sums' type, its zero */
 } mma_c[NMMAS] = {
-	[MMA_FP32] = {"float", NULL, "", ""},
-	[MMA_TF32] = {"float", "nvcuda::wmma::precision::tf32", "dc_tf32(", ")"},
-	[MMA_BF16] = {"__nv_bfloat16", "__nv_bfloat16", "__ushort_as_bfloat16(dc_f2b(", "))"},
-	[MMA_FP16] = {"__half", "__half", "__ushort_as_half(dc_f2h(", "))"},
+	[MMA_FP32] = {"float", NULL, "", "", "float", "0.0f"},
+	[MMA_TF32] = {"float", "nvcuda::wmma::precision::tf32", "dc_tf32(", ")", "float", "0.0f"},
+	[MMA_BF16] = {"__nv_bfloat16", "__nv_bfloat16", "__ushort_as_bfloat16(dc_f2b(", "))", "float", "0.0f"},
+	[MMA_FP16] = {"__half", "__half", "__ushort_as_half(dc_f2h(", "))", "float", "0.0f"},
+	[MMA_S8] = {"signed char", "signed char", "(signed char)(", ")", "int", "0"},
+	[MMA_I32] = {"signed char", NULL, "(signed char)(", ")", "int", "0"},
 };
 
 /* What the printer of a tiled kernel reads: the plan, the collapsed maps,
@@ -387,17 +394,27 @@ static void tile_of(const GpuPlan *p, Node *const *maps, Tile *tl)
 	tl->t = &k->ts[0];
 }
 
+/* The cast of a tile's flat indices (never negative) for the divisions
+ * that split them: unsigned 32-bit where every space fits, whose division
+ * by a constant is a multiply and a shift, where int64's is a long
+ * sequence, run for every element a tile loads. */
+static const char *flat_cast(const GpuPlan *p)
+{
+	int64_t lim = (int64_t)1 << 31;
+	return p->nx < lim && p->ny < lim && p->nk < lim && p->nb < lim ? "(uint32_t)" : "";
+}
+
 /* const int64_t declarations of the variables of maps m[0..n) (of group
  * grp, or all with grp < 0) from the flat index ix over them. */
-static void decompose(Em *e, Node *const *m, const signed char *grps, int n, int grp, const char *ix)
+static void decompose(Em *e, const GpuPlan *p, Node *const *m, const signed char *grps, int n, int grp, const char *ix)
 {
 	int64_t inner = 1;
 	for (int i = n - 1; i >= 0; i--) {
 		if (grp >= 0 && grps[i] != grp)
 			continue;
 		int64_t ext = const_extent(m[i]);
-		emit_line(e, "const int64_t %s = %s + ((%s) / %lld %% %lld) * %lld;", e->sn[m[i]->var], emit_expr_str(e, m[i]->lo),
-		          ix, (long long)inner, (long long)ext, (long long)m[i]->step);
+		emit_line(e, "const int64_t %s = %s + (int64_t)(%s(%s) / %lldu %% %lldu) * %lld;", e->sn[m[i]->var],
+		          emit_expr_str(e, m[i]->lo), flat_cast(p), ix, (long long)inner, (long long)ext, (long long)m[i]->step);
 		inner *= ext;
 	}
 }
@@ -409,23 +426,32 @@ static void gemm_load(Em *e, const Tile *tl, int which)
 	const GpuPlan *p = tl->p;
 	int rows = p->tile;
 	const char *tile = which ? "dc_ys" : "dc_xs", *n = which ? "dc_ny" : "dc_nx", *t0 = which ? "dc_ty" : "dc_tx";
-	emit_line(e, "for (int dc_i = threadIdx.x; dc_i < %d; dc_i += blockDim.x) {", rows * GPU_TILE_K);
+	DOCC_ASSERT(rows * GPU_TILE_K % p->threads == 0);
+	/* a constant count per thread (threads divides rows * GPU_TILE_K),
+	 * unrolled, so that a thread's loads are all in flight at once */
+	emit_line(e, "#pragma unroll");
+	emit_line(e, "for (int dc_j = 0; dc_j < %d; dc_j++) {", rows * GPU_TILE_K / p->threads);
 	e->ind++;
+	emit_line(e, "const int dc_i = threadIdx.x + dc_j * %d;", p->threads);
 	emit_line(e, "const int dc_r = dc_i / %d, dc_kk = dc_i %% %d;", GPU_TILE_K, GPU_TILE_K);
 	emit_line(e, "const int64_t dc_o = %s * %d + dc_r, dc_k = dc_k0 + dc_kk;", t0, rows);
-	emit_line(e, "float dc_v = 0.0f;");
+	emit_line(e, "%s dc_v = %s;", mma_c[p->mma].sum, mma_c[p->mma].zero);
 	emit_line(e, "if (dc_o < %s && dc_k < dc_nk) {", n);
 	e->ind++;
-	decompose(e, tl->maps, p->grp, p->depth, 0, "dc_tb");
-	decompose(e, tl->maps, p->grp, p->depth, which ? 2 : 1, "dc_o");
-	decompose(e, tl->chain, NULL, p->nchain, -1, "dc_k");
+	decompose(e, p, tl->maps, p->grp, p->depth, 0, "dc_tb");
+	decompose(e, p, tl->maps, p->grp, p->depth, which ? 2 : 1, "dc_o");
+	decompose(e, p, tl->chain, NULL, p->nchain, -1, "dc_k");
 	Buf v = {0};
-	emit_operand(e, &v, &tl->t->in[which], DT_F32);
+	emit_operand(e, &v, &tl->t->in[which], mma_info[p->mma].integer ? DT_I32 : DT_F32);
 	emit_line(e, "dc_v = %s;", v.s);
 	buf_free(&v);
 	e->ind--;
 	emit_line(e, "}");
-	emit_line(e, "%s[dc_kk][dc_r] = %sdc_v%s;", tile, mma_c[p->mma].pre, mma_c[p->mma].post);
+	if (mma_info[p->mma].span != 16) /* fragment f's columns at f * span */
+		emit_line(e, "%s[dc_kk][dc_r + dc_r / 16 * %d] = %sdc_v%s;", tile, mma_info[p->mma].span - 16, mma_c[p->mma].pre,
+		          mma_c[p->mma].post);
+	else
+		emit_line(e, "%s[dc_kk][dc_r] = %sdc_v%s;", tile, mma_c[p->mma].pre, mma_c[p->mma].post);
 	e->ind--;
 	emit_line(e, "}");
 }
@@ -433,9 +459,9 @@ static void gemm_load(Em *e, const Tile *tl, int which)
 /* The partial products of one k step from the slices in shared memory. */
 static void gemm_products(Em *e, const GpuPlan *p)
 {
-	if (p->mma == MMA_FP32) {
+	if (!mma_info[p->mma].tc) {
 		emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk++) {", GPU_TILE_K);
-		emit_line(e, "\tfloat dc_a[%d], dc_c[%d];", p->r, p->r);
+		emit_line(e, "\t%s dc_a[%d], dc_c[%d];", mma_c[p->mma].sum, p->r, p->r);
 		emit_line(e, "\t#pragma unroll");
 		emit_line(e, "\tfor (int dc_i = 0; dc_i < %d; dc_i++) {", p->r);
 		emit_line(e, "\t\tdc_a[dc_i] = dc_xs[dc_kk][dc_lx + 16 * dc_i];");
@@ -450,16 +476,16 @@ static void gemm_products(Em *e, const GpuPlan *p)
 		return;
 	}
 	const char *T = mma_c[p->mma].wmma;
-	int k = mma_info[p->mma].k, pad = mma_info[p->mma].pad;
+	int k = mma_info[p->mma].k, row = mma_row(p->mma, p->tile), span = mma_info[p->mma].span;
 	emit_line(e, "#pragma unroll");
 	emit_line(e, "for (int dc_kk = 0; dc_kk < %d; dc_kk += %d) {", GPU_TILE_K, k);
 	e->ind++;
 	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, %d, %s, nvcuda::wmma::col_major> dc_fa;", k, T);
 	emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, %d, %s, nvcuda::wmma::row_major> dc_fb;", k, T);
-	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fa, &dc_xs[dc_kk][dc_fm * 16], %d);", p->tile + pad);
+	emit_line(e, "nvcuda::wmma::load_matrix_sync(dc_fa, &dc_xs[dc_kk][dc_fm * %d], %d);", span, row);
 	emit_line(e, "#pragma unroll");
 	emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++) {", p->r);
-	emit_line(e, "\tnvcuda::wmma::load_matrix_sync(dc_fb, &dc_ys[dc_kk][(dc_fn + dc_f) * 16], %d);", p->tile + pad);
+	emit_line(e, "\tnvcuda::wmma::load_matrix_sync(dc_fb, &dc_ys[dc_kk][(dc_fn + dc_f) * %d], %d);", span, row);
 	emit_line(e, "\tnvcuda::wmma::mma_sync(dc_c[dc_f], dc_fa, dc_fb, dc_c[dc_f]);");
 	emit_line(e, "}");
 	e->ind--;
@@ -472,7 +498,7 @@ static void gemm_products(Em *e, const GpuPlan *p)
 static void gemm_epilogue(Em *e, const Tile *tl)
 {
 	const GpuPlan *p = tl->p;
-	int tc = p->mma != MMA_FP32;
+	int tc = mma_info[p->mma].tc;
 	emit_line(e, "#pragma unroll");
 	emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++) {", p->tile * p->tile / p->threads);
 	e->ind++;
@@ -485,18 +511,18 @@ static void gemm_epilogue(Em *e, const Tile *tl)
 	emit_line(e, "if (dc_x < dc_nx && dc_y < dc_ny) {");
 	e->ind++;
 	if (tc)
-		emit_line(e, "const float dc_sum = dc_cs[dc_i][dc_j];");
+		emit_line(e, "const %s dc_sum = dc_cs[dc_i][dc_j];", mma_c[p->mma].sum);
 	else
-		emit_line(e, "const float dc_sum = dc_acc[dc_e / %d][dc_e %% %d];", p->r, p->r);
+		emit_line(e, "const %s dc_sum = dc_acc[dc_e / %d][dc_e %% %d];", mma_c[p->mma].sum, p->r, p->r);
 	for (int i = 0; i < p->depth; i++) {
 		const char *ix = p->grp[i] == 1 ? "dc_x" : p->grp[i] == 2 ? "dc_y" : "dc_tb";
 		int64_t inner = 1;
 		for (int j = i + 1; j < p->depth; j++)
 			if (p->grp[j] == p->grp[i])
 				inner *= const_extent(tl->maps[j]);
-		emit_line(e, "const int64_t %s = %s + (%s / %lld %% %lld) * %lld;", e->sn[tl->maps[i]->var],
-		          emit_expr_str(e, tl->maps[i]->lo), ix, (long long)inner, (long long)const_extent(tl->maps[i]),
-		          (long long)tl->maps[i]->step);
+		emit_line(e, "const int64_t %s = %s + (int64_t)(%s(%s) / %lldu %% %lldu) * %lld;", e->sn[tl->maps[i]->var],
+		          emit_expr_str(e, tl->maps[i]->lo), flat_cast(p), ix, (long long)inner,
+		          (long long)const_extent(tl->maps[i]), (long long)tl->maps[i]->step);
 	}
 	for (int i = 0; i < p->depth; i++)
 		emit_locals(e, tl->maps[i]);
@@ -525,14 +551,14 @@ static void gemm_body(Em *e, const Tile *tl)
 {
 	const GpuPlan *p = tl->p;
 	int64_t tx = (p->nx + p->tile - 1) / p->tile, ty = (p->ny + p->tile - 1) / p->tile;
-	int tc = p->mma != MMA_FP32, pad = mma_info[p->mma].pad;
-	const char *T = mma_c[p->mma].elem, *al = tc ? "__align__(32) " : "";
+	int tc = mma_info[p->mma].tc, row = mma_row(p->mma, p->tile);
+	const char *T = mma_c[p->mma].elem, *al = tc ? "__align__(32) " : "", *S = mma_c[p->mma].sum;
 	if (tc)
 		e->wmma = 1;
-	emit_line(e, "__shared__ %s%s dc_xs[%d][%d];", al, T, GPU_TILE_K, p->tile + pad);
-	emit_line(e, "__shared__ %s%s dc_ys[%d][%d];", al, T, GPU_TILE_K, p->tile + pad);
+	emit_line(e, "__shared__ %s%s dc_xs[%d][%d];", al, T, GPU_TILE_K, row);
+	emit_line(e, "__shared__ %s%s dc_ys[%d][%d];", al, T, GPU_TILE_K, row);
 	if (tc)
-		emit_line(e, "__shared__ __align__(32) float dc_cs[%d][%d];", p->tile, p->tile + 4);
+		emit_line(e, "__shared__ __align__(32) %s dc_cs[%d][%d];", S, p->tile, p->tile + 4);
 	emit_line(e, "const int64_t dc_nx = %lld, dc_ny = %lld, dc_nk = %lld;", (long long)p->nx, (long long)p->ny,
 	          (long long)p->nk);
 	if (tc) /* warp w: fragment row w / (s / 16 / r), columns r (w % (s / 16 / r)) + [0, r) */
@@ -545,16 +571,16 @@ static void gemm_body(Em *e, const Tile *tl)
 	emit_line(e, "const int64_t dc_tb = dc_b / %lld, dc_tx = dc_b / %lld %% %lld, dc_ty = dc_b %% %lld;", (long long)(tx * ty),
 	          (long long)ty, (long long)tx, (long long)ty);
 	if (tc) {
-		emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, %d, float> dc_c[%d];", mma_info[p->mma].k,
+		emit_line(e, "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, %d, %s> dc_c[%d];", mma_info[p->mma].k, S,
 		          p->r);
 		emit_line(e, "#pragma unroll");
 		emit_line(e, "for (int dc_f = 0; dc_f < %d; dc_f++)", p->r);
-		emit_line(e, "\tnvcuda::wmma::fill_fragment(dc_c[dc_f], 0.0f);");
+		emit_line(e, "\tnvcuda::wmma::fill_fragment(dc_c[dc_f], %s);", mma_c[p->mma].zero);
 	} else {
-		emit_line(e, "float dc_acc[%d][%d];", p->r, p->r);
+		emit_line(e, "%s dc_acc[%d][%d];", S, p->r, p->r);
 		emit_line(e, "#pragma unroll");
 		emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++)", p->r * p->r);
-		emit_line(e, "\tdc_acc[dc_e / %d][dc_e %% %d] = 0.0f;", p->r, p->r);
+		emit_line(e, "\tdc_acc[dc_e / %d][dc_e %% %d] = %s;", p->r, p->r, mma_c[p->mma].zero);
 	}
 	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GPU_TILE_K);
 	e->ind++;

@@ -458,8 +458,9 @@ extern const char *const sched_name[NSCHEDS];
  */
 typedef enum { GK_GRID, GK_TILED, GK_COOP, GK_REDUCE, GK_SINGLE, NGPUKINDS } GpuKind;
 /* A tile's partial products: fp32 FMAs, or tensor cores (CUDA wmma) fed
- * with tf32-, bf16- or fp16-rounded operands, fp32 sums. */
-typedef enum { MMA_FP32, MMA_TF32, MMA_BF16, MMA_FP16, NMMAS } Mma;
+ * with tf32-, bf16- or fp16-rounded operands, fp32 sums; int8 operands
+ * (the integer kernels) on int8 tensor cores, or int32 multiply-adds. */
+typedef enum { MMA_FP32, MMA_TF32, MMA_BF16, MMA_FP16, MMA_S8, MMA_I32, NMMAS } Mma;
 typedef enum { ROLE_REDUNDANT, ROLE_SPLIT, ROLE_REDUCE } CoopRole;
 enum { GPU_MAXRED = 16, GPU_MAXKIDS = 64, GPU_TILE_K = 32 };
 typedef struct {
@@ -499,8 +500,22 @@ typedef struct {
 	const char *name;         /* "tf32" */
 	int elem;                 /* bytes of a shared-memory element */
 	int k, pad;               /* the fragment's k; a shared row's padding in elements */
+	int tc;                   /* tensor cores (wmma fragments), else r x r sums per thread */
+	int integer;              /* int8 operands, int32 sums; else float32 sums */
+	int span;                 /* elements from one fragment's first column to the next one's:
+	                           * 16, or 32 for int8, whose fragments start 32 bytes apart */
 } MmaInfo;
 extern const MmaInfo mma_info[NMMAS];
+/* The threads of a tile of side s and each one's sums per dim (fp32) or
+ * each warp's fragments (tensor cores); 0 if the side is not one of m's
+ * (16, 32, 64; tensor cores 32 at least). */
+int gpu_tile_shape(Mma m, int s, int *threads, int *r);
+
+/* The elements of a shared-memory row of a tile of side s. */
+static inline int mma_row(Mma m, int s)
+{
+	return s / 16 * mma_info[m].span + mma_info[m].pad;
+}
 
 typedef struct Node Node;
 /* The children of a row body in order, sequences flattened (at most max);

@@ -67,7 +67,7 @@ static const PassParam gpu_plan_params[] = {
 	 "the tiles' side: auto (the largest of 64, 32, 16 whose tiles give every SM a block), or 16, 32, 64 "
 	 "(tensor-core tiles take 32 at least)", 0, 0, "auto|16|32|64"},
 	{"tensor_cores", "bool", "true",
-	 "tiles on tensor cores (CUDA sm_80+) where contraction_precision or the dtypes allow: tf32, bf16, fp16", 0, 0,
+	 "tiles on tensor cores (CUDA sm_80+) where contraction_precision or the dtypes allow: tf32, bf16, fp16, int8", 0, 0,
 	 NULL},
 	{"cooperative", "bool", "true",
 	 "a grid of few iterations with long inner loops (norms, softmax rows, a GEMV) as one block per iteration", 0, 0,

@@ -1077,16 +1077,16 @@ static void read_plan(Rd *r, Node *n, const cJSON *o)
 		p->mma = MMA_FP32;
 		for (int i = 0; mma && i < NMMAS; i++)
 			if (!strcmp(mma, mma_info[i].name)) p->mma = (Mma)i;
-		if (mma && strcmp(mma, mma_info[p->mma].name)) rd_err(r, "'mma' is none of fp32, tf32, bf16, fp16");
+		if (mma && strcmp(mma, mma_info[p->mma].name)) rd_err(r, "'mma' is none of fp32, tf32, bf16, fp16, s8, i32");
 		p->tile = (int)get_int(r, o, "tile", 1, 16, 64, 64);
 		if (p->tile != tiles[0] && p->tile != tiles[1] && p->tile != tiles[2]) rd_err(r, "'tile' is 16, 32 or 64");
 		p->threads = (int)get_int(r, o, "threads", 1, 128, 256, 256);
 		p->r = (int)get_int(r, o, "r", 1, 1, 4, 1);
-		int tc = p->mma != MMA_FP32;
-		if (tc ? (p->tile < 32 || p->threads != (p->tile == 64 ? 256 : 128) || p->r != (p->tile == 64 ? 2 : 1))
-		       : (p->threads != 256 || p->r != p->tile / 16))
-			rd_err(r, "a %s tile of %d takes %d threads and r %d", mma_info[p->mma].name, p->tile, tc ? (p->tile == 64 ? 256 : 128) : 256,
-			       tc ? (p->tile == 64 ? 2 : 1) : p->tile / 16);
+		int th, rr;
+		if (!gpu_tile_shape(p->mma, p->tile, &th, &rr))
+			rd_err(r, "a %s tile is 16, 32 or 64 (tensor cores: 32 or 64)", mma_info[p->mma].name);
+		else if (p->threads != th || p->r != rr)
+			rd_err(r, "a %s tile of %d takes %d threads and r %d", mma_info[p->mma].name, p->tile, th, rr);
 		p->nkids = (int)get_int(r, o, "row_kids", 1, 1, GPU_MAXKIDS, 1);
 		p->red = (int)get_int(r, o, "reduction", 1, 0, GPU_MAXKIDS - 1, 0);
 		p->nchain = (int)get_int(r, o, "chain", 1, 1, MAXDIM, 1);
@@ -1098,6 +1098,10 @@ static void read_plan(Rd *r, Node *n, const cJSON *o)
 			if (!c || c->kind != N_BLOCK || c->lib || c->nts != 1 || c->ts[0].nin != 2 || !c->ts[0].store ||
 			    c->ts[0].in[0].kind != OPD_MEM || c->ts[0].in[1].kind != OPD_MEM)
 				rd_err(r, "the row's child %d holds no chain of %d loops around acc += X * Y", p->red, p->nchain);
+			else if ((c->ts[0].dt == DT_I32) != mma_info[p->mma].integer)
+				rd_err(r, "a %s tile sums %s; the row's products are %s", mma_info[p->mma].name,
+				       mma_info[p->mma].integer ? "int8 products in int32" : "in float32",
+				       (unsigned)c->ts[0].dt < NDTYPES ? dtype_info[c->ts[0].dt].name : "?");
 		}
 		int ng = get_array(r, o, "groups", 1, MAXDIM);
 		const cJSON *gs = json_get(o, "groups");

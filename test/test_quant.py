@@ -31,6 +31,8 @@
 The quantization flows need torchao (test/setup.sh installs torchao 0.18.0).
 """
 
+import re
+
 import pytest
 
 from conftest import ATOL, RTOL, compile_model, doccc_cmd, fmt_result, require, run_lib
@@ -505,8 +507,9 @@ def test_integer_kernels(pt2e_models, name, flow, tmp_path):
     """The linear layers between dequantizations (static and dynamic
     activations, uint8 and int8) run as integer kernels on the CPU targets:
     int32 sums of T_DOT2 (pmaddwd) over int16 pairs, rescaled once; the
-    same program without the integer pass computes in float; the GPU
-    targets keep float. (test_pt2e compares the outputs with eager.)"""
+    same program without the integer pass computes in float. cuda runs the
+    same nodes as integer kernels, the large enough ones tiled on the int8
+    tensor cores (wmma). (test_pt2e compares the outputs with eager.)"""
     import json
     pt2 = pt2e_models[name, flow, "training"][0]
     runs = {}
@@ -519,6 +522,7 @@ def test_integer_kernels(pt2e_models, name, flow, tmp_path):
         runs[label] = {q["node"]: q["runs"] for q in steps if q["op"] in ("gemm", "conv")}
         src = next((tmp_path / label).glob("*.c"), None)
         runs[label, "dot2"] = src is not None and "dc_vdot2(" in src.read_text()
+        runs[label, "kinds"] = {k["kind"] for k in json.loads((tmp_path / f"{label}.json").read_text()).get("gpu_kernels", [])}
     if name == "resnet":  # the 3x3 convolutions of the blocks (16 channels x 9 taps)
         assert sum(v == "integer" for n, v in runs["on"].items() if n.startswith("conv")) == 4, runs
     else:
@@ -526,14 +530,74 @@ def test_integer_kernels(pt2e_models, name, flow, tmp_path):
         assert gemms and set(gemms.values()) == {"integer"}, runs
     assert runs["on", "dot2"], "the integer kernels are not vectorized with dc_vdot2"
     assert set(runs["off"].values()) == {"float"} and not runs["off", "dot2"], runs
-    assert set(runs["cuda"].values()) == {"float"}, runs
+    assert runs["cuda"] == runs["on"], runs
+    if name == "resnet":  # 16 x 16 pixels by 16 channels: tiles of the int8 tensor cores
+        assert "tiled-s8" in runs["cuda", "kinds"], runs["cuda", "kinds"]
 
 
-@pytest.mark.parametrize("target", ["none", "sequential", "openmp"])
+def test_int8_tiles_build_with_nvcc(pt2e_models, tmp_path):
+    """The integer kernels' tiles on the int8 tensor cores (wmma fragments
+    of signed char, int32 sums) compile with the real nvcc for sm_90, and
+    ptxas reports no spill and no stack frame in any of them."""
+    import json
+    from test_gpu_tc import demangle, nvcc_build
+    pt2 = pt2e_models["resnet", "x86_static", "training"][0]
+    r = doccc_cmd(pt2, "-t", "cuda", "--simulate", "-n", "tc", "-o", f"{tmp_path}/sim/", "--report", f"{tmp_path}/r.json")
+    assert r.returncode == 0, fmt_result(r)
+    tiled = {k["kernel"] for k in json.loads((tmp_path / "r.json").read_text())["gpu_kernels"] if k["kind"] == "tiled-s8"}
+    assert len(tiled) == 4, tiled
+    log = nvcc_build(pt2, tmp_path / "nvcc", "highest")
+    entries = re.findall(r"Compiling entry function '(\w+)' for 'sm_90'\n"
+                         r"ptxas info\s*: Function properties for \S+\n"
+                         r"\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    seen = {demangle(name): (int(a), int(b), int(c)) for name, a, b, c in entries}
+    assert tiled <= set(seen), f"ptxas did not report {tiled - set(seen)}:\n{log}"
+    for k in sorted(tiled):
+        assert seen[k] == (0, 0, 0), f"{k}: stack frame, spill stores, spill loads = {seen[k]}\n{log}"
+
+
+@pytest.mark.parametrize("target", ["none", "cuda-sim"])
+def test_qparams_long_row_in_parts(target, tmp_path):
+    """A per-tensor choose_qparams of 20000 elements: on the GPUs the
+    minimum and maximum of parts of the row first (a block each), then of
+    the parts; the result bit-identical to eager, the extremes in the last,
+    short part."""
+    torch = require("torch")
+    np = require("numpy")
+    torchao()
+    import torch.ao.quantization.fx._decomposed  # noqa: F401
+    qd = torch.ops.quantized_decomposed
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            sc, zp = qd.choose_qparams.tensor(x, 0, 255, 0.000244140625, torch.uint8)
+            ss, sz = qd.choose_qparams_symmetric.tensor(x, -128, 127, 1e-5, torch.int8)
+            return sc, zp, ss, sz, qd.quantize_per_tensor.tensor(x, sc, zp, 0, 255, torch.uint8)
+
+    torch.manual_seed(0)
+    x = torch.randn(4, 5000)
+    x[3, -1], x[3, -2] = 9.5, -7.25  # the last of the parts holds both extremes
+    pt2 = tmp_path / "qp.pt2"
+    torch.export.save(torch.export.export(M(), (x,)), str(pt2))
+    extra = ["--report", str(tmp_path / "r.json")] if target == "cuda-sim" else []
+    got = run_lib(compile_model(pt2, target, tmp_path / "o", *extra), [x.numpy()])
+    want = [t.numpy() for t in M()(x)]
+    for g, w in zip(got, want):
+        assert np.array_equal(g.reshape(w.shape), w), (g, w)
+    if extra:
+        import json
+        grids = [k["grid"] for k in json.loads((tmp_path / "r.json").read_text())["gpu_kernels"]
+                 if k["node"].startswith("choose_qparams") and k["kind"] == "block-cooperative"]
+        # the parts, a block each; the few partials after them take a thread
+        assert len(grids) == 2 and min(grids) > 1, grids
+
+
+@pytest.mark.parametrize("target", ["none", "sequential", "openmp", "cuda-sim", "rocm-sim"])
 def test_int_mm_constant_weights(target, tmp_path):
     """aten._int_mm of a constant int8 matrix (torchao's dynamic int8 in
     Core ATen): the integer kernel, bit-identical to eager, with odd K and
-    N and rows not a multiple of the tile."""
+    N and rows not a multiple of the tile; on cuda a tile of the int8
+    tensor cores, on rocm one of int32 sums."""
     torch = require("torch")
     np = require("numpy")
 
@@ -550,5 +614,10 @@ def test_int_mm_constant_weights(target, tmp_path):
     a[0] = -128
     pt2 = tmp_path / "int_mm_w.pt2"
     torch.export.save(torch.export.export(M(), (a,)), str(pt2))
-    got = run_lib(compile_model(pt2, target, tmp_path / "o"), [a.numpy()])[0]
+    extra = ["--report", str(tmp_path / "r.json")] if target.endswith("-sim") else []
+    got = run_lib(compile_model(pt2, target, tmp_path / "o", *extra), [a.numpy()])[0]
     assert got.dtype == np.int32 and np.array_equal(got, torch._int_mm(a, M().w.t()).numpy())
+    if extra:
+        import json
+        kinds = {k["kind"] for k in json.loads((tmp_path / "r.json").read_text())["gpu_kernels"]}
+        assert ("tiled-s8" if target == "cuda-sim" else "tiled-i32") in kinds, kinds

@@ -1543,7 +1543,8 @@ static inline float __saturatef(float x)
  * multiplies the inputs exactly (a tf32, bf16 or fp16 product fits a
  * float) and adds in fp32, in k order, from the accumulator: the hardware's
  * order and rounding of that sum within one mma may differ in the last
- * bits. */
+ * bits. int8 fragments with int32 accumulators are exact, as on the
+ * hardware. */
 
 struct __half {
 	uint16_t bits;
@@ -1577,6 +1578,10 @@ static inline float dc_sim_to_float(__half x)
 	memcpy(&f, &u, 4);
 	return f;
 }
+
+/* An operand as the accumulator type takes it. */
+static inline int dc_sim_in(signed char x) { return x; }
+template <class T> static inline float dc_sim_in(T x) { return dc_sim_to_float(x); }
 
 namespace nvcuda {
 namespace wmma {
@@ -1629,25 +1634,25 @@ static inline void fill_fragment(fragment<accumulator, M, N, K, T> &f, T v)
 		f.x[i] = v;
 }
 
-template <int M, int N, int K, class T, class LA, class LB>
-static inline void mma_sync(fragment<accumulator, M, N, K, float> &d, const fragment<matrix_a, M, N, K, T, LA> &a,
-                            const fragment<matrix_b, M, N, K, T, LB> &b, const fragment<accumulator, M, N, K, float> &c)
+template <int M, int N, int K, class T, class LA, class LB, class S>
+static inline void mma_sync(fragment<accumulator, M, N, K, S> &d, const fragment<matrix_a, M, N, K, T, LA> &a,
+                            const fragment<matrix_b, M, N, K, T, LB> &b, const fragment<accumulator, M, N, K, S> &c)
 {
 	if (!dc_sim_lane0())
 		return;
-	float out[M * N];
+	S out[M * N];
 	for (int i = 0; i < M; i++)
 		for (int j = 0; j < N; j++) {
-			float acc = c.x[i * N + j];
+			S acc = c.x[i * N + j];
 			for (int k = 0; k < K; k++)
-				acc += dc_sim_to_float(a.x[i * K + k]) * dc_sim_to_float(b.x[k * N + j]);
+				acc += dc_sim_in(a.x[i * K + k]) * dc_sim_in(b.x[k * N + j]);
 			out[i * N + j] = acc;
 		}
 	memcpy(d.x, out, sizeof out);
 }
 
-template <int M, int N, int K>
-static inline void store_matrix_sync(float *p, const fragment<accumulator, M, N, K, float> &f, unsigned ldm, layout_t l)
+template <int M, int N, int K, class S>
+static inline void store_matrix_sync(S *p, const fragment<accumulator, M, N, K, S> &f, unsigned ldm, layout_t l)
 {
 	if (!dc_sim_lane0())
 		return;

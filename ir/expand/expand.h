@@ -27,6 +27,10 @@ typedef struct {
 	                    * mask lets any query attend, found at run time (attention.c) */
 	int int8_weights;  /* a GEMM's folded int8 dequantization stays int8 in its panels,
 	                    * dequantized in registers (linalg.c) */
+	int int_pairs;     /* the integer kernels sum int16 pairs (T_DOT2: the CPU's pmaddwd);
+	                    * else int8 products (T_MUL: the GPUs' tensor cores) */
+	int gpu_sms;       /* GPU: its multiprocessors, for reductions over few long rows
+	                    * split in parts first (quant.c); 0 on the CPU */
 } XpTile;
 
 /* The dtypes the register tiles read: float32, and float16/bfloat16, widened

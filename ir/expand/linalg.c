@@ -215,15 +215,28 @@ static int pack_panels(Sdfg *g, const char *name, Panels p)
 	return sdfg_const_new(g, name, sdfg_c(g, p.src)->dt, 4, shape, panels_make, &p, sizeof p);
 }
 
-/* A copy of `in` (rank r) of shape sh made in seq: element oi reads in at
- * oi - ofs (ofs NULL: 0; out of bounds: pad). pdim >= 0: the integer
- * kernels' int32 copy of int16 pairs along dim pdim, in[.., 2 i, ..] |
- * in[.., 2 i + 1, ..] << 16 (T_PACK2), else float32. */
-static int copy_of(Sdfg *g, Node *seq, int in, int r, Expr *const *sh, const int64_t *ofs, int pdim, double pad,
-                   const char *what, const char *label)
+/* What copy_of writes: float32; the CPU integer kernels' int32 words of
+ * int16 pairs along one dim (T_PACK2); the GPU integer kernels' int8, a
+ * uint8 tensor shifted by -128 into int8's range (tensor cores multiply
+ * int8 by int8; the shift moves the zero point with it). */
+typedef enum { COPY_F32, COPY_PAIRS, COPY_S8 } CopyForm;
+
+/* The shift COPY_S8 applies to a tensor of dtype dt. */
+static int64_t s8_shift(Sdfg *g, int c)
 {
-	int src = sdfg_add_container_x(g, arena_printf(g->arena, "%s_%s", sdfg_c(g, in)->name, what),
-	                               pdim >= 0 ? DT_I32 : DT_F32, CK_TRANSIENT, r, sh);
+	return sdfg_c(g, c)->dt == DT_U8 ? 128 : 0;
+}
+
+/* A copy of `in` (rank r) of shape sh made in seq: element oi reads in at
+ * oi - ofs (ofs NULL: 0; out of bounds: pad), in the given form; COPY_PAIRS
+ * pairs elements 2 i and 2 i + 1 of dim pdim, in[.., 2 i, ..] | in[..,
+ * 2 i + 1, ..] << 16. */
+static int copy_of(Sdfg *g, Node *seq, int in, int r, Expr *const *sh, const int64_t *ofs, CopyForm form, int pdim,
+                   double pad, const char *what, const char *label)
+{
+	static const Dtype dt[] = {[COPY_F32] = DT_F32, [COPY_PAIRS] = DT_I32, [COPY_S8] = DT_I8};
+	int src = sdfg_add_container_x(g, arena_printf(g->arena, "%s_%s", sdfg_c(g, in)->name, what), dt[form], CK_TRANSIENT,
+	                               r, sh);
 	sdfg_c(g, src)->origin = "";
 	int v[MAXDIM];
 	Node *body = xp_nest(g, seq, src, v);
@@ -231,37 +244,44 @@ static int copy_of(Sdfg *g, Node *seq, int in, int r, Expr *const *sh, const int
 	Expr **oi = xp_vars(g, r, v), *ii[MAXDIM], *i1[MAXDIM];
 	for (int i = 0; i < r; i++)
 		ii[i] = i1[i] = ofs && ofs[i] ? ex_addi(g, oi[i], -ofs[i]) : oi[i];
-	if (pdim >= 0) {
+	if (form == COPY_PAIRS) {
 		ii[pdim] = ex_muli(g, oi[pdim], 2);
 		i1[pdim] = ex_addi(g, ii[pdim], 1);
 	}
 	Operand rd[2] = {opd_guarded(in, r, ii, pad), opd_guarded(in, r, i1, pad)};
-	int t = pdim >= 0 ? sdfg_tasklet(g, b, T_PACK2, DT_I32, 2, rd) : sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd);
+	int t;
+	if (form == COPY_PAIRS)
+		t = sdfg_tasklet(g, b, T_PACK2, DT_I32, 2, rd);
+	else if (form == COPY_S8)
+		t = xp_tk1(g, b, T_CAST, DT_I8, opd_val(xp_tk2(g, b, T_SUB, DT_I32, rd[0], opd_const((double)s8_shift(g, in)))));
+	else
+		t = sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd);
 	sdfg_store(b, t, xp_memlet(src, r, oi), W_NONE);
 	return src;
 }
 
-/* A zero-padded float32 copy of input `in` [N][C][spatial...] with
- * spatial sizes ps[] and pb[d] zeros before dim d (the rest after), made
- * in seq, so the kernels that read it need no bounds checks. The batch N
- * may be a run-time dim (the copy is then sized at run time). pairs: the
- * integer kernel's int32 copy [N][C/2 rounded up][spatial...] of int16
- * pairs of channels, padded with pad (the zero point: a dequantized zero). */
+/* A zero-padded copy of input `in` [N][C][spatial...] with spatial sizes
+ * ps[] and pb[d] zeros before dim d (the rest after), made in seq, so the
+ * kernels that read it need no bounds checks. The batch N may be a
+ * run-time dim (the copy is then sized at run time). The integer kernels'
+ * copies (COPY_PAIRS: [N][C/2 rounded up][spatial...], pairs of channels;
+ * COPY_S8) are padded with pad, the zero point: a dequantized zero. */
 static int padded_copy(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, const int64_t *pb, const char *label,
-                       int pairs, double pad)
+                       CopyForm form, double pad)
 {
+	static const char *const what[] = {[COPY_F32] = "pad", [COPY_PAIRS] = "pairs", [COPY_S8] = "s8"};
 	Expr *shape[MAXDIM] = {sdfg_c(g, in)->shape[0], sdfg_c(g, in)->shape[1]};
 	int64_t ofs[MAXDIM] = {0, 0};
-	if (pairs)
+	if (form == COPY_PAIRS)
 		shape[1] = ex_div(g, ex_addi(g, shape[1], 1), ex_int(g, 2));
 	for (int i = 0; i < nd; i++)
 		shape[2 + i] = ex_int(g, ps[i]), ofs[2 + i] = pb[i];
-	return copy_of(g, seq, in, nd + 2, shape, ofs, pairs ? 1 : -1, pad, pairs ? "pairs" : "pad", label);
+	return copy_of(g, seq, in, nd + 2, shape, ofs, form, 1, pad, what[form], label);
 }
 
 static int padded_input(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, const int64_t *pb, const char *label)
 {
-	return padded_copy(g, seq, in, nd, ps, pb, label, 0, 0);
+	return padded_copy(g, seq, in, nd, ps, pb, label, COPY_F32, 0);
 }
 
 /* acc + bias[oc] (no bias: acc), in block b; returns the value. */
@@ -641,14 +661,16 @@ static int axis_reads(const ConvAxis *a, int64_t *lo, int64_t *hi)
 /* The integer kernels' parameters and rescaling (below, with the GEMM's). */
 typedef struct IntTiles IntTiles;
 static int int_rescale(Sdfg *g, Node *sb, Operand acc, const IntTiles *it, Expr *nb, Expr *o);
+static TCode int_code(const IntTiles *it);
 
 /* The register-tiled kernel over the axes ax[0..nd) (the last one, the
  * output width, tiled by tm rows): for each (n, group, channel block,
  * outer axes, width tile), acc[x][o] += src[n][g*Cg + c][in(v, j)...] *
  * wp[g][nb][(c, j...)][o] over c and the taps, then stored with the bias.
  * wp < 0: no taps (the outputs get only the bias). With it: the integer
- * kernel (gemm_int): src holds int16 pairs of channels, wp their pairs of
- * weights, acc int32 sums of T_DOT2, rescaled before the bias. */
+ * kernel (gemm_int): src holds int16 pairs of channels and wp their pairs
+ * of weights (acc: int32 sums of T_DOT2), or both int8 (T_MUL), rescaled
+ * before the bias. */
 static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, const ConvAxis *ax, int nd, int src,
                        int wp, int out, int bias, int64_t G, int64_t Cg, int64_t OCg, int tn, const IntTiles *it)
 {
@@ -706,7 +728,7 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 			Expr *bi[4] = {gi, ex_sym(g, vnb), kk, ex_sym(g, vo)};
 			Operand ab[2] = {opd_mem(src, nd + 2, ai), opd_mem(wp, 4, bi)};
 			Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
-			sdfg_store(ub, sdfg_tasklet(g, ub, it ? T_DOT2 : T_MUL, it ? DT_I32 : DT_F32, 2, ab), xp_memlet(acc, 2, acci),
+			sdfg_store(ub, sdfg_tasklet(g, ub, it ? int_code(it) : T_MUL, it ? DT_I32 : DT_F32, 2, ab), xp_memlet(acc, 2, acci),
 			           W_SUM);
 		}
 		/* store: y[n][g*OCg + nb*tn + o][omul*v + oadd ...] = acc[x][o] + bias */
@@ -1633,7 +1655,10 @@ static int float_store(Sdfg *g, const Tiles *s, Node *sb)
  * A's rows are packed at run time as int16 pairs in int32 words (T_PACK2),
  * B's panels [NB][K/2][tn] at compile time, and the update is one T_DOT2
  * (pmaddwd: 16-bit products summed in pairs, exact for 8-bit operands;
- * vpdpwssd on VNNI). Two uses:
+ * vpdpwssd on VNNI). On the GPUs (XpTile.int_pairs 0) A and B stay int8,
+ * a uint8 A shifted to int8 with its zero point (COPY_S8), and the update
+ * is an int32 T_MUL, which the GPU plan gives the int8 tensor cores. Two
+ * uses:
  *   - aten._int_mm (B a constant int8 matrix): the int32 sums;
  *   - a GEMM that the integer pass (ir/passes/integer.c) found between
  *     dequantizations: A quantized per tensor (scale sa, zero point za,
@@ -1652,7 +1677,7 @@ struct IntB {
 	const Dequant *d;     /* a convolution's: weight [N][K/taps][j...] */
 	const ConvW *cw;
 	double sa, za;        /* the activation's parameters, numbers */
-	int part;             /* of a column panel: 0 int16 pairs, 1 za * colsum, 2 colsum, 3 sa * sb, 4 sb */
+	int part;             /* of a column panel: 0 int16 pairs, 1 za * colsum, 2 colsum, 3 sa * sb, 4 sb, 5 int8 */
 };
 
 /* The integer of element (c*taps + j, n) of B. */
@@ -1695,6 +1720,15 @@ static int intb_make(Sdfg *g, const ConstSrc *cs, void *dst)
 	if (!q)
 		return -1;
 	int64_t NB = (b->N + b->tn - 1) / b->tn, C = b->K / b->taps, C2 = (C + 1) / 2;
+	if (b->part == 5) { /* rows k = (c, j) as they are, one byte each */
+		int8_t *w8 = dst;
+		for (int64_t nb = 0; nb < NB; nb++)
+			for (int64_t k = 0; k < b->K; k++)
+				for (int64_t o = 0, n = nb * b->tn; o < b->tn; o++, n++)
+					*w8++ = n < b->N ? q[intb_at(g, b, k, n)] : 0;
+		sdfg_const_put(g, b->src);
+		return 0;
+	}
 	int32_t *w = dst; /* one 4-byte element after another: int32, or float32 for parts 3 and 4 */
 	for (int64_t nb = 0; nb < NB; nb++) {
 		if (b->part == 0) {
@@ -1734,18 +1768,28 @@ static int intb_panel(Sdfg *g, const IntB *b, int part, const char *what)
 	IntB p = *b;
 	p.part = part;
 	int64_t NB = (b->N + b->tn - 1) / b->tn, C = b->K / b->taps;
-	int64_t sh[4] = {1, NB, (C + 1) / 2 * b->taps, b->tn};
+	int64_t sh[4] = {1, NB, part == 5 ? b->K : (C + 1) / 2 * b->taps, b->tn};
 	const char *nm = arena_printf(g->arena, "%s_%s", sdfg_c(g, b->src)->name, what);
-	return part == 0 ? sdfg_const_new(g, nm, DT_I32, 4, sh, intb_make, &p, sizeof p)
-	                 : sdfg_const_new(g, nm, part >= 3 ? DT_F32 : DT_I32, 2, (int64_t[]){NB, b->tn}, intb_make, &p, sizeof p);
+	if (part == 0 || part == 5)
+		return sdfg_const_new(g, nm, part ? DT_I8 : DT_I32, 4, sh, intb_make, &p, sizeof p);
+	return sdfg_const_new(g, nm, part >= 3 ? DT_F32 : DT_I32, 2, (int64_t[]){NB, b->tn}, intb_make, &p, sizeof p);
 }
 
 /* The activation's quantization, of the integer pass: numbers, or
- * run-time scale and zero point (in[3], in[4]) read once into scalars. */
+ * run-time scale and zero point (in[3], in[4]), read once into scalars on
+ * the CPU, in place on the GPUs (a launch less each). */
 struct IntTiles {
 	int bp, zc, cs, ws, sa, za; /* containers; -1: none */
+	int64_t zshift;              /* subtracted from za's element (COPY_S8) */
 	int raw;                     /* _int_mm: the int32 sums */
+	int pairs;                   /* bp holds int16 pairs (T_DOT2), else int8 (T_MUL) */
 };
+
+/* The update of the integer kernels' sums (conv_tiled too). */
+static TCode int_code(const IntTiles *it)
+{
+	return it->pairs ? T_DOT2 : T_MUL;
+}
 
 static void int_update(Sdfg *g, const Tiles *s, Node *ub, Operand ao)
 {
@@ -1753,18 +1797,30 @@ static void int_update(Sdfg *g, const Tiles *s, Node *ub, Operand ao)
 	Expr *bi[4] = {ex_int(g, 0), s->nb, s->k, s->o};
 	Operand ab[2] = {ao, opd_mem(it->bp, 4, bi)};
 	Expr *acci[2] = {s->x, s->o};
-	sdfg_store(ub, sdfg_tasklet(g, ub, T_DOT2, DT_I32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
+	sdfg_store(ub, sdfg_tasklet(g, ub, int_code(it), DT_I32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
+}
+
+/* Container c's first element. */
+static Operand first_elem(Sdfg *g, int c)
+{
+	Expr *zi[MAXDIM];
+	for (int i = 0; i < MAXDIM; i++)
+		zi[i] = ex_int(g, 0);
+	return opd_mem(c, sdfg_c(g, c)->rank, zi);
 }
 
 /* acc (int32) rescaled to float32 for the output column (nb, o): (acc -
  * za * colsum) * sa * sb; the value. */
 static int int_rescale(Sdfg *g, Node *sb, Operand acc, const IntTiles *it, Expr *nb, Expr *o)
 {
-	Expr *ci[2] = {nb, o}, *none[1] = {NULL};
+	Expr *ci[2] = {nb, o};
 	int v = sdfg_tasklet(g, sb, T_ASSIGN, DT_I32, 1, &acc);
 	Operand zc = it->zc >= 0 ? opd_mem(it->zc, 2, ci) : opd_const(0);
 	if (it->za >= 0) { /* a run-time zero point times the column sums */
-		Operand m[2] = {opd_mem(it->za, 0, none), opd_mem(it->cs, 2, ci)};
+		Operand za = first_elem(g, it->za);
+		if (it->zshift)
+			za = opd_val(xp_tk2(g, sb, T_SUB, DT_I32, za, opd_const((double)it->zshift)));
+		Operand m[2] = {za, opd_mem(it->cs, 2, ci)};
 		zc = opd_val(sdfg_tasklet(g, sb, T_MUL, DT_I32, 2, m));
 	}
 	if (it->zc >= 0 || it->za >= 0) {
@@ -1776,7 +1832,7 @@ static int int_rescale(Sdfg *g, Node *sb, Operand acc, const IntTiles *it, Expr 
 	Operand m[2] = {opd_val(v), opd_mem(it->ws, 2, ci)};
 	v = sdfg_tasklet(g, sb, T_MUL, DT_F32, 2, m);
 	if (it->sa >= 0) {
-		Operand m2[2] = {opd_val(v), opd_mem(it->sa, 0, none)};
+		Operand m2[2] = {opd_val(v), first_elem(g, it->sa)};
 		v = sdfg_tasklet(g, sb, T_MUL, DT_F32, 2, m2);
 	}
 	return v;
@@ -1799,10 +1855,8 @@ static int scalar_copy(Sdfg *g, Node *seq, int in, Dtype dt, const char *what, c
 	int c = sdfg_add_container_x(g, arena_printf(g->arena, "%s_%s", sdfg_c(g, in)->name, what), dt, CK_TRANSIENT, 0, NULL);
 	sdfg_c(g, c)->origin = "";
 	Node *b = xp_block(g, seq, label);
-	Expr *zi[MAXDIM], *none[1] = {NULL};
-	for (int i = 0; i < MAXDIM; i++)
-		zi[i] = ex_int(g, 0);
-	Operand rd[1] = {opd_mem(in, sdfg_c(g, in)->rank, zi)};
+	Expr *none[1] = {NULL};
+	Operand rd[1] = {first_elem(g, in)};
 	sdfg_store(b, sdfg_tasklet(g, b, T_CAST, dt, 1, rd), xp_memlet(c, 0, none), W_NONE);
 	return c;
 }
@@ -1816,7 +1870,14 @@ static int pack_rows(Sdfg *g, Node *seq, int A, const char *label)
 	for (int i = 0; i < r; i++)
 		sh[i] = a->shape[i];
 	sh[r - 1] = ex_div(g, ex_addi(g, a->shape[r - 1], 1), ex_int(g, 2));
-	return copy_of(g, seq, A, r, sh, NULL, r - 1, 0, "pairs", label);
+	return copy_of(g, seq, A, r, sh, NULL, COPY_PAIRS, r - 1, 0, "pairs", label);
+}
+
+/* A uint8 A as int8 (COPY_S8); an int8 A as it is. */
+static int s8_rows(Sdfg *g, Node *seq, int A, const char *label)
+{
+	Container *a = sdfg_c(g, A);
+	return s8_shift(g, A) ? copy_of(g, seq, A, a->rank, a->shape, NULL, COPY_S8, -1, 0, "s8", label) : A;
 }
 
 /* B's Dequant if it has the integer kernel's form: int8, one scale per
@@ -1853,8 +1914,9 @@ static int gemm_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	int tn = t->tn;
 	if (N < tn && t->vec_lanes && N <= t->vec_lanes)
 		tn = t->vec_lanes;
-	int tm = M < 0 ? t->tm : (int)MIN((int64_t)t->tm, M);
-	IntB ib = {.K = K, .N = N, .tn = tn, .taps = 1, .sa = lib_float(l, "a_scale", 1), .za = lib_float(l, "a_zp", 0)};
+	int tm = M < 0 ? t->tm : (int)MIN((int64_t)t->tm, M), pairs = t->int_pairs;
+	int64_t shift = pairs ? 0 : s8_shift(g, A);
+	IntB ib = {.K = K, .N = N, .tn = tn, .taps = 1, .sa = lib_float(l, "a_scale", 1), .za = lib_float(l, "a_zp", 0) - (double)shift};
 	if (raw) {
 		if (bc->dt != DT_I8)
 			return -1;
@@ -1870,21 +1932,24 @@ static int gemm_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 		ib.m = m;
 		ib.src = sdfg_root_of(g, m->d->q);
 	}
-	IntTiles it = {.bp = intb_panel(g, &ib, 0, "pairs"), .zc = -1, .cs = -1, .ws = -1, .sa = -1, .za = -1, .raw = raw};
+	IntTiles it = {.bp = intb_panel(g, &ib, pairs ? 0 : 5, pairs ? "pairs" : "s8"), .zc = -1, .cs = -1, .ws = -1, .sa = -1,
+	               .za = -1, .raw = raw, .pairs = pairs};
 	if (!raw) {
 		if (l->in[4] >= 0) {
-			it.za = scalar_copy(g, seq, l->in[4], DT_I32, "zp32", label);
+			it.za = pairs ? scalar_copy(g, seq, l->in[4], DT_I32, "zp32", label) : l->in[4];
+			it.zshift = shift;
 			it.cs = intb_panel(g, &ib, 2, "colsum");
 		} else if (ib.za != 0)
 			it.zc = intb_panel(g, &ib, 1, "zcolsum");
 		if (l->in[3] >= 0) {
-			it.sa = scalar_copy(g, seq, l->in[3], DT_F32, "scale32", label);
+			it.sa = pairs ? scalar_copy(g, seq, l->in[3], DT_F32, "scale32", label) : l->in[3];
 			it.ws = intb_panel(g, &ib, 4, "scales");
 		} else
 			it.ws = intb_panel(g, &ib, 3, "scales");
 	}
-	Tiles s = {.A = pack_rows(g, seq, A, label), .update = int_update, .store = int_store, .ctx = &it, .l = l};
-	packed_tiles(g, seq, label, &s, tm, tn, N, ex_int(g, (K + 1) / 2), DT_I32);
+	Tiles s = {.A = pairs ? pack_rows(g, seq, A, label) : s8_rows(g, seq, A, label), .update = int_update,
+	           .store = int_store, .ctx = &it, .l = l};
+	packed_tiles(g, seq, label, &s, tm, tn, N, ex_int(g, pairs ? (K + 1) / 2 : K), DT_I32);
 	return 0;
 }
 
@@ -1960,14 +2025,16 @@ static int conv_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	for (int i = 0; i < nd; i++)
 		taps *= ax[i].nt;
 	double sa = lib_float(l, "a_scale", 1), za = lib_float(l, "a_zp", 0);
-	int ap = padded_copy(g, seq, x, nd, ps, pb, label, 1, za);
+	int pairs = t->int_pairs;
+	int ap = padded_copy(g, seq, x, nd, ps, pb, label, pairs ? COPY_PAIRS : COPY_S8, za);
 	ConvW *cw = arena_alloc(g->arena, sizeof *cw);
 	*cw = (ConvW){g, w, 0, nd, OC, C, {ax[0], ax[1], ax[2]}};
 	IntB ib = {.src = sdfg_root_of(g, d->q), .K = C * taps, .N = OC, .tn = tn, .taps = taps, .d = d, .cw = cw,
-	           .sa = sa, .za = za};
-	IntTiles it = {.bp = intb_panel(g, &ib, 0, "pairs"), .zc = za != 0 ? intb_panel(g, &ib, 1, "zcolsum") : -1,
-	               .cs = -1, .ws = intb_panel(g, &ib, 3, "scales"), .sa = -1, .za = -1};
-	conv_tiled(g, seq, label, t, ax, nd, ap, it.bp, out, l->in[2], 1, C2, OC, tn, &it);
+	           .sa = sa, .za = za - (double)(pairs ? 0 : s8_shift(g, x))};
+	IntTiles it = {.bp = intb_panel(g, &ib, pairs ? 0 : 5, pairs ? "pairs" : "s8"),
+	               .zc = ib.za != 0 ? intb_panel(g, &ib, 1, "zcolsum") : -1, .cs = -1, .ws = intb_panel(g, &ib, 3, "scales"),
+	               .sa = -1, .za = -1, .pairs = pairs};
+	conv_tiled(g, seq, label, t, ax, nd, ap, it.bp, out, l->in[2], 1, pairs ? C2 : C, OC, tn, &it);
 	return 0;
 }
 

@@ -11,7 +11,8 @@
  *   dequantize  (q - zp) * s, in the output type per tensor, else in the
  *               scale's, then the output type
  * qparams: a map over rows; per row the minimum and maximum (NaN
- * propagates, as torch's amin/amax), then choose_qparams' formula.
+ * propagates, as torch's amin/amax), then choose_qparams' formula. On the
+ * GPUs a few long rows are first reduced in parts, a block each.
  */
 #include <math.h>
 
@@ -189,24 +190,64 @@ static void formula(Sdfg *g, LibNode *l, Node *b, Operand mn, Operand mx, int *s
 	}
 }
 
+/* A map over q in [0, rows) of the minimum and maximum (its locals *mn,
+ * *mx) of xmn[row][k] and xmx[row][k] over k: with parts 1, row q's [0,
+ * len); else part q % parts of row q / parts, [n p, n p + n), past len
+ * the identities (a loop of constant length, which the GPU plan splits
+ * among a block's threads). The map. */
+static Node *min_max(Sdfg *g, Node *seq, Expr *rows, int xmn, int xmx, int64_t parts, int64_t n, Expr *len, int *mn,
+                     int *mx, const char *label)
+{
+	int i, k;
+	Node *lp = xp_loop(g, seq, N_MAP, "r", ex_int(g, 0), rows, 1, &i);
+	*mn = xp_local(g, "mn", DT_F32, 0, NULL, lp), *mx = xp_local(g, "mx", DT_F32, 0, NULL, lp);
+	Expr *none[1] = {NULL}, *q = ex_sym(g, i), *row = q, *lo = ex_int(g, 0), *hi = len;
+	Node *b = xp_block(g, lp->body, label);
+	sdfg_store(b, xp_tk1(g, b, T_ASSIGN, DT_F32, C(INFINITY)), xp_memlet(*mn, 0, none), W_NONE);
+	sdfg_store(b, xp_tk1(g, b, T_ASSIGN, DT_F32, C(-INFINITY)), xp_memlet(*mx, 0, none), W_NONE);
+	if (parts > 1) {
+		row = ex_div(g, q, ex_int(g, parts));
+		lo = ex_muli(g, ex_mod(g, q, ex_int(g, parts)), n);
+		hi = ex_int(g, n);
+	}
+	Node *fl = xp_loop(g, lp->body, N_FOR, "k", ex_int(g, 0), hi, 1, &k);
+	Node *rb = xp_block(g, fl->body, label);
+	Expr *idx[2] = {row, ex_add(g, lo, ex_sym(g, k))};
+	Operand vn = opd_guarded(xmn, 2, idx, INFINITY), vx = opd_guarded(xmx, 2, idx, -INFINITY);
+	if (parts == 1)
+		vn = opd_mem(xmn, 2, idx), vx = opd_mem(xmx, 2, idx);
+	sdfg_store(rb, xp_tk2(g, rb, T_MIN, DT_F32, opd_mem(*mn, 0, none), vn), xp_memlet(*mn, 0, none), W_NONE);
+	sdfg_store(rb, xp_tk2(g, rb, T_MAX, DT_F32, opd_mem(*mx, 0, none), vx), xp_memlet(*mx, 0, none), W_NONE);
+	return lp;
+}
+
 int expand_qparams(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t)
 {
-	(void)t;
 	int x = l->in[0], so = l->out[0], zo = l->out[1];
 	Container *xc = sdfg_c(g, x);
-	int i, k;
-	Node *lp = xp_loop(g, seq, N_MAP, "r", ex_int(g, 0), xc->shape[0], 1, &i);
-	int mn = xp_local(g, "mn", DT_F32, 0, NULL, lp), mx = xp_local(g, "mx", DT_F32, 0, NULL, lp);
-	Expr *none[1] = {NULL}, *row[1] = {ex_sym(g, i)};
-	Node *b = xp_block(g, lp->body, label);
-	sdfg_store(b, xp_tk1(g, b, T_ASSIGN, DT_F32, C(INFINITY)), xp_memlet(mn, 0, none), W_NONE);
-	sdfg_store(b, xp_tk1(g, b, T_ASSIGN, DT_F32, C(-INFINITY)), xp_memlet(mx, 0, none), W_NONE);
-	Node *fl = xp_loop(g, lp->body, N_FOR, "k", ex_int(g, 0), xc->shape[1], 1, &k);
-	Node *rb = xp_block(g, fl->body, label);
-	Expr *idx[2] = {ex_sym(g, i), ex_sym(g, k)};
-	Operand xv = opd_mem(x, 2, idx);
-	sdfg_store(rb, xp_tk2(g, rb, T_MIN, DT_F32, opd_mem(mn, 0, none), xv), xp_memlet(mn, 0, none), W_NONE);
-	sdfg_store(rb, xp_tk2(g, rb, T_MAX, DT_F32, opd_mem(mx, 0, none), xv), xp_memlet(mx, 0, none), W_NONE);
+	int mn, mx, xmn = x, xmx = x;
+	Expr *len = xc->shape[1];
+	int64_t R, K;
+	/* GPU: few long rows (a per-tensor quantization's one row) would be a
+	 * block each; first the minimum and maximum of parts of each row, a
+	 * block each, enough to give every multiprocessor two (an empty
+	 * part's are the identities, infinities) */
+	if (t->gpu_sms && ex_isint(xc->shape[0], &R) && ex_isint(len, &K) && R > 0 && R < t->gpu_sms && K >= 8192) {
+		int64_t P = MIN((2 * t->gpu_sms + R - 1) / R, K / 1024), n = (K + P - 1) / P;
+		Expr *sh[2] = {ex_int(g, R), ex_int(g, P)};
+		xmn = sdfg_add_container_x(g, arena_printf(g->arena, "%s_pmin", xc->name), DT_F32, CK_TRANSIENT, 2, sh);
+		xmx = sdfg_add_container_x(g, arena_printf(g->arena, "%s_pmax", xc->name), DT_F32, CK_TRANSIENT, 2, sh);
+		sdfg_c(g, xmn)->origin = sdfg_c(g, xmx)->origin = "";
+		int pmn, pmx;
+		Node *pl = min_max(g, seq, ex_int(g, R * P), x, x, P, n, len, &pmn, &pmx, label);
+		Node *pb = xp_block(g, pl->body, label);
+		Expr *q = ex_sym(g, pl->var), *pi[2] = {ex_div(g, q, ex_int(g, P)), ex_mod(g, q, ex_int(g, P))}, *none[1] = {NULL};
+		sdfg_store(pb, xp_tk1(g, pb, T_ASSIGN, DT_F32, opd_mem(pmn, 0, none)), xp_memlet(xmn, 2, pi), W_NONE);
+		sdfg_store(pb, xp_tk1(g, pb, T_ASSIGN, DT_F32, opd_mem(pmx, 0, none)), xp_memlet(xmx, 2, pi), W_NONE);
+		len = ex_int(g, P);
+	}
+	Node *lp = min_max(g, seq, xc->shape[0], xmn, xmx, 1, 0, len, &mn, &mx, label);
+	Expr *none[1] = {NULL}, *row[1] = {ex_sym(g, lp->var)};
 	Node *fb = xp_block(g, lp->body, label);
 	int s, z;
 	formula(g, l, fb, opd_mem(mn, 0, none), opd_mem(mx, 0, none), &s, &z);

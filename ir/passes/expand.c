@@ -40,6 +40,8 @@ int pass_expand(PassCtx *c)
 		.row_bytes = TARGET_IS_GPU(c->tgt) ? c->tgt->gpu_locals / 2 : 1 << 18,
 		.bound_keys = pass_bool(c, "attention_bound") && !TARGET_IS_GPU(c->tgt),
 		.int8_weights = pass_bool(c, "int8_weights"),
+		.int_pairs = !TARGET_IS_GPU(c->tgt),
+		.gpu_sms = TARGET_IS_GPU(c->tgt) ? c->tgt->gpu_sms : 0,
 	};
 	int64_t mb = TARGET_IS_GPU(c->tgt) ? pass_int(c, "attention_scores_mb") : 0;
 	tile.scores_bytes = mb <= 0 ? 0 : mb < ((int64_t)1 << 40) ? mb << 20 : (int64_t)1 << 60;

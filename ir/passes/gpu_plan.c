@@ -9,7 +9,7 @@
  *
  *   tiled    a grid whose row body holds one loop nest doing only
  *            acc += X * Y (float32 sums of float32, float16 or bfloat16
- *            operands, acc a local of the row) and whose x space (the maps
+ *            operands, or int32 sums of int8; acc a local of the row) and whose x space (the maps
  *            only X indexes with), y space (only Y) and k are at least
  *            GT_MIN, GT_MIN and GPU_TILE_K: a GEMM, a convolution over its
  *            padded input, a batched matmul. Square tiles of side s per
@@ -17,10 +17,15 @@
  *            whose tiles still give every SM a block (an H200 has 132),
  *            else the smallest; 256 threads for fp32 (r x r sums each, r =
  *            s / 16), tensor cores 256 for s = 64 (8 warps, 2 fragments
- *            each) and 128 for 32. The partial products: fp32 FMAs
+ *            each) and 128 for 32 (gpu_tile_shape; on an H200 one warp's
+ *            int8 tiles of 16 ran ResNet-50 1.6x slower than 32's). The
+ *            partial products: fp32 FMAs
  *            (contraction_precision highest), tf32 tensor cores (high),
  *            bf16 (medium, and bfloat16 models), fp16 (float16 models, at
  *            every precision); only CUDA sm_80 and later have tensor cores.
+ *            The integer kernels' int32 sums of int8 products (integer.c)
+ *            tile the same way: int8 tensor cores (s8), or int32
+ *            multiply-adds (i32) where there are none; both exact.
  *   coop     a grid of at most the category's grid cap iterations (a
  *            layer norm or softmax over rows, a GEMV at batch 1): a block
  *            per iteration, each child of the row body given a role:
@@ -31,7 +36,8 @@
  *                         own locals are reductions into locals of the row
  *                         (wcr +=, *=, max=, min=, or the read-modify-write
  *                         "l = l op x" of a scalar accumulator nothing else
- *                         in the loop reads), float32, float64 or int64, at
+ *                         in the loop reads), float32, float64, int64 or
+ *                         int32 (the integer kernels' GEMVs), at
  *                         most 16 elements: each thread reduces its share,
  *                         a shared-memory tree combines them;
  *              redundant  anything else without wcr into global memory:
@@ -64,11 +70,23 @@ const char *const gpu_kind_name[NGPUKINDS] = {"grid", "tiled", "cooperative", "r
 const char *const coop_role_name[] = {[ROLE_REDUNDANT] = "redundant", [ROLE_SPLIT] = "split", [ROLE_REDUCE] = "reduce"};
 _Static_assert(COUNTOF(coop_role_name) == ROLE_REDUCE + 1, "coop_role_name out of step with CoopRole");
 const MmaInfo mma_info[NMMAS] = {
-	[MMA_FP32] = {"fp32", 4, 0, 1},
-	[MMA_TF32] = {"tf32", 4, 8, 4},
-	[MMA_BF16] = {"bf16", 2, 16, 8},
-	[MMA_FP16] = {"fp16", 2, 16, 8},
+	[MMA_FP32] = {"fp32", 4, 0, 1, 0, 0, 16},
+	[MMA_TF32] = {"tf32", 4, 8, 4, 1, 0, 16},
+	[MMA_BF16] = {"bf16", 2, 16, 8, 1, 0, 16},
+	[MMA_FP16] = {"fp16", 2, 16, 8, 1, 0, 16},
+	[MMA_S8] = {"s8", 1, 16, 16, 1, 1, 32},
+	[MMA_I32] = {"i32", 1, 0, 4, 0, 1, 16},
 };
+
+int gpu_tile_shape(Mma m, int s, int *threads, int *r)
+{
+	int tc = mma_info[m].tc;
+	if ((s != 16 && s != 32 && s != 64) || (tc && s < 32))
+		return 0;
+	*threads = tc && s == 32 ? 128 : 256;
+	*r = !tc ? s / 16 : s == 64 ? 2 : 1;
+	return 1;
+}
 
 enum { GT_MIN = 16 };
 
@@ -191,7 +209,7 @@ static int store_flags(Sdfg *g, Node *const *maps, int depth, CoopKid *k, Node *
 		for (int d = 0; d < c->rank; d++)
 			dep |= L && ex_uses(t->out.idx[d], L->var);
 		Dtype dt = c->dt;
-		int okdt = dt == DT_F32 || dt == DT_F64 || dt == DT_I64;
+		int okdt = dt == DT_F32 || dt == DT_F64 || dt == DT_I64 || dt == DT_I32;
 		Wcr op = t->wcr;
 		if (op == W_NONE && L && L->kind == N_FOR && c->rank == 0 && t->nin == 2 && t->dt == dt) {
 			/* l = l op x, the only read of l in the loop */
@@ -269,10 +287,28 @@ static int float_operand(Sdfg *g, const Operand *o)
 	return d == DT_F32 || d == DT_F16 || d == DT_BF16;
 }
 
+static int int8_operand(Sdfg *g, const Operand *o)
+{
+	return o->kind == OPD_MEM && sdfg_c(g, o->m.data)->dt == DT_I8;
+}
+
+/* Is tasklet c the products a tile takes: float32 sums of float operands,
+ * or int32 sums of int8 operands (the integer kernels)? */
+static int tile_products(Sdfg *g, const Tasklet *c)
+{
+	if (!c->store || c->wcr != W_SUM || c->code != T_MUL || c->bind >= 0 || c->nin != 2)
+		return 0;
+	if (c->dt == DT_I32)
+		return int8_operand(g, &c->in[0]) && int8_operand(g, &c->in[1]);
+	return c->dt == DT_F32 && float_operand(g, &c->in[0]) && float_operand(g, &c->in[1]);
+}
+
 /* The partial products of operands x and y on the target. */
 static Mma mma_of(Planner *P, const Operand *x, const Operand *y)
 {
 	Dtype dx = sdfg_c(P->g, x->m.data)->dt, dy = sdfg_c(P->g, y->m.data)->dt;
+	if (dx == DT_I8)
+		return P->t->gpu_tc && P->tc ? MMA_S8 : MMA_I32;
 	if (!P->t->gpu_tc || !P->tc)
 		return MMA_FP32;
 	if (dx == DT_F16 && dy == DT_F16)
@@ -291,15 +327,14 @@ static int64_t tiles(const GpuPlan *p, int64_t s)
  * (or the option's side, 32 at least on tensor cores). */
 static void choose_tile(Planner *P, GpuPlan *p)
 {
-	int tc = p->mma != MMA_FP32, s = 64, min = tc ? 32 : 16;
+	int s = 64, min = mma_info[p->mma].tc ? 32 : 16;
 	if (P->tile)
 		s = P->tile < min ? min : P->tile;
 	else
 		while (s > min && tiles(p, s) < P->t->gpu_sms)
 			s /= 2;
 	p->tile = s;
-	p->threads = tc ? (s == 64 ? 256 : 128) : 256;
-	p->r = tc ? (s == 64 ? 2 : 1) : s / 16;
+	DOCC_ASSERT(gpu_tile_shape(p->mma, s, &p->threads, &p->r));
 }
 
 static int plan_tiled(Planner *P, GpuPlan *p, Node **maps, int depth)
@@ -331,8 +366,7 @@ static int plan_tiled(Planner *P, GpuPlan *p, Node **maps, int depth)
 		if (!nchain || k->kind != N_BLOCK || k->lib || k->nts != 1)
 			continue;
 		const Tasklet *c = &k->ts[0];
-		if (!c->store || c->wcr != W_SUM || c->code != T_MUL || c->dt != DT_F32 || c->bind >= 0 || c->nin != 2 ||
-		    !float_operand(g, &c->in[0]) || !float_operand(g, &c->in[1]))
+		if (!tile_products(g, c))
 			continue;
 		t = c;
 		red = i;
@@ -340,7 +374,7 @@ static int plan_tiled(Planner *P, GpuPlan *p, Node **maps, int depth)
 	if (!t)
 		return 0;
 	Container *acc = sdfg_c(g, t->out.data);
-	if (acc->dt != DT_F32 || !row_local(g, t->out.data, maps, depth))
+	if (acc->dt != t->dt || !row_local(g, t->out.data, maps, depth))
 		return 0;
 	/* acc's index may only use reduction variables of extent 1 */
 	for (int d = 0; d < acc->rank; d++)
@@ -374,7 +408,7 @@ static int plan_tiled(Planner *P, GpuPlan *p, Node **maps, int depth)
 	int64_t nt = tiles(&q, q.tile);
 	q.block = q.threads;
 	q.grid = nt < P->t->gpu_max_blocks ? nt : P->t->gpu_max_blocks;
-	q.shared = (int64_t)mi->elem * GPU_TILE_K * 2 * (q.tile + mi->pad) + (q.mma != MMA_FP32 ? 4 * q.tile * (q.tile + 4) : 0);
+	q.shared = (int64_t)mi->elem * GPU_TILE_K * 2 * mma_row(q.mma, q.tile) + (mi->tc ? 4 * q.tile * (q.tile + 4) : 0);
 	*p = q;
 	return 1;
 }

@@ -34,8 +34,10 @@
  * the integer one's epilogue scatters). A convolution's input must be
  * quantized with numbers (static PT2E): its
  * padding is the zero point. Depthwise, grouped and transposed
- * convolutions stay in float, and so do the GPU targets (no integer
- * kernel yet); the compile's note names them.
+ * convolutions stay in float; the compile's note names them. On the GPU
+ * targets the kernels multiply int8 by int8 (a uint8 input shifted into
+ * int8 with its zero point), which gpu_plan gives the int8 tensor cores
+ * where the architecture has them and int32 sums elsewhere (rocm).
  */
 #include <string.h>
 
@@ -112,8 +114,6 @@ static void mark_integer(Sdfg *g, const char *label)
 int pass_integer(PassCtx *c)
 {
 	Sdfg *g = c->g;
-	if (TARGET_IS_GPU(c->tgt))
-		return 0;
 	for (int i = 0; i < g->root->nkids; i++) {
 		Node *k = g->root->kids[i];
 		LibNode *l = k->lib;

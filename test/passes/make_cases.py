@@ -199,8 +199,11 @@ CASES = [
     ("integer_dynamic", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),), dynamic=True), (x(3, 6),), "integer", "none", []),
     ("integer_conv", pt2e(seq(nn.Conv2d(8, 4, 3, padding=1)), (x(1, 8, 4, 4),)), (x(1, 8, 4, 4),), "integer",
      "none", []),
-    ("integer_cuda_float", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),)), (x(3, 6),), "integer", "cuda", []),
+    ("integer_cuda", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),)), (x(3, 6),), "integer", "cuda", []),
     ("expand_integer", pt2e(seq(nn.Linear(6, 4)), (x(3, 6),)), (x(3, 6),), "expand", "sequential", []),
+    # the integer kernel's int8 products on the GPUs: int8 tensor cores (cuda), int32 sums (rocm)
+    ("gpu_plan_s8", pt2e(seq(nn.Linear(64, 32)), (x(32, 64),)), (x(32, 64),), "gpu_plan", "cuda", []),
+    ("gpu_plan_i32", pt2e(seq(nn.Linear(64, 32)), (x(32, 64),)), (x(32, 64),), "gpu_plan", "rocm", []),
 ]
 
 
