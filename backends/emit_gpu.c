@@ -325,7 +325,11 @@ static void coop_kids(Em *e, const GpuPlan *p, Node *row)
  * k goes in steps of GPU_TILE_K, each step's s x GPU_TILE_K slice of X and
  * GPU_TILE_K x s slice of Y loaded by the whole block into shared memory
  * (every operand read once per block instead of once per output), a
- * barrier, the partial products, a barrier. The operands are printed by
+ * barrier, the partial products, a barrier; each thread fetches its share
+ * of the next step's slices into registers before the products, so the
+ * loads' latency overlaps them (on an H200, int8 ResNet-50 ran in 5.06 ms
+ * with loads in flight together but fetched after the barrier). The
+ * operands are printed by
  * the walker itself inside scopes that declare the loop variables they
  * use, so guards, views and strides need nothing new. Then each thread
  * takes its outputs, runs the row's init, adds its sum to acc and runs the
@@ -419,23 +423,23 @@ static void decompose(Em *e, const GpuPlan *p, Node *const *m, const signed char
 	}
 }
 
-/* One operand's slice: rows (r) of the operand's own space by GPU_TILE_K,
- * rounded to the kind's element type as it is stored. */
-static void gemm_load(Em *e, const Tile *tl, int which)
+/* One operand's slice for the k step at k0: rows (r) of the operand's own
+ * space by GPU_TILE_K, this thread's share of it (a constant count,
+ * threads dividing rows * GPU_TILE_K, unrolled so that its loads are in
+ * flight at once) into its registers dc_ra (X) or dc_rb (Y). */
+static void gemm_fetch(Em *e, const Tile *tl, int which, const char *k0)
 {
 	const GpuPlan *p = tl->p;
 	int rows = p->tile;
-	const char *tile = which ? "dc_ys" : "dc_xs", *n = which ? "dc_ny" : "dc_nx", *t0 = which ? "dc_ty" : "dc_tx";
+	const char *reg = which ? "dc_rb" : "dc_ra", *n = which ? "dc_ny" : "dc_nx", *t0 = which ? "dc_ty" : "dc_tx";
 	DOCC_ASSERT(rows * GPU_TILE_K % p->threads == 0);
-	/* a constant count per thread (threads divides rows * GPU_TILE_K),
-	 * unrolled, so that a thread's loads are all in flight at once */
 	emit_line(e, "#pragma unroll");
 	emit_line(e, "for (int dc_j = 0; dc_j < %d; dc_j++) {", rows * GPU_TILE_K / p->threads);
 	e->ind++;
 	emit_line(e, "const int dc_i = threadIdx.x + dc_j * %d;", p->threads);
 	emit_line(e, "const int dc_r = dc_i / %d, dc_kk = dc_i %% %d;", GPU_TILE_K, GPU_TILE_K);
-	emit_line(e, "const int64_t dc_o = %s * %d + dc_r, dc_k = dc_k0 + dc_kk;", t0, rows);
-	emit_line(e, "%s dc_v = %s;", mma_c[p->mma].sum, mma_c[p->mma].zero);
+	emit_line(e, "const int64_t dc_o = %s * %d + dc_r, dc_k = %s + dc_kk;", t0, rows, k0);
+	emit_line(e, "%s[dc_j] = %s;", reg, mma_c[p->mma].zero);
 	emit_line(e, "if (dc_o < %s && dc_k < dc_nk) {", n);
 	e->ind++;
 	decompose(e, p, tl->maps, p->grp, p->depth, 0, "dc_tb");
@@ -443,15 +447,30 @@ static void gemm_load(Em *e, const Tile *tl, int which)
 	decompose(e, p, tl->chain, NULL, p->nchain, -1, "dc_k");
 	Buf v = {0};
 	emit_operand(e, &v, &tl->t->in[which], mma_info[p->mma].integer ? DT_I32 : DT_F32);
-	emit_line(e, "dc_v = %s;", v.s);
+	emit_line(e, "%s[dc_j] = %s;", reg, v.s);
 	buf_free(&v);
 	e->ind--;
 	emit_line(e, "}");
+	e->ind--;
+	emit_line(e, "}");
+}
+
+/* The registers into the operand's slice in shared memory, rounded to the
+ * kind's element type. */
+static void gemm_put(Em *e, const Tile *tl, int which)
+{
+	const GpuPlan *p = tl->p;
+	const char *tile = which ? "dc_ys" : "dc_xs", *reg = which ? "dc_rb" : "dc_ra";
+	emit_line(e, "#pragma unroll");
+	emit_line(e, "for (int dc_j = 0; dc_j < %d; dc_j++) {", p->tile * GPU_TILE_K / p->threads);
+	e->ind++;
+	emit_line(e, "const int dc_i = threadIdx.x + dc_j * %d;", p->threads);
+	emit_line(e, "const int dc_r = dc_i / %d, dc_kk = dc_i %% %d;", GPU_TILE_K, GPU_TILE_K);
 	if (mma_info[p->mma].span != 16) /* fragment f's columns at f * span */
-		emit_line(e, "%s[dc_kk][dc_r + dc_r / 16 * %d] = %sdc_v%s;", tile, mma_info[p->mma].span - 16, mma_c[p->mma].pre,
-		          mma_c[p->mma].post);
+		emit_line(e, "%s[dc_kk][dc_r + dc_r / 16 * %d] = %s%s[dc_j]%s;", tile, mma_info[p->mma].span - 16, mma_c[p->mma].pre,
+		          reg, mma_c[p->mma].post);
 	else
-		emit_line(e, "%s[dc_kk][dc_r] = %sdc_v%s;", tile, mma_c[p->mma].pre, mma_c[p->mma].post);
+		emit_line(e, "%s[dc_kk][dc_r] = %s%s[dc_j]%s;", tile, mma_c[p->mma].pre, reg, mma_c[p->mma].post);
 	e->ind--;
 	emit_line(e, "}");
 }
@@ -582,11 +601,23 @@ static void gemm_body(Em *e, const Tile *tl)
 		emit_line(e, "for (int dc_e = 0; dc_e < %d; dc_e++)", p->r * p->r);
 		emit_line(e, "\tdc_acc[dc_e / %d][dc_e %% %d] = %s;", p->r, p->r, mma_c[p->mma].zero);
 	}
+	/* step k0's slices were fetched into registers during step k0 - 1's
+	 * products (the first before the loop) */
+	int nr = p->tile * GPU_TILE_K / p->threads;
+	emit_line(e, "%s dc_ra[%d], dc_rb[%d];", S, nr, nr);
+	gemm_fetch(e, tl, 0, "(int64_t)0");
+	gemm_fetch(e, tl, 1, "(int64_t)0");
 	emit_line(e, "for (int64_t dc_k0 = 0; dc_k0 < dc_nk; dc_k0 += %d) {", GPU_TILE_K);
 	e->ind++;
-	gemm_load(e, tl, 0);
-	gemm_load(e, tl, 1);
+	gemm_put(e, tl, 0);
+	gemm_put(e, tl, 1);
 	emit_line(e, "__syncthreads();");
+	emit_line(e, "if (dc_k0 + %d < dc_nk) {", GPU_TILE_K);
+	e->ind++;
+	gemm_fetch(e, tl, 0, arena_printf(e->g->arena, "(dc_k0 + %d)", GPU_TILE_K));
+	gemm_fetch(e, tl, 1, arena_printf(e->g->arena, "(dc_k0 + %d)", GPU_TILE_K));
+	e->ind--;
+	emit_line(e, "}");
 	gemm_products(e, p);
 	emit_line(e, "__syncthreads();");
 	e->ind--;
