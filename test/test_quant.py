@@ -71,6 +71,8 @@ def qdq_module():
             self.register_buffer("gz", torch.randint(-3, 3, (12,), generator=g))
             self.register_buffer("bs", torch.rand(3, 2, generator=g) * 0.05 + 0.01)
             self.register_buffer("bz", torch.randint(-4, 4, (3, 2), generator=g).to(torch.int8))
+            self.register_buffer("qlo", torch.tensor(3))
+            self.register_buffer("qhi", torch.tensor(250))
 
         def forward(self, x):
             s = 0.02328810654580593
@@ -89,7 +91,9 @@ def qdq_module():
             f = ao.quantize_affine(x, [2, 16], self.bs, self.bz, torch.int8, -128, 127)
             ff = ao.dequantize_affine(f, [2, 16], self.bs, self.bz, torch.int8, -128, 127)
             ss, sz = qd.choose_qparams_symmetric.tensor(x, -128, 127, 1e-5, torch.int8)
-            return a, af, b, bf, c, cf, d, df, e, ef, f, ff, ss, sz
+            g = qd.quantize_per_tensor.tensor2(x, sc, zp, self.qlo, self.qhi, torch.uint8)
+            gf = qd.dequantize_per_tensor.tensor2(g, sc, zp, self.qlo, self.qhi, torch.uint8)
+            return a, af, b, bf, c, cf, d, df, e, ef, f, ff, ss, sz, g, gf
 
     torch.manual_seed(0)
     x = torch.randn(6, 32) * 2
@@ -533,6 +537,27 @@ def test_integer_kernels(pt2e_models, name, flow, tmp_path):
     assert runs["cuda"] == runs["on"], runs
     if name == "resnet":  # 16 x 16 pixels by 16 channels: tiles of the int8 tensor cores
         assert "tiled-s8" in runs["cuda", "kinds"], runs["cuda", "kinds"]
+
+
+def test_tensor2_bounds_computed_at_run_time(tmp_path):
+    """quantize_per_tensor.tensor2 with a quant_min the program computes:
+    an error naming the op and what to do, no library written."""
+    torch = require("torch")
+    torchao()
+    import torch.ao.quantization.fx._decomposed  # noqa: F401
+    qd = torch.ops.quantized_decomposed
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            lo = (x[0, 0] * 0).to(torch.int64)
+            return qd.quantize_per_tensor.tensor2(x, torch.tensor(0.1), torch.tensor(3), lo, lo + 255, torch.uint8)
+
+    pt2 = tmp_path / "t2.pt2"
+    torch.export.save(torch.export.export(M(), (torch.randn(2, 3),)), str(pt2))
+    r = doccc_cmd(pt2, "-t", "none", "-o", f"{tmp_path}/o/")
+    assert r.returncode == 1, fmt_result(r)
+    assert "quantize_per_tensor.tensor2" in r.stderr and "one-element constant tensors" in r.stderr, r.stderr
+    assert not (tmp_path / "o" / "libt2.so").exists()
 
 
 def test_int8_tiles_build_with_nvcc(pt2e_models, tmp_path):

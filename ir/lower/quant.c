@@ -187,7 +187,26 @@ static int params(Imp *m, LibNode *l, int x)
 	return 0;
 }
 
-/* quant_min and quant_max (torchao's may be None: the range of qdt). */
+/* The value of a one-element constant tensor c (a lifted constant or a
+ * buffer, through views) into *v; -1 if c is not one. */
+static int const_scalar(Imp *m, int c, double *v)
+{
+	Container *ct = lw_c(m, c);
+	int root = sdfg_root_of(m->g, c);
+	int64_t ofs = 0;
+	if (sdfg_numel(m->g, c) != 1 || !sdfg_const_known(m->g, root) || !ex_isint(ct->offset, &ofs))
+		return -1;
+	const void *d = sdfg_const_get(m->g, root);
+	if (!d)
+		return -1;
+	*v = sdfg_elem(lw_c(m, root)->dt, d, ofs);
+	sdfg_const_put(m->g, root);
+	return 0;
+}
+
+/* quant_min and quant_max (torchao's may be None: the range of qdt; the
+ * .tensor2 forms' one-element tensors, which must be constants: the clamp
+ * is part of the kernel). */
 static int qrange(Imp *m, LibNode *l, Dtype qdt)
 {
 	double lo, hi;
@@ -201,6 +220,11 @@ static int qrange(Imp *m, LibNode *l, Dtype qdt)
 		lo = a->k == V_INT ? (double)a->i : a->f;
 	if (b->k == V_INT || b->k == V_FLOAT)
 		hi = b->k == V_INT ? (double)b->i : b->f;
+	if ((a->k == V_TENSOR && const_scalar(m, a->t, &lo)) || (b->k == V_TENSOR && const_scalar(m, b->t, &hi))) {
+		lw_error(m, "%s: quant_min and quant_max must be one-element constant tensors (a buffer or a constant): "
+		         "doccc builds the clamp into the kernel; these are computed at run time", m->info->target);
+		return -1;
+	}
 	if (lo > hi) {
 		lw_error(m, "%s: quant_min %g is above quant_max %g", m->info->target, lo, hi);
 		return -1;
