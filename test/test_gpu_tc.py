@@ -283,6 +283,18 @@ def demangle(sym):
     return sym[m.end():m.end() + int(m.group(1))] if m else sym
 
 
+def assert_no_spills(log, kernels):
+    """ptxas -v's log (nvcc_build) reports each of kernels with no stack
+    frame and no spill stores or loads."""
+    entries = re.findall(r"Compiling entry function '(\w+)' for 'sm_90'\n"
+                         r"ptxas info\s*: Function properties for \S+\n"
+                         r"\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    seen = {demangle(name): (int(a), int(b), int(c)) for name, a, b, c in entries}
+    assert kernels <= set(seen), f"ptxas did not report {kernels - set(seen)}:\n{log}"
+    for k in sorted(kernels):
+        assert seen[k] == (0, 0, 0), f"{k}: stack frame, spill stores, spill loads = {seen[k]}\n{log}"
+
+
 @pytest.mark.parametrize("precision", ["highest", "high", "medium"])
 def test_no_spills_in_tiled_kernels(precision, contraction_pt2, tmp_path):
     """ptxas -v on the kernels nvcc builds for sm_90: no spill stores or
@@ -291,11 +303,4 @@ def test_no_spills_in_tiled_kernels(precision, contraction_pt2, tmp_path):
     lib, rep = build(pt2, tmp_path / "sim", precision)
     tiled = {k["kernel"] for k in rep["gpu_kernels"] if k["kind"].startswith("tiled")}
     assert len(tiled) == NCONTRACT, rep["gpu_kernels"]
-    log = nvcc_build(pt2, tmp_path / "nvcc", precision)
-    entries = re.findall(r"Compiling entry function '(\w+)' for 'sm_90'\n"
-                         r"ptxas info\s*: Function properties for \S+\n"
-                         r"\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", log)
-    seen = {demangle(name): (int(a), int(b), int(c)) for name, a, b, c in entries}
-    assert tiled <= set(seen), f"ptxas did not report {tiled - set(seen)}:\n{log}"
-    for k in sorted(tiled):
-        assert seen[k] == (0, 0, 0), f"{k}: stack frame, spill stores, spill loads = {seen[k]}\n{log}"
+    assert_no_spills(nvcc_build(pt2, tmp_path / "nvcc", precision), tiled)

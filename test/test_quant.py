@@ -31,8 +31,6 @@
 The quantization flows need torchao (test/setup.sh installs torchao 0.18.0).
 """
 
-import re
-
 import pytest
 
 from conftest import ATOL, RTOL, compile_model, doccc_cmd, fmt_result, require, run_lib
@@ -565,20 +563,13 @@ def test_int8_tiles_build_with_nvcc(pt2e_models, tmp_path):
     of signed char, int32 sums) compile with the real nvcc for sm_90, and
     ptxas reports no spill and no stack frame in any of them."""
     import json
-    from test_gpu_tc import demangle, nvcc_build
+    from test_gpu_tc import assert_no_spills, nvcc_build
     pt2 = pt2e_models["resnet", "x86_static", "training"][0]
     r = doccc_cmd(pt2, "-t", "cuda", "--simulate", "-n", "tc", "-o", f"{tmp_path}/sim/", "--report", f"{tmp_path}/r.json")
     assert r.returncode == 0, fmt_result(r)
     tiled = {k["kernel"] for k in json.loads((tmp_path / "r.json").read_text())["gpu_kernels"] if k["kind"] == "tiled-s8"}
     assert len(tiled) == 4, tiled
-    log = nvcc_build(pt2, tmp_path / "nvcc", "highest")
-    entries = re.findall(r"Compiling entry function '(\w+)' for 'sm_90'\n"
-                         r"ptxas info\s*: Function properties for \S+\n"
-                         r"\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", log)
-    seen = {demangle(name): (int(a), int(b), int(c)) for name, a, b, c in entries}
-    assert tiled <= set(seen), f"ptxas did not report {tiled - set(seen)}:\n{log}"
-    for k in sorted(tiled):
-        assert seen[k] == (0, 0, 0), f"{k}: stack frame, spill stores, spill loads = {seen[k]}\n{log}"
+    assert_no_spills(nvcc_build(pt2, tmp_path / "nvcc", "highest"), tiled)
 
 
 @pytest.mark.parametrize("target", ["none", "cuda-sim"])
