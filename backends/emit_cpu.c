@@ -56,6 +56,9 @@ static int cpu_vexpr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	case T_HARDSWISH: buf_printf(b, "(%s) * dc_vclamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f", a[0], a[0]); break;
 	case T_ROUND: buf_printf(b, "dc_vround(%s)", a[0]); break;
 	case T_DOT2: buf_printf(b, "dc_vdot2(%s, %s)", a[0], a[1]); break;
+	case T_AND: buf_printf(b, "%s & %s", a[0], a[1]); break; /* int32 lanes (schedule.c) */
+	case T_SHL: buf_printf(b, "%s << %s", a[0], a[1]); break;
+	case T_SHR: buf_printf(b, "%s >> %s", a[0], a[1]); break;
 	case T_CAST: /* int32 lanes to float32; float32 (integral, in range: a quantization) to 8-bit lanes */
 		buf_printf(b, "__builtin_convertvector(%s, %s)", a[0], emit_vtype(e->vdt));
 		break;
@@ -130,6 +133,13 @@ static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 	}
 	Dtype dt = sdfg_c(e->g, o->m.data)->dt;
 	int i32 = dt == DT_I32; /* int32 lanes (an integer tile, its packed operands) */
+	if ((dt == DT_I8 || dt == DT_U8) && e->vdt == DT_I32) { /* int4 weights' bytes, widened to int32 lanes */
+		int v = emit_uses_vec(e, &o->m);
+		buf_printf(b, v ? "__builtin_convertvector(*(const %s *)&" : "dc_splati((int32_t)", dt == DT_I8 ? "dc_vs8" : "dc_vu8");
+		emit_lvalue(e, b, &o->m);
+		buf_puts(b, v ? ", dc_vi)" : ")");
+		return;
+	}
 	if (dt == DT_I8 || dt == DT_U8) {
 		/* int8 weights, quantized values widen (the schedule took unit-stride or invariant ones) */
 		int v = emit_uses_vec(e, &o->m);

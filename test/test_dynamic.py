@@ -163,6 +163,23 @@ def test_dynamic_by_default(dyn, tmp_path, target, ir, which, sizes):
         check(lib, model, (torch.randn(*shape),))
 
 
+@pytest.mark.parametrize("target", CPU_TARGETS)
+def test_dynamic_rows_wide_panels(tmp_path, target):
+    """A linear layer at a run-time batch packs its weights in panels as
+    wide as 4 register tiles (1104 columns: 64-wide panels, the last one
+    part full): the full row tiles walk a panel's tiles, a single row
+    (a decode step) takes the panel at once. Every row count agrees with
+    eager."""
+    torch = require("torch")
+    from torch.export import Dim
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(64, 1104), torch.nn.ReLU(), torch.nn.Linear(1104, 48))
+    src, _ = export(tmp_path, "wide", m, (torch.randn(5, 64),), ({0: Dim("b", max=64)},), "core")
+    lib = compile_model(src, target, tmp_path / "o")
+    for rows in (1, 2, 5, 6, 13):
+        check(lib, m, (torch.randn(rows, 64),))
+
+
 @pytest.mark.parametrize("ir", IRS)
 def test_dynamic_sequence_attention(dyn, tmp_path, ir):
     """Two symbols, one set by --dim and one by --shape; SDPA and arange sized by T."""

@@ -415,6 +415,72 @@ def test_weight_only_stays_int8(torchao_models, tmp_path):
         assert off - on >= saved * 0.9, f"{name}: {on} bytes with int8 panels, {off} without: the weights did not stay int8"
 
 
+def int4_linears(kind):
+    """Two linear layers with 4-bit weights in groups of 16: torchao's int4
+    (symmetric: -8..7 and no zero points; asymmetric: zero points), or
+    uint8 integers 0..15 dequantized by quantized_decomposed's
+    dequantize_per_channel_group. 1104 columns: panels 64 wide at a run-time
+    batch, the last one part full."""
+    torch = require("torch")
+    torch.manual_seed(3)
+    m = torch.nn.Sequential(torch.nn.Linear(64, 1104), torch.nn.Linear(1104, 40))
+    if kind == "uint4":
+        import torch.ao.quantization.fx._decomposed  # noqa: F401 (registers quantized_decomposed)
+
+        class U4(torch.nn.Module):
+            def __init__(self, lin):
+                super().__init__()
+                n, k = lin.weight.shape
+                self.register_buffer("q", torch.randint(0, 16, (n, k), dtype=torch.uint8))
+                self.register_buffer("s", torch.rand(n, k // 16) * 0.02 + 0.001)
+                self.register_buffer("z", torch.randint(0, 16, (n, k // 16)).float())
+                self.bias = lin.bias
+
+            def forward(self, x):
+                w = torch.ops.quantized_decomposed.dequantize_per_channel_group(
+                    self.q, self.s, self.z, 0, 15, torch.uint8, 16, torch.float32)
+                return torch.nn.functional.linear(x, w, self.bias)
+
+        m = torch.nn.Sequential(U4(m[0]), U4(m[1]))
+    else:
+        torchao()
+        from torchao.quantization import IntxWeightOnlyConfig, quantize_
+        from torchao.quantization.granularity import PerGroup
+        from torchao.quantization.quant_primitives import MappingType
+        mt = MappingType.SYMMETRIC if kind == "int4" else MappingType.ASYMMETRIC
+        quantize_(m, IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16), mapping_type=mt))
+    return m
+
+
+@pytest.mark.parametrize("target", ["none", "sequential", "openmp"])
+@pytest.mark.parametrize("kind", ["int4", "int4_asym", "uint4"])
+def test_int4_weights_two_to_a_byte(kind, target, tmp_path):
+    """Weights whose integers fit 4 bits are kept two to a byte
+    (expand.int4_weights): the library holds half the bytes of the int8
+    panels, and its outputs are those of the int8 panels bit for bit (the
+    same weights, rounded the same way) and eager's within the tolerance,
+    at run-time batches that fill a whole row tile, part of one, and one
+    row (a decode step: a tile as wide as the 64-column panels)."""
+    torch = require("torch")
+    np = require("numpy")
+    m = int4_linears(kind)
+    x = torch.randn(13, 64)
+    b = torch.export.Dim("b", max=64)
+    ep = torch.export.export(m, (x,), dynamic_shapes=({0: b},))
+    pt2 = save(ep, tmp_path / f"{kind}.pt2", "core")
+    mod = torch.export.load(str(pt2)).module()
+    nib = compile_model(pt2, target, tmp_path / "nib", "--pass-opt", "expand.int4_weights=true")
+    byte = compile_model(pt2, target, tmp_path / "byte")
+    # two layers' integers: 64*1104 + 1104*40, half a byte each saved
+    saved = (64 * 1104 + 1104 * 40) // 2
+    assert byte.stat().st_size - nib.stat().st_size >= saved * 0.9, (byte.stat().st_size, nib.stat().st_size)
+    for rows in (13, 6, 1):
+        xs = x[:rows].numpy()
+        got, want = run_lib(nib, [xs])[0], run_lib(byte, [xs])[0]
+        assert np.array_equal(got, want), f"{rows} rows: nibbles and bytes differ by {np.abs(got - want).max()}"
+        np.testing.assert_allclose(got, mod(x[:rows]).detach().numpy(), rtol=RTOL, atol=ATOL)
+
+
 # ---- a quantized decoder with its KV cache ------------------------------------------------
 
 DECODER_CONFIGS = ["int8_weight_only", "int4_weight_only", "int8_dynamic_int4_weight"]
@@ -468,6 +534,21 @@ def test_quantized_decoder_generates(quant_decoders, name, target, tmp_path):
     assert all(s["pass"] for s in rep["steps"]), rep
     got = [int(np.load(tmp_path / f"out{s}.npy")[0, -1].argmax()) for s in range(len(files))]
     assert got == toks
+
+
+def test_quantized_decoder_int4_nibbles(quant_decoders, tmp_path):
+    """The int4 decoder with its weights two to a byte
+    (expand.int4_weights): every prefill and decode step as eager's, the
+    same tokens."""
+    import json
+    np = require("numpy")
+    import test_state as ts
+    pt2, files, toks = quant_decoders["int4_weight_only"]
+    lib = compile_model(pt2, "openmp", tmp_path / "b", "--pass-opt", "expand.int4_weights=true")
+    r = doccc_cmd("run", lib, *ts.step_args(files, tmp_path), "--json")
+    assert r.returncode == 0, fmt_result(r)
+    assert all(s["pass"] for s in json.loads(r.stdout)["steps"]), r.stdout
+    assert [int(np.load(tmp_path / f"out{s}.npy")[0, -1].argmax()) for s in range(len(files))] == toks
 
 
 def test_float_between_qdq_note(pt2e_models, tmp_path):

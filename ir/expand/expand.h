@@ -27,6 +27,7 @@ typedef struct {
 	                    * mask lets any query attend, found at run time (attention.c) */
 	int int8_weights;  /* a GEMM's folded int8 dequantization stays int8 in its panels,
 	                    * dequantized in registers (linalg.c) */
+	int int4_weights;  /* and two to a byte where they fit 4 bits */
 	int int_pairs;     /* the integer kernels sum int16 pairs (T_DOT2: the CPU's pmaddwd);
 	                    * else int8 products (T_MUL: the GPUs' tensor cores) */
 	int gpu_sms;       /* GPU: its multiprocessors, for reductions over few long rows

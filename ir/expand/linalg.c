@@ -1392,12 +1392,16 @@ static int gemm_direct(Sdfg *g, LibNode *l, Node *seq, const char *label, const 
 /* ---- int8 weights, dequantized in registers ------------------------------------------
  * A GEMM whose constant B is a folded dequantization of int8 weights (ir.h,
  * Dequant: PT2E's weights, torchao's int8 and intx weight-only in Core
- * ATen) packs the int8 values into its panels, a quarter of float32's
- * bytes, and the scales and zero points, one per G rows of B and column
- * (G = K: per column; torchao's groups: G = group size), into small
- * float32 panels [NB][K/G][tn]. The update computes (q - z) * s in
- * registers, rounded as the folded weights are, so the product is the
- * float32 kernel's on the same weights, bit for bit. B must be the folded
+ * ATen; int8 or uint8) packs the integers into its panels, a quarter of
+ * float32's bytes, or two to a byte where they all fit 4 bits (torchao's
+ * int4: -8..7; uint4: 0..15), an eighth; and the scales and zero points,
+ * one per G rows of B and column (G = K: per column; torchao's groups: G
+ * = group size), into small float32 panels [NB][K/G][tn]. The update
+ * computes (q - z) * s in registers, rounded as the folded weights are, so
+ * the product is the float32 kernel's on the same weights, bit for bit. A
+ * byte of nibbles is split in int32 lanes (low: a mask, or a shift up and
+ * an arithmetic shift down; high: a shift), and the update adds its two
+ * rows in order. B must be the folded
  * constant viewed as [N, K] transposed (a linear layer's weight) or as
  * [K, N]: element (k, n) then reads its parts at an offset a(n) + b(k). */
 typedef struct {
@@ -1445,7 +1449,8 @@ static DqMap *dq_map(Sdfg *g, int B, int64_t K, int64_t N)
 	Container *bc = sdfg_c(g, B), *t = sdfg_c(g, root);
 	const Dequant *d = t->dq;
 	int64_t s0 = -1, s1 = -1, ofs = 0, sh[MAXDIM];
-	if (!d || sdfg_c(g, sdfg_root_of(g, d->q))->dt != DT_I8 || bc->rank != 2 || !ex_isint(bc->stride[0], &s0) ||
+	Dtype qd = d ? sdfg_c(g, sdfg_root_of(g, d->q))->dt : DT_F32;
+	if ((qd != DT_I8 && qd != DT_U8) || bc->rank != 2 || !ex_isint(bc->stride[0], &s0) ||
 	    !ex_isint(bc->stride[1], &s1) || (bc->offset && !ex_isint(bc->offset, &ofs)) || ofs != 0)
 		return NULL;
 	int nmajor = s0 == 1 && s1 == K, kmajor = s0 == N && s1 == 1;
@@ -1523,17 +1528,71 @@ typedef struct {
 	int qp, sp, zp;     /* panels; -1: none (a number) */
 	double sc, zc;
 	int64_t G;
+	Dtype nib;          /* DT_U8 (0..15), DT_I8 (-8..7): qp holds two integers a byte,
+	                     * rows 2i and 2i + 1 in its low and high nibble; else DT_F32 */
 } DqPanels;
 
-static int dq_panels(Sdfg *g, int B, int64_t K, int64_t N, int tn, DqPanels *o)
+/* Do all of m's integers fit 4 bits, as DT_U8 (0..15) or DT_I8 (-8..7)?
+ * DT_F32 if not, or for an odd K (the nibbles pair rows). */
+static Dtype dq_nibbles(Sdfg *g, const DqMap *m)
+{
+	int root = sdfg_root_of(g, m->d->q);
+	const void *q = sdfg_const_get(g, root);
+	if (!q || m->K % 2)
+		return DT_F32;
+	Dtype dt = sdfg_c(g, root)->dt;
+	double lo = 0, hi = 0;
+	for (int64_t n = 0; n < m->N && hi - lo <= 15; n++)
+		for (int64_t k = 0; k < m->K; k++) {
+			double v = sdfg_elem(dt, q, dq_q_at(m, 0, k, n));
+			lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+		}
+	sdfg_const_put(g, root);
+	return lo >= 0 && hi <= 15 ? DT_U8 : lo >= -8 && hi <= 7 ? DT_I8 : DT_F32;
+}
+
+/* The nibble panels [1][NB][K/2][tn]: byte (nb, i, o) holds the integers
+ * of rows 2i (low) and 2i + 1 (high) of column nb*tn + o; zeros past N. */
+static int nib_make(Sdfg *g, const ConstSrc *cs, void *dst)
+{
+	const DqMap *m = cs->ctx;
+	int root = sdfg_root_of(g, m->d->q);
+	const void *q = sdfg_const_get(g, root);
+	if (!q)
+		return -1;
+	Dtype dt = sdfg_c(g, root)->dt;
+	int64_t tn = m->tn, NB = (m->N + tn - 1) / tn;
+	uint8_t *d = dst;
+	for (int64_t nb = 0; nb < NB; nb++)
+		for (int64_t i = 0; i < m->K / 2; i++)
+			for (int64_t o = 0; o < tn; o++, d++) {
+				int64_t n = nb * tn + o, lo = 0, hi = 0;
+				if (n < m->N) {
+					lo = (int64_t)sdfg_elem(dt, q, dq_q_at(m, 0, 2 * i, n));
+					hi = (int64_t)sdfg_elem(dt, q, dq_q_at(m, 0, 2 * i + 1, n));
+				}
+				*d = (uint8_t)((lo & 15) | (hi & 15) << 4);
+			}
+	sdfg_const_put(g, root);
+	return 0;
+}
+
+static int dq_panels(Sdfg *g, int B, int64_t K, int64_t N, int tn, int nibbles, DqPanels *o)
 {
 	DqMap *m = dq_map(g, B, K, N);
 	if (!m)
 		return -1;
 	const Dequant *d = m->d;
 	const char *nm = sdfg_c(g, sdfg_root_of(g, d->q))->name;
-	o->qp = pack_panels(g, arena_printf(g->arena, "%s_packed", nm),
-	                    (Panels){sdfg_root_of(g, d->q), 1, tn, K, N, 0, 0, 0, dq_q_at, m});
+	o->nib = nibbles ? dq_nibbles(g, m) : DT_F32;
+	if (o->nib != DT_F32) {
+		DqMap nm4 = *m;
+		nm4.tn = tn;
+		int64_t sh[4] = {1, (N + tn - 1) / tn, K / 2, tn};
+		o->qp = sdfg_const_new(g, arena_printf(g->arena, "%s_nibbles", nm), o->nib, 4, sh, nib_make, &nm4, sizeof nm4);
+	} else
+		o->qp = pack_panels(g, arena_printf(g->arena, "%s_packed", nm),
+		                    (Panels){sdfg_root_of(g, d->q), 1, tn, K, N, 0, 0, 0, dq_q_at, m});
 	o->sc = d->sc, o->zc = d->zc, o->G = m->G;
 	int64_t NB = (N + tn - 1) / tn, shape[3] = {NB, K / m->G, tn};
 	for (int part = 1; part < 3; part++) {
@@ -1551,11 +1610,26 @@ static int dq_panels(Sdfg *g, int B, int64_t K, int64_t N, int tn, DqPanels *o)
 	return 0;
 }
 
-/* b's weight operand for panel nb, row k, lane o: (q - z) * s. */
-static Operand dq_weight(Sdfg *g, Node *b, const DqPanels *p, Expr *nb, Expr *k, Expr *o)
+/* b's weight operand for panel nb, row k, lane o: (q - z) * s. Nibbles:
+ * q is the low (h 0) or high (h 1) half of byte row k/2, split in int32
+ * lanes (a sign-extending shift pair, or a mask, for the low one). */
+static Operand dq_weight(Sdfg *g, Node *b, const DqPanels *p, Expr *nb, Expr *k, Expr *o, int h)
 {
-	Expr *qi[4] = {ex_int(g, 0), nb, k, o}, *pi[3] = {nb, ex_div(g, k, ex_int(g, p->G)), o};
+	int nib = p->nib != DT_F32;
+	Expr *kb = nib ? ex_div(g, k, ex_int(g, 2)) : k; /* the byte row */
+	/* an even group: both nibbles of a byte in it (one load of the scale) */
+	Expr *pi[3] = {nb, nib && p->G % 2 == 0 ? ex_div(g, kb, ex_int(g, p->G / 2)) : ex_div(g, k, ex_int(g, p->G)), o};
+	Expr *qi[4] = {ex_int(g, 0), nb, kb, o};
 	Operand v = opd_mem(p->qp, 4, qi);
+	if (nib) {
+		if (h)
+			v = opd_val(xp_tk2(g, b, T_SHR, DT_I32, v, opd_const(4)));
+		else if (p->nib == DT_U8)
+			v = opd_val(xp_tk2(g, b, T_AND, DT_I32, v, opd_const(15)));
+		else
+			v = opd_val(xp_tk2(g, b, T_SHR, DT_I32, opd_val(xp_tk2(g, b, T_SHL, DT_I32, v, opd_const(28))), opd_const(28)));
+		v = opd_val(sdfg_tasklet(g, b, T_CAST, DT_F32, 1, &v));
+	}
 	if (p->zp >= 0 || p->zc != 0) {
 		Operand z[2] = {v, p->zp >= 0 ? opd_mem(p->zp, 3, pi) : opd_const(p->zc)};
 		v = opd_val(sdfg_tasklet(g, b, T_SUB, DT_F32, 2, z));
@@ -1565,28 +1639,36 @@ static Operand dq_weight(Sdfg *g, Node *b, const DqPanels *p, Expr *nb, Expr *k,
 }
 
 /* The loop nest of a GEMM over packed panels of B (N constant, split in NB
- * blocks of tn columns): batch maps, the column blocks, the row tiles
- * (row_parts), each with its accumulator tile acc[tm][tn] of type adt, a
- * k loop to K with the update block, and the stores. The kernel fills the
- * blocks: update(ub) adds A[rows + x, k] times the panel's [nb][k][o] into
- * acc[x][o]; store(sb) writes out at oi from acc[x][o]. */
+ * panels of pw columns): batch maps, the panels, the row tiles (row_parts),
+ * each with its accumulator tile acc[tm][tw] of type adt, a k loop to K
+ * with the update block, and the stores. The kernel fills the blocks:
+ * update(ub) adds A[rows + x, k] times the panel's [nb][k][po] into
+ * acc[x][o]; store(sb) writes out at oi from acc[x][o], po being the
+ * panel's lane of o.
+ *
+ * A tile's width tw is tn, or more where the panel is wider (pw > tn)
+ * and the tile has few rows: up to cap accumulators (the category's
+ * tm x tn) whatever its height. A GEMV's row (a decode step) then sums pw/tn times as many
+ * columns at once: with tn's two vectors it waited on the latency of
+ * their two multiply-add chains. Each sum keeps its order over k. */
 typedef struct Tiles Tiles;
 struct Tiles {
 	int A, acc;
-	Expr **oi;            /* the output index (rows: m + x; the last dim: the column) */
-	Expr *nb, *k, *x, *o; /* symbols of the block, the reduction, the tile's row and lane */
+	Expr **oi;                 /* the output index (rows: m + x; the last dim: the column) */
+	Expr *nb, *k, *x, *o, *po; /* symbols of the panel, the reduction, the tile's row and lane; o's lane in the panel */
 	void (*update)(Sdfg *g, const Tiles *s, Node *ub, Operand a);
 	int (*store)(Sdfg *g, const Tiles *s, Node *sb);
 	const void *ctx;
 	LibNode *l;
 };
 
-static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm, int tn, int64_t N, Expr *K, Dtype adt)
+static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm, int tn, int pw, int cap, int64_t N,
+                         Expr *K, Dtype adt)
 {
 	int out = s->l->out[0];
 	Container *o = sdfg_c(g, out), *a = sdfg_c(g, s->A);
 	int r = o->rank;
-	int64_t NB = (N + tn - 1) / tn;
+	int64_t NB = (N + pw - 1) / pw;
 	int bv[MAXDIM];
 	Node *cur = seq;
 	for (int i = 0; i < r - 2; i++) {
@@ -1600,11 +1682,20 @@ static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm
 	s->oi = oi;
 	s->nb = ex_sym(g, vnb);
 	for (int part = 0; part < rp.n; part++) {
-		int ttm = rp.tm[part];
+		int ttm = rp.tm[part], tw = tn;
+		while (tw * 2 <= pw && ttm * tw * 2 <= cap)
+			tw *= 2;
+		Node *pb = lnb->body;
+		Expr *j = ex_int(g, 0); /* the tile's first lane in the panel */
+		if (tw < pw) {
+			int vj;
+			pb = xp_loop(g, pb, N_MAP, "j", ex_int(g, 0), ex_int(g, pw), tw, &vj)->body;
+			j = ex_sym(g, vj);
+		}
 		int vm, vk, vx, vo;
-		Node *lm = tile_open_dt(g, lnb->body, "m", rp.lo[part], rp.hi[part], ttm, tn, label, &vm, &s->acc, adt);
+		Node *lm = tile_open_dt(g, pb, "m", rp.lo[part], rp.hi[part], ttm, tw, label, &vm, &s->acc, adt);
 		Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), K, 1, &vk);
-		Node *ub = tile_update_block(g, lk->body, ttm, tn, label, &vx, &vo);
+		Node *ub = tile_update_block(g, lk->body, ttm, tw, label, &vx, &vo);
 		for (int i = 0; i < r - 2; i++)
 			oi[i] = ex_sym(g, bv[i]);
 		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, vx));
@@ -1612,17 +1703,18 @@ static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm
 		Operand ao = bcast_idx(g, s->A, r, oi);
 		ao.m.idx[a->rank - 1] = ex_sym(g, vk);
 		ao.m.idx[a->rank - 2] = oi[r - 2];
-		s->k = ex_sym(g, vk), s->x = ex_sym(g, vx), s->o = ex_sym(g, vo);
+		s->k = ex_sym(g, vk), s->x = ex_sym(g, vx), s->o = ex_sym(g, vo), s->po = ex_add(g, j, s->o);
 		s->update(g, s, ub, ao);
 		/* store */
 		int sx, so;
-		Expr *ohi = N % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, N), ex_muli(g, s->nb, tn)));
+		Expr *col = ex_add(g, ex_muli(g, s->nb, pw), j);
+		Expr *ohi = N % pw == 0 ? ex_int(g, tw) : ex_min(g, ex_int(g, tw), ex_sub(g, ex_int(g, N), col));
 		Node *lsx = xp_loop(g, lm->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
 		Node *lso = xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
 		Node *sb = xp_block(g, lso->body, label);
 		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, sx));
-		oi[r - 1] = ex_add(g, ex_muli(g, s->nb, tn), ex_sym(g, so));
-		s->x = ex_sym(g, sx), s->o = ex_sym(g, so);
+		oi[r - 1] = ex_add(g, col, ex_sym(g, so));
+		s->x = ex_sym(g, sx), s->o = ex_sym(g, so), s->po = ex_add(g, j, s->o);
 		int v = s->store(g, s, sb);
 		sdfg_store(sb, v, xp_memlet(out, r, oi), W_NONE);
 	}
@@ -1638,9 +1730,19 @@ typedef struct {
 static void float_update(Sdfg *g, const Tiles *s, Node *ub, Operand ao)
 {
 	const FloatTiles *f = s->ctx;
-	Expr *bi[4] = {ex_int(g, 0), s->nb, s->k, s->o};
-	Operand ab[2] = {ao, f->dq ? dq_weight(g, ub, f->dq, bi[1], bi[2], bi[3]) : opd_mem(f->bp, 4, bi)};
 	Expr *acci[2] = {s->x, s->o};
+	if (f->dq && f->dq->nib != DT_F32) { /* s->k counts bytes: rows 2k and 2k + 1, in order */
+		int ka = sdfg_c(g, s->A)->rank - 1;
+		for (int h = 0; h < 2; h++) {
+			Expr *k = ex_addi(g, ex_muli(g, s->k, 2), h);
+			Operand ab[2] = {ao, dq_weight(g, ub, f->dq, s->nb, k, s->po, h)};
+			ab[0].m.idx[ka] = k;
+			sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
+		}
+		return;
+	}
+	Expr *bi[4] = {ex_int(g, 0), s->nb, s->k, s->po};
+	Operand ab[2] = {ao, f->dq ? dq_weight(g, ub, f->dq, bi[1], bi[2], bi[3], 0) : opd_mem(f->bp, 4, bi)};
 	sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
 }
 
@@ -1794,7 +1896,7 @@ static TCode int_code(const IntTiles *it)
 static void int_update(Sdfg *g, const Tiles *s, Node *ub, Operand ao)
 {
 	const IntTiles *it = s->ctx;
-	Expr *bi[4] = {ex_int(g, 0), s->nb, s->k, s->o};
+	Expr *bi[4] = {ex_int(g, 0), s->nb, s->k, s->po};
 	Operand ab[2] = {ao, opd_mem(it->bp, 4, bi)};
 	Expr *acci[2] = {s->x, s->o};
 	sdfg_store(ub, sdfg_tasklet(g, ub, int_code(it), DT_I32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
@@ -1845,7 +1947,7 @@ static int int_store(Sdfg *g, const Tiles *s, Node *sb)
 	Operand acc = opd_mem(s->acc, 2, ri);
 	if (it->raw)
 		return sdfg_tasklet(g, sb, T_ASSIGN, DT_I32, 1, &acc);
-	int v = int_rescale(g, sb, acc, it, s->nb, s->o);
+	int v = int_rescale(g, sb, acc, it, s->nb, s->po);
 	return epilogue(g, sb, opd_val(v), s->l, sdfg_c(g, s->l->out[0])->rank, s->oi, DT_F32);
 }
 
@@ -1885,7 +1987,8 @@ static int s8_rows(Sdfg *g, Node *seq, int A, const char *label)
 static DqMap *int_weights(Sdfg *g, int B, int64_t K, int64_t N)
 {
 	DqMap *m = dq_map(g, B, K, N);
-	if (!m || m->G != K || !(m->d->z < 0 ? m->d->zc == 0 : dq_zeros(g, m)))
+	if (!m || sdfg_c(g, sdfg_root_of(g, m->d->q))->dt != DT_I8 || m->G != K ||
+	    !(m->d->z < 0 ? m->d->zc == 0 : dq_zeros(g, m)))
 		return NULL;
 	return m;
 }
@@ -1949,7 +2052,7 @@ static int gemm_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	}
 	Tiles s = {.A = pairs ? pack_rows(g, seq, A, label) : s8_rows(g, seq, A, label), .update = int_update,
 	           .store = int_store, .ctx = &it, .l = l};
-	packed_tiles(g, seq, label, &s, tm, tn, N, ex_int(g, pairs ? (K + 1) / 2 : K), DT_I32);
+	packed_tiles(g, seq, label, &s, tm, tn, tn, tm * tn, N, ex_int(g, pairs ? (K + 1) / 2 : K), DT_I32);
 	return 0;
 }
 
@@ -2074,14 +2177,21 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	ex_isint(sdfg_c(g, B)->offset, &ofs);
 	for (int i = 0; i < 2; i++)
 		ex_isint(sdfg_c(g, B)->stride[i], &st[i]); /* constant: B has constant sizes */
+	/* rows that may be few (a run-time M: decode steps; M < tm): panels up
+	 * to 4 tiles wide, while N gives 8 panels at least */
+	int pw = tn;
+	while ((M < 0 || M < t->tm) && pw < 4 * tn && N / (2 * pw) >= 8)
+		pw *= 2;
 	DqPanels dq;
-	int q8 = t->int8_weights && !dq_panels(g, B, K, N, tn, &dq);
+	int q8 = t->int8_weights && !dq_panels(g, B, K, N, pw, t->int4_weights, &dq);
 	FloatTiles f = {.dq = q8 ? &dq : NULL};
 	f.bp = q8 ? dq.qp
 	          : pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name),
-	                        (Panels){sdfg_root_of(g, B), 1, tn, K, N, st[0], st[1], ofs, NULL, NULL});
+	                        (Panels){sdfg_root_of(g, B), 1, pw, K, N, st[0], st[1], ofs, NULL, NULL});
 	Tiles s = {.A = A, .update = float_update, .store = float_store, .ctx = &f, .l = l};
-	packed_tiles(g, seq, label, &s, tm, tn, N, ex_int(g, K), DT_F32);
+	/* nibbles: two rows a step, half the accumulators (their values stay live) */
+	int nib = q8 && dq.nib != DT_F32;
+	packed_tiles(g, seq, label, &s, tm, tn, pw, t->tm * tn / (nib ? 2 : 1), N, ex_int(g, nib ? K / 2 : K), DT_F32);
 	return 0;
 }
 

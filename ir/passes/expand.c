@@ -40,6 +40,7 @@ int pass_expand(PassCtx *c)
 		.row_bytes = TARGET_IS_GPU(c->tgt) ? c->tgt->gpu_locals / 2 : 1 << 18,
 		.bound_keys = pass_bool(c, "attention_bound") && !TARGET_IS_GPU(c->tgt),
 		.int8_weights = pass_bool(c, "int8_weights"),
+		.int4_weights = pass_bool(c, "int4_weights"),
 		.int_pairs = !TARGET_IS_GPU(c->tgt),
 		.gpu_sms = TARGET_IS_GPU(c->tgt) ? c->tgt->gpu_sms : 0,
 	};

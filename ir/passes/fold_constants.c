@@ -465,7 +465,8 @@ static int same_shape(Sdfg *g, int a, int b)
 }
 
 /* The dequantization of an int8 constant whose parts are q, s, z (ir.h,
- * Dequant), folded at its end: a float32 quant node, or torchao's chain
+ * Dequant), folded at its end: a float32 quant node (of int8 or uint8
+ * integers: uint4 weights come as uint8), or torchao's chain
  * in Core ATen, cast, subtraction of the zero point, product with the
  * scale, each an earlier folded node. 1 and d set, or 0. */
 static int dequant_of(Sdfg *g, const LibNode *l, Dequant *d)
@@ -476,7 +477,8 @@ static int dequant_of(Sdfg *g, const LibNode *l, Dequant *d)
 	d->sc = 1;
 	if (l->op == LIB_QUANT) {
 		int q = l->in[0];
-		if (sdfg_c(g, q)->dt != DT_I8 || !same_shape(g, q, out))
+		Dtype qd = sdfg_c(g, q)->dt;
+		if ((qd != DT_I8 && qd != DT_U8) || !same_shape(g, q, out))
 			return 0;
 		d->q = q, d->s = l->in[1], d->z = l->in[2], d->quant = 1;
 		d->sc = lib_float(l, "scale", 1);

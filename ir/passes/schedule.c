@@ -80,10 +80,19 @@ static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses, int strid
 }
 
 /* The int32 tasklets the CPU printer has in int32 lanes (an integer GEMM
- * tile: its zeroing, the dot products, the zero-point correction). */
-static int int_vec_code(TCode c)
+ * tile: its zeroing, the dot products, the zero-point correction; int4
+ * weights split from their bytes: a mask, shifts by a constant count
+ * within the width, where C's vector shifts are torch's). */
+static int int_vec_code(const Tasklet *t)
 {
-	return c == T_ASSIGN || c == T_ADD || c == T_SUB || c == T_MUL || c == T_DOT2;
+	switch (t->code) {
+	case T_ASSIGN: case T_ADD: case T_SUB: case T_MUL: case T_DOT2: case T_AND:
+		return 1;
+	case T_SHL: case T_SHR:
+		return t->in[1].kind == OPD_CONST && t->in[1].c >= 0 && t->in[1].c < 32;
+	default:
+		return 0;
+	}
 }
 
 /* A quantization's last step: an 8-bit value cast from a float32 clamp
@@ -127,7 +136,7 @@ static int block_vec_ok(Sdfg *g, Node *b, int var, int strided)
 				return 0;
 			continue;
 		}
-		if (ivec ? !int_vec_code(t->code) : t->dt != DT_F32 || (!tcode_info[t->code].vec && !cvt))
+		if (ivec ? !int_vec_code(t) : t->dt != DT_F32 || (!tcode_info[t->code].vec && !cvt))
 			return 0;
 		for (int j = 0; j < t->nin; j++) {
 			Operand *o = &t->in[j];
@@ -139,11 +148,13 @@ static int block_vec_ok(Sdfg *g, Node *b, int var, int strided)
 				return 0;
 			if (o->kind != OPD_MEM)
 				continue;
-			/* float16/bfloat16 and int8 loads widen to float32 lanes:
-			 * unit-stride or invariant only (no gather of such elements) */
+			/* float16/bfloat16 and int8 loads widen to float32 lanes,
+			 * int8 ones to int32 lanes too: unit-stride or invariant
+			 * only (no gather of such elements) */
 			Dtype md = sdfg_c(g, o->m.data)->dt;
 			if (ivec || md == DT_I32) {
-				if (md != DT_I32 || (!ivec && !cvt) || !memlet_vec_ok(g, &o->m, var, &uses, 0))
+				int wide = ivec && (md == DT_I8 || md == DT_U8);
+				if ((md != DT_I32 && !wide) || (!ivec && !cvt) || !memlet_vec_ok(g, &o->m, var, &uses, 0))
 					return 0;
 			} else if (md == DT_F32 ? !memlet_vec_ok(g, &o->m, var, &uses, strided)
 			                        : (md != DT_BF16 && md != DT_F16 && md != DT_I8 && md != DT_U8) ||

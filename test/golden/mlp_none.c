@@ -313,33 +313,33 @@ static void
 mlp_s0(const float *restrict v_0, const float *restrict v_1, float *restrict v_2, const float *restrict v_3, int dc_nth)
 {
 	(void)dc_nth;
-	for (int64_t i0 = 0; i0 < 16; i0 += 1) {
+	for (int64_t i0 = 0; i0 < 8; i0 += 1) {
 		for (int64_t i1 = 0; i1 < 1; i1 += 1) {
-			float l_0[8] __attribute__((aligned(64)));
+			float l_0[16] __attribute__((aligned(64)));
 			for (int64_t i2 = 0; i2 < 1; i2 += 1) {
-				for (int64_t i3 = 0; i3 < 8; i3 += 1) {
+				for (int64_t i3 = 0; i3 < 16; i3 += 1) {
 					{
 						float t0 = (float)(0.0f);
-						l_0[i2*8 + i3] = t0;
+						l_0[i2*16 + i3] = t0;
 					}
 				}
 			}
 			for (int64_t i4 = 0; i4 < 64; i4 += 1) {
 				for (int64_t i5 = 0; i5 < 1; i5 += 1) {
-					for (int64_t i6 = 0; i6 < 8; i6 += 1) {
+					for (int64_t i6 = 0; i6 < 16; i6 += 1) {
 						{
-							l_0[i5*8 + i6] += v_1[i1*64 + i4 + i5*64] * v_3[i0*512 + i4*8 + i6];
+							l_0[i5*16 + i6] += v_1[i1*64 + i4 + i5*64] * v_3[i0*1024 + i4*16 + i6];
 						}
 					}
 				}
 			}
 			for (int64_t i7 = 0; i7 < 1; i7 += 1) {
-				for (int64_t i8 = 0; i8 < 8; i8 += 1) {
+				for (int64_t i8 = 0; i8 < 16; i8 += 1) {
 					{
-						float t0 = (float)(l_0[i7*8 + i8]);
-						float t1 = t0 + v_0[i0*8 + i8];
+						float t0 = (float)(l_0[i7*16 + i8]);
+						float t1 = t0 + v_0[i0*16 + i8];
 						float t2 = (t1 < 0 ? (float)0 : t1);
-						v_2[i0*8 + i1*128 + i7*128 + i8] = t2;
+						v_2[i0*16 + i1*128 + i7*128 + i8] = t2;
 					}
 				}
 			}

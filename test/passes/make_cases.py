@@ -151,6 +151,24 @@ def pt2e(model, inputs, dynamic=False):
     return g
 
 
+class U4Linear(nn.Module):
+    """A linear layer of uint4 weights (0..15 in uint8, scales and zero
+    points per group of 16) dequantized by quantized_decomposed."""
+
+    def __init__(self, k=32, n=8):
+        super().__init__()
+        import torch.ao.quantization.fx._decomposed  # noqa: F401 (registers quantized_decomposed)
+        g = torch.Generator().manual_seed(0)
+        self.register_buffer("q", torch.randint(0, 16, (n, k), dtype=torch.uint8, generator=g))
+        self.register_buffer("s", torch.rand(n, k // 16, generator=g) * 0.02 + 0.001)
+        self.register_buffer("z", torch.randint(0, 16, (n, k // 16), generator=g).float())
+
+    def forward(self, x):
+        w = torch.ops.quantized_decomposed.dequantize_per_channel_group(
+            self.q, self.s, self.z, 0, 15, torch.uint8, 16, torch.float32)
+        return nn.functional.linear(x, w)
+
+
 CHAIN = Fn(lambda x: torch.relu(x * 2 + 1))
 SOFTMAX_CHAIN = Fn(lambda x: torch.softmax(x * 2, -1) + 1)
 
@@ -204,6 +222,8 @@ CASES = [
     # the integer kernel's int8 products on the GPUs: int8 tensor cores (cuda), int32 sums (rocm)
     ("gpu_plan_s8", pt2e(seq(nn.Linear(64, 32)), (x(32, 64),)), (x(32, 64),), "gpu_plan", "cuda", []),
     ("gpu_plan_i32", pt2e(seq(nn.Linear(64, 32)), (x(32, 64),)), (x(32, 64),), "gpu_plan", "rocm", []),
+    ("expand_int4", U4Linear(), (x(1, 32),), "expand", "sequential", ["--pass-opt", "expand.int4_weights=true"]),
+    ("schedule_int4", U4Linear(), (x(1, 32),), "schedule", "sequential", ["--pass-opt", "expand.int4_weights=true"]),
 ]
 
 
