@@ -47,10 +47,10 @@ static const PassParam expand_params[] = {
 	 "a GEMM whose constant weights are a dequantized int8 tensor (PT2E, torchao weight-only int8 and int4) keeps "
 	 "them int8 in its packed panels, a quarter of the bytes, and dequantizes them in registers, bit for bit as "
 	 "the folded weights", 0, 0, NULL},
-	{"int4_weights", "bool", "false",
+	{"int4_weights", "bool", "true",
 	 "with int8_weights: integers that all fit 4 bits (torchao's int4: -8..7; uint4: 0..15) are kept two to a "
-	 "byte, an eighth of float32's bytes, and split in registers: half the weight bytes a decode step reads, "
-	 "for three integer operations per byte (slower prefill; pays where decode waits on memory)", 0, 0, NULL},
+	 "byte, an eighth of float32's bytes, split in registers (a decode step) or once per panel (whole row "
+	 "tiles): half the weight bytes a decode step reads", 0, 0, NULL},
 	{"attention_bound", "bool", "true",
 	 "CPU targets: a masked attention first finds, from its mask, one past the last key any query may attend "
 	 "and runs its key loops only that far (a decode step early in a long static KV cache costs what it would "

@@ -457,10 +457,12 @@ def int4_linears(kind):
 def test_int4_weights_two_to_a_byte(kind, target, tmp_path):
     """Weights whose integers fit 4 bits are kept two to a byte
     (expand.int4_weights): the library holds half the bytes of the int8
-    panels, and its outputs are those of the int8 panels bit for bit (the
-    same weights, rounded the same way) and eager's within the tolerance,
-    at run-time batches that fill a whole row tile, part of one, and one
-    row (a decode step: a tile as wide as the 64-column panels)."""
+    panels, and its outputs are those of the int8 panels and of the folded
+    float32 weights (expand.int8_weights=false) bit for bit (the same
+    weights, rounded the same way, summed in the same order) and eager's
+    within the tolerance, at run-time batches that fill whole row tiles
+    (which read each panel dequantized once), part of one, and one row (a
+    decode step: a tile as wide as the 64-column panels)."""
     torch = require("torch")
     np = require("numpy")
     m = int4_linears(kind)
@@ -469,15 +471,17 @@ def test_int4_weights_two_to_a_byte(kind, target, tmp_path):
     ep = torch.export.export(m, (x,), dynamic_shapes=({0: b},))
     pt2 = save(ep, tmp_path / f"{kind}.pt2", "core")
     mod = torch.export.load(str(pt2)).module()
-    nib = compile_model(pt2, target, tmp_path / "nib", "--pass-opt", "expand.int4_weights=true")
-    byte = compile_model(pt2, target, tmp_path / "byte")
+    nib = compile_model(pt2, target, tmp_path / "nib")
+    byte = compile_model(pt2, target, tmp_path / "byte", "--pass-opt", "expand.int4_weights=false")
+    folded = compile_model(pt2, target, tmp_path / "f32", "--pass-opt", "expand.int8_weights=false")
     # two layers' integers: 64*1104 + 1104*40, half a byte each saved
     saved = (64 * 1104 + 1104 * 40) // 2
     assert byte.stat().st_size - nib.stat().st_size >= saved * 0.9, (byte.stat().st_size, nib.stat().st_size)
     for rows in (13, 6, 1):
         xs = x[:rows].numpy()
-        got, want = run_lib(nib, [xs])[0], run_lib(byte, [xs])[0]
+        got, want, f32 = run_lib(nib, [xs])[0], run_lib(byte, [xs])[0], run_lib(folded, [xs])[0]
         assert np.array_equal(got, want), f"{rows} rows: nibbles and bytes differ by {np.abs(got - want).max()}"
+        assert np.array_equal(want, f32), f"{rows} rows: bytes and float32 differ by {np.abs(want - f32).max()}"
         np.testing.assert_allclose(got, mod(x[:rows]).detach().numpy(), rtol=RTOL, atol=ATOL)
 
 
@@ -536,15 +540,16 @@ def test_quantized_decoder_generates(quant_decoders, name, target, tmp_path):
     assert got == toks
 
 
-def test_quantized_decoder_int4_nibbles(quant_decoders, tmp_path):
-    """The int4 decoder with its weights two to a byte
-    (expand.int4_weights): every prefill and decode step as eager's, the
-    same tokens."""
+def test_quantized_decoder_int4_bytes(quant_decoders, tmp_path):
+    """The int4 decoder with its weights a byte each
+    (expand.int4_weights=false; two to a byte is the default, which
+    test_quantized_decoder_generates runs): every prefill and decode step
+    as eager's, the same tokens."""
     import json
     np = require("numpy")
     import test_state as ts
     pt2, files, toks = quant_decoders["int4_weight_only"]
-    lib = compile_model(pt2, "openmp", tmp_path / "b", "--pass-opt", "expand.int4_weights=true")
+    lib = compile_model(pt2, "openmp", tmp_path / "b", "--pass-opt", "expand.int4_weights=false")
     r = doccc_cmd("run", lib, *ts.step_args(files, tmp_path), "--json")
     assert r.returncode == 0, fmt_result(r)
     assert all(s["pass"] for s in json.loads(r.stdout)["steps"]), r.stdout

@@ -1658,6 +1658,12 @@ struct Tiles {
 	Expr *nb, *k, *x, *o, *po; /* symbols of the panel, the reduction, the tile's row and lane; o's lane in the panel */
 	void (*update)(Sdfg *g, const Tiles *s, Node *ub, Operand a);
 	int (*store)(Sdfg *g, const Tiles *s, Node *sb);
+	/* optional: the tw columns of the panel from lane j written out once,
+	 * in seq, to a local [kw][tw] of owner that the whole row tiles read
+	 * (where they run: runs is 0 or 1); its id, or -1 */
+	int (*unpack)(Sdfg *g, const Tiles *s, Node *owner, Node *seq, int tw, Expr *j, Expr *runs, const char *label);
+	int wf;                    /* the unpacked panel the update reads, or -1 */
+	Expr *kw;                  /* the reduction's length over it */
 	const void *ctx;
 	LibNode *l;
 };
@@ -1685,16 +1691,25 @@ static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm
 		int ttm = rp.tm[part], tw = tn;
 		while (tw * 2 <= pw && ttm * tw * 2 <= cap)
 			tw *= 2;
-		Node *pb = lnb->body;
+		Node *owner = lnb;
 		Expr *j = ex_int(g, 0); /* the tile's first lane in the panel */
 		if (tw < pw) {
 			int vj;
-			pb = xp_loop(g, pb, N_MAP, "j", ex_int(g, 0), ex_int(g, pw), tw, &vj)->body;
+			owner = xp_loop(g, lnb->body, N_MAP, "j", ex_int(g, 0), ex_int(g, pw), tw, &vj);
 			j = ex_sym(g, vj);
+		}
+		Node *pb = owner->body;
+		/* whole tiles of several rows, 2 at least (a run-time M, or M >= 2 tm),
+		 * read the panel once unpacked; a row tile runs when the part does */
+		s->wf = -1;
+		int64_t mc;
+		if (s->unpack && ttm == tm && tm > 1 && (!ex_isint(o->shape[r - 2], &mc) || mc >= 2 * tm)) {
+			Expr *runs = ex_min(g, ex_int(g, 1), ex_div(g, ex_sub(g, rp.hi[part], rp.lo[part]), ex_int(g, tm)));
+			s->wf = s->unpack(g, s, owner, pb, tw, j, runs, label);
 		}
 		int vm, vk, vx, vo;
 		Node *lm = tile_open_dt(g, pb, "m", rp.lo[part], rp.hi[part], ttm, tw, label, &vm, &s->acc, adt);
-		Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), K, 1, &vk);
+		Node *lk = xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), s->wf >= 0 ? s->kw : K, 1, &vk);
 		Node *ub = tile_update_block(g, lk->body, ttm, tw, label, &vx, &vo);
 		for (int i = 0; i < r - 2; i++)
 			oi[i] = ex_sym(g, bv[i]);
@@ -1721,16 +1736,47 @@ static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm
 }
 
 /* The float32 kernel: acc += A * B, B a float panel (bp) or int8 weights
- * dequantized in registers (dq). */
+ * dequantized in registers (dq); whole row tiles read them dequantized
+ * once per panel instead, where K x tw floats fit unpack_bytes (prefill:
+ * tm rows of products per dequantized weight would not hide the
+ * dequantization; a decode step's row dequantizes in registers). */
 typedef struct {
 	int bp;
 	const DqPanels *dq;
+	int64_t K, unpack_bytes;
 } FloatTiles;
+
+static int float_unpack(Sdfg *g, const Tiles *s, Node *owner, Node *seq, int tw, Expr *j, Expr *runs,
+                        const char *label)
+{
+	const FloatTiles *f = s->ctx;
+	const DqPanels *p = f->dq;
+	if (!p || f->K * tw * 4 > f->unpack_bytes)
+		return -1;
+	int nib = p->nib != DT_F32, vk, vo;
+	int64_t sh[2] = {f->K, tw};
+	int wf = xp_local(g, "wf", DT_F32, 2, sh, owner);
+	Node *lk = xp_loop(g, seq, N_FOR, "k", ex_int(g, 0), ex_mul(g, ex_int(g, nib ? f->K / 2 : f->K), runs), 1, &vk);
+	Node *lo = xp_loop(g, lk->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tw), 1, &vo);
+	Node *b = xp_block(g, lo->body, label);
+	for (int h = 0; h <= nib; h++) {
+		Expr *k = nib ? ex_addi(g, ex_muli(g, ex_sym(g, vk), 2), h) : ex_sym(g, vk), *wi[2] = {k, ex_sym(g, vo)};
+		Operand w = dq_weight(g, b, p, s->nb, k, ex_add(g, j, ex_sym(g, vo)), h);
+		sdfg_store(b, w.val, xp_memlet(wf, 2, wi), W_NONE);
+	}
+	return wf;
+}
 
 static void float_update(Sdfg *g, const Tiles *s, Node *ub, Operand ao)
 {
 	const FloatTiles *f = s->ctx;
 	Expr *acci[2] = {s->x, s->o};
+	if (s->wf >= 0) {
+		Expr *wi[2] = {s->k, s->o};
+		Operand ab[2] = {ao, opd_mem(s->wf, 2, wi)};
+		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
+		return;
+	}
 	if (f->dq && f->dq->nib != DT_F32) { /* s->k counts bytes: rows 2k and 2k + 1, in order */
 		int ka = sdfg_c(g, s->A)->rank - 1;
 		for (int h = 0; h < 2; h++) {
@@ -2184,11 +2230,12 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		pw *= 2;
 	DqPanels dq;
 	int q8 = t->int8_weights && !dq_panels(g, B, K, N, pw, t->int4_weights, &dq);
-	FloatTiles f = {.dq = q8 ? &dq : NULL};
+	FloatTiles f = {.dq = q8 ? &dq : NULL, .K = K, .unpack_bytes = t->gpu_sms ? 0 : t->row_bytes};
 	f.bp = q8 ? dq.qp
 	          : pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name),
 	                        (Panels){sdfg_root_of(g, B), 1, pw, K, N, st[0], st[1], ofs, NULL, NULL});
-	Tiles s = {.A = A, .update = float_update, .store = float_store, .ctx = &f, .l = l};
+	Tiles s = {.A = A, .update = float_update, .store = float_store, .unpack = float_unpack, .kw = ex_int(g, K), .ctx = &f,
+	           .l = l};
 	/* nibbles: two rows a step, half the accumulators (their values stay live) */
 	int nib = q8 && dq.nib != DT_F32;
 	packed_tiles(g, seq, label, &s, tm, tn, pw, t->tm * tn / (nib ? 2 : 1), N, ex_int(g, nib ? K / 2 : K), DT_F32);
