@@ -395,6 +395,7 @@ int emit_scalar_expr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 		           a[1]);
 		break;
 	case T_PACK2: buf_printf(b, "(int32_t)((uint32_t)(uint16_t)(%s) | (uint32_t)(%s) << 16)", a[0], a[1]); break;
+	case T_DOT4: buf_printf(b, "dc_dot4(%s, %s)", a[0], a[1]); break;
 	case T_FMAX: buf_printf(b, fl ? "fmax%s(%s, %s)" : "dc_maxi(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
 	case T_FMIN: buf_printf(b, fl ? "fmin%s(%s, %s)" : "dc_mini(%s%s, %s)", fl ? f : "", a[0], a[1]); break;
 	case T_ERFINV: buf_printf(b, "dc_erfinv%s(%s)", f, a[0]); break;
@@ -562,6 +563,9 @@ void emit_block(Em *e, Node *n)
 			DOCC_ASSERT(e->p->vexpr(e, &ex, t, a));
 		else
 			DOCC_ASSERT(emit_scalar_expr(e, &ex, t, a));
+		Buf dot4 = {0}; /* a vector T_DOT4's operands: vpdpbusd adds to its first one */
+		if (vec && t->code == T_DOT4)
+			buf_printf(&dot4, "%s, %s", a[0], a[1]);
 		for (int k = 0; k < 3; k++)
 			buf_free(&ops[k]);
 		Container *dc = t->store ? sdfg_c(g, t->out.data) : NULL;
@@ -577,11 +581,16 @@ void emit_block(Em *e, Node *n)
 				buf_printf(&lv, "*(%s *)&", e->p->vcast(e, &t->out));
 			}
 			emit_lvalue(e, &lv, &t->out);
-			emit_line(e, "%s += %s;", lv.s, ex.s);
+			if (dot4.s)
+				emit_line(e, "%s = dc_vdot4acc(%s, %s);", lv.s, lv.s, dot4.s);
+			else
+				emit_line(e, "%s += %s;", lv.s, ex.s);
 			buf_free(&lv);
 			buf_free(&ex);
+			buf_free(&dot4);
 			continue;
 		}
+		buf_free(&dot4);
 		/* float16/bfloat16 compute in float, but each op rounds its result
 		 * to the storage precision, as PyTorch does, also inside fused maps */
 		if (t->code == T_INDEX)

@@ -56,6 +56,7 @@ static int cpu_vexpr(Em *e, Buf *b, const Tasklet *t, char *const *a)
 	case T_HARDSWISH: buf_printf(b, "(%s) * dc_vclamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f", a[0], a[0]); break;
 	case T_ROUND: buf_printf(b, "dc_vround(%s)", a[0]); break;
 	case T_DOT2: buf_printf(b, "dc_vdot2(%s, %s)", a[0], a[1]); break;
+	case T_DOT4: buf_printf(b, "dc_vdot4acc(dc_splati(0), %s, %s)", a[0], a[1]); break; /* emit.c adds to the sum in place */
 	case T_AND: buf_printf(b, "%s & %s", a[0], a[1]); break; /* int32 lanes (schedule.c) */
 	case T_SHL: buf_printf(b, "%s << %s", a[0], a[1]); break;
 	case T_SHR: buf_printf(b, "%s >> %s", a[0], a[1]); break;
@@ -453,6 +454,22 @@ static void emit_helpers(Em *e)
 			              "\treturn (dc_vi)__builtin_ia32_pmaddwd128((dc_vs)a, (dc_vs)b);\n"
 			              "#else\n"
 			              "\treturn ((a << 16) >> 16) * ((b << 16) >> 16) + (a >> 16) * (b >> 16);\n"
+			              "#endif\n}\n",
+			           L, L, L);
+			/* dot4: vpdpbusd (c plus a's unsigned bytes times b's signed
+			 * ones, four to a lane) where -march has it, else two pmaddwd
+			 * over the even and the odd bytes as int16 lanes: exact, for
+			 * the tests of int8_dot: quads on machines without VNNI */
+			buf_printf(b, "static inline dc_vi dc_vdot4acc(dc_vi c, dc_vi a, dc_vi b)\n{\n"
+			              "#if defined(__AVX512VNNI__) && %d == 16\n"
+			              "\treturn __builtin_ia32_vpdpbusd512(c, a, b);\n"
+			              "#elif (defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))) && %d == 8\n"
+			              "\treturn __builtin_ia32_vpdpbusd256(c, a, b);\n"
+			              "#elif (defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))) && %d == 4\n"
+			              "\treturn __builtin_ia32_vpdpbusd128(c, a, b);\n"
+			              "#else\n"
+			              "\tdc_vi m = dc_splati(0x00ff00ff);\n"
+			              "\treturn c + dc_vdot2(a & m, (dc_vi)(((dc_vs)b << 8) >> 8)) + dc_vdot2((a >> 8) & m, (dc_vi)((dc_vs)b >> 8));\n"
 			              "#endif\n}\n",
 			           L, L, L);
 		}

@@ -62,6 +62,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 #include "emit.h"
 
@@ -237,35 +240,49 @@ const char *backend_names(void)
 
 /* ---- resolving the options --------------------------------------------------------- */
 
-static int host_vec_bits(void)
+/* The -march values whose ISA doccc's kernels distinguish: the vector
+ * width, and four-byte int8 dot products (vpdpbusd: AVX512-VNNI with
+ * 512-bit vectors, AVX-VNNI with 256) for the integer kernels. Any other
+ * value gets 128-bit vectors and no dot4. */
+static const struct {
+	const char *name;
+	int bits, dot4;
+} marches[] = {
+	{"x86-64-v4", 512, 0}, {"skylake-avx512", 512, 0}, {"cascadelake", 512, 1}, {"cooperlake", 512, 1},
+	{"icelake-server", 512, 1}, {"icelake-client", 512, 1}, {"tigerlake", 512, 1}, {"rocketlake", 512, 1},
+	{"sapphirerapids", 512, 1}, {"emeraldrapids", 512, 1}, {"graniterapids", 512, 1}, {"znver4", 512, 1},
+	{"znver5", 512, 1}, {"x86-64-v3", 256, 0}, {"haswell", 256, 0}, {"broadwell", 256, 0}, {"skylake", 256, 0},
+	{"alderlake", 256, 1}, {"raptorlake", 256, 1}, {"meteorlake", 256, 1}, {"arrowlake", 256, 1},
+	{"sierraforest", 256, 1}, {"znver1", 256, 0}, {"znver2", 256, 0}, {"znver3", 256, 0},
+};
+
+/* What the host has, for --march native. */
+static void host_isa(int *bits, int *dot4)
 {
+	*bits = 128, *dot4 = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();
+	unsigned a, b, c, d;
+	int vnni512 = 0, vnni = 0;
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		vnni512 = c >> 11 & 1;
+	if (__get_cpuid_count(7, 1, &a, &b, &c, &d))
+		vnni = a >> 4 & 1;
 	if (__builtin_cpu_supports("avx512f"))
-		return 512;
-	if (__builtin_cpu_supports("avx2"))
-		return 256;
+		*bits = 512, *dot4 = vnni512;
+	else if (__builtin_cpu_supports("avx2"))
+		*bits = 256, *dot4 = vnni;
 #endif
-	return 128;
 }
 
-/* Vector width implied by an explicit -march value. */
-static int march_vec_bits(const char *m)
+static void march_isa(const char *m, int *bits, int *dot4)
 {
-	static const char *const v512[] = {"x86-64-v4", "skylake-avx512", "cascadelake", "cooperlake", "icelake-server",
-	                                   "icelake-client", "tigerlake", "sapphirerapids", "emeraldrapids", "graniterapids",
-	                                   "znver4", "znver5", NULL};
-	static const char *const v256[] = {"x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "raptorlake",
-	                                   "znver1", "znver2", "znver3", NULL};
+	*bits = 128, *dot4 = 0;
 	if (!strcmp(m, "native"))
-		return host_vec_bits();
-	for (int i = 0; v512[i]; i++)
-		if (!strcmp(m, v512[i]))
-			return 512;
-	for (int i = 0; v256[i]; i++)
-		if (!strcmp(m, v256[i]))
-			return 256;
-	return 128;
+		host_isa(bits, dot4);
+	for (size_t i = 0; i < COUNTOF(marches); i++)
+		if (!strcmp(m, marches[i].name))
+			*bits = marches[i].bits, *dot4 = marches[i].dot4;
 }
 
 static int gpu_resolve(Target *t, const Options *o, const Backend *be, int cat)
@@ -353,7 +370,10 @@ int target_resolve(Target *t, const Options *o)
 		t->march_env = be->simd;
 	}
 	t->march = m ? m : c->march;
-	t->vec_bits = m ? march_vec_bits(m) : c->vec_bits;
+	t->vec_bits = c->vec_bits;
+	t->dot4 = 0; /* no category's ISA has it */
+	if (m)
+		march_isa(m, &t->vec_bits, &t->dot4);
 	t->vec_regs = t->vec_bits == 512 ? 32 : 16;
 	t->l1 = c->l1;
 	t->l2 = c->l2;
@@ -373,6 +393,7 @@ int target_resolve(Target *t, const Options *o)
 	if (!be->simd) {
 		/* Plain C on one core: no explicit SIMD; the tile stays small. */
 		t->vec_bits = 0;
+		t->dot4 = 0;
 		t->tile_m = 4;
 		t->tile_n = 8;
 		t->opt = "-O2";

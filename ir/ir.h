@@ -341,8 +341,9 @@ typedef struct {
 	X(T_GLU, "glu", 2, 2)               /* a * sigmoid(b), rounded once */ \
 	X(T_LERP, "lerp", 3, 0)             /* a + c*(b - a) if |c| < 0.5, else b - (b - a)*(1 - c) */ \
 	X(T_XLOGY, "xlogy", 2, 0)           /* NaN if b is NaN, else 0 if a == 0, else a*log(b) */ \
-	/* int8 dot products: int32 operands holding two int16 halves (lo | hi << 16) */ \
+	/* int8 dot products: int32 operands holding two int16 halves (lo | hi << 16), or four bytes */ \
 	X(T_DOT2, "dot2", 2, 0)             /* lo(a)*lo(b) + hi(a)*hi(b), int32 (pmaddwd, vpdpwssd) */ \
+	X(T_DOT4, "dot4", 2, 0)             /* sum of a's 4 unsigned bytes times b's 4 signed bytes, int32 (vpdpbusd) */ \
 	X(T_PACK2, "pack2", 2, 0)           /* the int32 (uint16)a | b << 16 of two int16-range values */ \
 	/* special functions and bit ops (backends/rt/scalar.h has the helpers) */ \
 	X(T_EXP2, "exp2", 1, 0) \
@@ -911,6 +912,7 @@ struct Target {
 	int threads;              /* CPU threads: parallel maps (openmp) */
 	int vec_bits;             /* 0 (no explicit SIMD), 128, 256, 512 */
 	int vec_regs;             /* architectural vector registers */
+	int dot4;                 /* march has four-byte int8 dot products (AVX-VNNI, AVX512-VNNI: vpdpbusd) */
 	int64_t l1, l2;           /* bytes per core */
 	int max_threads;          /* default thread cap for the category, 0 = all */
 	int tile_m, tile_n;       /* micro-kernel register tile: rows x floats */

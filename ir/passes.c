@@ -51,6 +51,11 @@ static const PassParam expand_params[] = {
 	 "with int8_weights: integers that all fit 4 bits (torchao's int4: -8..7; uint4: 0..15) are kept two to a "
 	 "byte, an eighth of float32's bytes, split in registers (a decode step) or once per panel (whole row "
 	 "tiles): half the weight bytes a decode step reads", 0, 0, NULL},
+	{"int8_dot", "string", "auto",
+	 "CPU targets: the integer kernels' products: pairs (int16 pairs, pmaddwd; vpdpwssd with VNNI), quads (four "
+	 "bytes per instruction, vpdpbusd: the activations unsigned, an int8 one shifted by 128 with its zero point; "
+	 "without VNNI an exact emulation, for tests) or auto (quads where --march has AVX-VNNI or AVX512-VNNI)",
+	 0, 0, "auto|pairs|quads"},
 	{"attention_bound", "bool", "true",
 	 "CPU targets: a masked attention first finds, from its mask, one past the last key any query may attend "
 	 "and runs its key loops only that far (a decode step early in a long static KV cache costs what it would "

@@ -9,9 +9,12 @@
  *   peak 2 threads: 270.1 GFLOP/s (avx512, 16 chains, median of 5 trials)
  *
  * --int8: the integer peak of doccc's integer kernels instead, in GOP/s (a
- * multiply and an add per int8 product): chains of acc += pmaddwd(acc, b),
- * int16 pairs multiplied and summed into int32 lanes (vpdpwssd where the
- * compiler fuses it, with VNNI), the instruction the kernels' T_DOT2 is:
+ * multiply and an add per int8 product): with VNNI (AVX512-VNNI on 512-bit
+ * vectors, AVX-VNNI on 256) chains of acc = vpdpbusd(acc, acc, b), four
+ * byte products summed into each int32 lane, the instruction of the
+ * kernels' T_DOT4 (expand.int8_dot=quads, the default where --march has
+ * VNNI); else chains of acc += pmaddwd(acc, b), int16 pairs multiplied and
+ * summed, the kernels' T_DOT2:
  *
  *   int8 peak 2 threads: 310.2 GOP/s (pmaddwd avx2, 12 chains, median of 5 trials)
  *
@@ -68,21 +71,32 @@ typedef float vec __attribute__((vector_size(16)));
 #define VSUM(v)		((v)[0] + (v)[1] + (v)[2] + (v)[3])
 #endif
 
-/* The integer chains: int32 lanes as int16 pairs, multiplied pairwise and
- * summed (pmaddwd); IPAIRS int16 products per instruction. */
+/* The integer chains: ISTEP(acc, b) multiplies IPRODS pairs of integers
+ * and adds them to acc: four bytes per int32 lane (vpdpbusd), or two int16
+ * halves (pmaddwd, then an add). */
 typedef int ivec __attribute__((vector_size(LANES * 4)));
 typedef short svec __attribute__((vector_size(LANES * 4)));
-#if defined(__AVX512BW__) && LANES == 16
-#define IMADD(a, b)	((ivec)__builtin_ia32_pmaddwd512((svec)(a), (svec)(b)))
+#if defined(__AVX512VNNI__) && LANES == 16
+#define ISTEP(acc, b)	((acc) = __builtin_ia32_vpdpbusd512((acc), (acc), (b)))
+#define IISA		"vpdpbusd avx512-vnni"
+#define IPRODS		(4 * LANES)
+#elif (defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))) && LANES == 8
+#define ISTEP(acc, b)	((acc) = __builtin_ia32_vpdpbusd256((acc), (acc), (b)))
+#define IISA		"vpdpbusd avx-vnni"
+#define IPRODS		(4 * LANES)
+#elif defined(__AVX512BW__) && LANES == 16
+#define ISTEP(acc, b)	((acc) += (ivec)__builtin_ia32_pmaddwd512((svec)(acc), (svec)(b)))
 #define IISA		"pmaddwd avx512"
 #elif defined(__AVX2__) && LANES == 8
-#define IMADD(a, b)	((ivec)__builtin_ia32_pmaddwd256((svec)(a), (svec)(b)))
+#define ISTEP(acc, b)	((acc) += (ivec)__builtin_ia32_pmaddwd256((svec)(acc), (svec)(b)))
 #define IISA		"pmaddwd avx2"
 #else
-#define IMADD(a, b)	((((a) << 16) >> 16) * (((b) << 16) >> 16) + ((a) >> 16) * ((b) >> 16))
+#define ISTEP(acc, b)	((acc) += (((acc) << 16) >> 16) * (((b) << 16) >> 16) + ((acc) >> 16) * ((b) >> 16))
 #define IISA		"generic"
 #endif
-#define IPAIRS		(2 * LANES)
+#ifndef IPRODS
+#define IPRODS		(2 * LANES)
+#endif
 
 static float int_chains(long iters, float seed)
 {
@@ -97,7 +111,7 @@ static float int_chains(long iters, float seed)
 			acc[j][l] = s + j + l;
 	for (long i = 0; i < iters; i++)
 		for (int j = 0; j < CHAINS; j++)
-			acc[j] += IMADD(acc[j], b);
+			ISTEP(acc[j], b);
 	for (int j = 0; j < CHAINS; j++)
 		for (int l = 0; l < LANES; l++)
 			sum += (float)(acc[j][l] & 1);
@@ -149,8 +163,8 @@ static double trial(int threads, long iters, float seed, float *sink)
 #endif
 	double s = now() - t0;
 	*sink += total;
-	/* two operations per FMA lane, or per int16 product of pmaddwd */
-	return 2.0 * (int8_mode ? IPAIRS : LANES) * CHAINS * (double)iters * threads / s * 1e-9;
+	/* two operations per FMA lane, or per integer product */
+	return 2.0 * (int8_mode ? IPRODS : LANES) * CHAINS * (double)iters * threads / s * 1e-9;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -2,6 +2,7 @@
 
     python3 test/bench_peers.py [--models resnet18,...] [--batches 1,8] [--threads 1,2]
                                 [--repeat 15] [--warmup 3] [--row-budget S] [--category server]
+                                [--march M]
                                 [--skip-peers-install] [--small] [--dir D] [--json PATH]
 
 Models: test/bench_models.py (resnet18, resnet50, mobilenet_v2, mobilenet_v3_large,
@@ -436,7 +437,8 @@ class Case:
         """(library, seconds, error) of pt2 compiled as lib{name}.so."""
         outdir = self.dir / f"doccc-{self.args.category}"
         t0 = time.perf_counter()
-        r = subprocess.run([str(DOCCC), str(pt2), "-t", "openmp", "-c", self.args.category, "-n", name,
+        march = ["--march", self.args.march] if self.args.march else []
+        r = subprocess.run([str(DOCCC), str(pt2), "-t", "openmp", "-c", self.args.category, *march, "-n", name,
                             "-o", f"{outdir}/"], capture_output=True, text=True)
         secs = round(time.perf_counter() - t0, 2)
         if r.returncode != 0:
@@ -629,6 +631,10 @@ def parse_args():
                     help="seconds per engine and row: heavy rows run fewer calls (at least 5)")
     ap.add_argument("--category", default=hostcpu.host_category(),
                     help="doccc -c (server: AVX-512, desktop: AVX2; default: the widest this CPU runs)")
+    ap.add_argument("--march", default=None,
+                    help="doccc --march for every library (default: the category's; with --int8, native where "
+                         "this CPU has AVX-VNNI or AVX512-VNNI, which the peers use at run time, so that doccc's "
+                         "integer kernels do too: vpdpbusd)")
     ap.add_argument("--skip-peers-install", action="store_true")
     ap.add_argument("--small", action="store_true", help="the models' reduced sizes (a pipeline check)")
     ap.add_argument("--dir", type=Path, default=ROOT / "build" / "bench-peers")
@@ -663,6 +669,10 @@ def main():
         sys.exit(f"bench-peers: {DOCCC} does not exist; run `make` first")
     import torch
     args.dir.mkdir(parents=True, exist_ok=True)
+    if args.int8 and args.march is None and {"avx512_vnni", "avx_vnni"} & (hostcpu.cpu_flags() or set()):
+        args.march = "native"
+    if args.march:
+        print(f"doccc --march {args.march}", flush=True)
     # --int8: the integer peak of the kernels' instruction (bench_peak --int8), else the FMA peak
     peak_args = ("--int8",) if args.int8 else ()
     peak, peak_lines = measure_peak(build_peak(args.dir / "bench_peak"), args.threads, *peak_args)
@@ -697,7 +707,7 @@ def main():
                   machine=platform.machine(), cpu=cpu_model(), cores=os.cpu_count(),
                   versions=dict(torch=torch.__version__, numpy=dist_version("numpy"),
                                 **{n: dist_version(n) for n in PEERS}, doccc=bench.doccc_version()),
-                  category=args.category, int8=args.int8, batches=args.batches, threads=args.threads, repeat=args.repeat,
+                  category=args.category, march=args.march, int8=args.int8, batches=args.batches, threads=args.threads, repeat=args.repeat,
                   warmup=args.warmup, row_budget_s=args.row_budget, small=args.small, rtol=RTOL, atol=ATOL,
                   total_s=round(total_s, 1))
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -623,6 +623,59 @@ def test_integer_kernels(pt2e_models, name, flow, tmp_path):
         assert "tiled-s8" in runs["cuda", "kinds"], runs["cuda", "kinds"]
 
 
+QUAD_FLOWS = INTEGER_FLOWS + [("cnn", "x86_static"), ("mobilenet", "xnnpack_symmetric")]
+
+
+@pytest.mark.parametrize("target", ["none", "sequential", "openmp"])
+@pytest.mark.parametrize("name,flow", QUAD_FLOWS)
+def test_int8_quads(pt2e_models, name, flow, target, tmp_path):
+    """expand.int8_dot=quads, the integer kernels of VNNI machines: four
+    bytes a word, the activations unsigned (an int8 one shifted by 128 with
+    its zero point, static or computed at run time), T_DOT4 (vpdpbusd; here,
+    without VNNI, its exact emulation). The int32 sums are exact either way,
+    so the outputs equal those of int16 pairs (T_DOT2) bit for bit."""
+    np = require("numpy")
+    pt2, x = pt2e_models[name, flow, "training"][:2]
+    got = {}
+    for form in ("pairs", "quads"):
+        out = tmp_path / form
+        lib = compile_model(pt2, target, out, "--pass-opt", f"expand.int8_dot={form}", "--emit-source")
+        src = next(out.glob("*.c")).read_text()
+        dot = {"pairs": "+= dc_vdot2(" if target != "none" else "+= (int32_t)(int16_t)(",
+               "quads": "= dc_vdot4acc(*" if target != "none" else "+= dc_dot4("}[form]
+        assert dot in src, f"{form}: no {dot} in the kernels' updates"
+        got[form] = run_lib(lib, [x])[0]
+    assert np.array_equal(got["pairs"], got["quads"]), np.abs(got["pairs"] - got["quads"]).max()
+
+
+@pytest.mark.parametrize("march,width", [("alderlake", "ymm"), ("icelake-server", "zmm"), ("x86-64-v4", None)])
+def test_int8_quads_follow_march(pt2e_models, march, width, tmp_path):
+    """expand.int8_dot=auto takes four-byte words where --march has VNNI:
+    the library's integer kernels are vpdpbusd on ymm (AVX-VNNI) or zmm
+    registers (AVX512-VNNI), compiled only (this CPU may lack them; such a
+    library refuses to start, test_faults). x86-64-v4 has no VNNI: pmaddwd.
+    On a CPU with VNNI, --march native runs the same kernels and the outputs
+    equal those of int16 pairs bit for bit."""
+    import hostcpu
+    from test_faults import disassembly
+    np = require("numpy")
+    pt2, x = pt2e_models["resnet", "x86_static", "training"][:2]
+    lib = compile_model(pt2, "openmp", tmp_path / "m", "--march", march, env={"DOCC_MARCH": ""})
+    ins = [i for f in disassembly(lib).values() for i in f]
+    dp = [i for i in ins if i.startswith(("vpdpbusd", "{vex} vpdpbusd"))]
+    if width is None:
+        assert not dp and any(i.startswith("vpmaddwd") for i in ins), dp[:3]
+        return
+    assert dp and all(width in i for i in dp), dp[:3]
+    flags = hostcpu.cpu_flags() or set()
+    if {"avx512_vnni", "avx_vnni"} & flags:
+        native = compile_model(pt2, "openmp", tmp_path / "n", "--march", "native", "--emit-source", env={"DOCC_MARCH": ""})
+        assert "= dc_vdot4acc(*" in next((tmp_path / "n").glob("*.c")).read_text()
+        pairs = compile_model(pt2, "openmp", tmp_path / "p", "--march", "native", "--pass-opt", "expand.int8_dot=pairs",
+                              env={"DOCC_MARCH": ""})
+        assert np.array_equal(run_lib(native, [x])[0], run_lib(pairs, [x])[0])
+
+
 def test_tensor2_bounds_computed_at_run_time(tmp_path):
     """quantize_per_tensor.tensor2 with a quant_min the program computes:
     an error naming the op and what to do, no library written."""
@@ -694,12 +747,14 @@ def test_qparams_long_row_in_parts(target, tmp_path):
         assert len(grids) == 2 and min(grids) > 1, grids
 
 
-@pytest.mark.parametrize("target", ["none", "sequential", "openmp", "cuda-sim", "rocm-sim"])
+@pytest.mark.parametrize("target", ["none", "sequential", "openmp", "cuda-sim", "rocm-sim", "none-quads", "openmp-quads"])
 def test_int_mm_constant_weights(target, tmp_path):
     """aten._int_mm of a constant int8 matrix (torchao's dynamic int8 in
     Core ATen): the integer kernel, bit-identical to eager, with odd K and
     N and rows not a multiple of the tile; on cuda a tile of the int8
-    tensor cores, on rocm one of int32 sums."""
+    tensor cores, on rocm one of int32 sums. With four-byte words
+    (expand.int8_dot=quads) A is shifted to uint8, and 128 times the
+    weights' column sums comes off the sums again."""
     torch = require("torch")
     np = require("numpy")
 
@@ -717,9 +772,11 @@ def test_int_mm_constant_weights(target, tmp_path):
     pt2 = tmp_path / "int_mm_w.pt2"
     torch.export.save(torch.export.export(M(), (a,)), str(pt2))
     extra = ["--report", str(tmp_path / "r.json")] if target.endswith("-sim") else []
+    if target.endswith("-quads"):
+        target, extra = target[:-6], ["--pass-opt", "expand.int8_dot=quads"]
     got = run_lib(compile_model(pt2, target, tmp_path / "o", *extra), [a.numpy()])[0]
     assert got.dtype == np.int32 and np.array_equal(got, torch._int_mm(a, M().w.t()).numpy())
-    if extra:
+    if extra and extra[0] == "--report":
         import json
         kinds = {k["kind"] for k in json.loads((tmp_path / "r.json").read_text())["gpu_kernels"]}
         assert ("tiled-s8" if target == "cuda-sim" else "tiled-i32") in kinds, kinds

@@ -12,6 +12,11 @@
 
 #include "../ir.h"
 
+/* The integer kernels' operand forms, rows of linalg.c's int_forms: int8
+ * bytes (T_MUL: the GPUs' tensor cores), int16 pairs (T_DOT2: the CPU's
+ * pmaddwd), four bytes (T_DOT4: VNNI's vpdpbusd). */
+typedef enum { INT_S8, INT_PAIRS, INT_QUADS } IntForm;
+
 typedef struct {
 	int tm, tn;        /* register tile: rows (pixels / matrix rows) x columns */
 	int pack;          /* repack constant weights into the kernel's layout */
@@ -28,8 +33,7 @@ typedef struct {
 	int int8_weights;  /* a GEMM's folded int8 dequantization stays int8 in its panels,
 	                    * dequantized in registers (linalg.c) */
 	int int4_weights;  /* and two to a byte where they fit 4 bits */
-	int int_pairs;     /* the integer kernels sum int16 pairs (T_DOT2: the CPU's pmaddwd);
-	                    * else int8 products (T_MUL: the GPUs' tensor cores) */
+	IntForm int_form;  /* the integer kernels' operands (linalg.c's int_forms) */
 	int gpu_sms;       /* GPU: its multiprocessors, for reductions over few long rows
 	                    * split in parts first (quant.c); 0 on the CPU */
 } XpTile;

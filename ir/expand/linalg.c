@@ -215,47 +215,77 @@ static int pack_panels(Sdfg *g, const char *name, Panels p)
 	return sdfg_const_new(g, name, sdfg_c(g, p.src)->dt, 4, shape, panels_make, &p, sizeof p);
 }
 
-/* What copy_of writes: float32; the CPU integer kernels' int32 words of
- * int16 pairs along one dim (T_PACK2); the GPU integer kernels' int8, a
- * uint8 tensor shifted by -128 into int8's range (tensor cores multiply
- * int8 by int8; the shift moves the zero point with it). */
-typedef enum { COPY_F32, COPY_PAIRS, COPY_S8 } CopyForm;
+/* The integer kernels' operand forms (XpTile.int_form): how many k one
+ * word of A's packed rows and of B's panels holds (int8 bytes, else int32
+ * words), the tasklet that multiplies and sums them, and the shift
+ * subtracted from A's integers to bring them into the instruction's range
+ * (the zero point moves with them):
+ *   s8     the GPUs: int8 by int8 on the tensor cores, a uint8 A shifted
+ *          by 128, T_MUL;
+ *   pairs  the CPUs: int16 pairs lo | hi << 16 (T_PACK2), T_DOT2 (pmaddwd,
+ *          which clang fuses with the sum into vpdpwssd on VNNI);
+ *   quads  CPUs with VNNI: four bytes, A's unsigned (an int8 A plus 128)
+ *          and B's signed, T_DOT4 (vpdpbusd). */
+static const struct {
+	const char *name;
+	int per;                   /* k per word */
+	TCode dot;
+	int64_t shift_u8, shift_s8; /* subtracted from a uint8, an int8 A */
+} int_forms[] = {
+	[INT_S8] = {"s8", 1, T_MUL, 128, 0},
+	[INT_PAIRS] = {"pairs", 2, T_DOT2, 0, 0},
+	[INT_QUADS] = {"quads", 4, T_DOT4, 0, -128},
+};
 
-/* The shift COPY_S8 applies to a tensor of dtype dt. */
-static int64_t s8_shift(Sdfg *g, int c)
+/* What copy_of writes: float32 (COPY_F32), or an integer kernel's form. */
+#define COPY_F32 (-1)
+
+/* The shift int form f applies to tensor c's integers. */
+static int64_t int_shift(Sdfg *g, int f, int c)
 {
-	return sdfg_c(g, c)->dt == DT_U8 ? 128 : 0;
+	Dtype dt = sdfg_c(g, c)->dt;
+	return dt == DT_U8 ? int_forms[f].shift_u8 : dt == DT_I8 ? int_forms[f].shift_s8 : 0;
+}
+
+/* k in[.., per i + j, ..] (j < per) shifted, as form f's word: int8, or int32 */
+static int int_word(Sdfg *g, Node *b, int f, const Operand *rd, int64_t shift)
+{
+	Operand v[4];
+	for (int j = 0; j < int_forms[f].per; j++)
+		v[j] = shift ? opd_val(xp_tk2(g, b, T_SUB, DT_I32, rd[j], opd_const((double)shift))) : rd[j];
+	if (f == INT_S8)
+		return xp_tk1(g, b, T_CAST, DT_I8, v[0]);
+	if (f == INT_QUADS) /* bytes 0..255: lo = v0 | v1 << 8, hi = v2 | v3 << 8 */
+		for (int h = 0; h < 2; h++)
+			v[h] = opd_val(xp_tk2(g, b, T_ADD, DT_I32, v[2 * h],
+			                      opd_val(xp_tk2(g, b, T_SHL, DT_I32, v[2 * h + 1], opd_const(8)))));
+	return sdfg_tasklet(g, b, T_PACK2, DT_I32, 2, v);
 }
 
 /* A copy of `in` (rank r) of shape sh made in seq: element oi reads in at
- * oi - ofs (ofs NULL: 0; out of bounds: pad), in the given form; COPY_PAIRS
- * pairs elements 2 i and 2 i + 1 of dim pdim, in[.., 2 i, ..] | in[..,
- * 2 i + 1, ..] << 16. */
-static int copy_of(Sdfg *g, Node *seq, int in, int r, Expr *const *sh, const int64_t *ofs, CopyForm form, int pdim,
+ * oi - ofs (ofs NULL: 0; out of bounds: pad), in the given form; an
+ * integer form's words hold elements per i .. per i + per - 1 of dim pdim. */
+static int copy_of(Sdfg *g, Node *seq, int in, int r, Expr *const *sh, const int64_t *ofs, int form, int pdim,
                    double pad, const char *what, const char *label)
 {
-	static const Dtype dt[] = {[COPY_F32] = DT_F32, [COPY_PAIRS] = DT_I32, [COPY_S8] = DT_I8};
-	int src = sdfg_add_container_x(g, arena_printf(g->arena, "%s_%s", sdfg_c(g, in)->name, what), dt[form], CK_TRANSIENT,
-	                               r, sh);
+	Dtype dt = form == COPY_F32 ? DT_F32 : form == INT_S8 ? DT_I8 : DT_I32;
+	int per = form == COPY_F32 ? 1 : int_forms[form].per;
+	int src = sdfg_add_container_x(g, arena_printf(g->arena, "%s_%s", sdfg_c(g, in)->name, what), dt, CK_TRANSIENT, r, sh);
 	sdfg_c(g, src)->origin = "";
 	int v[MAXDIM];
 	Node *body = xp_nest(g, seq, src, v);
 	Node *b = xp_block(g, body, label);
-	Expr **oi = xp_vars(g, r, v), *ii[MAXDIM], *i1[MAXDIM];
-	for (int i = 0; i < r; i++)
-		ii[i] = i1[i] = ofs && ofs[i] ? ex_addi(g, oi[i], -ofs[i]) : oi[i];
-	if (form == COPY_PAIRS) {
-		ii[pdim] = ex_muli(g, oi[pdim], 2);
-		i1[pdim] = ex_addi(g, ii[pdim], 1);
+	Expr **oi = xp_vars(g, r, v);
+	Operand rd[4];
+	for (int j = 0; j < per; j++) {
+		Expr *ii[MAXDIM];
+		for (int i = 0; i < r; i++)
+			ii[i] = ofs && ofs[i] ? ex_addi(g, oi[i], -ofs[i]) : oi[i];
+		if (per > 1)
+			ii[pdim] = ex_addi(g, ex_muli(g, oi[pdim], per), j);
+		rd[j] = opd_guarded(in, r, ii, pad);
 	}
-	Operand rd[2] = {opd_guarded(in, r, ii, pad), opd_guarded(in, r, i1, pad)};
-	int t;
-	if (form == COPY_PAIRS)
-		t = sdfg_tasklet(g, b, T_PACK2, DT_I32, 2, rd);
-	else if (form == COPY_S8)
-		t = xp_tk1(g, b, T_CAST, DT_I8, opd_val(xp_tk2(g, b, T_SUB, DT_I32, rd[0], opd_const((double)s8_shift(g, in)))));
-	else
-		t = sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd);
+	int t = form == COPY_F32 ? sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd) : int_word(g, b, form, rd, int_shift(g, form, in));
 	sdfg_store(b, t, xp_memlet(src, r, oi), W_NONE);
 	return src;
 }
@@ -264,19 +294,20 @@ static int copy_of(Sdfg *g, Node *seq, int in, int r, Expr *const *sh, const int
  * ps[] and pb[d] zeros before dim d (the rest after), made in seq, so the
  * kernels that read it need no bounds checks. The batch N may be a
  * run-time dim (the copy is then sized at run time). The integer kernels'
- * copies (COPY_PAIRS: [N][C/2 rounded up][spatial...], pairs of channels;
- * COPY_S8) are padded with pad, the zero point: a dequantized zero. */
+ * copies ([N][C/per rounded up][spatial...], words of channels) are padded
+ * with pad, the zero point: a dequantized zero. */
 static int padded_copy(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, const int64_t *pb, const char *label,
-                       CopyForm form, double pad)
+                       int form, double pad)
 {
-	static const char *const what[] = {[COPY_F32] = "pad", [COPY_PAIRS] = "pairs", [COPY_S8] = "s8"};
 	Expr *shape[MAXDIM] = {sdfg_c(g, in)->shape[0], sdfg_c(g, in)->shape[1]};
 	int64_t ofs[MAXDIM] = {0, 0};
-	if (form == COPY_PAIRS)
-		shape[1] = ex_div(g, ex_addi(g, shape[1], 1), ex_int(g, 2));
+	if (form != COPY_F32) {
+		int per = int_forms[form].per;
+		shape[1] = ex_div(g, ex_addi(g, shape[1], per - 1), ex_int(g, per));
+	}
 	for (int i = 0; i < nd; i++)
 		shape[2 + i] = ex_int(g, ps[i]), ofs[2 + i] = pb[i];
-	return copy_of(g, seq, in, nd + 2, shape, ofs, form, 1, pad, what[form], label);
+	return copy_of(g, seq, in, nd + 2, shape, ofs, form, 1, pad, form == COPY_F32 ? "pad" : int_forms[form].name, label);
 }
 
 static int padded_input(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, const int64_t *pb, const char *label)
@@ -668,9 +699,8 @@ static TCode int_code(const IntTiles *it);
  * outer axes, width tile), acc[x][o] += src[n][g*Cg + c][in(v, j)...] *
  * wp[g][nb][(c, j...)][o] over c and the taps, then stored with the bias.
  * wp < 0: no taps (the outputs get only the bias). With it: the integer
- * kernel (gemm_int): src holds int16 pairs of channels and wp their pairs
- * of weights (acc: int32 sums of T_DOT2), or both int8 (T_MUL), rescaled
- * before the bias. */
+ * kernel (gemm_int): src and wp hold words of channels in the form's
+ * layout (acc: int32 sums of its tasklet), rescaled before the bias. */
 static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, const ConvAxis *ax, int nd, int src,
                        int wp, int out, int bias, int64_t G, int64_t Cg, int64_t OCg, int tn, const IntTiles *it)
 {
@@ -1799,15 +1829,15 @@ static int float_store(Sdfg *g, const Tiles *s, Node *sb)
 }
 
 /* ---- the integer kernel ----------------------------------------------------------------
- * int8 (or uint8) A times int8 B accumulated in int32, two k at a time:
- * A's rows are packed at run time as int16 pairs in int32 words (T_PACK2),
- * B's panels [NB][K/2][tn] at compile time, and the update is one T_DOT2
- * (pmaddwd: 16-bit products summed in pairs, exact for 8-bit operands;
- * vpdpwssd on VNNI). On the GPUs (XpTile.int_pairs 0) A and B stay int8,
- * a uint8 A shifted to int8 with its zero point (COPY_S8), and the update
- * is an int32 T_MUL, which the GPU plan gives the int8 tensor cores. Two
- * uses:
- *   - aten._int_mm (B a constant int8 matrix): the int32 sums;
+ * int8 (or uint8) A times int8 B accumulated in int32, per k at a time,
+ * in one of int_forms (XpTile.int_form): A's rows are packed at run time
+ * (shifted as the form needs; the zero point moves with them), B's panels
+ * [NB][K/per][tn] at compile time, and the update is the form's tasklet:
+ * on the CPUs T_DOT2 over int16 pairs (pmaddwd: exact for 8-bit operands)
+ * or T_DOT4 over four bytes (vpdpbusd), on the GPUs an int32 T_MUL of int8
+ * bytes, which the GPU plan gives the int8 tensor cores. Two uses:
+ *   - aten._int_mm (B a constant int8 matrix): the int32 sums (less
+ *     shift * colsum(B), where the form shifts A);
  *   - a GEMM that the integer pass (ir/passes/integer.c) found between
  *     dequantizations: A quantized per tensor (scale sa, zero point za,
  *     numbers or run-time tensors), B int8 weights with one scale per
@@ -1825,7 +1855,8 @@ struct IntB {
 	const Dequant *d;     /* a convolution's: weight [N][K/taps][j...] */
 	const ConvW *cw;
 	double sa, za;        /* the activation's parameters, numbers */
-	int part;             /* of a column panel: 0 int16 pairs, 1 za * colsum, 2 colsum, 3 sa * sb, 4 sb, 5 int8 */
+	int per;              /* k per word of part 0 (int_forms) */
+	int part;             /* of a column panel: 0 words, 1 za * colsum, 2 colsum, 3 sa * sb, 4 sb, 5 int8 */
 };
 
 /* The integer of element (c*taps + j, n) of B. */
@@ -1867,7 +1898,7 @@ static int intb_make(Sdfg *g, const ConstSrc *cs, void *dst)
 	const int8_t *q = sdfg_const_get(g, b->src);
 	if (!q)
 		return -1;
-	int64_t NB = (b->N + b->tn - 1) / b->tn, C = b->K / b->taps, C2 = (C + 1) / 2;
+	int64_t NB = (b->N + b->tn - 1) / b->tn, C = b->K / b->taps, CW = (C + b->per - 1) / b->per;
 	if (b->part == 5) { /* rows k = (c, j) as they are, one byte each */
 		int8_t *w8 = dst;
 		for (int64_t nb = 0; nb < NB; nb++)
@@ -1880,14 +1911,21 @@ static int intb_make(Sdfg *g, const ConstSrc *cs, void *dst)
 	int32_t *w = dst; /* one 4-byte element after another: int32, or float32 for parts 3 and 4 */
 	for (int64_t nb = 0; nb < NB; nb++) {
 		if (b->part == 0) {
-			/* row (c2, j): channels 2 c2 and 2 c2 + 1 at tap j */
-			for (int64_t c2 = 0; c2 < C2; c2++)
+			/* row (cw, j): channels per cw .. per cw + per - 1 at tap j, in
+			 * 32 / per bits each (0 past C) */
+			int bits = 32 / b->per;
+			uint32_t mask = (uint32_t)(((uint64_t)1 << bits) - 1);
+			for (int64_t cw = 0; cw < CW; cw++)
 				for (int64_t j = 0; j < b->taps; j++)
 					for (int64_t o = 0; o < b->tn; o++) {
-						int64_t n = nb * b->tn + o, k = 2 * c2 * b->taps + j;
-						int32_t lo = n < b->N ? q[intb_at(g, b, k, n)] : 0;
-						int32_t hi = n < b->N && 2 * c2 + 1 < C ? q[intb_at(g, b, k + b->taps, n)] : 0;
-						*w++ = (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)hi << 16);
+						int64_t n = nb * b->tn + o;
+						uint32_t word = 0;
+						for (int h = 0; h < b->per; h++) {
+							int64_t c = cw * b->per + h;
+							int32_t v = n < b->N && c < C ? q[intb_at(g, b, c * b->taps + j, n)] : 0;
+							word |= ((uint32_t)v & mask) << (bits * h);
+						}
+						*w++ = (int32_t)word;
 					}
 			continue;
 		}
@@ -1916,7 +1954,7 @@ static int intb_panel(Sdfg *g, const IntB *b, int part, const char *what)
 	IntB p = *b;
 	p.part = part;
 	int64_t NB = (b->N + b->tn - 1) / b->tn, C = b->K / b->taps;
-	int64_t sh[4] = {1, NB, part == 5 ? b->K : (C + 1) / 2 * b->taps, b->tn};
+	int64_t sh[4] = {1, NB, part == 5 ? b->K : (C + b->per - 1) / b->per * b->taps, b->tn};
 	const char *nm = arena_printf(g->arena, "%s_%s", sdfg_c(g, b->src)->name, what);
 	if (part == 0 || part == 5)
 		return sdfg_const_new(g, nm, part ? DT_I8 : DT_I32, 4, sh, intb_make, &p, sizeof p);
@@ -1928,15 +1966,15 @@ static int intb_panel(Sdfg *g, const IntB *b, int part, const char *what)
  * the CPU, in place on the GPUs (a launch less each). */
 struct IntTiles {
 	int bp, zc, cs, ws, sa, za; /* containers; -1: none */
-	int64_t zshift;              /* subtracted from za's element (COPY_S8) */
+	int64_t zshift;              /* subtracted from za's element (the form's shift) */
 	int raw;                     /* _int_mm: the int32 sums */
-	int pairs;                   /* bp holds int16 pairs (T_DOT2), else int8 (T_MUL) */
+	IntForm form;                /* of bp and A's copy */
 };
 
 /* The update of the integer kernels' sums (conv_tiled too). */
 static TCode int_code(const IntTiles *it)
 {
-	return it->pairs ? T_DOT2 : T_MUL;
+	return int_forms[it->form].dot;
 }
 
 static void int_update(Sdfg *g, const Tiles *s, Node *ub, Operand ao)
@@ -1991,8 +2029,14 @@ static int int_store(Sdfg *g, const Tiles *s, Node *sb)
 	const IntTiles *it = s->ctx;
 	Expr *ri[2] = {s->x, s->o};
 	Operand acc = opd_mem(s->acc, 2, ri);
-	if (it->raw)
-		return sdfg_tasklet(g, sb, T_ASSIGN, DT_I32, 1, &acc);
+	if (it->raw) { /* less the shift's share, shift * colsum (zc) */
+		int v = sdfg_tasklet(g, sb, T_ASSIGN, DT_I32, 1, &acc);
+		if (it->zc < 0)
+			return v;
+		Expr *ci[2] = {s->nb, s->po};
+		Operand d[2] = {opd_val(v), opd_mem(it->zc, 2, ci)};
+		return sdfg_tasklet(g, sb, T_SUB, DT_I32, 2, d);
+	}
 	int v = int_rescale(g, sb, acc, it, s->nb, s->po);
 	return epilogue(g, sb, opd_val(v), s->l, sdfg_c(g, s->l->out[0])->rank, s->oi, DT_F32);
 }
@@ -2009,23 +2053,19 @@ static int scalar_copy(Sdfg *g, Node *seq, int in, Dtype dt, const char *what, c
 	return c;
 }
 
-/* A's rows as int16 pairs: Ap[..., m, k2] = A[..., m, 2 k2] | A[..., m, 2 k2 + 1] << 16 (0 past K). */
-static int pack_rows(Sdfg *g, Node *seq, int A, const char *label)
+/* A's rows in form f: Ap[..., m, kw] holds A[..., m, per kw + j] (j < per;
+ * 0 past K), shifted; an int8 A that needs no change as it is. */
+static int pack_rows(Sdfg *g, Node *seq, int A, int f, const char *label)
 {
 	Container *a = sdfg_c(g, A);
-	int r = a->rank;
+	int r = a->rank, per = int_forms[f].per;
+	if (per == 1 && !int_shift(g, f, A))
+		return A;
 	Expr *sh[MAXDIM];
 	for (int i = 0; i < r; i++)
 		sh[i] = a->shape[i];
-	sh[r - 1] = ex_div(g, ex_addi(g, a->shape[r - 1], 1), ex_int(g, 2));
-	return copy_of(g, seq, A, r, sh, NULL, COPY_PAIRS, r - 1, 0, "pairs", label);
-}
-
-/* A uint8 A as int8 (COPY_S8); an int8 A as it is. */
-static int s8_rows(Sdfg *g, Node *seq, int A, const char *label)
-{
-	Container *a = sdfg_c(g, A);
-	return s8_shift(g, A) ? copy_of(g, seq, A, a->rank, a->shape, NULL, COPY_S8, -1, 0, "s8", label) : A;
+	sh[r - 1] = ex_div(g, ex_addi(g, a->shape[r - 1], per - 1), ex_int(g, per));
+	return copy_of(g, seq, A, r, sh, NULL, f, r - 1, 0, int_forms[f].name, label);
 }
 
 /* B's Dequant if it has the integer kernel's form: int8, one scale per
@@ -2063,9 +2103,11 @@ static int gemm_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 	int tn = t->tn;
 	if (N < tn && t->vec_lanes && N <= t->vec_lanes)
 		tn = t->vec_lanes;
-	int tm = M < 0 ? t->tm : (int)MIN((int64_t)t->tm, M), pairs = t->int_pairs;
-	int64_t shift = pairs ? 0 : s8_shift(g, A);
-	IntB ib = {.K = K, .N = N, .tn = tn, .taps = 1, .sa = lib_float(l, "a_scale", 1), .za = lib_float(l, "a_zp", 0) - (double)shift};
+	int tm = M < 0 ? t->tm : (int)MIN((int64_t)t->tm, M), f = t->int_form, per = int_forms[f].per;
+	int cpu = f != INT_S8; /* a run-time scale and zero point: scalars on the CPU, in place on the GPUs */
+	int64_t shift = int_shift(g, f, A);
+	IntB ib = {.K = K, .N = N, .tn = tn, .taps = 1, .sa = lib_float(l, "a_scale", 1), .za = lib_float(l, "a_zp", 0) - (double)shift,
+	           .per = per};
 	if (raw) {
 		if (bc->dt != DT_I8)
 			return -1;
@@ -2081,24 +2123,25 @@ static int gemm_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 		ib.m = m;
 		ib.src = sdfg_root_of(g, m->d->q);
 	}
-	IntTiles it = {.bp = intb_panel(g, &ib, pairs ? 0 : 5, pairs ? "pairs" : "s8"), .zc = -1, .cs = -1, .ws = -1, .sa = -1,
-	               .za = -1, .raw = raw, .pairs = pairs};
+	IntTiles it = {.bp = intb_panel(g, &ib, per == 1 ? 5 : 0, int_forms[f].name), .zc = -1, .cs = -1, .ws = -1, .sa = -1,
+	               .za = -1, .raw = raw, .form = f};
+	if (raw && ib.za != 0)
+		it.zc = intb_panel(g, &ib, 1, "zcolsum");
 	if (!raw) {
 		if (l->in[4] >= 0) {
-			it.za = pairs ? scalar_copy(g, seq, l->in[4], DT_I32, "zp32", label) : l->in[4];
+			it.za = cpu ? scalar_copy(g, seq, l->in[4], DT_I32, "zp32", label) : l->in[4];
 			it.zshift = shift;
 			it.cs = intb_panel(g, &ib, 2, "colsum");
 		} else if (ib.za != 0)
 			it.zc = intb_panel(g, &ib, 1, "zcolsum");
 		if (l->in[3] >= 0) {
-			it.sa = pairs ? scalar_copy(g, seq, l->in[3], DT_F32, "scale32", label) : l->in[3];
+			it.sa = cpu ? scalar_copy(g, seq, l->in[3], DT_F32, "scale32", label) : l->in[3];
 			it.ws = intb_panel(g, &ib, 4, "scales");
 		} else
 			it.ws = intb_panel(g, &ib, 3, "scales");
 	}
-	Tiles s = {.A = pairs ? pack_rows(g, seq, A, label) : s8_rows(g, seq, A, label), .update = int_update,
-	           .store = int_store, .ctx = &it, .l = l};
-	packed_tiles(g, seq, label, &s, tm, tn, tn, tm * tn, N, ex_int(g, pairs ? (K + 1) / 2 : K), DT_I32);
+	Tiles s = {.A = pack_rows(g, seq, A, f, label), .update = int_update, .store = int_store, .ctx = &it, .l = l};
+	packed_tiles(g, seq, label, &s, tm, tn, tn, tm * tn, N, ex_int(g, (K + per - 1) / per), DT_I32);
 	return 0;
 }
 
@@ -2157,9 +2200,9 @@ int conv_int_weights(Sdfg *g, const LibNode *l)
 	return C > 0 && dim(g, out, 1) > 0 && C * taps <= 32768 && conv_dequant(g, w) != NULL;
 }
 
-/* The integer convolution (conv_tiled with it): the input as int16 pairs
- * of channels, padded with the zero point (a dequantized zero), the
- * weights as pairs of channels per tap. */
+/* The integer convolution (conv_tiled with it): the input as words of
+ * channels in the form's layout, padded with the zero point (a dequantized
+ * zero), the weights as words of channels per tap. */
 static int conv_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile *t, const ConvAxis *ax, int nd,
                     const int64_t *ps, const int64_t *pb, int tn)
 {
@@ -2170,20 +2213,20 @@ static int conv_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 		           "output channel and no zero point", label);
 		return -1;
 	}
-	int64_t C = dim(g, x, 1), C2 = (C + 1) / 2, OC = dim(g, out, 1), taps = 1;
+	int64_t C = dim(g, x, 1), OC = dim(g, out, 1), taps = 1;
 	for (int i = 0; i < nd; i++)
 		taps *= ax[i].nt;
 	double sa = lib_float(l, "a_scale", 1), za = lib_float(l, "a_zp", 0);
-	int pairs = t->int_pairs;
-	int ap = padded_copy(g, seq, x, nd, ps, pb, label, pairs ? COPY_PAIRS : COPY_S8, za);
+	int f = t->int_form, per = int_forms[f].per;
+	int ap = padded_copy(g, seq, x, nd, ps, pb, label, f, za);
 	ConvW *cw = arena_alloc(g->arena, sizeof *cw);
 	*cw = (ConvW){g, w, 0, nd, OC, C, {ax[0], ax[1], ax[2]}};
 	IntB ib = {.src = sdfg_root_of(g, d->q), .K = C * taps, .N = OC, .tn = tn, .taps = taps, .d = d, .cw = cw,
-	           .sa = sa, .za = za - (double)(pairs ? 0 : s8_shift(g, x))};
-	IntTiles it = {.bp = intb_panel(g, &ib, pairs ? 0 : 5, pairs ? "pairs" : "s8"),
+	           .sa = sa, .za = za - (double)int_shift(g, f, x), .per = per};
+	IntTiles it = {.bp = intb_panel(g, &ib, per == 1 ? 5 : 0, int_forms[f].name),
 	               .zc = ib.za != 0 ? intb_panel(g, &ib, 1, "zcolsum") : -1, .cs = -1, .ws = intb_panel(g, &ib, 3, "scales"),
-	               .sa = -1, .za = -1, .pairs = pairs};
-	conv_tiled(g, seq, label, t, ax, nd, ap, it.bp, out, l->in[2], 1, pairs ? C2 : C, OC, tn, &it);
+	               .sa = -1, .za = -1, .form = f};
+	conv_tiled(g, seq, label, t, ax, nd, ap, it.bp, out, l->in[2], 1, (C + per - 1) / per, OC, tn, &it);
 	return 0;
 }
 

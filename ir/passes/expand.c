@@ -15,6 +15,8 @@
  * addresses operands through memlets on the containers as they are, views
  * included, so strided and broadcast inputs need no copies.
  */
+#include <string.h>
+
 #include "../ir.h"
 #include "../expand/expand.h"
 
@@ -25,6 +27,18 @@ static const ExpandFn expanders[NLIBOPS] = {
 	LIB_OPS(X)
 #undef X
 };
+
+/* The integer kernels' operands: int8 on the GPUs (tensor cores), int16
+ * pairs or four bytes on the CPUs, by the option and the ISA. */
+static IntForm int_form(PassCtx *c)
+{
+	const char *f = pass_str(c, "int8_dot");
+	if (TARGET_IS_GPU(c->tgt))
+		return INT_S8;
+	if (!strcmp(f, "auto"))
+		return c->tgt->dot4 ? INT_QUADS : INT_PAIRS;
+	return !strcmp(f, "quads") ? INT_QUADS : INT_PAIRS;
+}
 
 int pass_expand(PassCtx *c)
 {
@@ -41,7 +55,7 @@ int pass_expand(PassCtx *c)
 		.bound_keys = pass_bool(c, "attention_bound") && !TARGET_IS_GPU(c->tgt),
 		.int8_weights = pass_bool(c, "int8_weights"),
 		.int4_weights = pass_bool(c, "int4_weights"),
-		.int_pairs = !TARGET_IS_GPU(c->tgt),
+		.int_form = int_form(c),
 		.gpu_sms = TARGET_IS_GPU(c->tgt) ? c->tgt->gpu_sms : 0,
 	};
 	int64_t mb = TARGET_IS_GPU(c->tgt) ? pass_int(c, "attention_scores_mb") : 0;

@@ -86,7 +86,7 @@ static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses, int strid
 static int int_vec_code(const Tasklet *t)
 {
 	switch (t->code) {
-	case T_ASSIGN: case T_ADD: case T_SUB: case T_MUL: case T_DOT2: case T_AND:
+	case T_ASSIGN: case T_ADD: case T_SUB: case T_MUL: case T_DOT2: case T_DOT4: case T_AND:
 		return 1;
 	case T_SHL: case T_SHR:
 		return t->in[1].kind == OPD_CONST && t->in[1].c >= 0 && t->in[1].c < 32;

@@ -96,6 +96,12 @@ def main():
     for f in sorted((HERE.parent / "passes").glob("integer_*.json")):
         if f.stat().st_size <= MAX_BYTES:
             make_seeds.put(out, f"pass_{f.name}", f.read_bytes())
+    # and the integer kernels' forms after expansion and scheduling: int4
+    # weights two to a byte, four-byte words (T_DOT4); a little larger
+    for case in ("expand_int4", "schedule_int4", "expand_quads", "schedule_quads"):
+        f = HERE.parent / "passes" / f"{case}.out.json"
+        if f.stat().st_size <= 2 * MAX_BYTES:
+            make_seeds.put(out, f"passes_{case}.json", f.read_bytes())
     files = list(out.iterdir())
     print(f"{out}: {len(files)} seeds, {sum(f.stat().st_size for f in files)} bytes")
 

@@ -24,6 +24,8 @@ DC_INLINE double dc_max(double a, double b) { return (a != a || a > b) ? a : b; 
 DC_INLINE double dc_min(double a, double b) { return (a != a || a < b) ? a : b; }
 DC_INLINE int64_t dc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 DC_INLINE int64_t dc_mini(int64_t a, int64_t b) { return a < b ? a : b; }
+DC_INLINE int32_t dc_dot4(int32_t a, int32_t b) { uint32_t x = (uint32_t)a, y = (uint32_t)b; int32_t s = 0;
+	for (int i = 0; i < 32; i += 8) s += (int32_t)(x >> i & 255) * ((int32_t)(y >> i & 255) - (int32_t)(y >> i & 128) * 2); return s; }
 DC_INLINE float dc_clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 DC_INLINE double dc_clamp(double x, double lo, double hi) { return x < lo ? lo : (x > hi ? hi : x); }
 DC_INLINE float dc_remf(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }

@@ -224,6 +224,11 @@ CASES = [
     ("gpu_plan_i32", pt2e(seq(nn.Linear(64, 32)), (x(32, 64),)), (x(32, 64),), "gpu_plan", "rocm", []),
     ("expand_int4", U4Linear(), (x(1, 32),), "expand", "sequential", ["--pass-opt", "expand.int4_weights=true"]),
     ("schedule_int4", U4Linear(), (x(1, 32),), "schedule", "sequential", ["--pass-opt", "expand.int4_weights=true"]),
+    # the integer kernel in four-byte words (T_DOT4, vpdpbusd): int8 inputs shifted to uint8
+    ("expand_quads", pt2e(seq(nn.Linear(5, 3)), (x(2, 5),)), (x(2, 5),), "expand", "sequential",
+     ["--pass-opt", "expand.int8_dot=quads"]),
+    ("schedule_quads", pt2e(seq(nn.Linear(5, 3)), (x(2, 5),)), (x(2, 5),), "schedule", "sequential",
+     ["--pass-opt", "expand.int8_dot=quads"]),
 ]
 
 
