@@ -34,6 +34,8 @@ typedef struct {
 	                    * dequantized in registers (linalg.c) */
 	int int4_weights;  /* and two to a byte where they fit 4 bits */
 	IntForm int_form;  /* the integer kernels' operands (linalg.c's int_forms) */
+	int bf16_operands; /* CPU, contraction_precision medium: a GEMM's float32 operands
+	                    * rounded to bfloat16, float32 sums (linalg.c) */
 	int gpu_sms;       /* GPU: its multiprocessors, for reductions over few long rows
 	                    * split in parts first (quant.c); 0 on the CPU */
 } XpTile;

@@ -172,13 +172,25 @@ static Node *tile_update_block(Sdfg *g, Node *seq, int tm, int tn, const char *l
  * at(ctx, gi, k, n) of constant src's bytes (-1: zero), or, without at, of
  * ofs + k*s0 + n*s1. The panels keep src's dtype (float32; the 16-bit
  * float types, whose weights then stay half the bytes; int8 weights that
- * the kernel dequantizes). Made when the weights are written (consts.c). */
+ * the kernel dequantizes), or with bf16 float32 rounded to bfloat16
+ * (contraction_precision medium). Made when the weights are written
+ * (consts.c). */
 typedef struct {
 	int src, groups, tn;
 	int64_t K, N, s0, s1, ofs;
 	int64_t (*at)(const void *ctx, int gi, int64_t k, int64_t n);
 	const void *ctx;
+	int bf16;
 } Panels;
+
+/* float32 bits rounded to bfloat16's, to nearest even, a NaN quiet: the
+ * libraries' dc_f2b (backends/rt/scalar.h) */
+static uint16_t f32_bf16(uint32_t u)
+{
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)(u >> 16 | 64);
+	return (uint16_t)((u + 0x7fffu + (u >> 16 & 1)) >> 16);
+}
 
 static int panels_make(Sdfg *g, const ConstSrc *cs, void *dst)
 {
@@ -186,7 +198,7 @@ static int panels_make(Sdfg *g, const ConstSrc *cs, void *dst)
 	const char *src = sdfg_const_get(g, p->src);
 	if (!src)
 		return -1;
-	size_t sz = dtype_info[sdfg_c(g, p->src)->dt].size; /* 4 or 2; zero is all-zero bits */
+	size_t sz = p->bf16 ? 2 : dtype_info[sdfg_c(g, p->src)->dt].size; /* 4 or 2; zero is all-zero bits */
 	char *d = dst;
 	int64_t NB = (p->N + p->tn - 1) / p->tn;
 	for (int gi = 0; gi < p->groups; gi++)
@@ -197,7 +209,12 @@ static int panels_make(Sdfg *g, const ConstSrc *cs, void *dst)
 					int64_t e = n >= p->N ? -1 : p->at ? p->at(p->ctx, gi, k, n) : p->ofs + k * p->s0 + n * p->s1;
 					if (e < 0)
 						memset(d, 0, sz);
-					else if (sz == 4) /* constant sizes: plain loads and stores */
+					else if (p->bf16) {
+						uint32_t u;
+						memcpy(&u, src + e * 4, 4);
+						uint16_t h = f32_bf16(u);
+						memcpy(d, &h, 2);
+					} else if (sz == 4) /* constant sizes: plain loads and stores */
 						memcpy(d, src + e * 4, 4);
 					else if (sz == 2)
 						memcpy(d, src + e * 2, 2);
@@ -212,7 +229,7 @@ static int pack_panels(Sdfg *g, const char *name, Panels p)
 {
 	int64_t NB = (p.N + p.tn - 1) / p.tn;
 	int64_t shape[4] = {p.groups, NB, p.K, p.tn};
-	return sdfg_const_new(g, name, sdfg_c(g, p.src)->dt, 4, shape, panels_make, &p, sizeof p);
+	return sdfg_const_new(g, name, p.bf16 ? DT_BF16 : sdfg_c(g, p.src)->dt, 4, shape, panels_make, &p, sizeof p);
 }
 
 /* The integer kernels' operand forms (XpTile.int_form): how many k one
@@ -237,8 +254,12 @@ static const struct {
 	[INT_QUADS] = {"quads", 4, T_DOT4, 0, -128},
 };
 
-/* What copy_of writes: float32 (COPY_F32), or an integer kernel's form. */
+/* What copy_of writes: float32 (COPY_F32), float32 rounded to bfloat16's
+ * precision (COPY_BF16: contraction_precision medium; float32 storage, so
+ * that a tile broadcasts a row's element from memory), or an integer
+ * kernel's form. */
 #define COPY_F32 (-1)
+#define COPY_BF16 (-2)
 
 /* The shift int form f applies to tensor c's integers. */
 static int64_t int_shift(Sdfg *g, int f, int c)
@@ -268,8 +289,8 @@ static int int_word(Sdfg *g, Node *b, int f, const Operand *rd, int64_t shift)
 static int copy_of(Sdfg *g, Node *seq, int in, int r, Expr *const *sh, const int64_t *ofs, int form, int pdim,
                    double pad, const char *what, const char *label)
 {
-	Dtype dt = form == COPY_F32 ? DT_F32 : form == INT_S8 ? DT_I8 : DT_I32;
-	int per = form == COPY_F32 ? 1 : int_forms[form].per;
+	Dtype dt = form < 0 ? DT_F32 : form == INT_S8 ? DT_I8 : DT_I32;
+	int per = form < 0 ? 1 : int_forms[form].per;
 	int src = sdfg_add_container_x(g, arena_printf(g->arena, "%s_%s", sdfg_c(g, in)->name, what), dt, CK_TRANSIENT, r, sh);
 	sdfg_c(g, src)->origin = "";
 	int v[MAXDIM];
@@ -285,7 +306,8 @@ static int copy_of(Sdfg *g, Node *seq, int in, int r, Expr *const *sh, const int
 			ii[pdim] = ex_addi(g, ex_muli(g, oi[pdim], per), j);
 		rd[j] = opd_guarded(in, r, ii, pad);
 	}
-	int t = form == COPY_F32 ? sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd) : int_word(g, b, form, rd, int_shift(g, form, in));
+	int t = form < 0 ? sdfg_tasklet(g, b, T_ASSIGN, form == COPY_BF16 ? DT_BF16 : DT_F32, 1, rd)
+	                 : int_word(g, b, form, rd, int_shift(g, form, in));
 	sdfg_store(b, t, xp_memlet(src, r, oi), W_NONE);
 	return src;
 }
@@ -1006,7 +1028,7 @@ static void conv_winograd(Sdfg *g, Node *seq, const char *label, const XpTile *t
 	WinoW *ww = arena_alloc(g->arena, sizeof *ww);
 	*ww = (WinoW){g, w};
 	Panels *pp = arena_alloc(g->arena, sizeof *pp);
-	*pp = (Panels){sdfg_root_of(g, w), 16, tn, C, OC, 0, 0, 0, NULL, ww};
+	*pp = (Panels){sdfg_root_of(g, w), 16, tn, C, OC, 0, 0, 0, NULL, ww, 0};
 	int64_t ush[4] = {16, NB, C, tn};
 	int U = sdfg_const_new(g, arena_printf(g->arena, "%s_winograd", sdfg_c(g, w)->name), DT_F32, 4, ush, wino_weights,
 	                       pp, sizeof *pp);
@@ -1139,7 +1161,7 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		ConvW *cw = arena_alloc(g->arena, sizeof *cw);
 		*cw = (ConvW){g, w, 0, nd, OC, C, {ph[0][0], ph[1][0]}};
 		int wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name),
-		                     (Panels){sdfg_root_of(g, w), 1, t->tm, C, OC, 0, 0, 0, conv_w_at, cw});
+		                     (Panels){sdfg_root_of(g, w), 1, t->tm, C, OC, 0, 0, 0, conv_w_at, cw, 0});
 		conv_pointwise(g, seq, label, t, in, wp, out, bias, W0);
 		if (W0 == dim(g, out, 3))
 			return 0;
@@ -1166,7 +1188,7 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 			ConvW *cw = arena_alloc(g->arena, sizeof *cw);
 			*cw = (ConvW){g, w, tr, nd, OCg, Cg, {ax[0], ax[1], ax[2]}};
 			wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name),
-			                 (Panels){sdfg_root_of(g, w), (int)G, tn, Cg * taps, OCg, 0, 0, 0, conv_w_at, cw});
+			                 (Panels){sdfg_root_of(g, w), (int)G, tn, Cg * taps, OCg, 0, 0, 0, conv_w_at, cw, 0});
 		}
 		conv_tiled(g, seq, label, t, ax, nd, src, wp, out, bias, G, Cg, OCg, tn, NULL);
 	}
@@ -1360,6 +1382,10 @@ static int gemm_direct(Sdfg *g, LibNode *l, Node *seq, const char *label, const 
 	int r = o->rank, rb = sdfg_c(g, B)->rank;
 	int64_t M = dim(g, out, r - 2), N = dim(g, out, r - 1), bst = 0;
 	Expr *Mx = o->shape[r - 2], *K = sdfg_c(g, B)->shape[rb - 2];
+	if (t->bf16_operands && a->dt == DT_F32 && sdfg_c(g, B)->dt == DT_F32) { /* contraction_precision medium */
+		A = copy_of(g, seq, A, a->rank, a->shape, NULL, COPY_BF16, -1, 0, "bf16", label);
+		B = copy_of(g, seq, B, rb, sdfg_c(g, B)->shape, NULL, COPY_BF16, -1, 0, "bf16", label);
+	}
 	if (!ex_isint(sdfg_c(g, B)->stride[rb - 1], &bst) || (bst != 1 && N > 1))
 		B = gemm_copy_b(g, seq, B, label);
 	int tn = t->tn;
@@ -1622,7 +1648,7 @@ static int dq_panels(Sdfg *g, int B, int64_t K, int64_t N, int tn, int nibbles, 
 		o->qp = sdfg_const_new(g, arena_printf(g->arena, "%s_nibbles", nm), o->nib, 4, sh, nib_make, &nm4, sizeof nm4);
 	} else
 		o->qp = pack_panels(g, arena_printf(g->arena, "%s_packed", nm),
-		                    (Panels){sdfg_root_of(g, d->q), 1, tn, K, N, 0, 0, 0, dq_q_at, m});
+		                    (Panels){sdfg_root_of(g, d->q), 1, tn, K, N, 0, 0, 0, dq_q_at, m, 0});
 	o->sc = d->sc, o->zc = d->zc, o->G = m->G;
 	int64_t NB = (N + tn - 1) / tn, shape[3] = {NB, K / m->G, tn};
 	for (int part = 1; part < 3; part++) {
@@ -1767,9 +1793,10 @@ static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm
 
 /* The float32 kernel: acc += A * B, B a float panel (bp) or int8 weights
  * dequantized in registers (dq); whole row tiles read them dequantized
- * once per panel instead, where K x tw floats fit unpack_bytes (prefill:
- * tm rows of products per dequantized weight would not hide the
- * dequantization; a decode step's row dequantizes in registers). */
+ * (or a bfloat16/float16 panel widened) once per panel instead, where K x
+ * tw floats fit unpack_bytes (prefill: tm rows of products per weight
+ * would not hide the conversion; a decode step's row converts in
+ * registers). */
 typedef struct {
 	int bp;
 	const DqPanels *dq;
@@ -1781,9 +1808,10 @@ static int float_unpack(Sdfg *g, const Tiles *s, Node *owner, Node *seq, int tw,
 {
 	const FloatTiles *f = s->ctx;
 	const DqPanels *p = f->dq;
-	if (!p || f->K * tw * 4 > f->unpack_bytes)
+	Dtype bdt = sdfg_c(g, f->bp)->dt;
+	if ((!p && bdt != DT_BF16 && bdt != DT_F16) || f->K * tw * 4 > f->unpack_bytes)
 		return -1;
-	int nib = p->nib != DT_F32, vk, vo;
+	int nib = p && p->nib != DT_F32, vk, vo;
 	int64_t sh[2] = {f->K, tw};
 	int wf = xp_local(g, "wf", DT_F32, 2, sh, owner);
 	Node *lk = xp_loop(g, seq, N_FOR, "k", ex_int(g, 0), ex_mul(g, ex_int(g, nib ? f->K / 2 : f->K), runs), 1, &vk);
@@ -1791,8 +1819,10 @@ static int float_unpack(Sdfg *g, const Tiles *s, Node *owner, Node *seq, int tw,
 	Node *b = xp_block(g, lo->body, label);
 	for (int h = 0; h <= nib; h++) {
 		Expr *k = nib ? ex_addi(g, ex_muli(g, ex_sym(g, vk), 2), h) : ex_sym(g, vk), *wi[2] = {k, ex_sym(g, vo)};
-		Operand w = dq_weight(g, b, p, s->nb, k, ex_add(g, j, ex_sym(g, vo)), h);
-		sdfg_store(b, w.val, xp_memlet(wf, 2, wi), W_NONE);
+		Expr *bi[4] = {ex_int(g, 0), s->nb, k, ex_add(g, j, ex_sym(g, vo))};
+		Operand w = p ? dq_weight(g, b, p, bi[1], k, bi[3], h) : opd_mem(f->bp, 4, bi);
+		int v = p ? w.val : sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, &w);
+		sdfg_store(b, v, xp_memlet(wf, 2, wi), W_NONE);
 	}
 	return wf;
 }
@@ -2273,10 +2303,15 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		pw *= 2;
 	DqPanels dq;
 	int q8 = t->int8_weights && !dq_panels(g, B, K, N, pw, t->int4_weights, &dq);
+	/* contraction_precision medium: float32 operands rounded to bfloat16
+	 * (the weights once, A by a copy), float32 products and sums */
+	int bf = !q8 && t->bf16_operands && a->dt == DT_F32 && sdfg_c(g, B)->dt == DT_F32;
 	FloatTiles f = {.dq = q8 ? &dq : NULL, .K = K, .unpack_bytes = t->gpu_sms ? 0 : t->row_bytes};
 	f.bp = q8 ? dq.qp
 	          : pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, sdfg_root_of(g, B))->name),
-	                        (Panels){sdfg_root_of(g, B), 1, pw, K, N, st[0], st[1], ofs, NULL, NULL});
+	                        (Panels){sdfg_root_of(g, B), 1, pw, K, N, st[0], st[1], ofs, NULL, NULL, bf});
+	if (bf)
+		A = copy_of(g, seq, A, a->rank, a->shape, NULL, COPY_BF16, -1, 0, "bf16", label);
 	Tiles s = {.A = A, .update = float_update, .store = float_store, .unpack = float_unpack, .kw = ex_int(g, K), .ctx = &f,
 	           .l = l};
 	/* nibbles: two rows a step, half the accumulators (their values stay live) */
