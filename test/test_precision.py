@@ -12,18 +12,7 @@ does not govern them on the CPU); `high` (tf32) computes as `highest`.
 import pytest
 
 from conftest import compare, compile_model, require, run_lib
-from test_gpu_tc import Contractions, bf16
-
-
-@pytest.fixture(scope="module")
-def contraction_pt2(tmp_path_factory):
-    torch = require("torch")
-    m, xs = Contractions.module(), Contractions.inputs()
-    pt2 = tmp_path_factory.mktemp("prec") / "tc.pt2"
-    with torch.no_grad():
-        torch.export.save(torch.export.export(m, xs), str(pt2))
-        want = [w.numpy() for w in m(*xs)]
-    return pt2, m, xs, want
+from test_gpu_tc import Contractions, bf16, contraction_pt2  # noqa: F401 (the fixture)
 
 
 def options(tmp_path, precision):
