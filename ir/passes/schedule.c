@@ -24,8 +24,13 @@
  *             expf per element or a scalar epilogue (the channel-vectorized
  *             convolution's transposed store, where bias, activation and
  *             residual fuse).
- *   unroll    a map of constant extent <= 16 whose body holds a vector map:
- *             SCHED_UNROLL, so a register tile is straight-line code.
+ *   unroll    a map of constant extent <= 16 whose body holds vector maps
+ *             of at most UNROLL_VECTORS vectors in all (times the extent):
+ *             SCHED_UNROLL, so a register tile is straight-line code. An
+ *             elementwise map of a few long rows stays a loop: unrolled,
+ *             clang would unroll its rows too, into one block of hundreds
+ *             of vector operations (and take minutes over it with
+ *             -fwrapv: its store merging is quadratic in the block).
  *   parallel  (openmp) the outermost maps of each top-level child: the
  *             longest run of perfectly nested rectangular maps (at most 3)
  *             is collapsed into one parallel loop, if the nest does enough
@@ -201,6 +206,9 @@ static int64_t extent(Node *m)
 	return (hi - lo + m->step - 1) / m->step;
 }
 
+/* The most vector operations (per statement) an unrolled map may make. */
+#define UNROLL_VECTORS 64
+
 static void vectorize(Sdfg *g, Node *n, int lanes)
 {
 	switch (n->kind) {
@@ -218,14 +226,16 @@ static void vectorize(Sdfg *g, Node *n, int lanes)
 			    (block_vec_ok(g, b, n->var, 0) || (block_costly(b) && block_vec_ok(g, b, n->var, 1))))
 				n->sched = SCHED_VECTOR;
 		}
-		/* unroll a small map around vector maps */
+		/* unroll a small map around short vector maps (a register tile) */
 		if (n->kind == N_MAP && n->sched == SCHED_SEQ) {
-			int64_t e = extent(n);
+			int64_t e = extent(n), vecs = 0;
 			Node *b = n->body;
 			int allvec = b->nkids > 0;
-			for (int i = 0; i < b->nkids; i++)
+			for (int i = 0; i < b->nkids; i++) {
 				allvec &= b->kids[i]->kind == N_MAP && b->kids[i]->sched == SCHED_VECTOR;
-			if (e > 0 && e <= 16 && allvec)
+				vecs += MAX(extent(b->kids[i]), 0) / lanes; /* a run-time extent: a tile's edge, min(tn, ...) */
+			}
+			if (e > 0 && e <= 16 && allvec && e * vecs <= UNROLL_VECTORS)
 				n->sched = SCHED_UNROLL;
 		}
 		break;
