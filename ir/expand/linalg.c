@@ -1831,25 +1831,18 @@ static void float_update(Sdfg *g, const Tiles *s, Node *ub, Operand ao)
 {
 	const FloatTiles *f = s->ctx;
 	Expr *acci[2] = {s->x, s->o};
-	if (s->wf >= 0) {
-		Expr *wi[2] = {s->k, s->o};
-		Operand ab[2] = {ao, opd_mem(s->wf, 2, wi)};
-		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
-		return;
-	}
-	if (f->dq && f->dq->nib != DT_F32) { /* s->k counts bytes: rows 2k and 2k + 1, in order */
-		int ka = sdfg_c(g, s->A)->rank - 1;
-		for (int h = 0; h < 2; h++) {
-			Expr *k = ex_addi(g, ex_muli(g, s->k, 2), h);
-			Operand ab[2] = {ao, dq_weight(g, ub, f->dq, s->nb, k, s->po, h)};
+	/* nibbles in registers: s->k counts bytes, rows 2k and 2k + 1, in order */
+	int nib = s->wf < 0 && f->dq && f->dq->nib != DT_F32, ka = sdfg_c(g, s->A)->rank - 1;
+	for (int h = 0; h <= nib; h++) {
+		Expr *k = nib ? ex_addi(g, ex_muli(g, s->k, 2), h) : s->k;
+		Expr *wi[2] = {k, s->o}, *bi[4] = {ex_int(g, 0), s->nb, k, s->po};
+		Operand ab[2] = {ao, s->wf >= 0 ? opd_mem(s->wf, 2, wi)
+		                 : f->dq   ? dq_weight(g, ub, f->dq, s->nb, k, s->po, h)
+		                           : opd_mem(f->bp, 4, bi)};
+		if (nib)
 			ab[0].m.idx[ka] = k;
-			sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
-		}
-		return;
+		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
 	}
-	Expr *bi[4] = {ex_int(g, 0), s->nb, s->k, s->po};
-	Operand ab[2] = {ao, f->dq ? dq_weight(g, ub, f->dq, bi[1], bi[2], bi[3], 0) : opd_mem(f->bp, 4, bi)};
-	sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(s->acc, 2, acci), W_SUM);
 }
 
 static int float_store(Sdfg *g, const Tiles *s, Node *sb)
