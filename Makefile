@@ -33,7 +33,7 @@ BUILD   ?= build
 # (PEP 668), else python3.
 VENV    ?= $(CURDIR)/build/venv
 PYTHON  ?= $(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3)
-PKGS     = libzip yaml-0.1 libcjson
+PKGS     = libzip yaml-0.1 libcjson sqlite3
 # Read by the first recipe that uses them, not when the Makefile is read: a
 # target that runs setup first (make fuzz) then compiles with what it installed.
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $(PKGS) 2>/dev/null))$(PKG_CFLAGS)

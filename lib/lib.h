@@ -391,4 +391,52 @@ typedef struct {
 extern const OptionInfo opt_table[];
 extern const int opt_ntable;
 
+/* ---- tunedb.c: the tuning database (SQLite) -----------------------------------
+ * doccc tune's measured schedules, one row per step, target, march, thread
+ * count and cost-model version; lib/ stores the text and numbers and gives
+ * them no meaning. Several processes may share one file (each put is one
+ * transaction; a lock is waited for up to 60 s). Strings read back are
+ * copied into the caller's arena and are as stored: a file is input, so the
+ * caller checks dims and params before using them. */
+typedef struct TuneDb TuneDb;
+typedef struct {
+	const char *key;      /* sha256 hex of the step's canonical text (64 chars) */
+	const char *kind;     /* the step's kind ("conv2d 3x3 s1 g1 f32"): transfer takes only the same kind */
+	const char *target;   /* "openmp" */
+	const char *march;    /* "x86-64-v3" */
+	int threads;          /* the thread count it was timed with */
+	int version;          /* the cost model's version: entries of another version are not used */
+	const char *dims;     /* the step's sizes, space-separated positive integers ("1 64 56 56 64") */
+	const char *params;   /* the chosen schedule's parameters, text ("tm=4 tn=16 winograd=0") */
+	double ns;            /* its median time, nanoseconds */
+	double rule_ns;       /* the default (rules') schedule's median time */
+	const char *trials;   /* every candidate tried with its time, text */
+	const char *text;     /* the canonical text of the step, for people reading the database */
+} TuneRow;
+
+/* Open the database at path. create: make the file and its tables when missing (doccc tune);
+ * else a missing file is an error (a compile given tuning.db). NULL when it cannot be used,
+ * reported ("PATH: error: not a doccc tuning database (file is not a database)", "PATH: error:
+ * cannot open: ...", and so on). A database whose format (see below) is newer than this
+ * module's opens but tunedb_foreign() returns 1 and gets/puts do nothing (get: 0 found; put: 0
+ * without writing); the caller says so in a note. The format: PRAGMA application_id 0x646f6363
+ * ("docc"), a table meta with format "1" and application "doccc-tuning", a table steps of
+ * TuneRow's columns; a file without them (an empty file too, unless create) is not used. */
+TuneDb *tunedb_open(const char *path, int create);
+int tunedb_foreign(const TuneDb *db);
+/* Insert or replace the row with r's (key, target, march, threads, version): 0, or -1 reported.
+ * key, kind, target and march must be set; another NULL string is stored as "". */
+int tunedb_put(TuneDb *db, const TuneRow *r);
+/* The row for key at (target, march, threads, version) into *out (strings in arena a): 1 found,
+ * 0 not, -1 reported. threads 0: the row with the largest thread count present for that key. */
+int tunedb_get(TuneDb *db, const char *key, const char *target, const char *march, int threads, int version,
+               Arena *a, TuneRow *out);
+/* Every row of kind at (target, march, threads (0: any, for each key only its largest thread count), version),
+ * ordered by key: *rows (arena a) and *n; 0, or -1 reported. For transfer tuning. */
+int tunedb_kind(TuneDb *db, const char *kind, const char *target, const char *march, int threads, int version,
+                Arena *a, TuneRow **rows, int *n);
+/* Rows whose version is not version (for the note "N entries of another doccc version ignored"). -1 on error. */
+int tunedb_count_other(TuneDb *db, int version);
+void tunedb_close(TuneDb *db);   /* NULL is a no-op */
+
 #endif

@@ -26,7 +26,7 @@ and GPT-2 (500 MB) do not fit, and weights built into a library or written to
 NAME.weights (--external-weights) come out of doccc's passes (folded, repacked),
 so Python could not recreate that file there. What does travel is small: each
 model's program (the serialized ExportedProgram JSON, without weights) and doccc
-itself with the shared libraries it loads (libzip, libyaml, libcjson and theirs;
+itself with the shared libraries it loads (libzip, libyaml, libcjson, libsqlite3 and theirs;
 glibc is the machine's own; doccc runs through the dynamic loader with
 --library-path, so the nvcc and cc it starts keep the machine's libraries).
 The weights are regenerated there by this script's own model code (the same

@@ -3,7 +3,7 @@
 #
 #   sh test/setup.sh [--sanitizers] [--no-python] [--check]
 #
-#   Debian packages: clang libomp-dev libyaml-dev libcjson-dev libzip-dev pkg-config
+#   Debian packages: clang libomp-dev libyaml-dev libcjson-dev libsqlite3-dev libzip-dev pkg-config
 #                    cmake (test/test_buildsys.py builds a consumer of NAMEConfig.cmake)
 #                    hipcc libamdhip64-dev rocm-device-libs (-t rocm; about 70 MB)
 #                    ccache (test_toolchain.py builds through DOCC_CC="ccache clang")
@@ -74,9 +74,10 @@ fi
 if have pkg-config; then
 	pkg-config --exists yaml-0.1 || need libyaml-dev
 	pkg-config --exists libcjson || need libcjson-dev
+	pkg-config --exists sqlite3 || need libsqlite3-dev
 	pkg-config --exists libzip || need libzip-dev
 else
-	need pkg-config; need libyaml-dev; need libcjson-dev; need libzip-dev
+	need pkg-config; need libyaml-dev; need libcjson-dev; need libsqlite3-dev; need libzip-dev
 fi
 if [ "$check" = 1 ]; then
 	[ -z "$missing" ] && exit 0
@@ -152,7 +153,7 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt_install $missing
 else
-	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libzip-dev, pkg-config, cmake, ccache, gcc, hipcc)"
+	say "system packages present (clang, libomp-dev, libyaml-dev, libcjson-dev, libsqlite3-dev, libzip-dev, pkg-config, cmake, ccache, gcc, hipcc)"
 fi
 
 # nvcc is not a Debian package here (it comes with the machine, from NVIDIA's
