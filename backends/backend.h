@@ -130,6 +130,9 @@ void blob_layout(Sdfg *g, Blob *b);
 int blob_write(Sdfg *g, Blob *b, Ofile *f);
 
 void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *out);
+/* The generic descriptor's C declarations (doccc_model.h's contents, as
+ * every generated header embeds them): doccc tune's harness includes them. */
+const char *emit_desc_block(void);
 /* Status names and the C type of a dtype, shared by both emitters. */
 const char *emit_dtype_macro(Dtype d);
 /* Does generated code only read c (a const pointer): inputs the program
@@ -161,5 +164,9 @@ int backend_check_tools(Arena *ar, const Target *t, int static_lib, const char *
 
 /* 0 ok; 1 failure reported; 3 the external compiler failed (its stderr shown). */
 int backend_build(Sdfg *g, const Target *t, BuildArgs *a);
+/* A program of its own, source src in dir, compiled to exe there with the
+ * C compiler of t's toolchain (DOCC_CC): doccc tune's timing harness.
+ * 0, 1 or 3 (reported) as backend_build. */
+int backend_build_program(Arena *ar, const Target *t, const char *dir, const char *src, const char *exe);
 
 #endif

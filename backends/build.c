@@ -397,6 +397,20 @@ static double ms_now(void)
 	return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
 }
 
+int backend_build_program(Arena *ar, const Target *t, const char *dir, const char *src, const char *exe)
+{
+	const char *argv[ARGV_MAX];
+	Argv av = {argv, 0, ar};
+	int words;
+	if (!(words = tool_words(ar, &backend_toolchain(t)->cc, &av)))
+		return 1;
+	const char *rest[] = {"-std=c11", "-O2", "-I", ".", "-o", exe, src, "-ldl", NULL};
+	for (int i = 0; rest[i]; i++)
+		argv_add(&av, rest[i]);
+	argv[av.n] = NULL;
+	return run_tool(dir, argv, words, &backend_toolchain(t)->cc, arena_printf(ar, "compiling %s", src), src);
+}
+
 int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 {
 	double t0 = ms_now();

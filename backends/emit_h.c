@@ -67,6 +67,11 @@ static const char desc_block[] =
 	"} doccc_model_desc;\n"
 	"#endif\n";
 
+const char *emit_desc_block(void)
+{
+	return desc_block;
+}
+
 void emit_h(Sdfg *g, const Target *t, const BuildArgs *a, Buf *b)
 {
 	const char *nm = g->name;

@@ -2,7 +2,7 @@
  * args.c - the command-line options the compile and `doccc opt` share:
  * those that choose the target (-t, -c, --march, --offload-arch) and those
  * that configure the passes (--options FILE, --pass-opt P.K=V,
- * --disable-pass P), taken from argv in one place and applied in one order
+ * --disable-pass P, --tuning-db FILE for tuning.db), taken from argv in one place and applied in one order
  * (the YAML file, then the flags, then the pass options checked against the
  * pass table and the target resolved), so both commands accept the same
  * spellings with the same messages.
@@ -72,6 +72,16 @@ int targs_take(Arena *a, TargetArgs *t, int argc, char **argv, int *i)
 		t->optfile = v;
 		return -1;
 	}
+	if (arg_take(argc, argv, i, "--tuning-db", &v)) {
+		/* tuning.db, which the compile reads and doccc tune fills; its
+		 * path stays out of the settings the library records */
+		if (!v || !*v)
+			return arg_usage(t->usage, "option '%s' needs a value", s);
+		if (t->npopts == (int)COUNTOF(t->popts))
+			return arg_usage(t->usage, "%s", "too many pass options");
+		t->popts[t->npopts++] = arena_printf(a, "tuning.db=%s", v);
+		return -1;
+	}
 	if (arg_take(argc, argv, i, "--pass-opt", &v) || arg_take(argc, argv, i, "--disable-pass", &v)) {
 		if (!v || !*v)
 			return arg_usage(t->usage, "option '%s' needs a value", s);
@@ -84,7 +94,8 @@ int targs_take(Arena *a, TargetArgs *t, int argc, char **argv, int *i)
 				return arg_usage(t->usage, "--pass-opt takes PASS.OPTION=VALUE (got '%s')", v);
 			t->popts[t->npopts++] = v;
 		}
-		buf_printf(t->cmdline, "%s%s", t->cmdline->len ? " " : "", t->popts[t->npopts - 1]);
+		if (strncmp(v, "tuning.db=", 10))
+			buf_printf(t->cmdline, "%s%s", t->cmdline->len ? " " : "", t->popts[t->npopts - 1]);
 		return -1;
 	}
 	return 0;

@@ -114,9 +114,9 @@ static void files_under(Arena *a, const char *dir, Paths *ps)
 		free(ents);
 }
 
-void compile_reads(Arena *a, const char *const files[3], Paths *ps)
+void compile_reads(Arena *a, const char *const files[4], Paths *ps)
 {
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (files[i])
 			VEC_PUSH(a, ps->v, ps->n, ps->cap, files[i]);
 	const char *in = files[0], *base = path_base(in);

@@ -72,7 +72,8 @@ int inspect_bytes(Arena *a, const char *path, const unsigned char *p, size_t n, 
 int cmd_check(Arena *a, const char *name, const ImportArgs *ia, Options *o, const Target *tg, int json);
 
 /* The files a compile reads (buildsys.c), given files = {the input, the
- * --weights file, the --options file} (NULL where absent): those, and for
+ * --weights file, the --options file, the tuning database} (NULL where
+ * absent): those, and for
  * an extracted archive (ROOT/models/model.json beside
  * ROOT/data/weights/model_weights_config.json, where the importer reads its
  * weights) the files under ROOT/data/weights and ROOT/data/constants, in
@@ -81,7 +82,7 @@ typedef struct {
 	const char **v;
 	int n, cap;
 } Paths;
-void compile_reads(Arena *a, const char *const files[3], Paths *ps);
+void compile_reads(Arena *a, const char *const files[4], Paths *ps);
 
 /* DOCC_REUSE_BINARIES (cache.c). cache_lookup: 1 when the outputs of ba
  * were installed from the cache entry of key (the options that change the
@@ -102,7 +103,7 @@ typedef struct {
 	const char *mf;          /* -MF FILE; NULL: the library's path with .d for .so or .a */
 	const char *mt[64];      /* -MT targets, written as given; none: the library's path */
 	int nmt;
-	const char *prereqs[3];  /* the input, --weights, --options (NULL where absent) */
+	const char *prereqs[4];  /* the input, --weights, --options, the tuning database (NULL where absent) */
 	int pkgconfig, cmake;    /* NAME.pc, NAMEConfig.cmake beside the library */
 } BuildSys;
 /* Write the files s asks for, about the installed outputs of ba (argv0:
@@ -114,6 +115,21 @@ int buildsys_write(Arena *a, const BuildSys *s, const char *argv0, const char *n
 /* The quantized ops of g and how each runs: text lines, or JSON array
  * elements (check.c; doccc check and --report). */
 void print_quant_steps(const Sdfg *g, Buf *b, int json);
+
+/* doccc tune MODEL --tuning-db FILE [options] (tune.c): time candidate
+ * schedules of the model's steps here or through a runner, keep the best
+ * in the database. Exit 0, 1 (bad input, a database that cannot be
+ * written, the harness failed), 2 (usage), 3 (the compiler failed). */
+typedef struct {
+	const char *usage;        /* the usage line, for messages */
+	double budget;            /* seconds: no step starts after it (--tune-budget) */
+	const char *runner;       /* --tune-runner or DOCC_TUNE_RUNNER: times elsewhere, or NULL */
+	int threads;              /* timed on this many (0: openmp all cores, sequential 1) */
+	int jobs;                 /* compiles at once (-j; 0: the cores) */
+	int retune;               /* time again the steps the database holds */
+	double ms;                /* per candidate and round (DOCC_TUNE_MS, default 30) */
+} TuneArgs;
+int cmd_tune(Arena *a, const char *name, const ImportArgs *ia, Options *o, Target *tg, const TuneArgs *ta);
 
 /* Milliseconds of the monotonic clock (report.c). */
 double now_ms(void);

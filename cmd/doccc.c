@@ -8,6 +8,8 @@
  *   doccc inspect LIB|ARCHIVE|WEIGHTS         what a built artifact is, read from
  *                                             the file alone (inspect.c)
  *   doccc opt SDFG.json --pass NAME ...       passes on an SDFG dump (opt.c)
+ *   doccc tune MODEL --tuning-db FILE         time schedules, fill the tuning
+ *                                             database (tune.c)
  *
  * The compile's pieces live beside it: the cache of builds (cache.c), the
  * report (report.c), the depfile and packaging files (buildsys.c), the
@@ -35,6 +37,8 @@ static const char usage_text[] =
 	"       doccc check MODEL.pt2|MODEL.json [-t T] [-c C] [--json]\n"
 	"       doccc inspect LIB.so|libNAME.a|NAME.weights [--json]\n"
 	"       doccc opt SDFG.json [--pass NAME]... [-t T] [-c C] [-o OUT.json]\n"
+	"       doccc tune MODEL.pt2|MODEL.json --tuning-db FILE [-t T] [-c C] [--tune-budget S]\n"
+	"                  [--tune-runner CMD] [--threads N] [-j N] [--retune]\n"
 	"\n"
 	"Compile a torch.export program into a shared library and a C header.\n"
 	"\n"
@@ -57,6 +61,14 @@ static const char usage_text[] =
 	"      --simulate        cuda/rocm: compile the device code for this CPU (runs without a GPU)\n"
 	"      --pass-opt P.K=V  set a pass option, e.g. expand.tile_m=8 (repeatable)\n"
 	"      --disable-pass P  switch a pass off (repeatable)\n"
+	"      --tuning-db FILE  schedules measured by doccc tune (tuning.db): a step the\n"
+	"                        database holds takes its own, another the nearest tuned one's\n"
+	"      --tune-budget S   doccc tune: start no step after S seconds (default 600)\n"
+	"      --tune-runner CMD doccc tune: time on another machine, CMD sh -s reading a\n"
+	"                        script on stdin ('ssh user@board'; default DOCC_TUNE_RUNNER)\n"
+	"      --threads N       doccc tune: time on N threads (default: openmp all, else 1)\n"
+	"  -j, --jobs N          doccc tune: compile N candidates at once (default: the cores)\n"
+	"      --retune          doccc tune: time again the steps the database holds\n"
 	"      --emit-source     also write NAME.c\n"
 	"      --external-weights  write NAME.weights; create() maps it (the default for\n"
 	"                        weights over 1 GiB)\n"
@@ -197,6 +209,8 @@ typedef struct {
 	const char *dimkey;  /* --shape and --dim, for the cache key */
 	Buf *cmdline;        /* the settings, for the generated comment (ta's) */
 	BuildSys bs;         /* -MD -MF -MT, --emit-pkgconfig, --emit-cmake */
+	int tune;            /* doccc tune */
+	TuneArgs tn;         /* its flags */
 	/* planned by plan_outputs */
 	const char *nm, *dir;
 	const char *tools;   /* the compiler commands, for the cache key */
@@ -317,6 +331,30 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 			if (!v || !*v)
 				return usage_error("option '%s' needs a value", s);
 			c->report = v;
+		} else if (c->tune && TAKE("--tune-budget")) {
+			char *e;
+			double x = v ? strtod(v, &e) : 0;
+			if (!v || e == v || *e || !(x >= 0 && x <= 1e9))
+				return usage_error("--tune-budget takes a number of seconds (got '%s')", v ? v : "");
+			c->tn.budget = x;
+		} else if (c->tune && (TAKE("--threads") || TAKE("-j") || TAKE("--jobs"))) {
+			char *e;
+			long x = v ? strtol(v, &e, 10) : 0;
+			int threads = s[2] == 't';
+			if (!v || e == v || *e || x < 1 || x > 4096)
+				return usage_error(threads ? "--threads takes a positive integer (got '%s')"
+				                           : "-j takes a positive integer (got '%s')", v ? v : "");
+			*(threads ? &c->tn.threads : &c->tn.jobs) = (int)x;
+		} else if (c->tune && TAKE("--tune-runner")) {
+			int n;
+			if (!v || (spawn_words(a, v, &n), n == 0))
+				return usage_error("--tune-runner takes a command, e.g. 'ssh user@board' (got '%s')", v ? v : "");
+			c->tn.runner = v;
+		} else if (c->tune && !strcmp(s, "--retune")) {
+			c->tn.retune = 1;
+		} else if (!c->tune && (!strncmp(s, "--tune-", 7) || !strcmp(s, "--retune") || !strcmp(s, "-j") ||
+		                        !strncmp(s, "--jobs", 6) || !strncmp(s, "--threads", 9))) {
+			return usage_error("option '%s' goes with doccc tune", s);
 		} else if (TAKE("--dump-sdfg")) {
 			if (!v)
 				return usage_error("option '%s' needs a value", s);
@@ -458,6 +496,20 @@ static void quant_note(const char *input, const Sdfg *g)
 	buf_free(&b);
 }
 
+/* What the tuning database gave the steps: a note, and the count in the
+ * settings the library records (its path stays out of them). */
+static void tuning_note(const char *db, const Sdfg *g, BuildArgs *ba)
+{
+	if (!db)
+		return;
+	if (g->nforeign)
+		diag_note(db, "%d entr%s of another doccc version not used (doccc tune --retune measures them again)",
+		          g->nforeign, g->nforeign == 1 ? "y" : "ies");
+	diag_note(db, "%d step%s took %s own tuned schedule, %d the nearest tuned step's (transfer), %d the rules'",
+	          g->ntuned, g->ntuned == 1 ? "" : "s", g->ntuned == 1 ? "its" : "their", g->ntransferred, g->nrules);
+	ba->cmdline = arena_printf(g->arena, "%s tuned=%d+%d", ba->cmdline, g->ntuned, g->ntransferred);
+}
+
 /* Import and run the passes; a model that cannot run entirely on the GPU
  * is imported again for the host (as docc: the schedule pass named the
  * steps). NULL when reported. */
@@ -473,6 +525,7 @@ static Sdfg *compile_graph(Arena *a, const Cli *c, Options *o, Target *tg, Build
 	if (passes_run(g, o, tg, c->dumpdir))
 		return NULL;
 	quant_note(c->input, g);
+	tuning_note(c->bs.prereqs[3], g, ba);
 	if (g->nhost_steps) {
 		for (int i = 0; i < g->nhost_steps; i++)
 			diag_note(g->src, "node '%s': no GPU expansion: %s", g->host_steps[i].node, g->host_steps[i].why);
@@ -528,9 +581,22 @@ static int build(Arena *a, const Cli *c, Options *o, Target *tg, BuildArgs *ba, 
 
 /* The compile command; every allocation hangs off arena a, which main
  * frees on every path (sanitizer builds then show any other leak). */
-static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
+/* The tuning database a compile reads, or NULL (ir/passes/tuning.c
+ * resolves it the same way). */
+static const char *tuning_db(const Options *o)
 {
-	Cli c = {.cmdline = cmdline};
+	const PassOpt *po = opt_find_passopt(o, "tuning.db");
+	const char *e = getenv("DOCC_TUNING_DB");
+	return po && *po->val ? po->val : o->remote_tuning && e && *e ? e : NULL;
+}
+
+static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv, int tune)
+{
+	const char *runner = getenv("DOCC_TUNE_RUNNER"), *ms = getenv("DOCC_TUNE_MS");
+	Cli c = {.cmdline = cmdline, .tune = tune};
+	c.tn = (TuneArgs){usage_line, 600, runner && *runner ? runner : NULL, 0, 0, 0, ms ? atof(ms) : 30};
+	if (!(c.tn.ms > 0 && c.tn.ms <= 1e5))
+		c.tn.ms = 30;
 	int rc = parse_args(a, &c, argc, argv);
 	if (rc >= 0)
 		return rc;
@@ -545,6 +611,14 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv)
 		                 .ndims = c.ndims, .maxdims = c.maxdims, .nmaxdims = c.nmaxdims, .fixed = c.fixed};
 		return cmd_check(a, c.name ? c.name : path_to_ident(a, c.input), &ia, &o, &tg, c.json);
 	}
+	if (c.tune) {
+		ImportArgs ia = {.path = c.input, .weights = c.weights, .shapes = c.shapes, .nshapes = c.nshapes, .dims = c.dims,
+		                 .ndims = c.ndims, .maxdims = c.maxdims, .nmaxdims = c.nmaxdims, .fixed = 1};
+		if (!c.tn.jobs)
+			c.tn.jobs = (int)MAX(1, sysconf(_SC_NPROCESSORS_ONLN));
+		return cmd_tune(a, c.name ? c.name : path_to_ident(a, c.input), &ia, &o, &tg, &c.tn);
+	}
+	c.bs.prereqs[3] = tuning_db(&o);
 	BuildArgs ba = {0};
 	Paths reads = {0}; /* what the compile reads: for the cache key and the size of the weights */
 	compile_reads(a, c.bs.prereqs, &reads);
@@ -584,9 +658,11 @@ int main(int argc, char **argv)
 		for (int i = 2; i < argc; i++)
 			v[i - 1] = argv[i];
 		v[argc - 1] = "--check";
-		rc = compile_main(a, &cmdline, argc, v);
+		rc = compile_main(a, &cmdline, argc, v, 0);
+	} else if (argc > 1 && !strcmp(argv[1], "tune")) {
+		rc = compile_main(a, &cmdline, argc - 1, argv + 1, 1);
 	} else
-		rc = compile_main(a, &cmdline, argc, argv);
+		rc = compile_main(a, &cmdline, argc, argv, 0);
 	/* --help, --list-*, --check print to stdout: a full disk or a closed
 	 * pipe there is an error too (as cproc checks its output). */
 	if (fflush(stdout) != 0 || ferror(stdout)) {

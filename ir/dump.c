@@ -270,6 +270,11 @@ static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
 	buf_quote(b, NAME_OF(node_kind_name, n->kind, N_FOR + 1));
 	buf_printf(b, ", \"id\": %d, \"label\": ", n->id);
 	buf_quote(b, n->label ? n->label : "");
+	if (n->tune) { /* the tuning database's schedule (ir/passes/tuning.c) */
+		buf_puts(b, ", \"tune\": ");
+		buf_quote(b, arena_printf(g->arena, "%s%s", tune_text(g->arena, n->tune),
+		                          n->tune->from == TUNE_TRANSFER ? " transfer" : ""));
+	}
 	switch (n->kind) {
 	case N_SEQ:
 		buf_puts(b, ", \"children\": [");

@@ -519,6 +519,19 @@ static inline int mma_row(Mma m, int s)
 }
 
 typedef struct Node Node;
+/* A step's schedule parameters, set from the tuning database (the tuning
+ * pass, ir/passes/tuning.c) where the rules would choose them: 0 or -1
+ * leave a choice to the rules. The expansion takes the tile, Winograd and
+ * pixels; the schedule pass takes parallel. */
+typedef struct {
+	int tm, tn;               /* the register tile: rows x columns (0: the rules') */
+	int winograd;             /* a 3x3 stride-1 convolution by Winograd (1) or direct (0) */
+	int pixels;               /* a pointwise convolution with vectors along the pixels (1) or
+	                           * the output channels (0) */
+	int parallel;             /* openmp: the step on threads (1) or on one (0) */
+	int from;                 /* TUNE_OWN: the step's own entry; TUNE_TRANSFER: its nearest's */
+} Tune;
+enum { TUNE_OWN = 1, TUNE_TRANSFER = 2 };
 /* The children of a row body in order, sequences flattened (at most max);
  * -1 if there are more. The plan's kids, red and roles index this list. */
 int gpu_row_kids(Node *body, Node **kids, int max);
@@ -543,6 +556,7 @@ struct Node {
 	                           * in parallel only when it is at least par_min (else NULL) */
 	int64_t par_min;
 	GpuPlan *gpu;             /* GPU targets: how the node runs as a kernel (gpu_plan), or NULL */
+	const Tune *tune;         /* a step: its schedule from the tuning database, or NULL */
 	Node *body;               /* an N_SEQ */
 	/* N_BLOCK */
 	LibNode *lib;             /* a library-node block, or NULL */
@@ -608,6 +622,10 @@ struct Sdfg {
 	double pass_ms[32];       /* by pass_table index; -1 if not run */
 	/* Dynamic dims of the export and the sizes compiled for ("s0=4 s1=128"), or NULL. */
 	const char *specialized;
+	/* The tuning pass: steps given their schedule by their own entry of the
+	 * tuning database, by the nearest tuned step's (transfer), or left to
+	 * the rules; database entries of another cost-model version ignored. */
+	int ntuned, ntransferred, nrules, nforeign;
 	/* GPU targets: the steps that cannot run on the GPU, and why (schedule);
 	 * the driver then builds the model for the host. */
 	HostStep *host_steps;
@@ -863,6 +881,7 @@ int pass_dce(PassCtx *c);
 int pass_fold_constants(PassCtx *c);
 int pass_state(PassCtx *c);
 int pass_integer(PassCtx *c);
+int pass_tuning(PassCtx *c);
 int pass_expand(PassCtx *c);
 int pass_map_fusion(PassCtx *c);
 int pass_schedule(PassCtx *c);
@@ -888,12 +907,46 @@ int passes_check_options(const Options *o);
 /* Run the pipeline; dumpdir (or NULL) receives NN-stage.json/.dot after each
  * stage. 0 ok, -1 failed. */
 int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir);
+/* The enabled passes of pass_table[from..to) (doccc tune: up to its
+ * tuning pass, and a step's cutout from expand on). */
+int passes_run_span(Sdfg *g, const Options *o, const Target *t, const char *dumpdir, int from, int to);
 /* The pass of the table called name, or NULL; and one pass run as the
  * pipeline runs it (its options from o, a scratch arena, its time in
  * g->pass_ms, then the verifier), whether or not o enables it: 0 ok, -1
  * failed (reported; so is a pass that reported an error). */
 const Pass *pass_find(const char *name);
 int passes_run_one(Sdfg *g, const Options *o, const Target *t, const Pass *p);
+
+/* tuning.c: the steps the tuning database can schedule. tune_step fills s
+ * for top-level node n (a convolution or GEMM library node on a CPU target
+ * with SIMD and constant sizes): its canonical text and key, kind and
+ * sizes; 0 when n is no such step. tune_candidates: the schedules doccc
+ * tune times for it, the rules' first (all zero), at most max; their
+ * count. tune_text prints t as the database stores it ("tm=4 tn=16
+ * winograd=0"; "" for the rules'); tune_parse reads it back (strict: 0, or
+ * -1 and *why). TUNE_VERSION numbers the parameters' meaning: entries of
+ * another version are not used. */
+#define TUNE_VERSION 1
+typedef struct {
+	const char *text;         /* canonical text: op, attributes, operands, precision */
+	char key[65];             /* its sha256 */
+	const char *kind;         /* transfer takes schedules of the same kind only */
+	const char *dims;         /* its sizes, for transfer's distance ("1 64 56 56 64") */
+	double flops;             /* multiply-adds x 2, for ordering and the note */
+	int64_t rows;             /* the register tile's rows dim (GEMM M, conv output width) */
+	int wino, pixels, dw;     /* Winograd and pixels apply; a depthwise convolution */
+	int64_t cin;              /* a convolution's input channels */
+} TuneStep;
+/* What the rules choose where a step has two forms (the expand pass's
+ * options winograd and pointwise_max_channels). */
+typedef struct {
+	int winograd;
+	int64_t pw_max_c;
+} TuneRules;
+int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s);
+int tune_candidates(const TuneStep *s, const Target *t, const TuneRules *r, Tune *out, int max);
+const char *tune_text(Arena *a, const Tune *t);
+int tune_parse(const char *text, Tune *t, const char **why);
 
 /* ---- the target: what the passes know of the machine ---------------------------
  * Resolved from the options by the backends (backends/target.c: the table

@@ -28,6 +28,17 @@ static const PassParam integer_params[] = {
 	 "rewrite a convolution only if each output sums at least this many products (input channels x taps): below, "
 	 "the float kernels' cheaper epilogues win (MobileNet's narrow pointwise layers)", 1, 1 << 30, NULL},
 };
+static const PassParam tuning_params[] = {
+	{"db", "string", "",
+	 "the tuning database (SQLite) that doccc tune filled: each step it knows takes the schedule measured best "
+	 "there (an input of the compile: the depfile lists it, the cache hashes it); empty: none, unless "
+	 "remote_tuning names DOCC_TUNING_DB", 0, 0, NULL},
+	{"transfer", "bool", "true",
+	 "a step without an entry of its own takes the schedule of the nearest tuned step of its kind (same op, "
+	 "kernel, stride, groups and dtypes; the closest sizes)", 0, 0, NULL},
+	{"threads", "int", "0", "the entries timed on this many threads (0: for each step, the most threads timed)", 0,
+	 4096, NULL},
+};
 static const PassParam expand_params[] = {
 	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)", 0, 64, NULL},
 	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)", 0, 256, NULL},
@@ -97,6 +108,9 @@ const Pass pass_table[] = {
 	{"integer", "CPU targets: a GEMM or convolution between dequantizations (int8/uint8 activations per tensor, int8 "
 	 "weights per channel) reads the integers and becomes an integer kernel: int32 sums of int8 products, rescaled "
 	 "once", pass_integer, 1, 0, "integer", integer_params, COUNTOF(integer_params)},
+	{"tuning", "CPU targets: the schedules of a tuning database for the convolutions and GEMMs it knows (register "
+	 "tile, Winograd, pixels, threads), measured by doccc tune; the rules' elsewhere", pass_tuning, 1, 0, "tuned",
+	 tuning_params, COUNTOF(tuning_params)},
 	{"expand", "expand library nodes into maps and tasklets (tiled micro-kernels for convolution and GEMM)", pass_expand, 1,
 	 1, "expanded", expand_params, COUNTOF(expand_params)},
 	{"map_fusion", "fuse elementwise consumers into the loop nest of their producer", pass_map_fusion, 1, 0, "fused", NULL, 0},
@@ -295,7 +309,13 @@ int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir)
 		return -1;
 	for (int i = 0; i < npasses; i++)
 		g->pass_ms[i] = -1;
-	for (int i = 0; i < npasses; i++) {
+	return passes_run_span(g, o, t, dumpdir, 0, npasses);
+}
+
+int passes_run_span(Sdfg *g, const Options *o, const Target *t, const char *dumpdir, int from, int to)
+{
+	DOCC_ASSERT(from >= 0 && from <= to && to <= npasses);
+	for (int i = from; i < to; i++) {
 		const Pass *p = &pass_table[i];
 		if (!pass_enabled(p, o))
 			continue;

@@ -1193,11 +1193,11 @@ static void read_loop(Rd *r, Node *n, const cJSON *o)
 
 static Node *read_node(Rd *r, const cJSON *o, Node *parent)
 {
-	static const char *const seq_keys[] = {"type", "id", "label", "children", NULL};
-	static const char *const loop_keys[] = {"type", "id", "label", "var", "lo", "hi", "step", "schedule", "collapse",
+	static const char *const seq_keys[] = {"type", "id", "label", "tune", "children", NULL};
+	static const char *const loop_keys[] = {"type", "id", "label", "tune", "var", "lo", "hi", "step", "schedule", "collapse",
 	                                        "par_work", "par_min", "gpu", "body", NULL};
-	static const char *const lib_keys[] = {"type", "id", "label", "library", NULL};
-	static const char *const ts_keys[] = {"type", "id", "label", "gpu", "tasklets", NULL};
+	static const char *const lib_keys[] = {"type", "id", "label", "tune", "library", NULL};
+	static const char *const ts_keys[] = {"type", "id", "label", "tune", "gpu", "tasklets", NULL};
 	Sdfg *g = r->g;
 	if (!cJSON_IsObject(o)) {
 		rd_err(r, "expected a node (an object)");
@@ -1213,6 +1213,19 @@ static Node *read_node(Rd *r, const cJSON *o, Node *parent)
 	const char *label = get_str(r, o, "label", 1, 0);
 	Node *n = new_node(r, k, id, label);
 	n->parent = parent;
+	const char *tune = get_str(r, o, "tune", 0, 0);
+	if (tune) { /* "tm=4 tn=16", and " transfer" when the nearest step's */
+		Tune *u = arena_alloc(g->arena, sizeof *u);
+		size_t len = strlen(tune), tl = strlen(" transfer");
+		int tr = len >= tl && !strcmp(tune + len - tl, " transfer");
+		const char *why;
+		size_t m = at_key(r, "tune");
+		if (tune_parse(tr ? arena_strndup(g->arena, tune, len - tl) : tune, u, &why))
+			rd_err(r, "'%s': %s", tune, why);
+		else
+			u->from = tr ? TUNE_TRANSFER : TUNE_OWN, n->tune = u;
+		at_back(r, m);
+	}
 	switch (k) {
 	case N_SEQ:
 		check_keys(r, o, seq_keys);

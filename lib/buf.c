@@ -334,3 +334,23 @@ int c_is_keyword(const char *s)
 			return 1;
 	return 0;
 }
+
+void buf_base64(Buf *b, const void *data, size_t n)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = data;
+	char line[77];
+	size_t k = 0;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+		line[k++] = al[v >> 18 & 63];
+		line[k++] = al[v >> 12 & 63];
+		line[k++] = i + 1 < n ? al[v >> 6 & 63] : '=';
+		line[k++] = i + 2 < n ? al[v & 63] : '=';
+		if (k == 76 || i + 3 >= n) {
+			line[k++] = '\n';
+			buf_putn(b, line, k);
+			k = 0;
+		}
+	}
+}

@@ -120,6 +120,9 @@ void buf_putc(Buf *b, int c);
 void buf_printf(Buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void buf_vprintf(Buf *b, const char *fmt, va_list ap);
 void buf_free(Buf *b);
+/* data[0..n) in base64 (RFC 4648), lines of 76 characters, each ended by
+ * a newline (what base64 -d reads: doccc tune's runner script). */
+void buf_base64(Buf *b, const void *data, size_t n);
 
 /* ---- buf.c: text from the input, made safe where it is written ---------------
  * Every string that comes from outside (node, tensor, op and module names,
@@ -319,6 +322,9 @@ int spawn_run(char *const argv[], char **err);
  * program name that holds a '/' is found from dir, as the child sees it;
  * -v echoes "cd DIR && COMMAND", which reruns it from any directory. */
 int spawn_run_in(const char *dir, char *const argv[], char **err);
+/* The same with stdin read from file in and stdout written to file out
+ * (created or truncated), where they are not NULL. */
+int spawn_run_io(const char *dir, char *const argv[], const char *in, const char *out, char **err);
 /* The words of s split on blanks (space, tab, newline) without a shell: no
  * quoting, no escapes, no expansion (quote characters stay in the words).
  * A NULL-terminated vector in arena a; *n is the count, 0 when s is empty
@@ -346,6 +352,7 @@ char *tmp_dir(Arena *a);
  *   march: native             # optional ISA override
  *   approximate_math: false
  *   contraction_precision: highest   # highest|high|medium
+ *   remote_tuning: false             # schedules from the tuning database
  *   pass_options:
  *     map_fusion: {enabled: false}   # nested form, or
  *     expand.tile_m: 8               # flat "pass.option" form
@@ -367,6 +374,7 @@ typedef struct Options {
 	char *march;                /* NULL: from category */
 	int approximate_math;       /* -1 unset (true on GPU targets, false on CPU), 0, 1 */
 	char *contraction_precision; /* default "highest" */
+	int remote_tuning;          /* 0, 1: read the tuning database (ir/passes/tuning.c) */
 	PassOpt *passopts;
 	int npassopts, cappassopts;
 	Arena *arena;

@@ -2,7 +2,7 @@
  * options.c - compilation options: defaults, the YAML options file (libyaml)
  * and single settings from the command line.
  *
- * The six top-level options are described once, in opt_table; validation
+ * The seven top-level options are described once, in opt_table; validation
  * is driven by that table (a "string" with a list of values is a choice, a
  * "string" without one must be non-empty, a "bool" takes YAML's spellings,
  * "mapping" is pass_options), so adding an option touches the table, the
@@ -43,6 +43,9 @@ const OptionInfo opt_table[] = {
 	{"contraction_precision", "string", "highest", "highest, high, medium",
 	 "highest: fp32 accumulation everywhere; high/medium: allow tf32/bf16-class contractions on "
 	 "targets that have them (GPU, AMX)"},
+	{"remote_tuning", "bool", "false", "true, false",
+	 "docc's spelling: take each step's schedule from a tuning database that doccc tune filled (tuning.db, else "
+	 "DOCC_TUNING_DB), or from the nearest tuned step's; false: only tuning.db, when set"},
 	{"pass_options", "mapping", "", "",
 	 "per-pass settings, as 'pass: {option: value}' or 'pass.option: value'"},
 };
@@ -114,6 +117,8 @@ static void opt_store(Options *o, const OptionInfo *info, const char *val, int b
 		o->approximate_math = b;
 	else if (!strcmp(n, "contraction_precision"))
 		o->contraction_precision = arena_strdup(o->arena, val);
+	else if (!strcmp(n, "remote_tuning"))
+		o->remote_tuning = b;
 	else
 		DOCC_UNREACHABLE();
 }

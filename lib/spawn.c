@@ -13,7 +13,9 @@
  * runs the child in another directory (the compilers run in the working
  * directory, on relative paths, so that their command lines do not depend
  * on where it is and a compiler cache can hit); the echo then starts with
- * "cd DIR && ". spawn_words splits a command variable (DOCC_CC="ccache
+ * "cd DIR && ". spawn_run_io also gives the child a file as its stdin
+ * and another for its stdout (doccc tune's timing harness, and its runner
+ * reading a script). spawn_words splits a command variable (DOCC_CC="ccache
  * clang") into argv words on blanks, without a shell.
  *
  * The child runs in a process group of its own, so that a signal meant
@@ -174,6 +176,11 @@ int spawn_run(char *const argv[], char **err)
 
 int spawn_run_in(const char *dir, char *const argv[], char **err)
 {
+	return spawn_run_io(dir, argv, NULL, NULL, err);
+}
+
+int spawn_run_io(const char *dir, char *const argv[], const char *in, const char *outpath, char **err)
+{
 	if (err)
 		*err = NULL;
 	DOCC_ASSERT(argv && argv[0]);
@@ -216,8 +223,12 @@ int spawn_run_in(const char *dir, char *const argv[], char **err)
 	sigset_t mask;
 	rc = posix_spawn_file_actions_init(&fa);
 	/* Order matters: stdout becomes our stderr before stderr is replaced. */
-	if (!rc)
+	if (!rc && outpath)
+		rc = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, outpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	else if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+	if (!rc && in)
+		rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, in, O_RDONLY, 0);
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
 	if (!rc && dir)

@@ -2,7 +2,7 @@
 
     python3 test/bench_peers.py [--models resnet18,...] [--batches 1,8] [--threads 1,2]
                                 [--repeat 15] [--warmup 3] [--row-budget S] [--category server]
-                                [--march M]
+                                [--march M] [--tune-budget S | --no-tune]
                                 [--skip-peers-install] [--small] [--dir D] [--json PATH]
 
 Models: test/bench_models.py (resnet18, resnet50, mobilenet_v2, mobilenet_v3_large,
@@ -35,6 +35,14 @@ turn:
                 INFERENCE_PRECISION_HINT f32, INFERENCE_NUM_THREADS T,
                 PERFORMANCE_HINT LATENCY, NUM_STREAMS 1
   doccc         `doccc run LIB --threads T --repeat N --warmup W`
+  doccc tuned   the same, of the library compiled with the tuning database:
+                before the rows of a model and batch, `doccc tune` measures
+                its steps (--tuning-db build/bench-peers/tuning-CATEGORY.db,
+                --threads the largest T, --tune-budget S, default 180 s, the
+                time in the "tune s" column), then the library is compiled
+                with the database; the steps a budget left take the nearest
+                tuned step's schedule (transfer). The database persists:
+                a second run measures only what the first left.
 
 ORT and OpenVINO each run in a child process of their own (this script with
 --peer-worker, no torch in it), so that a crash or a thread pool of one
@@ -106,7 +114,7 @@ DOCCC = bench.DOCCC
 LATENCY = bench.LATENCY
 PEERS = {"onnxruntime": "1.32.0", "openvino": "2026.4.1", "onnx": "1.23.2", "onnxscript": "0.7.2"}
 KEEP = ("torch", "numpy")        # what installing the peers must not change
-ENGINES = ("eager", "ORT", "OpenVINO", "doccc")
+ENGINES = ("eager", "ORT", "OpenVINO", "doccc", "doccc tuned")
 RTOL, ATOL = 1e-4, 1e-5
 PEAK_LINE = re.compile(r"peak (\d+) threads?: ([0-9.]+) G(?:FL)?OP/s")
 # The files the bench models come from: a change to any of them makes the exports again.
@@ -405,8 +413,28 @@ class Case:
         self.lib, self.compile_s, self.lib_error = None, None, self.pt2_error and f"export: {self.pt2_error}"
         if not self.pt2_error:
             self.lib, self.compile_s, self.lib_error = self.compile(self.pt2, self.tag)
+        self.tuned, self.tune_s = (None, "no --tune"), None
         if args.int8:
             self.int8(key)
+        elif args.tune and not self.pt2_error:
+            self.tuned, self.tune_s = self.tune()
+
+    def tune(self):
+        """((library, error), seconds of doccc tune) of the library compiled with the tuning database."""
+        db = self.args.dir / f"tuning-{self.args.category}{'-' + self.args.march if self.args.march else ''}.db"
+        march = ["--march", self.args.march] if self.args.march else []
+        t0 = time.perf_counter()
+        r = subprocess.run([str(DOCCC), "tune", str(self.pt2), "-t", "openmp", "-c", self.args.category, *march,
+                            "--tuning-db", str(db), "--threads", str(max(self.args.threads)),
+                            "--tune-budget", str(self.args.tune_budget)], capture_output=True, text=True)
+        secs = round(time.perf_counter() - t0, 1)
+        (self.dir / "tune.log").write_text(r.stderr)
+        if r.returncode != 0:
+            print(f"  doccc tune failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
+            return (None, f"tune: exit {r.returncode}: {r.stderr.strip()[-300:]}"), secs
+        lib, _, err = self.compile(self.pt2, self.tag + "_tuned", "--tuning-db", str(db), "--pass-opt",
+                                   "tuning.threads=0")
+        return (lib, err), secs
 
     def int8(self, key):
         """The quantized program (doccc) and ONNX file (the peers); the fp32 library becomes doccc fp32."""
@@ -433,13 +461,13 @@ class Case:
         with output_to(path.with_name(path.name + ".log")):
             export.export(self.model, self.inputs, path, ir="training", form="pt2")
 
-    def compile(self, pt2, name):
+    def compile(self, pt2, name, *extra):
         """(library, seconds, error) of pt2 compiled as lib{name}.so."""
         outdir = self.dir / f"doccc-{self.args.category}"
         t0 = time.perf_counter()
         march = ["--march", self.args.march] if self.args.march else []
         r = subprocess.run([str(DOCCC), str(pt2), "-t", "openmp", "-c", self.args.category, *march, "-n", name,
-                            "-o", f"{outdir}/"], capture_output=True, text=True)
+                            "-o", f"{outdir}/", *extra], capture_output=True, text=True)
         secs = round(time.perf_counter() - t0, 2)
         if r.returncode != 0:
             print(f"  doccc compile failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
@@ -453,6 +481,8 @@ class Case:
         return {"median_ms": median, "min_ms": best}
 
     def doccc(self, threads, repeat, warmup, lib=None, lib_error=None, tag="doccc"):
+        if lib is None and lib_error is None and tag != "doccc":
+            return {"error": "not built"}
         lib, lib_error = (lib, lib_error) if tag != "doccc" else (self.lib, self.lib_error)
         if lib_error:
             return {"error": lib_error}
@@ -497,6 +527,8 @@ class Case:
                     "doccc": self.doccc(threads, repeat, warmup)})
         if self.args.int8:
             res["doccc fp32"] = self.doccc(threads, repeat, warmup, *self.fp32, tag="doccc_fp32")
+        elif self.args.tune:
+            res["doccc tuned"] = self.doccc(threads, repeat, warmup, *self.tuned, tag="doccc_tuned")
         # The 1-minute load average after the row: how busy the machine was beside it.
         row = dict(model=self.name, batch=self.batch, threads=threads, repeat=repeat, warmup=warmup,
                    flops=self.flops, engines=res, loadavg_1m=os.getloadavg()[0],
@@ -504,6 +536,9 @@ class Case:
         peers = [res[e]["median_ms"] for e in ("ORT", "OpenVINO") if "median_ms" in res[e]]
         if "median_ms" in res["doccc"] and peers:
             row["ratio"] = res["doccc"]["median_ms"] / min(peers)
+        if "median_ms" in res.get("doccc tuned", {}) and peers:
+            row["ratio_tuned"] = res["doccc tuned"]["median_ms"] / min(peers)
+            row["tune_s"] = self.tune_s
         if "median_ms" in res["doccc"] and "median_ms" in res.get("doccc fp32", {}):
             row["int8_speedup"] = res["doccc fp32"]["median_ms"] / res["doccc"]["median_ms"]
         return row
@@ -520,7 +555,8 @@ def add_peak_pct(rows, peak, conv_models):
 # ---- the table ----------------------------------------------------------------------
 
 HEAD = (f"{'model':<19}{'batch':>5}{'T':>3}{'eager':>9}{'ORT':>9}{'OpenVINO':>10}{'doccc':>9}"
-        f"{'doccc/best':>11}{'%peak':>7}   max|diff| ORT / OpenVINO / doccc")
+        f"{'doccc/best':>11}{'%peak':>7}{'tuned':>9}{'tuned/best':>11}{'tune s':>8}"
+        f"   max|diff| ORT / OpenVINO / doccc / tuned")
 
 
 def fmt_ms(res):
@@ -557,19 +593,22 @@ def fmt_row(r):
     e = r["engines"]
     ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
     pct = f"{r['peak_pct']:.0f}" if "peak_pct" in r else ""
+    tuned = e.get("doccc tuned", {"error": "-"})
+    rt = f"{r['ratio_tuned']:.2f}" if "ratio_tuned" in r else "-"
+    ts = f"{r['tune_s']:.0f}" if r.get("tune_s") is not None else "-"
     return (f"{r['model']:<19}{r['batch']:>5}{r['threads']:>3}{fmt_ms(e['eager']):>9}{fmt_ms(e['ORT']):>9}"
-            f"{fmt_ms(e['OpenVINO']):>10}{fmt_ms(e['doccc']):>9}{ratio:>11}{pct:>7}   "
-            f"{' / '.join(fmt_diff(e[k]) for k in ('ORT', 'OpenVINO', 'doccc'))}")
+            f"{fmt_ms(e['OpenVINO']):>10}{fmt_ms(e['doccc']):>9}{ratio:>11}{pct:>7}{fmt_ms(tuned):>9}{rt:>11}{ts:>8}   "
+            f"{' / '.join(fmt_diff(e[k]) for k in ('ORT', 'OpenVINO', 'doccc'))} / {fmt_diff(tuned)}")
 
 
-def summary(rows, threads):
-    """(geometric mean of doccc/best per thread count, rows short of 0.9x)."""
+def summary(rows, threads, key="ratio"):
+    """(geometric mean of doccc/best per thread count, rows short of 0.9x); key ratio_tuned: the tuned library's."""
     geo = {}
     for t in threads:
-        ratios = [r["ratio"] for r in rows if r["threads"] == t and "ratio" in r]
+        ratios = [r[key] for r in rows if r["threads"] == t and key in r]
         if ratios:
             geo[t] = math.exp(sum(map(math.log, ratios)) / len(ratios))
-    short = [r for r in rows if r.get("ratio", 0) > 0.9]
+    short = [r for r in rows if r.get(key, 0) > 0.9]
     return geo, short
 
 
@@ -583,6 +622,11 @@ def print_report(rows, threads, peak, peak_lines, int8=False):
     geo, short = summary(rows, threads)
     print("\ngeometric mean of doccc/best(ORT, OpenVINO): "
           + ", ".join(f"{t} thread{'s' if t > 1 else ''} {g:.2f}" for t, g in geo.items()))
+    geo_t, short_t = summary(rows, threads, "ratio_tuned")
+    if geo_t:
+        print("geometric mean of doccc tuned/best: "
+              + ", ".join(f"{t} thread{'s' if t > 1 else ''} {g:.2f}" for t, g in geo_t.items())
+              + f"; rows short of 0.9x tuned: {len(short_t)} of {sum('ratio_tuned' in r for r in rows)}")
     print("short of 0.9x (doccc/best > 0.9):" + (" none" if not short else ""))
     for r in short:
         e = r["engines"]
@@ -593,7 +637,7 @@ def print_report(rows, threads, peak, peak_lines, int8=False):
         sp = [r["int8_speedup"] for r in rows if "int8_speedup" in r]
         if sp:
             print(f"doccc int8 over doccc fp32: geometric mean {math.exp(sum(map(math.log, sp)) / len(sp)):.2f}x")
-    bad = [r for r in rows if r["engines"]["doccc"].get("within_tolerance") is False]
+    bad = [r for r in rows for k in ("doccc", "doccc tuned") if r["engines"].get(k, {}).get("within_tolerance") is False]
     print(f"doccc outside rtol {RTOL:g} / atol {ATOL:g}: "
           + (", ".join(f"{r['model']} b{r['batch']} {r['threads']}T (outputs up to {r['ref_abs_max']:.3g})"
                        for r in bad) or "none"))
@@ -635,6 +679,9 @@ def parse_args():
                     help="doccc --march for every library (default: the category's; with --int8, native where "
                          "this CPU has AVX-VNNI or AVX512-VNNI, which the peers use at run time, so that doccc's "
                          "integer kernels do too: vpdpbusd)")
+    ap.add_argument("--tune-budget", type=float, default=180,
+                    help="seconds of doccc tune per model and batch (the tuned column)")
+    ap.add_argument("--no-tune", dest="tune", action="store_false", help="no tuned column")
     ap.add_argument("--skip-peers-install", action="store_true")
     ap.add_argument("--small", action="store_true", help="the models' reduced sizes (a pipeline check)")
     ap.add_argument("--dir", type=Path, default=ROOT / "build" / "bench-peers")
@@ -685,7 +732,8 @@ def main():
             case = Case(args, name, batch, key)
             for threads in args.threads:
                 r = case.row(threads)
-                r.update(compile_s=case.compile_s, export_s={k: round(v, 1) for k, v in case.export_s.items()})
+                r.update(compile_s=case.compile_s, export_s={k: round(v, 1) for k, v in case.export_s.items()},
+                         tune_s=case.tune_s)
                 rows.append(r)
                 doccc = r["engines"]["doccc"]
                 failed |= "error" in doccc

@@ -71,8 +71,8 @@ def test_peers_end_to_end(doccc, tmp_path):
     report = tmp_path / "report.json"
     r = subprocess.run([sys.executable, str(ROOT / "test" / "bench_peers.py"), "--small", "--models", "resnet18",
                         "--batches", "1", "--threads", "1", "--repeat", "2", "--warmup", "1", "--skip-peers-install",
-                        "--dir", str(tmp_path / "work"), "--json", str(report)],
-                       capture_output=True, text=True, timeout=300, env=dict(os.environ, DOCCC=str(doccc)))
+                        "--tune-budget", "15", "--dir", str(tmp_path / "work"), "--json", str(report)],
+                       capture_output=True, text=True, timeout=400, env=dict(os.environ, DOCCC=str(doccc)))
     assert r.returncode == 0, fmt_result(r)
     rep = json.loads(report.read_text())
     assert rep["small"] and rep["rtol"] == RTOL and rep["atol"] == ATOL
@@ -82,6 +82,9 @@ def test_peers_end_to_end(doccc, tmp_path):
     for name, res in engines.items():
         assert res.get("median_ms", 0) > 0, (name, res)
     assert engines["doccc"]["within_tolerance"], engines["doccc"]
+    # the tuned library: doccc tune within its budget, then the compile with the database
+    assert engines["doccc tuned"]["within_tolerance"], engines["doccc tuned"]
+    assert row["ratio_tuned"] > 0 and 0 < row["tune_s"] < 120, row
     for peer in ("ORT", "OpenVINO"):
         assert engines[peer]["max_abs_diff"] < 1e-4, (peer, engines[peer])
     assert row["ratio"] > 0 and row["peak_pct"] > 0 and row["flops"] > 0

@@ -3,7 +3,8 @@
 test/passes/ holds, for every pass of the table, small SDFGs from real exports
 of tiny models (test/passes/make_cases.py wrote them): CASE.in.json, the
 stage before the pass; CASE.args, the arguments of `doccc opt` that run it
-(--pass, the target and category, pass options); CASE.out.json, what the pass
+(--pass, the target and category, pass options; @CASES@ is test/passes/, where
+tuning.db is); CASE.out.json, what the pass
 made of it. test_pass_golden runs every case and compares, byte for byte, with
 a unified diff of the IR when it differs; `make golden` (DOCCC_GOLDEN_UPDATE=1)
 regenerates the inputs and rewrites the outputs, so that a change to a pass
@@ -29,7 +30,7 @@ UPDATE = debug_knob("DOCCC_GOLDEN_UPDATE") == "1"
 # The category's own ISA on any machine, not the suite's DOCC_MARCH for this
 # CPU (conftest.py): the cases were made with it.
 NO_MARCH = {"DOCC_MARCH": ""}
-PASSES = ("dce", "fold_constants", "state", "integer", "expand", "map_fusion", "dce_late", "schedule", "gpu_plan", "memplan")
+PASSES = ("dce", "fold_constants", "state", "integer", "tuning", "expand", "map_fusion", "dce_late", "schedule", "gpu_plan", "memplan")
 
 CASES = sorted(p.name[:-len(".args")] for p in CASES_DIR.glob("*.args"))
 
@@ -52,7 +53,7 @@ def test_every_pass_has_cases(doccc):
 
 @pytest.mark.parametrize("case", CASES)
 def test_pass_golden(doccc, case):
-    args = shlex.split((CASES_DIR / f"{case}.args").read_text())
+    args = [a.replace("@CASES@", str(CASES_DIR)) for a in shlex.split((CASES_DIR / f"{case}.args").read_text())]
     r = doccc_cmd("opt", CASES_DIR / f"{case}.in.json", *args, env=NO_MARCH)
     assert r.returncode == 0, fmt_result(r)
     out = CASES_DIR / f"{case}.out.json"

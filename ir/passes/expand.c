@@ -8,13 +8,15 @@
  * once (reductions accumulate into locals and store the final value), but
  * for a scatter's stores at data-dependent indices (ir/expand/index.c).
  *
- * This file holds only the driver: the pass options become an XpTile and
+ * This file holds only the driver: the pass options become an XpTile (a
+ * step the tuning database scheduled gets its own, ir/passes/tuning.c) and
  * each node goes to its expansion through the LIB_OPS table. The
  * expansions live in ir/expand/, one file per op family (ops.h lists
  * them), on the building helpers of ir/expand/common.c. Every expansion
  * addresses operands through memlets on the containers as they are, views
  * included, so strided and broadcast inputs need no copies.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "../ir.h"
@@ -38,6 +40,22 @@ static IntForm int_form(PassCtx *c)
 	if (!strcmp(f, "auto"))
 		return c->tgt->dot4 ? INT_QUADS : INT_PAIRS;
 	return !strcmp(f, "quads") ? INT_QUADS : INT_PAIRS;
+}
+
+/* The tile of a step, with the tuning database's choices (tuning.c) over
+ * the rules'. */
+static const XpTile *tuned(const XpTile *rules, const Tune *u, XpTile *t)
+{
+	if (!u)
+		return rules;
+	*t = *rules;
+	if (u->tm > 0)
+		t->tm = u->tm, t->tn = u->tn;
+	if (u->winograd >= 0)
+		t->winograd = u->winograd;
+	if (u->pixels >= 0)
+		t->pw_max_c = u->pixels ? INT64_MAX : 0;
+	return t;
 }
 
 int pass_expand(PassCtx *c)
@@ -72,10 +90,12 @@ int pass_expand(PassCtx *c)
 			continue;
 		LibNode *l = n->lib;
 		Node *seq = sdfg_seq(g, n->label);
-		int rc = expanders[l->op](g, l, seq, n->label, &tile);
+		XpTile own;
+		int rc = expanders[l->op](g, l, seq, n->label, tuned(&tile, n->tune, &own));
 		if (rc)
 			return -1;
 		seq->parent = root;
+		seq->tune = n->tune;
 		root->kids[i] = seq;
 	}
 	return 0;

@@ -34,7 +34,9 @@
  *   parallel  (openmp) the outermost maps of each top-level child: the
  *             longest run of perfectly nested rectangular maps (at most 3)
  *             is collapsed into one parallel loop, if the nest does enough
- *             work (schedule.min_parallel_work scalar operations).
+ *             work (schedule.min_parallel_work scalar operations). A step
+ *             the tuning database scheduled (Node.tune, parallel 0 or 1)
+ *             runs on threads or on one core as it says.
  *
  *   gpu       (cuda, rocm) instead of all of the above: the outermost maps
  *             of each top-level child (each child of a top-level sequence)
@@ -449,8 +451,13 @@ int pass_schedule(PassCtx *c)
 		vectorize(g, g->root, lanes);
 	if (t->threads && pass_bool(c, "parallel")) {
 		int64_t minwork = pass_int(c, "min_parallel_work");
-		for (int i = 0; i < g->root->nkids; i++)
-			parallelize(g, g->root->kids[i], minwork);
+		for (int i = 0; i < g->root->nkids; i++) {
+			const Tune *u = g->root->kids[i]->tune; /* the tuning database's choice */
+			if (!u || u->parallel < 0)
+				parallelize(g, g->root->kids[i], minwork);
+			else if (u->parallel)
+				parallelize(g, g->root->kids[i], 0);
+		}
 	}
 	return 0;
 }

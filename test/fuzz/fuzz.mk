@@ -71,7 +71,7 @@ fuzz-short:
 # which draws a new seed each time and keeps what it found in build/fuzz/work.
 FUZZ_CI_SEED ?= 1
 FUZZ_CI_RUNS ?= expr:40000 import:8000 inspect:150000 json:250000 names:40000 npy:400000 pipeline:8000 \
-                pt2:70000 safetensors:250000 sdfg:80000 yaml:50000
+                pt2:70000 safetensors:250000 sdfg:80000 tunedb:20000 yaml:50000
 fuzz-ci:
 	@rm -rf $(FUZZ_DIR)/ci-work
 	@$(MAKE) --no-print-directory fuzz-corpus fuzz-short FUZZ_JOBS=2 FUZZ_SEED=$(FUZZ_CI_SEED) \

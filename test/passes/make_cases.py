@@ -25,6 +25,7 @@ import os
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -171,6 +172,8 @@ class U4Linear(nn.Module):
 
 CHAIN = Fn(lambda x: torch.relu(x * 2 + 1))
 SOFTMAX_CHAIN = Fn(lambda x: torch.softmax(x * 2, -1) + 1)
+torch.manual_seed(0)
+TUNED = seq(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(1600, 10))
 
 # name, model, example inputs, pass, target, extra doccc arguments
 CASES = [
@@ -229,7 +232,32 @@ CASES = [
      ["--pass-opt", "expand.int8_dot=quads"]),
     ("schedule_quads", pt2e(seq(nn.Linear(5, 3)), (x(2, 5),)), (x(2, 5),), "schedule", "sequential",
      ["--pass-opt", "expand.int8_dot=quads"]),
+    # the tuning database (tuning.db, made by make_tuning_db below): a step's
+    # own entry, and the nearest entry of its kind for a step without one
+    # (desktop: the database is made by timing here, and every machine of
+    # the suite runs x86-64-v3)
+    ("tuning_own", TUNED, (x(1, 8, 10, 10),), "tuning", "sequential",
+     ["-c", "desktop", "--tuning-db", "@CASES@/tuning.db"]),
+    ("tuning_transfer", seq(nn.Conv2d(8, 12, 3, padding=1)), (x(1, 8, 12, 12),), "tuning", "sequential",
+     ["-c", "desktop", "--tuning-db", "@CASES@/tuning.db"]),
 ]
+
+
+def make_tuning_db(doccc, tmp):
+    """tuning.db: TUNED tuned by doccc tune here, then its entries given
+    fixed schedules (the times stay what they were; the pass reads only
+    the schedules)."""
+    db = HERE / "tuning.db"
+    db.unlink(missing_ok=True)
+    pt2 = tmp / "tuned.pt2"
+    torch.export.save(torch.export.export(TUNED.eval(), (x(1, 8, 10, 10),)), str(pt2))
+    subprocess.run([str(doccc), "tune", str(pt2), "-t", "sequential", "-c", "desktop", "--tuning-db", str(db)],
+                   env=dict(os.environ, DOCC_MARCH="", DOCC_TUNE_MS="1"), check=True, capture_output=True)
+    with sqlite3.connect(db) as c:
+        c.execute("update steps set params = 'tm=4 tn=16 winograd=0' where kind like 'conv%'")
+        c.execute("update steps set params = 'tm=2 tn=8' where kind like 'gemm%'")
+    with sqlite3.connect(db) as c:
+        c.execute("vacuum")
 
 
 def passes(doccc):
@@ -248,6 +276,7 @@ def main():
     for f in HERE.glob("*.args"):
         f.unlink()
     try:
+        make_tuning_db(doccc, tmp)
         for name, model, inputs, pas, target, extra in CASES:
             dynamic = "dynamic" in extra
             extra = [a for a in extra if a != "dynamic"]
@@ -259,7 +288,8 @@ def main():
             torch.export.save(ep, str(pt2))
             dump = tmp / f"{name}_dump"
             args = ["-t", target, "-c", "server", *extra]
-            r = subprocess.run([str(doccc), str(pt2), *args, "-n", "m", "-o", f"{tmp}/out/", "--dump-sdfg", str(dump)],
+            here = [a.replace("@CASES@", str(HERE)) for a in args]
+            r = subprocess.run([str(doccc), str(pt2), *here, "-n", "m", "-o", f"{tmp}/out/", "--dump-sdfg", str(dump)],
                                capture_output=True, text=True, env=env)
             k = table.index(pas) + 1
             before = sorted(dump.glob(f"{k - 1:02d}-*.json"))
@@ -271,8 +301,8 @@ def main():
             opt_args = ["--pass", pas, *args]
             (HERE / f"{name}.args").write_text(shlex.join(opt_args) + "\n")
             # the pass by doccc opt gives the compile's next stage
-            check = subprocess.run([str(doccc), "opt", str(before[0]), *opt_args], capture_output=True, text=True,
-                                   env=env)
+            check = subprocess.run([str(doccc), "opt", str(before[0]), "--pass", pas, *here], capture_output=True,
+                                   text=True, env=env)
             if check.returncode != 0 or check.stdout != after[0].read_text():
                 sys.exit(f"{name}: doccc opt --pass {pas} on {before[0].name} is not the compile's {after[0].name}:\n"
                          f"{check.stderr}")

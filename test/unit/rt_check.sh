@@ -14,6 +14,8 @@
 #                     nvcc (sm_90) and hipcc (gfx90a) compiled only (no GPU
 #                     here). A missing nvcc or hipcc is a note, and in CI
 #                     (CI=true) an error.
+#   doccc tune        backends/rt/tune_harness.h, the timing harness: compiled,
+#                     and its usage exit checked
 set -e
 O=${1:-build/test/rt}
 mkdir -p "$O"
@@ -53,3 +55,10 @@ for d in 0 1; do
 		fi
 	done
 done
+# doccc tune's timing harness, a program of its own (test/test_tuning.py
+# runs it on libraries): it compiles cleanly, and without its arguments
+# prints its usage and exits 2
+clang -std=c11 -O2 $W -Ibackends -o "$O/tune_harness" -x c backends/rt/tune_harness.h -ldl
+st=0; "$O/tune_harness" 2>/dev/null || st=$?
+[ "$st" -eq 2 ] || { echo "rt_check: tune_harness without arguments exited $st, not 2"; exit 1; }
+echo "tune_harness: compiled; usage exit 2"

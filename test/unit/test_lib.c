@@ -985,7 +985,7 @@ static void test_options(void)
 	CHECK(contains(captured(), "absent.yaml: error: cannot read: "));
 
 	/* The table for --list-options. */
-	CHECK_INT(opt_ntable, 6);
+	CHECK_INT(opt_ntable, 7);
 	int docs = 1;
 	for (int i = 0; i < opt_ntable; i++)
 		docs &= opt_table[i].doc && *opt_table[i].doc && opt_table[i].type;
@@ -993,7 +993,17 @@ static void test_options(void)
 	CHECK_STR(opt_table[0].name, "target");
 	CHECK_STR(opt_table[3].name, "approximate_math");
 	CHECK_STR(opt_table[3].type, "bool");
-	CHECK_STR(opt_table[5].type, "mapping");
+	CHECK_STR(opt_table[5].name, "remote_tuning");
+	CHECK_STR(opt_table[6].type, "mapping");
+	/* remote_tuning: docc's bool */
+	Options r;
+	opt_init(&r, a);
+	CHECK_INT(r.remote_tuning, 0);
+	CHECK_INT(opt_set(&r, "remote_tuning", "true", "command line"), 0);
+	CHECK_INT(r.remote_tuning, 1);
+	capture();
+	CHECK_INT(opt_set(&r, "remote_tuning", "maybe", "command line"), -1);
+	CHECK(contains(captured(), "remote_tuning"));
 	arena_free(a);
 }
 
