@@ -11,7 +11,8 @@
  *
  * Maps become for loops with a pragma per schedule: SCHED_PARALLEL an OpenMP
  * parallel for (collapse, static schedule, the handle's thread count),
- * SCHED_UNROLL a full-unroll pragma, SCHED_VECTOR explicit vector code in
+ * SCHED_UNROLL a full-unroll pragma, SCHED_ROLLED one that forbids unrolling,
+ * SCHED_VECTOR explicit vector code in
  * GCC/clang vector extensions (the map steps by the lane count; unit-stride
  * memlets become vector loads and stores, invariant ones broadcasts; an
  * extent that is not a multiple of the lanes ends in a scalar loop over the
@@ -317,6 +318,8 @@ static void cpu_loop(Em *e, Node *n)
 		          par_if(e, n));
 	else if (n->sched == SCHED_UNROLL)
 		emit_line(e, "#pragma clang loop unroll(full)");
+	else if (n->sched == SCHED_ROLLED)
+		emit_line(e, "#pragma clang loop unroll(disable)");
 	else if (n->sched == SCHED_VECTOR && !vec)
 		emit_line(e, "#pragma clang loop vectorize(enable)");
 	int64_t l0, h0;

@@ -126,6 +126,7 @@ const char *const sched_name[] = {
 	[SCHED_UNROLL] = "unroll",
 	[SCHED_GPU_BLOCK] = "gpu_block",
 	[SCHED_GPU_THREAD] = "gpu_thread",
+	[SCHED_ROLLED] = "rolled",
 };
 _Static_assert(COUNTOF(sched_name) == NSCHEDS, "sched_name out of step with Sched");
 

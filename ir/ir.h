@@ -431,6 +431,8 @@ typedef enum {
 	SCHED_UNROLL,       /* fully unrolled (constant trip count) */
 	SCHED_GPU_BLOCK,
 	SCHED_GPU_THREAD,
+	SCHED_ROLLED,       /* a sequential loop kept a loop: the C compiler must not unroll it
+	                     * (the blocks of a long sum, linalg.c's red_loop) */
 	NSCHEDS
 } Sched;
 extern const char *const sched_name[NSCHEDS];

@@ -50,6 +50,10 @@ static const PassParam expand_params[] = {
 	 "SIMD targets: 1x1 stride-1 convolutions with at most this many input channels vectorize along the pixels "
 	 "(stores of whole vectors) instead of the output channels; 0: never",
 	 0, INT32_MAX, NULL},
+	{"sum_block", "int", "128",
+	 "CPU targets: a convolution's or matrix product's float32 sums run in blocks of about this many products, "
+	 "each summed apart and then added in order, so that the rounding error of a long reduction (ResNet-50's "
+	 "4608 products, a 4096-wide linear layer) stays within eager's; 0: one chain per output", 0, 1 << 30, NULL},
 	{"attention_scores_mb", "int", "256",
 	 "GPU targets: attention whose scores (batch x heads x queries x keys) fit this many MiB runs as two tiled "
 	 "contractions and a softmax through device memory; 0: one query row per block (no scores in memory)",

@@ -75,6 +75,7 @@ int pass_expand(PassCtx *c)
 		.int4_weights = pass_bool(c, "int4_weights"),
 		.int_form = int_form(c),
 		.bf16_operands = !TARGET_IS_GPU(c->tgt) && c->tgt->precision == CP_MEDIUM,
+		.sum_block = TARGET_IS_GPU(c->tgt) ? 0 : pass_int(c, "sum_block"),
 		.gpu_sms = TARGET_IS_GPU(c->tgt) ? c->tgt->gpu_sms : 0,
 	};
 	int64_t mb = TARGET_IS_GPU(c->tgt) ? pass_int(c, "attention_scores_mb") : 0;

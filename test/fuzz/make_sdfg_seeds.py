@@ -98,8 +98,10 @@ def main():
             make_seeds.put(out, f"pass_{f.name}", f.read_bytes())
     # and the integer kernels' forms after expansion and scheduling: int4
     # weights two to a byte, four-byte words (T_DOT4); a little larger; and
-    # steps given schedules by the tuning database ("tune")
-    for case in ("expand_int4", "schedule_int4", "expand_quads", "schedule_quads", "tuning_own", "tuning_transfer"):
+    # steps given schedules by the tuning database ("tune"); a long sum in
+    # blocks (a "rolled" loop)
+    for case in ("expand_int4", "schedule_int4", "expand_quads", "schedule_quads", "tuning_own", "tuning_transfer",
+                 "expand_sum_blocks"):
         f = HERE.parent / "passes" / f"{case}.out.json"
         if f.stat().st_size <= 2 * MAX_BYTES:
             make_seeds.put(out, f"passes_{case}.json", f.read_bytes())

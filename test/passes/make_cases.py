@@ -232,6 +232,9 @@ CASES = [
      ["--pass-opt", "expand.int8_dot=quads"]),
     ("schedule_quads", pt2e(seq(nn.Linear(5, 3)), (x(2, 5),)), (x(2, 5),), "schedule", "sequential",
      ["--pass-opt", "expand.int8_dot=quads"]),
+    # a long float sum in blocks of expand.sum_block products (300 > 128): a
+    # partial tile per block, the blocks' loop kept rolled, their sums added
+    ("expand_sum_blocks", seq(nn.Linear(300, 8)), (x(2, 300),), "expand", "sequential", []),
     # the tuning database (tuning.db, made by make_tuning_db below): a step's
     # own entry, and the nearest entry of its kind for a step without one
     # (desktop: the database is made by timing here, and every machine of
