@@ -288,7 +288,8 @@ static int pin_consts(Sdfg *g, int k, int pin)
 	return 0;
 }
 
-/* Tune step s: build and time its candidates, store the best. 0, or -1
+/* Tune step s: build and time its candidates, store the best. 0; 1 when
+ * its cutout cannot run on the harness's inputs (noted, not stored); -1
  * reported. */
 static int tune_one(Arena *a, Sdfg *g, const Step *s, const Options *o, const Target *tg, const Timer *tm, TuneDb *db,
                     const char *dbpath, int jobs, int idx, int *ncompiled)
@@ -323,9 +324,16 @@ static int tune_one(Arena *a, Sdfg *g, const Step *s, const Options *o, const Ta
 	const char *why[MAX_CANDIDATES] = {0};
 	if (time_all(a, tm, libs, n, ns, why))
 		return -1;
-	if (ns[0] <= 0) { /* the rules' schedule runs wherever the model does: the machine cannot */
+	if (ns[0] <= 0 && why[0] && !strncmp(why[0], "run: ", 5)) {
+		/* a step that fails on the harness's zeros (an index it checks): its rules stand */
+		diag_note(dbpath, "step '%s' (%s) cannot be timed alone: %s; not tuned", g->root->kids[s->node]->label,
+		          s->s.kind, why[0] + 5);
+		return 1;
+	}
+	if (ns[0] <= 0) { /* the library does not load: not for this machine */
+		const char *w = why[0] && !strncmp(why[0], "load: ", 6) ? why[0] + 6 : why[0] ? why[0] : "?";
 		diag_error(tm->runner ? tm->runner : NULL, "step '%s' of the model does not run %s: %s%s",
-		           g->root->kids[s->node]->label, tm->runner ? "there" : "here", why[0] ? why[0] : "?",
+		           g->root->kids[s->node]->label, tm->runner ? "there" : "here", w,
 		           tm->runner ? "" : " (time it on a machine that has them: --tune-runner 'ssh HOST', or --march)");
 		return -1;
 	}
@@ -334,7 +342,7 @@ static int tune_one(Arena *a, Sdfg *g, const Step *s, const Options *o, const Ta
 		if (ns[i] > 0 && ns[i] < ns[best])
 			best = i;
 		if (ns[i] <= 0 && ok[i])
-			diag_warn(dbpath, "step '%s': candidate %s failed to run: %s", g->root->kids[s->node]->label,
+			diag_warn(dbpath, "step '%s': candidate %s failed: %s", g->root->kids[s->node]->label,
 			          tune_text(a, &c[i]), why[i] ? why[i] : "?");
 	}
 	Buf trials = {0};
@@ -437,25 +445,27 @@ int cmd_tune(Arena *a, const char *name, const ImportArgs *ia0, Options *o, Targ
 	                 file_write(arena_printf(a, "%s/doccc_model.h", dir), desc, strlen(desc))
 	             ? 1
 	             : nt ? backend_build_program(a, tg, dir, "harness.c", "harness") : 0;
-	int done = 0, ncompiled = 0;
+	int done = 0, started = 0, skipped = 0, ncompiled = 0;
 	double start = now_ms();
-	for (int i = 0; i < nt && !rc; i++) {
+	for (int i = 0; i < nt && !rc; i++, started++) {
 		if ((now_ms() - start) / 1e3 >= ta->budget)
 			break;
 		if (isatty(2))
 			fprintf(stderr, "doccc tune: step %d of %d (%s)...\n", i + 1, nt, steps[i].s.kind);
-		rc = tune_one(a, g, &steps[i], o, tg, &tm, db, dbpath, ta->jobs, i, &ncompiled) ? 1 : 0;
-		done += !rc;
+		int r = tune_one(a, g, &steps[i], o, tg, &tm, db, dbpath, ta->jobs, i, &ncompiled);
+		rc = r < 0;
+		*(r > 0 ? &skipped : &done) += r >= 0;
 	}
 	tunedb_close(db);
 	if (rc)
 		return rc == 3 ? EXIT_CC : EXIT_INPUT;
 	diag_note(dbpath, "%d distinct step%s of %d tunable: %d tuned now, in %.1f s (%d candidate%s built, timed on %d "
-	          "thread%s %s)%s%s; %d already in the database%s", ns, ns == 1 ? "" : "s", ntotal, done,
+	          "thread%s %s)%s%s%s; %d already in the database%s", ns, ns == 1 ? "" : "s", ntotal, done,
 	          (now_ms() - t0) / 1e3, ncompiled, ncompiled == 1 ? "" : "s", threads, threads == 1 ? "" : "s",
 	          ta->runner ? arena_printf(a, "through '%s'", ta->runner) : "here",
-	          done < nt ? arena_printf(a, "; %d left by the budget of %g s", nt - done, ta->budget) : "",
-	          done < nt ? " (a compile gives them the nearest tuned step's schedule; doccc tune again goes on)" : "",
+	          skipped ? arena_printf(a, "; %d that cannot be timed alone", skipped) : "",
+	          started < nt ? arena_printf(a, "; %d left by the budget of %g s", nt - started, ta->budget) : "",
+	          started < nt ? " (a compile gives them the nearest tuned step's schedule; doccc tune again goes on)" : "",
 	          nknown, ta->retune ? "" : " (--retune times them again)");
 	return EXIT_OK;
 }

@@ -921,8 +921,9 @@ int passes_run_one(Sdfg *g, const Options *o, const Target *t, const Pass *p);
 
 /* tuning.c: the steps the tuning database can schedule. tune_step fills s
  * for top-level node n (a convolution or GEMM library node on a CPU target
- * with SIMD and constant sizes): its canonical text and key, kind and
- * sizes; 0 when n is no such step. tune_candidates: the schedules doccc
+ * with SIMD and constant sizes; on openmp any other library node but an
+ * assertion): its canonical text and key, kind and sizes; 0 when n is no
+ * such step. tune_candidates: the schedules doccc
  * tune times for it, the rules' first (all zero), at most max; their
  * count. tune_text prints t as the database stores it ("tm=4 tn=16
  * winograd=0"; "" for the rules'); tune_parse reads it back (strict: 0, or
@@ -937,6 +938,7 @@ typedef struct {
 	double flops;             /* multiply-adds x 2, for ordering and the note */
 	int64_t rows;             /* the register tile's rows dim (GEMM M, conv output width) */
 	int wino, pixels, dw;     /* Winograd and pixels apply; a depthwise convolution */
+	int other;                /* not a contraction: threads or not is its one choice */
 	int64_t cin;              /* a convolution's input channels */
 } TuneStep;
 /* What the rules choose where a step has two forms (the expand pass's

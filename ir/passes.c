@@ -112,8 +112,9 @@ const Pass pass_table[] = {
 	{"integer", "CPU targets: a GEMM or convolution between dequantizations (int8/uint8 activations per tensor, int8 "
 	 "weights per channel) reads the integers and becomes an integer kernel: int32 sums of int8 products, rescaled "
 	 "once", pass_integer, 1, 0, "integer", integer_params, COUNTOF(integer_params)},
-	{"tuning", "CPU targets: the schedules of a tuning database for the convolutions and GEMMs it knows (register "
-	 "tile, Winograd, pixels, threads), measured by doccc tune; the rules' elsewhere", pass_tuning, 1, 0, "tuned",
+	{"tuning", "CPU targets: the schedules of a tuning database for the steps it knows, measured by doccc tune "
+	 "(convolutions and GEMMs: register tile, Winograd, pixels, threads; other ops on openmp: threads); the rules' "
+	 "elsewhere", pass_tuning, 1, 0, "tuned",
 	 tuning_params, COUNTOF(tuning_params)},
 	{"expand", "expand library nodes into maps and tasklets (tiled micro-kernels for convolution and GEMM)", pass_expand, 1,
 	 1, "expanded", expand_params, COUNTOF(expand_params)},

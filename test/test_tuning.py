@@ -278,3 +278,24 @@ def test_tune_usage(net, tmp_path):
     assert r.returncode == 2 and "goes with doccc tune" in r.stderr
     r = doccc_cmd("tune", net[0], "-t", TARGET, "--tuning-db", tmp_path / "x.db", "--threads", "0")
     assert r.returncode == 2 and "--threads takes a positive integer" in r.stderr
+
+
+def test_openmp_tunes_threads_of_every_step(net, tmp_path):
+    """On openmp every step is a step: the others than convolutions and
+    GEMMs (here the mean) have one choice, threads, timed both ways; each
+    choice written into the database gives eager's result."""
+    pt2, x, want = net
+    db = tmp_path / "omp.db"
+    r = doccc_cmd("tune", pt2, "-t", "openmp", "-c", "desktop", "--tuning-db", db, "--threads", "2",
+                  env={"DOCC_TUNE_MS": "2"}, timeout=900)
+    assert r.returncode == 0, fmt_result(r)
+    got = rows(db)
+    other = [row for row in got if not row[1].startswith(("conv", "gemm"))]
+    assert other and all(row[3] == 2 for row in got), got
+    for key, kind, *_, trials, _ in other:
+        assert [t.split(":")[0] for t in trials.split("; ")] == ["rules", "parallel=0", "parallel=1"], trials
+        for params in ("parallel=0", "parallel=1"):
+            put(db, key, params)
+            lib = compile_model(pt2, "openmp", tmp_path / f"{key[:8]}_{params[-1]}", "-c", "desktop",
+                                "--tuning-db", db)
+            compare(run_lib(lib, [x], "--threads", "2")[0], want, f"{kind}: {params}")

@@ -16,7 +16,9 @@
  * least MIN_RUNS), their median. A library's time is its smallest median
  * of the rounds: the rounds interleave the candidates, so that a slow
  * moment of a shared machine does not favour one of them. One line per
- * library on stdout, in order: "ok NANOSECONDS RUNS" or "error TEXT".
+ * library on stdout, in order: "ok NANOSECONDS RUNS", or "error load: TEXT"
+ * (it did not load: not for this machine) or "error run: TEXT" (a run
+ * failed: a step that needs other values than zeros).
  * Exit 0 when every line was printed, 2 for a bad command line.
  */
 #define _GNU_SOURCE
@@ -36,6 +38,7 @@ typedef struct {
 	void *model;
 	void **in, **out;
 	const char *err;
+	int loaded;               /* load() succeeded: a later error is a run's */
 	double best;
 	long runs;
 } Lib;
@@ -129,15 +132,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "harness: out of memory\n");
 		return 1;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		libs[i].err = load(&libs[i], argv[3 + i], threads);
+		libs[i].loaded = !libs[i].err;
+	}
 	for (int r = 0; r < ROUNDS; r++)
 		for (int i = 0; i < n; i++)
 			if (!libs[i].err)
 				libs[i].err = round_of(&libs[i], ms, times);
 	for (int i = 0; i < n; i++) {
 		if (libs[i].err)
-			printf("error %s\n", libs[i].err);
+			printf("error %s: %s\n", libs[i].loaded ? "run" : "load", libs[i].err);
 		else
 			printf("ok %.0f %ld\n", libs[i].best, libs[i].runs);
 	}

@@ -2,9 +2,10 @@
  * tuning.c - the tuning pass: schedules measured on the machine, from a
  * tuning database, for the steps whose schedule the rules would choose.
  *
- * A step here is a convolution or GEMM library node at the top level of the
- * root, before expansion, on a CPU target with SIMD and constant sizes
- * (tune_step). Its canonical text names everything its expansion depends
+ * A step here is a library node at the top level of the root, before
+ * expansion, on a CPU target with SIMD and constant sizes (tune_step): a
+ * convolution or GEMM, whose schedule has several parameters, or on
+ * openmp any other op (but an assertion), whose one choice is threads. Its canonical text names everything its expansion depends
  * on: the op and its attributes; the dtype, shape, strides and offset of
  * every operand, which are constants and which constants are folded
  * integer weights; the contraction precision. Never a name: the repeated
@@ -19,6 +20,8 @@
  * convolution, vectors along the pixels or the output channels for a
  * pointwise one, threads or one core. The expansion and schedule passes
  * take them where set; everything else about the step stays the rules'.
+ * Another op's kind is its name and operand dtypes, its sizes its
+ * output's.
  *
  * Lookup (tuning.db, or with remote_tuning: true the database that
  * DOCC_TUNING_DB names): the step's own entry; else, with tuning.transfer,
@@ -35,7 +38,8 @@
  * the vector registers with the column vectors and a broadcast (and half
  * that), each in the rules' form and, where a step has two, in the other
  * (Winograd or direct, pixels or channels: TuneRules says which the rules
- * take), and one core instead of threads.
+ * take), and one core instead of threads; another op: one core, and
+ * threads (where its size kept the rules from them).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -113,8 +117,11 @@ int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s)
 	static const char *const precision[] = {"highest", "high", "medium"};
 	memset(s, 0, sizeof *s);
 	const LibNode *l = n->kind == N_BLOCK ? n->lib : NULL;
-	if (!l || (l->op != LIB_CONV && l->op != LIB_GEMM) || TARGET_IS_GPU(t) || t->vec_bits < 128 || l->nout < 1 ||
-	    l->out[0] < 0 || !sized(g, l))
+	int contraction = l && (l->op == LIB_CONV || l->op == LIB_GEMM);
+	/* other steps have one choice, threads: openmp only; an assertion's
+	 * cutout would fail on the harness's zeros */
+	if (!l || (!contraction && (!t->threads || l->op == LIB_ASSERT)) || TARGET_IS_GPU(t) || t->vec_bits < 128 ||
+	    l->nout < 1 || l->out[0] < 0 || !sized(g, l))
 		return 0;
 	int out = l->out[0], x = l->in[0], w = l->in[1];
 	Container *o = sdfg_c(g, out);
@@ -128,6 +135,24 @@ int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s)
 	s->text = arena_strdup(g->arena, b.s);
 	sha256_hex_of(b.s, b.len, s->key);
 	buf_free(&b);
+	if (!contraction) { /* the op and its dtypes; its output's sizes */
+		Buf k = {0}, d = {0};
+		buf_printf(&k, "%s", op_name(l->op));
+		for (int i = 0; i < l->nin; i++)
+			buf_printf(&k, "%s%s", i ? "," : " ", l->in[i] >= 0 ? dtype_info[sdfg_c(g, l->in[i])->dt].name : "-");
+		double numel = 1;
+		for (int i = 0; i < o->rank; i++) {
+			int64_t v = cdim(g, out, i);
+			buf_printf(&d, "%s%lld", i ? " " : "", (long long)v);
+			numel *= (double)v;
+		}
+		s->kind = arena_strdup(g->arena, k.s);
+		s->dims = arena_strdup(g->arena, d.len ? d.s : "1");
+		s->flops = numel; /* the elements it writes: its share of the work, roughly */
+		s->other = 1;
+		buf_free(&k), buf_free(&d);
+		return 1;
+	}
 	const char *dts = arena_printf(g->arena, "%s,%s,%s", dtype_info[sdfg_c(g, x)->dt].name,
 	                               dtype_info[sdfg_c(g, w)->dt].name, dtype_info[o->dt].name);
 	int integer = (int)lib_int(l, "int8", 0);
@@ -214,8 +239,8 @@ int tune_candidates(const TuneStep *s, const Target *t, const TuneRules *r, Tune
 				tiles[nt++] = c;
 		}
 	}
-	if (s->dw)
-		nt = 1; /* the depthwise kernels take their own shape */
+	if (s->dw || s->other)
+		nt = 1; /* the depthwise kernels take their own shape; other steps have none */
 	/* the rules' form, then the other one: Winograd or direct, pixels or
 	 * channels */
 	int forms = s->wino || s->pixels ? 2 : 1;
@@ -229,9 +254,11 @@ int tune_candidates(const TuneStep *s, const Target *t, const TuneRules *r, Tune
 			if (!seen(out, n, &c, s->rows))
 				out[n++] = c;
 		}
-	if (t->threads && n < max) {
+	/* one core, and (a step the rules keep on one core for its size)
+	 * threads */
+	for (int par = 0; par < (s->other ? 2 : 1) && t->threads && n < max; par++) {
 		Tune c = rules;
-		c.parallel = 0;
+		c.parallel = par;
 		out[n++] = c;
 	}
 	/* the rules' own values read as "the rules'" */
