@@ -528,6 +528,16 @@ static void emit_index(Em *e, const Node *n, int i, char *const *a)
 	     emit_comment(e->g->arena, op));
 }
 
+/* In a masked tail: out += v over the lanes left (a masked load, the sum,
+ * a masked store). */
+static void emit_masked_sum(Em *e, const Memlet *out, const char *v)
+{
+	Buf lv = {0};
+	emit_lvalue(e, &lv, out);
+	emit_line(e, "dc_vstore_n(&%s, dc_vload_n(&%s, %s) + (%s), %s);", lv.s, lv.s, e->vrem, v, e->vrem);
+	buf_free(&lv);
+}
+
 void emit_block(Em *e, Node *n)
 {
 	Sdfg *g = e->g;
@@ -577,6 +587,12 @@ void emit_block(Em *e, Node *n)
 				used |= n->ts[j].in[k].kind == OPD_VAL && n->ts[j].in[k].val == i;
 		if (t->code != T_INDEX && t->bind < 0 && t->store && t->wcr == W_SUM && !used && (vec || dc->dt == t->dt)) {
 			Buf lv = {0};
+			if (vec && e->vrem) {
+				emit_masked_sum(e, &t->out, ex.s);
+				buf_free(&ex);
+				buf_free(&dot4);
+				continue;
+			}
 			if (vec) {
 				buf_printf(&lv, "*(%s *)&", e->p->vcast(e, &t->out));
 			}
@@ -612,6 +628,17 @@ void emit_block(Em *e, Node *n)
 			emit_line(e, "dc_vscatter%s(%s, %lld, t%d);", dc->dt == DT_U8 ? "u8" : dc->dt == DT_I8 ? "s8" : "", lv.s,
 			          (long long)emit_vec_stride(e, &t->out), i);
 			buf_free(&lv);
+			continue;
+		}
+		if (vec && e->vrem) { /* W_NONE or W_SUM (emit_cpu.c: masked_tail) */
+			const char *v = arena_printf(g->arena, "t%d", i);
+			if (t->wcr == W_SUM)
+				emit_masked_sum(e, &t->out, v);
+			else {
+				emit_lvalue(e, &lv, &t->out);
+				emit_line(e, "dc_vstore_n(&%s, %s, %s);", lv.s, v, e->vrem);
+				buf_free(&lv);
+			}
 			continue;
 		}
 		if (vec) {

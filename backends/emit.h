@@ -55,6 +55,8 @@ struct Em {
 	int lanes;          /* fp32 lanes of dc_vf, 0 without SIMD */
 	int vecvar;         /* symbol of the enclosing SCHED_VECTOR map, or -1 */
 	Dtype vdt;          /* the vector tasklet being printed: its type (float32, or int32 lanes) */
+	const char *vrem;   /* in a vector map's masked tail: the lanes left (C), loads and
+	                     * stores of the lanes that use the map's symbol masked; else NULL */
 	int inkern;         /* emitting a kernel function (parallel map, GPU kernel) */
 	int checks;         /* the graph has index checks (T_INDEX): forward can fail */
 	const char *top;    /* label of the top-level child being emitted (fused ops joined by '+') */

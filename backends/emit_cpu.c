@@ -15,7 +15,8 @@
  * SCHED_VECTOR explicit vector code in
  * GCC/clang vector extensions (the map steps by the lane count; unit-stride
  * memlets become vector loads and stores, invariant ones broadcasts; an
- * extent that is not a multiple of the lanes ends in a scalar loop over the
+ * extent that is not a multiple of the lanes ends in one masked vector where
+ * the lanes are all float32 (masked_ok), else in a scalar loop over the
  * rest; exp, tanh, sigmoid, SiLU and GELU have vector versions below).
  * A check that fails (emit.c) jumps to the end of forward, or returns from
  * a parallel kernel and leaves the status in forward's dc_err.
@@ -163,6 +164,10 @@ static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 		buf_puts(b, "dc_vgather(&");
 		emit_lvalue(e, b, &o->m);
 		buf_printf(b, ", %lld)", (long long)emit_vec_stride(e, &o->m));
+	} else if (emit_uses_vec(e, &o->m) && e->vrem) { /* float32 only (masked_ok) */
+		buf_puts(b, "dc_vload_n(&");
+		emit_lvalue(e, b, &o->m);
+		buf_printf(b, ", %s)", e->vrem);
 	} else if (emit_uses_vec(e, &o->m)) {
 		int al = vec_aligned(e, &o->m);
 		buf_printf(b, "(*(%s *)&", i32 ? (al ? "const dc_vi" : "const dc_viu") : al ? "dc_vf" : "const dc_vfu");
@@ -222,6 +227,45 @@ static const char *par_if(Em *e, const Node *n)
 	const char *s = arena_printf(e->g->arena, " if((%s) >= %lldLL)", w.s, (long long)n->par_min);
 	buf_free(&w);
 	return s;
+}
+
+/* Can vector map n, whose body is the one block b, end in one masked
+ * vector rather than a scalar loop over the rest? Where its lanes are all
+ * float32: every tasklet but the indices (scalar in a vector body) computes
+ * in float32, every access that moves with the map is a float32 unit-stride
+ * one, every store sets or adds. The lanes past the end load zeros, which
+ * no float operation traps on, and are not stored. */
+static int masked_ok(Em *e, Node *n, Node *b)
+{
+	int saved = e->vecvar, ok = 1;
+	e->vecvar = n->var;
+	for (int i = 0; i < b->nts && ok; i++) {
+		const Tasklet *t = &b->ts[i];
+		if (t->code == T_INDEX || t->bind >= 0)
+			continue;
+		ok &= t->dt == DT_F32 && t->code != T_ASSERT;
+		for (int j = 0; j < t->nin; j++) {
+			const Operand *o = &t->in[j];
+			if (o->kind == OPD_EXPR)
+				ok &= !ex_uses(o->e, n->var);
+			else if (o->kind == OPD_MEM && emit_uses_vec(e, &o->m))
+				ok &= e->g->cs[o->m.data].dt == DT_F32 && emit_vec_stride(e, &o->m) == 1;
+		}
+		if (t->store)
+			ok &= emit_uses_vec(e, &t->out) && e->g->cs[t->out.data].dt == DT_F32 && emit_vec_stride(e, &t->out) == 1 &&
+			      (t->wcr == W_NONE || t->wcr == W_SUM);
+	}
+	e->vecvar = saved;
+	return ok;
+}
+
+/* Does vector map n (body block b) have a rest and end it masked? */
+static int masked_tail(Em *e, Node *n, Node *b)
+{
+	int64_t l0, h0;
+	if (e->lanes <= 1 || (ex_isint(n->lo, &l0) && ex_isint(n->hi, &h0) && (h0 - l0) % e->lanes == 0))
+		return 0;
+	return masked_ok(e, n, b);
 }
 
 /* A parallel map nest becomes a static kernel function taking restrict
@@ -341,7 +385,22 @@ static void cpu_loop(Em *e, Node *n)
 	e->vecvar = saved;
 	e->ind--;
 	emit_line(e, "}");
-	if (tail) {
+	if (tail && n->body->nkids == 1 && n->body->kids[0]->kind == N_BLOCK && masked_ok(e, n, n->body->kids[0])) {
+		/* the rest, fewer than the lanes, as one masked vector */
+		emit_line(e, "if (%s < %s) {", v, hi.s);
+		e->ind++;
+		emit_line(e, "const int64_t dc_left = %s - %s;", hi.s, v);
+		emit_locals(e, n);
+		e->vecvar = n->var;
+		e->vrem = "dc_left";
+		emit_node(e, n->body);
+		e->vecvar = saved;
+		e->vrem = NULL;
+		e->ind--;
+		emit_line(e, "}");
+		e->ind--;
+		emit_line(e, "}");
+	} else if (tail) {
 		emit_line(e, "for (; %s < %s; %s += 1) {", v, hi.s, v);
 		e->ind++;
 		emit_locals(e, n);
@@ -491,6 +550,35 @@ static void emit_helpers(Em *e)
 			buf_printf(b, "static inline dc_vf dc_vb2f(const uint16_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = dc_b2f(p[i]); return v; }\n"
 			              "static inline dc_vf dc_vh2f(const uint16_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = dc_h2f(p[i]); return v; }\n",
 			           L, L);
+		if (any_vector_map(e, e->g->root, masked_tail)) {
+			/* the first n lanes (n < L) loaded, the rest zero; stored */
+			Buf iota = {0};
+			for (int i = 0; i < L; i++)
+				buf_printf(&iota, "%s%d", i ? ", " : "", i);
+			buf_printf(b, "static inline dc_vf dc_vload_n(const float *p, int64_t n)\n{\n"
+			              "#if defined(__AVX512F__) && %d == 16\n"
+			              "\treturn __builtin_ia32_loadups512_mask(p, dc_splat(0), (unsigned short)((1u << n) - 1));\n"
+			              "#elif defined(__AVX__) && %d == 8\n"
+			              "\treturn __builtin_ia32_maskloadps256((const dc_vf *)p, (dc_vi){%s} < (int32_t)n);\n"
+			              "#elif defined(__AVX__) && %d == 4\n"
+			              "\treturn __builtin_ia32_maskloadps((const dc_vf *)p, (dc_vi){%s} < (int32_t)n);\n"
+			              "#else\n"
+			              "\tdc_vf v = dc_splat(0);\n\t__builtin_memcpy(&v, p, (size_t)n * sizeof(float));\n\treturn v;\n"
+			              "#endif\n}\n",
+			           L, L, iota.s, L, iota.s);
+			buf_printf(b, "static inline void dc_vstore_n(float *p, dc_vf v, int64_t n)\n{\n"
+			              "#if defined(__AVX512F__) && %d == 16\n"
+			              "\t__builtin_ia32_storeups512_mask(p, v, (unsigned short)((1u << n) - 1));\n"
+			              "#elif defined(__AVX__) && %d == 8\n"
+			              "\t__builtin_ia32_maskstoreps256((dc_vf *)p, (dc_vi){%s} < (int32_t)n, v);\n"
+			              "#elif defined(__AVX__) && %d == 4\n"
+			              "\t__builtin_ia32_maskstoreps((dc_vf *)p, (dc_vi){%s} < (int32_t)n, v);\n"
+			              "#else\n"
+			              "\t__builtin_memcpy(p, &v, (size_t)n * sizeof(float));\n"
+			              "#endif\n}\n",
+			           L, L, iota.s, L, iota.s);
+			buf_free(&iota);
+		}
 		buf_puts(b, rt_body("vmath.h"));
 		if (any_vector_map(e, e->g->root, strided))
 			buf_printf(b, "static inline dc_vf dc_vgather(const float *p, int64_t s) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = p[i * s]; return v; }\n"

@@ -12,7 +12,10 @@
  *             quantization's store (narrow_q8):
  *             SCHED_VECTOR (the micro-kernels' channel maps, elementwise
  *             rows). The backend runs whole vectors, then the remaining
- *             extent % lanes iterations as scalar code. A tasklet that binds
+ *             extent % lanes iterations as one masked vector where the
+ *             lanes are all float32 (block_f32), else as scalar code; so a
+ *             costly float32 block (below) of an extent from 2 to the lanes
+ *             (a 7-wide row of SiLU) vectorizes too. A tasklet that binds
  *             a value symbol stays scalar in the vector body, so it must not
  *             depend on the map variable: the index is then the same in
  *             every lane (embedding rows, index_put rows); a gather along
@@ -182,6 +185,30 @@ static int block_vec_ok(Sdfg *g, Node *b, int var, int strided)
 	return 1;
 }
 
+/* Are block b's lanes all float32 (no cast; every access that moves with
+ * var float32; stores that set or add)? Then the backend ends a map whose
+ * extent is not a whole number of vectors in one masked vector
+ * (emit_cpu.c: masked_ok), and one shorter than a vector is worth it. */
+static int block_f32(Sdfg *g, Node *b, int var)
+{
+	for (int i = 0; i < b->nts; i++) {
+		Tasklet *t = &b->ts[i];
+		if (t->bind >= 0)
+			continue;
+		if (t->dt != DT_F32 || t->code == T_CAST)
+			return 0;
+		for (int j = 0; j < t->nin; j++) {
+			int uses = 0;
+			if (t->in[j].kind == OPD_MEM && memlet_vec_ok(g, &t->in[j].m, var, &uses, 0) && uses &&
+			    sdfg_c(g, t->in[j].m.data)->dt != DT_F32)
+				return 0;
+		}
+		if (t->store && (sdfg_c(g, t->out.data)->dt != DT_F32 || (t->wcr != W_NONE && t->wcr != W_SUM)))
+			return 0;
+	}
+	return 1;
+}
+
 /* Is block b's arithmetic worth gathers and scatters: a tasklet whose SIMD
  * version is far cheaper than its scalar one, or two operations at least
  * (a fused epilogue: bias and activation, a residual add)? A copy or one
@@ -227,6 +254,9 @@ static void vectorize(Sdfg *g, Node *n, int lanes)
 			if (e >= lanes && ex_isint(n->lo, &lo) && lo == 0 &&
 			    (block_vec_ok(g, b, n->var, 0) || (block_costly(b) && block_vec_ok(g, b, n->var, 1))))
 				n->sched = SCHED_VECTOR;
+			else if (e > 1 && ex_isint(n->lo, &lo) && lo == 0 && block_costly(b) && block_vec_ok(g, b, n->var, 0) &&
+			         block_f32(g, b, n->var))
+				n->sched = SCHED_VECTOR; /* one masked vector */
 		}
 		/* unroll a small map around short vector maps (a register tile) */
 		if (n->kind == N_MAP && n->sched == SCHED_SEQ) {
