@@ -492,6 +492,7 @@ static void emit_helpers(Em *e)
 	buf_puts(b, rt_body("scalar.h"));
 	if (e->lanes > 1) {
 		int L = e->lanes;
+		buf_printf(b, "#define DC_LANES %d\n", L);
 		buf_printf(b, "typedef float dc_vf __attribute__((vector_size(%d)));\n", L * 4);
 		buf_printf(b, "typedef float dc_vfu __attribute__((vector_size(%d), aligned(4)));\n", L * 4);
 		buf_printf(b, "typedef int32_t dc_vi __attribute__((vector_size(%d)));\n", L * 4);

@@ -1,10 +1,13 @@
 /*
  * vmath.h - vector transcendental functions for SCHED_VECTOR maps, in clang
- * vector extensions (any width: dc_vf, dc_vi and dc_vsel come before it).
+ * vector extensions (any width: DC_LANES, dc_vf, dc_vi and dc_vsel come
+ * before it).
  * Printed into every CPU library with SIMD (backends/emit_cpu.c).
  *
- *  dc_vexp   Cody-Waite reduction x = n ln2 + r, the Cephes degree-6
- *            polynomial for e^r, then two multiplications by 2^(n/2) so
+ *  dc_vexp   Cody-Waite reduction x = n ln2 + r (n rounded to nearest by
+ *            adding 1.5 * 2^23, whose low bits are then n), the Cephes
+ *            degree-6 polynomial for e^r, then e^r 2^n by vscalefps on
+ *            AVX-512 (DC_LANES 16), else two multiplications by 2^(n/2), so
  *            results from the denormals up to overflow (inf) come out right;
  *            within 2 ulp of expf; NaN stays NaN.
  *  dc_vtanh  Cephes tanhf: an odd polynomial below |x| = 0.625, else
@@ -24,14 +27,17 @@
  */
 static inline dc_vf dc_vexp(dc_vf x) {
 	dc_vf xc = dc_vsel(x > 88.8f, dc_splat(88.8f), dc_vsel(x < -104.0f, dc_splat(-104.0f), x));
-	dc_vf fx = xc * 1.44269504088896341f + 0.5f;
-	dc_vf n = __builtin_convertvector(__builtin_convertvector(fx, dc_vi), dc_vf);
-	n = dc_vsel(n > fx, n - 1.0f, n);
+	dc_vf fx = xc * 1.44269504088896341f + 12582912.0f, n = fx - 12582912.0f;
 	dc_vf r = xc - n * 0.693359375f + n * 2.12194440e-4f, z = r * r;
 	dc_vf y = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r
 		+ 1.6666665459e-1f) * r + 5.0000001201e-1f) * z + r + 1.0f;
-	dc_vi ni = __builtin_convertvector(n, dc_vi), n1 = ni >> 1, n2 = ni - n1;
-	return dc_vsel(x != x, x, y * (dc_vf)((n1 + 127) << 23) * (dc_vf)((n2 + 127) << 23)); }
+#if defined(__AVX512F__) && DC_LANES == 16
+	return dc_vsel(x != x, x, __builtin_ia32_scalefps512_mask(y, n, y, (unsigned short)-1, 4));
+#else
+	dc_vi ni = (dc_vi)fx - 0x4B400000, n1 = ni >> 1, n2 = ni - n1;
+	return dc_vsel(x != x, x, y * (dc_vf)((n1 + 127) << 23) * (dc_vf)((n2 + 127) << 23));
+#endif
+}
 static inline dc_vf dc_vtanh(dc_vf x) {
 	dc_vi sg = (dc_vi)x & (dc_vi)dc_splat(-0.0f);
 	dc_vf a = (dc_vf)((dc_vi)x & ~(dc_vi)dc_splat(-0.0f)), z = x * x;

@@ -311,6 +311,7 @@ DC_INLINE float dc_nextafter16(float a, float b, int bf) { uint16_t h;
 	if (a != a || b != b) return a + b; if (a == b) return b;
 	if (a == 0) h = b > 0 ? 1 : 0x8001; else { h = bf ? dc_f2b(a) : dc_f2h(a); h = (uint16_t)((a < b) == (a > 0) ? h + 1 : h - 1); }
 	return bf ? dc_b2f(h) : dc_h2f(h); }
+#define DC_LANES 8
 typedef float dc_vf __attribute__((vector_size(32)));
 typedef float dc_vfu __attribute__((vector_size(32), aligned(4)));
 typedef int32_t dc_vi __attribute__((vector_size(32)));
@@ -322,14 +323,17 @@ static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }
 static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }
 static inline dc_vf dc_vexp(dc_vf x) {
 	dc_vf xc = dc_vsel(x > 88.8f, dc_splat(88.8f), dc_vsel(x < -104.0f, dc_splat(-104.0f), x));
-	dc_vf fx = xc * 1.44269504088896341f + 0.5f;
-	dc_vf n = __builtin_convertvector(__builtin_convertvector(fx, dc_vi), dc_vf);
-	n = dc_vsel(n > fx, n - 1.0f, n);
+	dc_vf fx = xc * 1.44269504088896341f + 12582912.0f, n = fx - 12582912.0f;
 	dc_vf r = xc - n * 0.693359375f + n * 2.12194440e-4f, z = r * r;
 	dc_vf y = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r
 		+ 1.6666665459e-1f) * r + 5.0000001201e-1f) * z + r + 1.0f;
-	dc_vi ni = __builtin_convertvector(n, dc_vi), n1 = ni >> 1, n2 = ni - n1;
-	return dc_vsel(x != x, x, y * (dc_vf)((n1 + 127) << 23) * (dc_vf)((n2 + 127) << 23)); }
+#if defined(__AVX512F__) && DC_LANES == 16
+	return dc_vsel(x != x, x, __builtin_ia32_scalefps512_mask(y, n, y, (unsigned short)-1, 4));
+#else
+	dc_vi ni = (dc_vi)fx - 0x4B400000, n1 = ni >> 1, n2 = ni - n1;
+	return dc_vsel(x != x, x, y * (dc_vf)((n1 + 127) << 23) * (dc_vf)((n2 + 127) << 23));
+#endif
+}
 static inline dc_vf dc_vtanh(dc_vf x) {
 	dc_vi sg = (dc_vi)x & (dc_vi)dc_splat(-0.0f);
 	dc_vf a = (dc_vf)((dc_vi)x & ~(dc_vi)dc_splat(-0.0f)), z = x * x;
