@@ -625,12 +625,15 @@ void emit_block(Em *e, Node *n)
 			/* a scattered store (schedule.c: W_NONE only) */
 			buf_puts(&lv, "&");
 			emit_lvalue(e, &lv, &t->out);
-			emit_line(e, "dc_vscatter%s(%s, %lld, t%d);", dc->dt == DT_U8 ? "u8" : dc->dt == DT_I8 ? "s8" : "", lv.s,
-			          (long long)emit_vec_stride(e, &t->out), i);
+			if (e->vrem) /* float32 (emit_cpu.c: masked_ok) */
+				emit_line(e, "dc_vscatter_n(%s, %lld, t%d, %s);", lv.s, (long long)emit_vec_stride(e, &t->out), i, e->vrem);
+			else
+				emit_line(e, "dc_vscatter%s(%s, %lld, t%d);", dc->dt == DT_U8 ? "u8" : dc->dt == DT_I8 ? "s8" : "", lv.s,
+				          (long long)emit_vec_stride(e, &t->out), i);
 			buf_free(&lv);
 			continue;
 		}
-		if (vec && e->vrem) { /* W_NONE or W_SUM (emit_cpu.c: masked_tail) */
+		if (vec && e->vrem) { /* W_NONE or W_SUM, unit-stride (emit_cpu.c: masked_ok) */
 			const char *v = arena_printf(g->arena, "t%d", i);
 			if (t->wcr == W_SUM)
 				emit_masked_sum(e, &t->out, v);

@@ -161,9 +161,12 @@ static void cpu_voperand(Em *e, Buf *b, const Operand *o)
 		return;
 	}
 	if (emit_uses_vec(e, &o->m) && emit_vec_stride(e, &o->m) != 1) { /* float32 only (schedule.c) */
-		buf_puts(b, "dc_vgather(&");
+		buf_puts(b, e->vrem ? "dc_vgather_n(&" : "dc_vgather(&");
 		emit_lvalue(e, b, &o->m);
-		buf_printf(b, ", %lld)", (long long)emit_vec_stride(e, &o->m));
+		buf_printf(b, ", %lld", (long long)emit_vec_stride(e, &o->m));
+		if (e->vrem)
+			buf_printf(b, ", %s", e->vrem);
+		buf_puts(b, ")");
 	} else if (emit_uses_vec(e, &o->m) && e->vrem) { /* float32 only (masked_ok) */
 		buf_puts(b, "dc_vload_n(&");
 		emit_lvalue(e, b, &o->m);
@@ -232,9 +235,9 @@ static const char *par_if(Em *e, const Node *n)
 /* Can vector map n, whose body is the one block b, end in one masked
  * vector rather than a scalar loop over the rest? Where its lanes are all
  * float32: every tasklet but the indices (scalar in a vector body) computes
- * in float32, every access that moves with the map is a float32 unit-stride
- * one, every store sets or adds. The lanes past the end load zeros, which
- * no float operation traps on, and are not stored. */
+ * in float32, every access that moves with the map is a float32 one, every
+ * store sets or adds (a scattered one sets). The lanes past the end load
+ * zeros, which no float operation traps on, and are not stored. */
 static int masked_ok(Em *e, Node *n, Node *b)
 {
 	int saved = e->vecvar, ok = 1;
@@ -249,11 +252,11 @@ static int masked_ok(Em *e, Node *n, Node *b)
 			if (o->kind == OPD_EXPR)
 				ok &= !ex_uses(o->e, n->var);
 			else if (o->kind == OPD_MEM && emit_uses_vec(e, &o->m))
-				ok &= e->g->cs[o->m.data].dt == DT_F32 && emit_vec_stride(e, &o->m) == 1;
+				ok &= e->g->cs[o->m.data].dt == DT_F32;
 		}
 		if (t->store)
-			ok &= emit_uses_vec(e, &t->out) && e->g->cs[t->out.data].dt == DT_F32 && emit_vec_stride(e, &t->out) == 1 &&
-			      (t->wcr == W_NONE || t->wcr == W_SUM);
+			ok &= emit_uses_vec(e, &t->out) && e->g->cs[t->out.data].dt == DT_F32 &&
+			      (t->wcr == W_NONE || (t->wcr == W_SUM && emit_vec_stride(e, &t->out) == 1));
 	}
 	e->vecvar = saved;
 	return ok;
@@ -585,6 +588,9 @@ static void emit_helpers(Em *e)
 			buf_printf(b, "static inline dc_vf dc_vgather(const float *p, int64_t s) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = p[i * s]; return v; }\n"
 			              "static inline void dc_vscatter(float *p, int64_t s, dc_vf v) { for (int i = 0; i < %d; i++) p[i * s] = v[i]; }\n",
 			           L, L);
+		if (any_vector_map(e, e->g->root, strided) && any_vector_map(e, e->g->root, masked_tail))
+			buf_puts(b, "static inline dc_vf dc_vgather_n(const float *p, int64_t s, int64_t n) { dc_vf v = dc_splat(0); for (int i = 0; i < n; i++) v[i] = p[i * s]; return v; }\n"
+			            "static inline void dc_vscatter_n(float *p, int64_t s, dc_vf v, int64_t n) { for (int i = 0; i < n; i++) p[i * s] = v[i]; }\n");
 	}
 	buf_puts(b, "\n");
 }

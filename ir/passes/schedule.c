@@ -13,9 +13,10 @@
  *             SCHED_VECTOR (the micro-kernels' channel maps, elementwise
  *             rows). The backend runs whole vectors, then the remaining
  *             extent % lanes iterations as one masked vector where the
- *             lanes are all float32 (block_f32), else as scalar code; so a
- *             costly float32 block (below) of an extent from 2 to the lanes
- *             (a 7-wide row of SiLU) vectorizes too. A tasklet that binds
+ *             lanes are all float32 (block_f32), else as scalar code; so
+ *             float32 maps of a run-time extent (a register tile's edge,
+ *             min(tn, OC - ...)) and costly ones (below) of an extent from 2
+ *             to the lanes (a 7-wide row of SiLU) vectorize too. A tasklet that binds
  *             a value symbol stays scalar in the vector body, so it must not
  *             depend on the map variable: the index is then the same in
  *             every lane (embedding rows, index_put rows); a gather along
@@ -199,7 +200,7 @@ static int block_f32(Sdfg *g, Node *b, int var)
 			return 0;
 		for (int j = 0; j < t->nin; j++) {
 			int uses = 0;
-			if (t->in[j].kind == OPD_MEM && memlet_vec_ok(g, &t->in[j].m, var, &uses, 0) && uses &&
+			if (t->in[j].kind == OPD_MEM && memlet_vec_ok(g, &t->in[j].m, var, &uses, 1) && uses &&
 			    sdfg_c(g, t->in[j].m.data)->dt != DT_F32)
 				return 0;
 		}
@@ -251,12 +252,13 @@ static void vectorize(Sdfg *g, Node *n, int lanes)
 		if (n->kind == N_MAP && n->step == 1 && n->body->nkids == 1) {
 			int64_t e = extent(n), lo;
 			Node *b = n->body->kids[0];
-			if (e >= lanes && ex_isint(n->lo, &lo) && lo == 0 &&
-			    (block_vec_ok(g, b, n->var, 0) || (block_costly(b) && block_vec_ok(g, b, n->var, 1))))
+			/* at least one vector; or float32 lanes, ended by a masked
+			 * vector: a run-time extent (a tile's edge, min(tn, ...)), or
+			 * a short costly one */
+			int f32 = block_f32(g, b, n->var), costly = block_costly(b);
+			if ((e >= lanes || (f32 && (e < 0 || (e > 1 && costly)))) && ex_isint(n->lo, &lo) && lo == 0 &&
+			    (block_vec_ok(g, b, n->var, 0) || (costly && block_vec_ok(g, b, n->var, 1))))
 				n->sched = SCHED_VECTOR;
-			else if (e > 1 && ex_isint(n->lo, &lo) && lo == 0 && block_costly(b) && block_vec_ok(g, b, n->var, 0) &&
-			         block_f32(g, b, n->var))
-				n->sched = SCHED_VECTOR; /* one masked vector */
 		}
 		/* unroll a small map around short vector maps (a register tile) */
 		if (n->kind == N_MAP && n->sched == SCHED_SEQ) {

@@ -321,6 +321,32 @@ static inline dc_vf dc_vmax(dc_vf a, dc_vf b) { return dc_vsel((a > b) | (a != a
 static inline dc_vf dc_vmin(dc_vf a, dc_vf b) { return dc_vsel((a < b) | (a != a), a, b); }
 static inline dc_vf dc_vrelu(dc_vf a) { return dc_vsel(a < 0, dc_splat(0), a); }
 static inline dc_vf dc_vclamp(dc_vf a, float lo, float hi) { a = dc_vsel(a < lo, dc_splat(lo), a); return dc_vsel(a > hi, dc_splat(hi), a); }
+static inline dc_vf dc_vload_n(const float *p, int64_t n)
+{
+#if defined(__AVX512F__) && 8 == 16
+	return __builtin_ia32_loadups512_mask(p, dc_splat(0), (unsigned short)((1u << n) - 1));
+#elif defined(__AVX__) && 8 == 8
+	return __builtin_ia32_maskloadps256((const dc_vf *)p, (dc_vi){0, 1, 2, 3, 4, 5, 6, 7} < (int32_t)n);
+#elif defined(__AVX__) && 8 == 4
+	return __builtin_ia32_maskloadps((const dc_vf *)p, (dc_vi){0, 1, 2, 3, 4, 5, 6, 7} < (int32_t)n);
+#else
+	dc_vf v = dc_splat(0);
+	__builtin_memcpy(&v, p, (size_t)n * sizeof(float));
+	return v;
+#endif
+}
+static inline void dc_vstore_n(float *p, dc_vf v, int64_t n)
+{
+#if defined(__AVX512F__) && 8 == 16
+	__builtin_ia32_storeups512_mask(p, v, (unsigned short)((1u << n) - 1));
+#elif defined(__AVX__) && 8 == 8
+	__builtin_ia32_maskstoreps256((dc_vf *)p, (dc_vi){0, 1, 2, 3, 4, 5, 6, 7} < (int32_t)n, v);
+#elif defined(__AVX__) && 8 == 4
+	__builtin_ia32_maskstoreps((dc_vf *)p, (dc_vi){0, 1, 2, 3, 4, 5, 6, 7} < (int32_t)n, v);
+#else
+	__builtin_memcpy(p, &v, (size_t)n * sizeof(float));
+#endif
+}
 static inline dc_vf dc_vexp(dc_vf x) {
 	dc_vf xc = dc_vsel(x > 88.8f, dc_splat(88.8f), dc_vsel(x < -104.0f, dc_splat(-104.0f), x));
 	dc_vf fx = xc * 1.44269504088896341f + 12582912.0f, n = fx - 12582912.0f;
@@ -460,12 +486,24 @@ mlp_s2(const float *restrict v_0, float *restrict v_1, float *restrict v_2, cons
 					}
 				}
 			}
+			#pragma clang loop unroll(full)
 			for (int64_t i7 = 0; i7 < 1; i7 += 1) {
-				for (int64_t i8 = 0; i8 < -i0*16 + 10; i8 += 1) {
-					{
-						float t0 = (float)(l_0[i7*16 + i8]);
-						float t1 = t0 + v_0[i0*16 + i8];
-						v_2[i0*16 + i1*10 + i7*10 + i8] = t1;
+				{
+					int64_t i8 = 0;
+					for (; i8 + 8 <= -i0*16 + 10; i8 += 8) {
+						{
+							const dc_vf t0 = (*(dc_vf *)&l_0[i7*16 + i8]);
+							const dc_vf t1 = t0 + (*(const dc_vfu *)&v_0[i0*16 + i8]);
+							*(dc_vfu *)&v_2[i0*16 + i1*10 + i7*10 + i8] = t1;
+						}
+					}
+					if (i8 < -i0*16 + 10) {
+						const int64_t dc_left = -i0*16 + 10 - i8;
+						{
+							const dc_vf t0 = dc_vload_n(&l_0[i7*16 + i8], dc_left);
+							const dc_vf t1 = t0 + dc_vload_n(&v_0[i0*16 + i8], dc_left);
+							dc_vstore_n(&v_2[i0*16 + i1*10 + i7*10 + i8], t1, dc_left);
+						}
 					}
 				}
 			}
