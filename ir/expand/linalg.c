@@ -182,19 +182,24 @@ static Node *tile_update_block(Sdfg *g, Node *seq, int tm, int tn, const char *l
  * acc updated every block, or the kb loop unrolled with a block's sums
  * kept in registers, would not fit the registers with part (clang then
  * spills in the hot loop: 17% slower). b 0, or n at most a block: one
- * loop into acc (*sum = acc); else *sum is part. */
-enum { PARTS_BYTES = 32 << 10 };
+ * loop into acc (*sum = acc); else *sum is part.
+ *
+ * The blocks are the same whatever a v holds and whatever the tile: nb =
+ * ceil(terms / b), at most RED_BLOCKS, of an even number of terms (the
+ * last one shorter), so that a GEMM over int4 weights two to a byte (v a
+ * byte: per 2), over their bytes and over float32 weights adds the same
+ * sums in the same order (test_quant: bit for bit). */
+enum { RED_BLOCKS = 32 }; /* parts: 32 x 7 x 32 floats at most (a server tile): 28 KiB */
 static Node *red_loop(Sdfg *g, Node *seq, Node *owner, const char *hint, Expr *n, int64_t b, int64_t per, int tm, int tn,
                       int acc, const char *label, int *v, int *sum)
 {
-	int64_t nc, bv = b > 0 ? MAX(1, b / MAX(1, per)) : 0;
+	int64_t nc;
+	per = MAX(1, per);
 	*sum = acc;
-	if (!bv || !ex_isint(n, &nc) || nc <= bv)
+	if (b <= 0 || !ex_isint(n, &nc) || nc * per <= b)
 		return xp_loop(g, seq, N_FOR, hint, ex_int(g, 0), n, 1, v);
-	/* nb blocks of bv' = ceil(n / nb) (the last one shorter), their sums
-	 * within PARTS_BYTES */
-	int64_t nb = MIN((nc + bv - 1) / bv, MAX(2, PARTS_BYTES / (4 * (int64_t)tm * tn)));
-	bv = (nc + nb - 1) / nb;
+	int64_t nt = nc * per, nb = MIN((nt + b - 1) / b, RED_BLOCKS), bt = (nt + nb - 1) / nb;
+	int64_t bv = (bt + (bt & 1) + per - 1) / per; /* the block in values of v */
 	nb = (nc + bv - 1) / bv;
 	int vb, vx, vo;
 	int64_t psh[3] = {nb, tm, tn}, sh[2] = {tm, tn};
@@ -1103,7 +1108,12 @@ static void conv_winograd(Sdfg *g, Node *seq, const char *label, const XpTile *t
 		int tm = rp.tm[part], vm, acc, vk, ux, uo, sx, so;
 		Node *lm = tile_open_x(g, cur, "m", rp.lo[part], rp.hi[part], tm, tn, label, &vm, &acc);
 		int sum;
-		Node *lk = red_loop(g, lm->body, lm, "k", ex_int(g, C), t->sum_block, 1, tm, tn, acc, label, &vk, &sum);
+		/* blocks a quarter as long: an output adds up to 9 of these
+		 * sums (A^T M A), whose values the input transform doubles, so
+		 * their blocks keep its error within the direct kernel's (a
+		 * 512-channel layer: 2.0e-7 from float64 in blocks of 128, 1.3e-7
+		 * in blocks of 32, direct 1.3e-7) */
+		Node *lk = red_loop(g, lm->body, lm, "k", ex_int(g, C), t->sum_block / 4, 1, tm, tn, acc, label, &vk, &sum);
 		Node *ub = tile_update_block(g, lk->body, tm, tn, label, &ux, &uo);
 		Expr *ai[4] = {ex_sym(g, vn), ex_sym(g, vx), ex_sym(g, vk), ex_add(g, ex_sym(g, vm), ex_sym(g, ux))};
 		Expr *bi[4] = {ex_sym(g, vx), ex_sym(g, vnb), ex_sym(g, vk), ex_sym(g, uo)};
@@ -1756,6 +1766,8 @@ static Operand dq_weight(Sdfg *g, Node *b, const DqPanels *p, Expr *nb, Expr *k,
 /* The loop nest of a GEMM over packed panels of B (N constant, split in NB
  * panels of pw columns): batch maps, the panels, the row tiles (row_parts),
  * each with its accumulator tile acc[tm][tw] of type adt, a k loop to K
+ * (each k per terms: a byte of int4 weights holds two; an unpacked panel,
+ * over kw, one each; float32 sums in blocks of sum_block terms, red_loop)
  * with the update block, and the stores. The kernel fills the blocks:
  * update(ub) adds A[rows + x, k] times the panel's [nb][k][po] into
  * acc[x][o]; store(sb) writes out at oi from acc[x][o], po being the
@@ -1784,7 +1796,7 @@ struct Tiles {
 };
 
 static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm, int tn, int pw, int cap, int64_t N,
-                         Expr *K, Dtype adt, int64_t sum_block)
+                         Expr *K, int per, Dtype adt, int64_t sum_block)
 {
 	int out = s->l->out[0];
 	Container *o = sdfg_c(g, out), *a = sdfg_c(g, s->A);
@@ -1825,7 +1837,8 @@ static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm
 		int vm, vk, vx, vo, acc, sum;
 		Node *lm = tile_open_dt(g, pb, "m", rp.lo[part], rp.hi[part], ttm, tw, label, &vm, &acc, adt);
 		Expr *kn = s->wf >= 0 ? s->kw : K;
-		Node *lk = adt == DT_F32 ? red_loop(g, lm->body, lm, "k", kn, sum_block, 1, ttm, tw, acc, label, &vk, &sum)
+		Node *lk = adt == DT_F32 ? red_loop(g, lm->body, lm, "k", kn, sum_block, s->wf >= 0 ? 1 : per, ttm, tw, acc, label, &vk,
+		                                    &sum)
 		                         : xp_loop(g, lm->body, N_FOR, "k", ex_int(g, 0), kn, 1, &vk);
 		if (adt != DT_F32)
 			sum = acc;
@@ -2229,7 +2242,7 @@ static int gemm_int(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpT
 			it.ws = intb_panel(g, &ib, 3, "scales");
 	}
 	Tiles s = {.A = pack_rows(g, seq, A, f, label), .update = int_update, .store = int_store, .ctx = &it, .l = l};
-	packed_tiles(g, seq, label, &s, tm, tn, tn, tm * tn, N, ex_int(g, (K + per - 1) / per), DT_I32, 0);
+	packed_tiles(g, seq, label, &s, tm, tn, tn, tm * tn, N, ex_int(g, (K + per - 1) / per), per, DT_I32, 0);
 	return 0;
 }
 
@@ -2374,8 +2387,8 @@ int expand_gemm(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	           .l = l};
 	/* nibbles: two rows a step, half the accumulators (their values stay live) */
 	int nib = q8 && dq.nib != DT_F32;
-	packed_tiles(g, seq, label, &s, tm, tn, pw, t->tm * tn / (nib ? 2 : 1), N, ex_int(g, nib ? K / 2 : K), DT_F32,
-	             t->sum_block / (nib ? 2 : 1)); /* (a byte of int4 weights: two terms) */
+	packed_tiles(g, seq, label, &s, tm, tn, pw, t->tm * tn / (nib ? 2 : 1), N, ex_int(g, nib ? K / 2 : K), nib ? 2 : 1, DT_F32,
+	             t->sum_block); /* (a byte of int4 weights: two terms) */
 	return 0;
 }
 
