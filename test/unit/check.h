@@ -2,6 +2,7 @@
  * check.h - the unit tests' assertion macros. A failed check prints the
  * file, line and the expression that failed (chibicc style) and counts; the
  * test's main returns check_done(), which prints "N passed, M failed".
+ * After lib.h, also capture() and captured() for diagnostics.
  */
 #ifndef DOCCC_CHECK_H
 #define DOCCC_CHECK_H
@@ -41,6 +42,27 @@ static int check_pass, check_fail;
 			        __LINE__, #a, a_, b_);                                  \
 		}                                                                   \
 	} while (0)
+
+#ifdef DOCCC_LIB_H
+/* Diagnostics captured (lib.h's diag_capture): capture() starts into
+ * diagbuf, empty; captured() stops and gives the text ("" if none). For
+ * the tests of libdoccc, which include lib.h first. */
+static Buf diagbuf;
+
+static inline void capture(void)
+{
+	diagbuf.len = 0;
+	if (diagbuf.s)
+		diagbuf.s[0] = '\0';
+	diag_capture(&diagbuf);
+}
+
+static inline const char *captured(void)
+{
+	diag_capture(NULL);
+	return diagbuf.s ? diagbuf.s : "";
+}
+#endif
 
 static int check_done(const char *name)
 {

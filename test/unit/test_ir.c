@@ -17,21 +17,6 @@
 #include "../../backends/emit.h"
 #include "check.h"
 
-static Buf diagbuf;
-
-static void capture(void)
-{
-	diagbuf.len = 0;
-	if (diagbuf.s) diagbuf.s[0] = 0;
-	diag_capture(&diagbuf);
-}
-
-static const char *captured(void)
-{
-	diag_capture(NULL);
-	return diagbuf.s ? diagbuf.s : "";
-}
-
 /* e as printed by pr (ex_print: the C text, ex_print_infix: the dump's),
  * kept in g's arena. */
 static const char *printed(Sdfg *g, const Expr *e, void (*pr)(Buf *, const Sdfg *, const Expr *))

@@ -21,24 +21,6 @@
 #include "check.h"
 
 static char tdir[64];  /* this run's scratch directory */
-static Buf diagbuf;    /* captured diagnostics */
-
-/* Start capturing diagnostics into diagbuf, empty. */
-static void capture(void)
-{
-	diagbuf.len = 0;
-	if (diagbuf.s)
-		diagbuf.s[0] = '\0';
-	diag_capture(&diagbuf);
-}
-
-/* Stop capturing; the captured text ("" if none). */
-static const char *captured(void)
-{
-	diag_capture(NULL);
-	return diagbuf.s ? diagbuf.s : "";
-}
-
 /* A path inside the scratch directory (static buffer, one at a time). */
 static const char *tpath(const char *name)
 {
