@@ -119,16 +119,6 @@ void emit_double(Buf *b, double v, Dtype d)
 		buf_printf(b, "(%s)%.17g", emit_storage_type[d], v);
 }
 
-/* Element index expression (in elements of the root) of memlet m. */
-static Expr *flat_index(Sdfg *g, const Memlet *m)
-{
-	Container *c = sdfg_c(g, m->data);
-	Expr *e = c->offset ? c->offset : ex_int(g, 0);
-	for (int d = 0; d < c->rank; d++)
-		e = ex_add(g, e, ex_mul(g, m->idx[d], c->stride[d]));
-	return e;
-}
-
 void emit_expr(Em *e, Buf *b, const Expr *x)
 {
 	ex_print_names(b, e->g, x, e->sn);
@@ -163,7 +153,7 @@ void emit_lvalue(Em *e, Buf *b, const Memlet *m)
 	if (is_local(e, m->data) && c->rank == 0)
 		return;
 	buf_puts(b, "[");
-	emit_expr(e, b, flat_index(e->g, m));
+	emit_expr(e, b, sdfg_flat_index(e->g, m));
 	buf_puts(b, "]");
 }
 
@@ -172,31 +162,16 @@ void emit_lvalue(Em *e, Buf *b, const Memlet *m)
  * allowed only for a map worth gathers, schedule.c). */
 int64_t emit_vec_stride(Em *e, const Memlet *m)
 {
-	Container *c = sdfg_c(e->g, m->data);
-	int64_t total = 0;
-	for (int d = 0; d < c->rank; d++) {
-		int64_t k = 0, st = 0;
-		if (ex_uses(m->idx[d], e->vecvar) && ex_coeff(e->g, m->idx[d], e->vecvar, &k) && ex_isint(c->stride[d], &st))
-			total += k * st;
-	}
-	return total;
+	int64_t k;
+	return sdfg_lane_step(e->g, m, e->vecvar, &k) ? k : 0;
 }
 
+/* the schedule vectorized only constant strides; a stride-0 dim (an
+ * expanded view) leaves the address invariant */
 int emit_uses_vec(Em *e, const Memlet *m)
 {
-	if (e->vecvar < 0)
-		return 0;
-	Container *c = sdfg_c(e->g, m->data);
-	for (int d = 0; d < c->rank; d++) {
-		int64_t k, st;
-		if (!ex_uses(m->idx[d], e->vecvar))
-			continue;
-		/* the schedule vectorized only constant strides; a stride-0 dim
-		 * (an expanded view) leaves the address invariant */
-		if (!ex_coeff(e->g, m->idx[d], e->vecvar, &k) || !ex_isint(c->stride[d], &st) || k * st != 0)
-			return 1;
-	}
-	return 0;
+	int64_t k;
+	return e->vecvar >= 0 && (!sdfg_lane_step(e->g, m, e->vecvar, &k) || k != 0);
 }
 
 /* The CPU vector type of a SCHED_VECTOR tasklet's value of type dt:

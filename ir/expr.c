@@ -368,10 +368,82 @@ static void poly_norm(Poly *p)
 	p->n = m;
 }
 
+/* Does term d equal term m with m's atom x, a % b, replaced by a' // b,
+ * where a' = a + k*b for a constant k (ex_mod reduces the constant term:
+ * (i + 32) % 7 is (i + 4) % 7)? Returns the index of a' // b in d, or -1. */
+static int div_of_mod(Sdfg *g, const Term *d, const Term *m, int x)
+{
+	const Expr *mod = m->at[x];
+	if (d->na != m->na)
+		return -1;
+	int y = -1;
+	int64_t b = mod->a[1]->v, k;
+	for (int j = 0; j < d->na && y < 0; j++)
+		if (d->at[j]->k == E_DIV && ex_eq(d->at[j]->a[1], mod->a[1]) &&
+		    ex_isint(ex_sub(g, d->at[j]->a[0], mod->a[0]), &k) && k % b == 0)
+			y = j;
+	if (y < 0)
+		return -1;
+	/* the other atoms, in order in both */
+	for (int i = 0, j = 0;; i++, j++) {
+		i += i == x;
+		j += j == y;
+		if (i >= m->na || j >= d->na)
+			return y;
+		if (!ex_eq(m->at[i], d->at[j]))
+			return -1;
+	}
+}
+
+/* c*b*(a // b) + c*(a % b) = c*a for a constant b > 0 (floor division and
+ * Python modulo: a = b*(a // b) + a % b), the other atoms of both terms
+ * equal: an index split into a row and a column and addressed again
+ * (row*W + column), as conv_pointwise's flat pixels are, is the index.
+ * Rewrites one pair of p (normalized); 1 if it did. */
+static int poly_join_divmod(Sdfg *g, Poly *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		Term *m = &p->t[i];
+		for (int x = 0; x < m->na; x++) {
+			int64_t b, cb;
+			if (m->at[x]->k != E_MOD || !ex_isint(m->at[x]->a[1], &b) || b <= 0 ||
+			    __builtin_mul_overflow(m->c, b, &cb))
+				continue;
+			for (int j = 0; j < p->n; j++) {
+				int y;
+				if (j == i || p->t[j].c != cb || (y = div_of_mod(g, &p->t[j], m, x)) < 0)
+					continue;
+				Poly a = {0};
+				poly_of(&a, p->t[j].at[y]->a[0], 1);
+				int no = m->na - 1;
+				Expr **other = xrealloc(NULL, (size_t)(no ? no : 1) * sizeof *other);
+				for (int k = 0, o = 0; k < m->na; k++)
+					if (k != x)
+						other[o++] = m->at[k];
+				int64_t c = m->c;
+				free(p->t[i].at);
+				free(p->t[j].at);
+				int hi = MAX(i, j), lo = MIN(i, j);
+				p->t[hi] = p->t[--p->n];
+				p->t[lo] = p->t[--p->n];
+				poly_norm(&a);
+				for (int k = 0; k < a.n; k++) /* a's atoms times the others, merged in order */
+					poly_term(p, wmul(c, a.t[k].c), a.t[k].at, a.t[k].na, other, no);
+				free(other);
+				poly_free(&a);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Build the canonical expression of p and free p. */
 static Expr *poly_build(Sdfg *g, Poly *p)
 {
 	poly_norm(p);
+	while (poly_join_divmod(g, p))
+		poly_norm(p);
 	Expr *e;
 	if (p->n == 0) e = ex_int(g, 0);
 	else if (p->n == 1) e = term_expr(g, &p->t[0]);

@@ -714,6 +714,13 @@ Container *sdfg_c(Sdfg *g, int id);
 int64_t sdfg_numel(Sdfg *g, int id);        /* -1 if symbolic */
 Expr *sdfg_numel_x(Sdfg *g, int id);
 int sdfg_is_contiguous(Sdfg *g, int id);    /* row-major strides, offset 0 */
+/* The element index of memlet m in its root's memory, offset + idx . strides
+ * (simplified: a row and column of one flat index, i/W and i%W of a
+ * contiguous [H][W], add up to i); how far it moves per step of symbol var:
+ * 1 and *k where it is affine in var with a constant coefficient (0 where
+ * var does not occur), else 0. */
+Expr *sdfg_flat_index(Sdfg *g, const Memlet *m);
+int sdfg_lane_step(Sdfg *g, const Memlet *m, int var, int64_t *k);
 /* Nodes */
 Node *sdfg_seq(Sdfg *g, const char *label);
 Node *sdfg_block(Sdfg *g, const char *label);
@@ -929,7 +936,7 @@ int passes_run_one(Sdfg *g, const Options *o, const Target *t, const Pass *p);
  * winograd=0"; "" for the rules'); tune_parse reads it back (strict: 0, or
  * -1 and *why). TUNE_VERSION numbers the parameters' meaning: entries of
  * another version are not used. */
-#define TUNE_VERSION 1
+#define TUNE_VERSION 2
 typedef struct {
 	const char *text;         /* canonical text: op, attributes, operands, precision */
 	char key[65];             /* its sha256 */
@@ -940,12 +947,13 @@ typedef struct {
 	int wino, pixels, dw;     /* Winograd and pixels apply; a depthwise convolution */
 	int other;                /* not a contraction: threads or not is its one choice */
 	int64_t cin;              /* a convolution's input channels */
+	int64_t px;               /* and its pixels per map */
 } TuneStep;
 /* What the rules choose where a step has two forms (the expand pass's
- * options winograd and pointwise_max_channels). */
+ * options winograd, pointwise_max_channels and pointwise_min_pixels). */
 typedef struct {
 	int winograd;
-	int64_t pw_max_c;
+	int64_t pw_max_c, pw_min_px;
 } TuneRules;
 int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s);
 int tune_candidates(const TuneStep *s, const Target *t, const TuneRules *r, Tune *out, int max);

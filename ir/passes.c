@@ -48,7 +48,12 @@ static const PassParam expand_params[] = {
 	 "input channel instead of 36, with input and output transforms", 0, 0, NULL},
 	{"pointwise_max_channels", "int", "32",
 	 "SIMD targets: 1x1 stride-1 convolutions with at most this many input channels vectorize along the pixels "
-	 "(stores of whole vectors) instead of the output channels; 0: never",
+	 "(stores of whole vectors) instead of the output channels, whatever their map's size; 0: never",
+	 0, INT32_MAX, NULL},
+	{"pointwise_min_pixels", "int", "64",
+	 "SIMD targets: and so do those whose maps have at least this many pixels (H x W), whatever their channels: "
+	 "ResNet-50's 56x56 to 14x14 layers, not its 7x7 ones (49 pixels fill 4 vectors of 16); 0: every map of a "
+	 "vector at least",
 	 0, INT32_MAX, NULL},
 	{"sum_block", "int", "128",
 	 "CPU targets: a convolution's or matrix product's float32 sums run in blocks of about this many products, "

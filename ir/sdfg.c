@@ -260,6 +260,23 @@ int sdfg_is_contiguous(Sdfg *g, int id)
 	return 1;
 }
 
+Expr *sdfg_flat_index(Sdfg *g, const Memlet *m)
+{
+	Container *c = sdfg_c(g, m->data);
+	Expr *e = c->offset ? c->offset : ex_int(g, 0);
+	for (int d = 0; d < c->rank; d++) e = ex_add(g, e, ex_mul(g, m->idx[d], c->stride[d]));
+	return e;
+}
+
+int sdfg_lane_step(Sdfg *g, const Memlet *m, int var, int64_t *k)
+{
+	Container *c = sdfg_c(g, m->data);
+	int uses = 0;
+	for (int d = 0; d < c->rank; d++) uses |= ex_uses(m->idx[d], var);
+	*k = 0;
+	return !uses || ex_coeff(g, sdfg_flat_index(g, m), var, k);
+}
+
 /* ---- nodes ---------------------------------------------------------------------------- */
 static Node *new_node(Sdfg *g, NodeKind k, const char *label)
 {

@@ -520,6 +520,16 @@ def exports(tmp_path_factory):
     return Exports(tmp_path_factory.mktemp("exports"))
 
 
+def export_eager(m, xs, path):
+    """Export module m (eval) on inputs xs to the .pt2 path: (path, the
+    inputs as numpy arrays, eager's outputs)."""
+    torch = require("torch")
+    torch.export.save(torch.export.export(m, xs), str(path))
+    with torch.no_grad():
+        eager = [t.numpy() for t in m(*xs)]
+    return path, [x.numpy() for x in xs], eager
+
+
 # ---- comparison with eager PyTorch ----------------------------------------------
 
 DIFF_RECORDS = []

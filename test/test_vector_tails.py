@@ -16,7 +16,7 @@ CPU runs it. Each library must use the masked helpers and match eager.
 import pytest
 
 import hostcpu
-from conftest import compare, compile_model, require, run_lib
+from conftest import compare, compile_model, export_eager, require, run_lib
 
 MARCH = {"edge": "x86-64-v2", "desktop": "x86-64-v3", "server": "x86-64-v4"}
 
@@ -40,11 +40,7 @@ def tails(tmp_path_factory):
 
     m = M().eval()
     xs = (torch.randn(2, 24, 7, 7), torch.randn(1, 16, 14, 14), torch.randn(5, 13))
-    pt2 = tmp_path_factory.mktemp("tails") / "tails.pt2"
-    torch.export.save(torch.export.export(m, xs), str(pt2))
-    with torch.no_grad():
-        eager = [t.numpy() for t in m(*xs)]
-    return pt2, [x.numpy() for x in xs], eager
+    return export_eager(m, xs, tmp_path_factory.mktemp("tails") / "tails.pt2")
 
 
 @pytest.mark.parametrize("category", ["edge", "desktop", "server"])

@@ -22,8 +22,11 @@ typedef struct {
 	int pack;          /* repack constant weights into the kernel's layout */
 	int winograd;      /* 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (linalg.c) */
 	int64_t pw_max_c;  /* pointwise convolutions with at most this many input channels
-	                    * vectorize along the pixels (linalg.c, conv_pointwise) */
+	                    * vectorize along the pixels (linalg.c, conv_pointwise), */
+	int64_t pw_min_px; /* and those with at least this many pixels */
+	int tuned;         /* tm and tn are a tuning database's, not the category's */
 	int vec_lanes;     /* fp32 lanes of the target's vectors (0: no SIMD) */
+	int vec_regs;      /* and its vector registers */
 	int64_t row_bytes; /* per-row scratch a kernel may keep in locals (sort buffers):
 	                    * the CPU's stack budget, or a GPU thread's share */
 	int64_t scores_bytes; /* GPU: attention whose scores fit this many bytes keeps them

@@ -869,67 +869,99 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 }
 
 /* Pointwise (1x1, stride 1, one group) 2-d convolution on SIMD targets,
- * vectorized along the pixels, NCHW's contiguous dim: y[n][oc][h][w] =
- * sum_c W[oc][c] * x[n][c][h][w] is the GEMM W x X with the weights as the
- * broadcast operand, so the tile acc[to][tp] holds to output channels (the
- * unrolled rows, weights packed wp[nb][c][to]) by tp pixels of one image
- * row (the vector lanes), and the store writes whole vectors of y. The
- * channel-vectorized kernel would store its tile transposed, one pixel per
- * lane: with few input channels (MobileNet's expansions) those stores cost
- * more than the FMAs. With many (ResNet-50's 256 -> 64), the channel
- * kernel wins: its weight panel is one stream, where this kernel reads a
- * row segment of every input channel (1.2 against 0.5 ms for ResNet-50's
- * 56x56 256 -> 64 layers), hence expand.pointwise_max_channels. This
- * covers the columns [0, W0), W0 a multiple of the lanes; the caller runs
- * the rest. */
-static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *t, int in, int wp, int out, int bias,
-                           int64_t W0)
+ * vectorized along the pixels: y[n][oc][p] = sum_c W[oc][c] * x[n][c][p]
+ * over the flat pixels p of the H x W plane, NCHW's contiguous run (p's
+ * row p/W and column p%W address element p: sdfg_flat_index), so that
+ * vectors run across row ends and 56x56, 14x14 or 7x7 maps vectorize as
+ * well as 32x32. It is the GEMM W X with the weights as the broadcast
+ * operand: the tile acc[to][tp] holds to output channels (unrolled rows,
+ * weights packed wp[nb][c][to], zeros past OC) by tp pixels (the lanes),
+ * and the store writes whole vectors of y, where the channel-vectorized
+ * kernel stores its tile transposed, one pixel per lane (with few input
+ * channels those scattered stores cost more than the FMAs). The loops run
+ * n, pixel block, channel block: a block's C x tp floats of x stay in the
+ * caches while every channel block reads them, and the weights (OC x C)
+ * are read once per block; the last channel block stores its rows below OC
+ * only. The pixels past the whole blocks are one narrower tile of whole
+ * vectors ending at P, which computes some of the last block's pixels
+ * again (every vector full, the tile in registers: masked lanes would keep
+ * it in memory). to: pw_rows. */
+/* The pixels of conv_pointwise's tile: a tuned tile's columns; else three
+ * vectors where there are 32 registers (8 rows: ResNet-50's 28x28 layers
+ * 0.88 ms against 1.12 with two), the category's two elsewhere. */
+static int pw_pixels(const XpTile *t)
 {
-	int64_t C = dim(g, in, 1), OC = dim(g, out, 1), H = dim(g, out, 2);
-	int TO = t->tm, L = t->vec_lanes;
-	int64_t NBf = OC / TO;
+	return t->tuned || t->vec_regs < 32 ? t->tn : 3 * t->vec_lanes;
+}
+
+static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *t, int in, int wp, int out, int bias,
+                           int to)
+{
+	int64_t C = dim(g, in, 1), OC = dim(g, out, 1), W = dim(g, out, 3), P = dim(g, out, 2) * W, L = t->vec_lanes;
+	int64_t TP = MIN(pw_pixels(t), P / L * L), NB = (OC + to - 1) / to, full = P / TP * TP;
 	for (int part = 0; part < 2; part++) {
-		int to = part ? (int)(OC % TO) : TO;
-		if (to == 0 || (!part && NBf == 0))
+		/* the rest: whole vectors ending at P (overlapping the last block,
+		 * whose pixels it computes again, to the same values) */
+		int64_t tp = part ? (P - full + L - 1) / L * L : TP;
+		if (tp <= 0)
 			continue;
-		int vn, vnb, vh;
+		int vn, vp, vnb;
 		Node *cur = xp_loop(g, seq, N_MAP, "n", ex_int(g, 0), sdfg_c(g, out)->shape[0], 1, &vn)->body;
-		Expr *nb = ex_int(g, NBf);
+		Expr *p0 = ex_int(g, P - tp);
 		if (!part) {
-			cur = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NBf), 1, &vnb)->body;
-			nb = ex_sym(g, vnb);
+			cur = xp_loop(g, cur, N_MAP, "p", ex_int(g, 0), ex_int(g, full), tp, &vp)->body;
+			p0 = ex_sym(g, vp);
 		}
-		cur = xp_loop(g, cur, N_MAP, "h", ex_int(g, 0), ex_int(g, H), 1, &vh)->body;
-		Expr *oc0 = ex_muli(g, nb, TO);
-		/* pixel tiles of tn lanes, then of one vector */
-		int64_t wfull = W0 / t->tn * t->tn;
-		for (int wpart = 0; wpart < 2; wpart++) {
-			int64_t lo = wpart ? wfull : 0, hi = wpart ? W0 : wfull;
-			int tp = wpart ? L : t->tn;
-			if (hi <= lo)
-				continue;
-			int vw, acc, vk, vx, vo, sx, so;
-			Node *lw = xp_loop(g, cur, N_MAP, "w", ex_int(g, lo), ex_int(g, hi), tp, &vw);
-			int64_t ash[2] = {to, tp};
-			acc = xp_local(g, "acc", DT_F32, 2, ash, lw);
-			tile_zero(g, lw->body, acc, to, tp, label);
-			int sum;
-			Node *lk = red_loop(g, lw->body, lw, "k", ex_int(g, C), t->sum_block, 1, to, tp, acc, label, &vk, &sum);
-			Node *ub = tile_update_block(g, lk->body, to, tp, label, &vx, &vo);
-			Expr *wi[4] = {ex_int(g, 0), nb, ex_sym(g, vk), ex_sym(g, vx)};
-			Expr *xi[4] = {ex_sym(g, vn), ex_sym(g, vk), ex_sym(g, vh), ex_add(g, ex_sym(g, vw), ex_sym(g, vo))};
-			Operand ab[2] = {opd_mem(wp, 4, wi), opd_mem(in, 4, xi)};
-			Expr *ai[2] = {ex_sym(g, vx), ex_sym(g, vo)};
-			sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(sum, 2, ai), W_SUM);
-			Node *lsx = xp_loop(g, lw->body, N_MAP, "x", ex_int(g, 0), ex_int(g, to), 1, &sx);
-			Node *sb = xp_block(g, xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tp), 1, &so)->body, label);
-			Expr *oc = ex_add(g, oc0, ex_sym(g, sx));
-			Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
-			int v = plus_bias(g, sb, opd_mem(acc, 2, ri), bias, oc);
-			Expr *yi[4] = {ex_sym(g, vn), oc, ex_sym(g, vh), ex_add(g, ex_sym(g, vw), ex_sym(g, so))};
-			sdfg_store(sb, v, xp_memlet(out, 4, yi), W_NONE);
-		}
+		Node *lb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb);
+		int64_t ash[2] = {to, tp};
+		int acc = xp_local(g, "acc", DT_F32, 2, ash, lb), sum, vk, vx, vo, sx, so;
+		tile_zero(g, lb->body, acc, to, (int)tp, label);
+		Node *lk = red_loop(g, lb->body, lb, "k", ex_int(g, C), t->sum_block, 1, to, (int)tp, acc, label, &vk, &sum);
+		Node *ub = tile_update_block(g, lk->body, to, (int)tp, label, &vx, &vo);
+		Expr *px = ex_add(g, p0, ex_sym(g, vo)), *w = ex_int(g, W);
+		Expr *wi[4] = {ex_int(g, 0), ex_sym(g, vnb), ex_sym(g, vk), ex_sym(g, vx)};
+		Expr *xi[4] = {ex_sym(g, vn), ex_sym(g, vk), ex_div(g, px, w), ex_mod(g, px, w)};
+		Operand ab[2] = {opd_mem(wp, 4, wi), opd_mem(in, 4, xi)};
+		Expr *ai[2] = {ex_sym(g, vx), ex_sym(g, vo)};
+		sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(sum, 2, ai), W_SUM);
+		/* the rows below OC */
+		Expr *oc0 = ex_muli(g, ex_sym(g, vnb), to), *rows = ex_int(g, to);
+		if (OC % to)
+			rows = ex_min(g, rows, ex_sub(g, ex_int(g, OC), oc0));
+		Node *lsx = xp_loop(g, lb->body, N_MAP, "x", ex_int(g, 0), rows, 1, &sx);
+		Node *sb = xp_block(g, xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ex_int(g, tp), 1, &so)->body, label);
+		Expr *oc = ex_add(g, oc0, ex_sym(g, sx)), *py = ex_add(g, p0, ex_sym(g, so));
+		Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
+		int v = plus_bias(g, sb, opd_mem(acc, 2, ri), bias, oc);
+		Expr *yi[4] = {ex_sym(g, vn), oc, ex_div(g, py, w), ex_mod(g, py, w)};
+		sdfg_store(sb, v, xp_memlet(out, 4, yi), W_NONE);
 	}
+}
+
+/* The output channels of conv_pointwise's tile: from the rule's tm up to
+ * what the vector registers hold (to x nv sums, nv vectors of x and a
+ * broadcast), the count that pads OC least, then the fewest blocks (64
+ * channels: 8 rows, not 7 and a 1-row remainder). 0 where the kernel does
+ * not apply: the pixels' rows and columns must be x's and y's contiguous
+ * run, of a vector at least. */
+static int pw_rows(Sdfg *g, const XpTile *t, int in, int out)
+{
+	int nv = pw_pixels(t) / t->vec_lanes, hi = MIN(16, (t->vec_regs - 1 - nv) / nv);
+	int64_t OC = dim(g, out, 1), W = dim(g, out, 3), s;
+	if (dim(g, out, 2) * W < t->vec_lanes)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		Container *c = sdfg_c(g, i ? out : in);
+		if (!ex_isint(c->stride[3], &s) || s != 1 || !ex_isint(c->stride[2], &s) || s != W)
+			return 0;
+	}
+	int best = MIN(t->tm, 16);
+	for (int to = best + 1; to <= hi; to++) {
+		int64_t pad = (OC + to - 1) / to * to, bpad = (OC + best - 1) / best * best;
+		if (pad < bpad || (pad == bpad && (OC + to - 1) / to < (OC + best - 1) / best))
+			best = to;
+	}
+	return best;
 }
 
 /* ---- Winograd F(2x2, 3x3) -------------------------------------------------------- */
@@ -1220,21 +1252,19 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	if (padded)
 		src = padded_input(g, seq, in, nd, ps, pb, label);
 
-	/* 1x1 stride 1: whole vectors of pixels in conv_pointwise, the
-	 * remaining columns below */
-	int64_t W0 = 0;
-	if (nd == 2 && G == 1 && !tr && !padded && C <= t->pw_max_c && t->vec_lanes > 1 && t->tn % t->vec_lanes == 0 && t->tm <= 16 &&
+	/* 1x1 stride 1: vectors of pixels in conv_pointwise */
+	int rows = 0;
+	if (nd == 2 && G == 1 && !tr && !padded && (C <= t->pw_max_c || dim(g, out, 2) * dim(g, out, 3) >= t->pw_min_px) &&
+	    t->vec_lanes > 1 && t->tn % t->vec_lanes == 0 &&
 	    dim(g, w, 2) == 1 && dim(g, w, 3) == 1 && s[0] == 1 && s[1] == 1)
-		W0 = dim(g, out, 3) / t->vec_lanes * t->vec_lanes;
-	if (W0 > 0) {
+		rows = pw_rows(g, t, in, out);
+	if (rows > 0) {
 		ConvW *cw = arena_alloc(g->arena, sizeof *cw);
 		*cw = (ConvW){g, w, 0, nd, OC, C, {ph[0][0], ph[1][0]}};
 		int wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name),
-		                     (Panels){sdfg_root_of(g, w), 1, t->tm, C, OC, 0, 0, 0, conv_w_at, cw, 0});
-		conv_pointwise(g, seq, label, t, in, wp, out, bias, W0);
-		if (W0 == dim(g, out, 3))
-			return 0;
-		ph[1][0].lo = W0;
+		                     (Panels){sdfg_root_of(g, w), 1, rows, C, OC, 0, 0, 0, conv_w_at, cw, 0});
+		conv_pointwise(g, seq, label, t, in, wp, out, bias, rows);
+		return 0;
 	}
 
 	/* One kernel per combination of phases, each with its packed weights

@@ -50,11 +50,13 @@ static const XpTile *tuned(const XpTile *rules, const Tune *u, XpTile *t)
 		return rules;
 	*t = *rules;
 	if (u->tm > 0)
-		t->tm = u->tm, t->tn = u->tn;
+		t->tm = u->tm, t->tn = u->tn, t->tuned = 1;
 	if (u->winograd >= 0)
 		t->winograd = u->winograd;
-	if (u->pixels >= 0)
+	if (u->pixels >= 0) {
 		t->pw_max_c = u->pixels ? INT64_MAX : 0;
+		t->pw_min_px = u->pixels ? 0 : INT64_MAX;
+	}
 	return t;
 }
 
@@ -66,8 +68,10 @@ int pass_expand(PassCtx *c)
 		.tn = (int)pass_int(c, "tile_n"),
 		.pack = pass_bool(c, "pack_weights"),
 		.pw_max_c = pass_int(c, "pointwise_max_channels"),
+		.pw_min_px = pass_int(c, "pointwise_min_pixels"),
 		.winograd = pass_bool(c, "winograd"),
 		.vec_lanes = c->tgt->vec_bits / 32,
+		.vec_regs = c->tgt->vec_regs,
 		/* 256 KiB of stack per row on the CPU; half a GPU thread's locals */
 		.row_bytes = TARGET_IS_GPU(c->tgt) ? c->tgt->gpu_locals / 2 : 1 << 18,
 		.bound_keys = pass_bool(c, "attention_bound") && !TARGET_IS_GPU(c->tgt),

@@ -71,23 +71,16 @@
 
 static int memlet_vec_ok(Sdfg *g, const Memlet *m, int var, int *uses, int strided)
 {
-	Container *c = sdfg_c(g, m->data);
-	/* unit stride in var on the addressed memory: sum over dims of
-	 * coeff(idx[d], var) * stride[d] must be 0 or 1 */
-	int64_t total = 0;
-	for (int d = 0; d < c->rank; d++) {
-		int64_t k, st;
-		if (!ex_uses(m->idx[d], var))
-			continue;
-		if (!ex_coeff(g, m->idx[d], var, &k) || !ex_isint(c->stride[d], &st))
-			return 0;
-		total += k * st;
-		/* a dim of stride 0 (an expanded view) does not move the address:
-		 * the operand is invariant in var there, and broadcast */
-		if (k * st != 0)
-			*uses = 1;
-	}
-	return total == 0 || total == 1 || strided;
+	/* unit stride in var on the addressed memory (its flat index's
+	 * coefficient 0 or 1); a dim of stride 0 (an expanded view) does not
+	 * move the address: the operand is invariant in var there, and
+	 * broadcast */
+	int64_t k;
+	if (!sdfg_lane_step(g, m, var, &k))
+		return 0;
+	if (k != 0)
+		*uses = 1;
+	return k == 0 || k == 1 || strided;
 }
 
 /* The int32 tasklets the CPU printer has in int32 lanes (an integer GEMM

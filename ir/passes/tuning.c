@@ -202,11 +202,12 @@ int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s)
 	s->flops = 2.0 * (double)cdim(g, out, 0) * pix * (double)OC * (double)(C / (G > 0 ? G : 1)) * (double)taps;
 	s->rows = cdim(g, out, 1 + nd);
 	s->cin = C;
+	s->px = (int64_t)pix;
 	int f32 = !integer && sdfg_c(g, x)->dt == DT_F32;
 	int lanes = t->vec_bits / 32;
 	s->wino = f32 && nd == 2 && G == 1 && !tr && taps == 9 && cdim(g, w, 2) == 3 && st[0] == 1 && st[1] == 1 &&
 	          dl[0] == 1 && dl[1] == 1 && C >= lanes && cdim(g, out, 2) >= 8 && cdim(g, out, 3) >= 8;
-	s->pixels = f32 && nd == 2 && G == 1 && !tr && taps == 1 && st[0] == 1 && st[1] == 1 && cdim(g, out, 3) >= lanes;
+	s->pixels = f32 && nd == 2 && G == 1 && !tr && taps == 1 && st[0] == 1 && st[1] == 1 && s->px >= lanes;
 	return 1;
 }
 
@@ -250,7 +251,7 @@ int tune_candidates(const TuneStep *s, const Target *t, const TuneRules *r, Tune
 			if (f && s->wino)
 				c.winograd = !r->winograd;
 			else if (f)
-				c.pixels = !(s->cin <= r->pw_max_c);
+				c.pixels = !(s->cin <= r->pw_max_c || s->px >= r->pw_min_px);
 			if (!seen(out, n, &c, s->rows))
 				out[n++] = c;
 		}

@@ -184,6 +184,18 @@ static void test_expr(Arena *a)
 	CHECK_STR(P(g, ex_mod(g, ex_add(g, ex_mul(g, i, s), j), s)), "(j%s0)");
 	CHECK_STR(P(g, ex_mod(g, ex_mul(g, i, s), s)), "0");
 	CHECK_STR(P(g, ex_parse(g, "FloorDiv(Mul(Integer(64), Symbol('s0')), Symbol('s0'))", NULL)), "64");
+	/* a row and a column of a flat index, addressed again: the index */
+	Expr *a3 = ex_add(g, ex_muli(g, i, 3), j), *w8 = ex_int(g, 8);
+	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, i, w8), 8), ex_mod(g, i, w8))), "i");
+	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, a3, w8), 8), ex_mod(g, a3, w8))), "i*3 + j");
+	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, a3, w8), 8 * 5), ex_muli(g, ex_mod(g, a3, w8), 5))), "i*15 + j*5");
+	CHECK_STR(P(g, ex_add(g, ex_mul(g, ex_div(g, i, w8), ex_muli(g, s, 8)), ex_mul(g, s, ex_mod(g, i, w8)))), "i*s0");
+	Expr *ip40 = ex_addi(g, i, 40);                                     /* (i + 40) % 8 is (i % 8) */
+	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, ip40, w8), 8), ex_mod(g, ip40, w8))), "i + 40");
+	Expr *ip35 = ex_addi(g, i, 35);
+	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, ip35, w8), 8), ex_mod(g, ip35, w8))), "i + 35");
+	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, i, w8), 16), ex_mod(g, i, w8))), "(i/8)*16 + (i%8)");
+	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, i, w8), 8), ex_mod(g, j, w8))), "j + (i/8)*8");
 	CHECK_STR(P(g, ex_div(g, ex_int(g, -7), two)), "-4");
 	CHECK_STR(P(g, ex_mod(g, ex_int(g, -7), two)), "1");
 	CHECK_STR(P(g, ex_mod(g, ex_int(g, 7), ex_int(g, -2))), "-1");
