@@ -575,7 +575,12 @@ Expr *ex_div(Sdfg *g, Expr *a, Expr *b)
 			else if (re->k == E_DIV && ex_isint(re->a[1], &inner) && inner > 0 &&
 			         !__builtin_mul_overflow(inner, y, &inner))
 				rd = ex_div(g, re->a[0], ex_int(g, inner));   /* (x/a)/b = x/(a*b) */
-			else rd = mk2(g, E_DIV, re, ex_int(g, y));
+			else {
+				/* one quotient over re's range: (i + 768) // 28 is 27 for i in [0, 16) */
+				int64_t lo, hi;
+				rd = mk2(g, E_DIV, re, ex_int(g, y));
+				if (ex_range(g, rd, &lo, &hi) && lo == hi) rd = ex_int(g, lo);
+			}
 			return ex_add(g, qe, rd);
 		}
 	}

@@ -394,6 +394,22 @@ static int padded_input(Sdfg *g, Node *seq, int in, int nd, const int64_t *ps, c
 	return padded_copy(g, seq, in, nd, ps, pb, label, COPY_F32, 0);
 }
 
+/* The pixels a 1x1 convolution of strides s takes from input in
+ * [N][C][H][W], for its output out: a copy [N][C][Ho][Wo], made in seq. */
+static int strided_input(Sdfg *g, Node *seq, int in, int out, const int64_t *s, const char *label)
+{
+	Expr *sh[4] = {sdfg_c(g, in)->shape[0], sdfg_c(g, in)->shape[1], sdfg_c(g, out)->shape[2], sdfg_c(g, out)->shape[3]};
+	int src = sdfg_add_container_x(g, arena_printf(g->arena, "%s_strided", sdfg_c(g, in)->name), DT_F32, CK_TRANSIENT, 4, sh);
+	sdfg_c(g, src)->origin = "";
+	int v[MAXDIM];
+	Node *b = xp_block(g, xp_nest(g, seq, src, v), label);
+	Expr **oi = xp_vars(g, 4, v);
+	Expr *ii[4] = {oi[0], oi[1], ex_muli(g, oi[2], s[0]), ex_muli(g, oi[3], s[1])};
+	Operand rd[1] = {opd_mem(in, 4, ii)};
+	sdfg_store(b, sdfg_tasklet(g, b, T_ASSIGN, DT_F32, 1, rd), xp_memlet(src, 4, oi), W_NONE);
+	return src;
+}
+
 /* acc + bias[oc] (no bias: acc), in block b; returns the value. */
 static int plus_bias(Sdfg *g, Node *b, Operand acc, int bias, Expr *oc)
 {
@@ -942,15 +958,15 @@ static void conv_pointwise(Sdfg *g, Node *seq, const char *label, const XpTile *
  * what the vector registers hold (to x nv sums, nv vectors of x and a
  * broadcast), the count that pads OC least, then the fewest blocks (64
  * channels: 8 rows, not 7 and a 1-row remainder). 0 where the kernel does
- * not apply: the pixels' rows and columns must be x's and y's contiguous
- * run, of a vector at least. */
+ * not apply: the pixels' rows and columns must be x's (in >= 0) and y's
+ * contiguous run, of a vector at least. */
 static int pw_rows(Sdfg *g, const XpTile *t, int in, int out)
 {
 	int nv = pw_pixels(t) / t->vec_lanes, hi = MIN(16, (t->vec_regs - 1 - nv) / nv);
 	int64_t OC = dim(g, out, 1), W = dim(g, out, 3), s;
 	if (dim(g, out, 2) * W < t->vec_lanes)
 		return 0;
-	for (int i = 0; i < 2; i++) {
+	for (int i = in < 0; i < 2; i++) {
 		Container *c = sdfg_c(g, i ? out : in);
 		if (!ex_isint(c->stride[3], &s) || s != 1 || !ex_isint(c->stride[2], &s) || s != W)
 			return 0;
@@ -1252,18 +1268,19 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 	if (padded)
 		src = padded_input(g, seq, in, nd, ps, pb, label);
 
-	/* 1x1 stride 1: vectors of pixels in conv_pointwise */
-	int rows = 0;
+	/* 1x1: vectors of pixels in conv_pointwise; a strided one (ResNet's
+	 * downsampling) reads a copy of the pixels it takes */
+	int rows = 0, pin = in;
 	if (nd == 2 && G == 1 && !tr && !padded && (C <= t->pw_max_c || dim(g, out, 2) * dim(g, out, 3) >= t->pw_min_px) &&
-	    t->vec_lanes > 1 && t->tn % t->vec_lanes == 0 &&
-	    dim(g, w, 2) == 1 && dim(g, w, 3) == 1 && s[0] == 1 && s[1] == 1)
-		rows = pw_rows(g, t, in, out);
+	    t->vec_lanes > 1 && t->tn % t->vec_lanes == 0 && dim(g, w, 2) == 1 && dim(g, w, 3) == 1 && p[0] == 0 && p[1] == 0 &&
+	    (rows = pw_rows(g, t, s[0] > 1 || s[1] > 1 ? -1 : in, out)) > 0 && (s[0] > 1 || s[1] > 1))
+		pin = strided_input(g, seq, in, out, s, label);
 	if (rows > 0) {
 		ConvW *cw = arena_alloc(g->arena, sizeof *cw);
 		*cw = (ConvW){g, w, 0, nd, OC, C, {ph[0][0], ph[1][0]}};
 		int wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name),
 		                     (Panels){sdfg_root_of(g, w), 1, rows, C, OC, 0, 0, 0, conv_w_at, cw, 0});
-		conv_pointwise(g, seq, label, t, in, wp, out, bias, rows);
+		conv_pointwise(g, seq, label, t, pin, wp, out, bias, rows);
 		return 0;
 	}
 

@@ -207,7 +207,7 @@ int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s)
 	int lanes = t->vec_bits / 32;
 	s->wino = f32 && nd == 2 && G == 1 && !tr && taps == 9 && cdim(g, w, 2) == 3 && st[0] == 1 && st[1] == 1 &&
 	          dl[0] == 1 && dl[1] == 1 && C >= lanes && cdim(g, out, 2) >= 8 && cdim(g, out, 3) >= 8;
-	s->pixels = f32 && nd == 2 && G == 1 && !tr && taps == 1 && st[0] == 1 && st[1] == 1 && s->px >= lanes;
+	s->pixels = f32 && nd == 2 && G == 1 && !tr && taps == 1 && s->px >= lanes;
 	return 1;
 }
 

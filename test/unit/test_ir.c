@@ -190,6 +190,8 @@ static void test_expr(Arena *a)
 	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, a3, w8), 8), ex_mod(g, a3, w8))), "i*3 + j");
 	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, a3, w8), 8 * 5), ex_muli(g, ex_mod(g, a3, w8), 5))), "i*15 + j*5");
 	CHECK_STR(P(g, ex_add(g, ex_mul(g, ex_div(g, i, w8), ex_muli(g, s, 8)), ex_mul(g, s, ex_mod(g, i, w8)))), "i*s0");
+	CHECK_STR(P(g, ex_div(g, ex_addi(g, j, 768), ex_int(g, 28))), "27"); /* 768 + [0, 8) in one row of 28 */
+	CHECK_STR(P(g, ex_div(g, ex_addi(g, j, 780), ex_int(g, 28))), "((j + 780)/28)");
 	Expr *ip40 = ex_addi(g, i, 40);                                     /* (i + 40) % 8 is (i % 8) */
 	CHECK_STR(P(g, ex_add(g, ex_muli(g, ex_div(g, ip40, w8), 8), ex_mod(g, ip40, w8))), "i + 40");
 	Expr *ip35 = ex_addi(g, i, 35);
