@@ -1842,22 +1842,52 @@ struct Tiles {
 	LibNode *l;
 };
 
+/* Can a GEMM's rows be the last two dims before the columns, flattened
+ * (row m is (m / S, m % S), which the simplifier adds back up to m)? Where
+ * out and A have those two dims, of constant sizes, each run contiguous
+ * over them: a [1, 7, 7, 768] activation is 49 rows, not 7 matrices of 7
+ * (ConvNeXt's last stage read its 9 MB of weights once per 7 rows). */
+static int rows_flat(Sdfg *g, int A, int out)
+{
+	int r = sdfg_c(g, out)->rank;
+	if (r < 3 || sdfg_c(g, A)->rank != r || dim(g, out, r - 3) <= 1 || dim(g, out, r - 2) <= 0)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		Container *c = sdfg_c(g, i ? A : out);
+		int64_t s2, s3;
+		if (!ex_eq(c->shape[r - 3], sdfg_c(g, out)->shape[r - 3]) || !ex_eq(c->shape[r - 2], sdfg_c(g, out)->shape[r - 2]) ||
+		    !ex_isint(c->stride[r - 2], &s2) || !ex_isint(c->stride[r - 3], &s3) || s3 != s2 * dim(g, out, r - 2))
+			return 0;
+	}
+	return 1;
+}
+
+/* Row m of the output's indices oi (and A's, a memlet of the same rank). */
+static void set_row(Sdfg *g, Expr **oi, int r, int64_t flat, Expr *m)
+{
+	if (flat)
+		oi[r - 3] = ex_div(g, m, ex_int(g, flat)), oi[r - 2] = ex_mod(g, m, ex_int(g, flat));
+	else
+		oi[r - 2] = m;
+}
+
 static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm, int tn, int pw, int cap, int64_t N,
                          Expr *K, int per, Dtype adt, int64_t sum_block)
 {
 	int out = s->l->out[0];
 	Container *o = sdfg_c(g, out), *a = sdfg_c(g, s->A);
 	int r = o->rank;
-	int64_t NB = (N + pw - 1) / pw;
+	int64_t NB = (N + pw - 1) / pw, flat = rows_flat(g, s->A, out) ? dim(g, out, r - 2) : 0;
+	Expr *M = flat ? ex_int(g, dim(g, out, r - 3) * flat) : o->shape[r - 2];
 	int bv[MAXDIM];
 	Node *cur = seq;
-	for (int i = 0; i < r - 2; i++) {
+	for (int i = 0; i < r - 2 - !!flat; i++) {
 		Node *lb = xp_loop(g, cur, N_MAP, "b", ex_int(g, 0), o->shape[i], 1, &bv[i]);
 		cur = lb->body;
 	}
 	int vnb;
 	Node *lnb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb);
-	RowParts rp = row_parts(g, o->shape[r - 2], tm);
+	RowParts rp = row_parts(g, M, tm);
 	Expr *oi[MAXDIM];
 	s->oi = oi;
 	s->nb = ex_sym(g, vnb);
@@ -1877,7 +1907,7 @@ static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm
 		 * read the panel once unpacked; a row tile runs when the part does */
 		s->wf = -1;
 		int64_t mc;
-		if (s->unpack && ttm == tm && tm > 1 && (!ex_isint(o->shape[r - 2], &mc) || mc >= 2 * tm)) {
+		if (s->unpack && ttm == tm && tm > 1 && (!ex_isint(M, &mc) || mc >= 2 * tm)) {
 			Expr *runs = ex_min(g, ex_int(g, 1), ex_div(g, ex_sub(g, rp.hi[part], rp.lo[part]), ex_int(g, tm)));
 			s->wf = s->unpack(g, s, owner, pb, tw, j, runs, label);
 		}
@@ -1891,13 +1921,15 @@ static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm
 			sum = acc;
 		s->acc = sum; /* the update adds into the block's tile, the store reads the whole sum */
 		Node *ub = tile_update_block(g, lk->body, ttm, tw, label, &vx, &vo);
-		for (int i = 0; i < r - 2; i++)
+		for (int i = 0; i < r - 2 - !!flat; i++)
 			oi[i] = ex_sym(g, bv[i]);
-		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, vx));
+		set_row(g, oi, r, flat, ex_add(g, ex_sym(g, vm), ex_sym(g, vx)));
 		oi[r - 1] = ex_int(g, 0);
 		Operand ao = bcast_idx(g, s->A, r, oi);
 		ao.m.idx[a->rank - 1] = ex_sym(g, vk);
 		ao.m.idx[a->rank - 2] = oi[r - 2];
+		if (flat)
+			ao.m.idx[a->rank - 3] = oi[r - 3];
 		s->k = ex_sym(g, vk), s->x = ex_sym(g, vx), s->o = ex_sym(g, vo), s->po = ex_add(g, j, s->o);
 		s->update(g, s, ub, ao);
 		s->acc = acc;
@@ -1908,7 +1940,7 @@ static void packed_tiles(Sdfg *g, Node *seq, const char *label, Tiles *s, int tm
 		Node *lsx = xp_loop(g, lm->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
 		Node *lso = xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
 		Node *sb = xp_block(g, lso->body, label);
-		oi[r - 2] = ex_add(g, ex_sym(g, vm), ex_sym(g, sx));
+		set_row(g, oi, r, flat, ex_add(g, ex_sym(g, vm), ex_sym(g, sx)));
 		oi[r - 1] = ex_add(g, col, ex_sym(g, so));
 		s->x = ex_sym(g, sx), s->o = ex_sym(g, so), s->po = ex_add(g, j, s->o);
 		int v = s->store(g, s, sb);
