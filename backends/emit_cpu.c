@@ -697,7 +697,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	              " * options: %s\n * input sha256 %s\n */\n",
 	           nm, DOCCC_VERSION, t->name, t->category, !backend_of(t)->simd ? "(default)" : emit_comment(g->arena, t->march),
 	           emit_comment(g->arena, a->cmdline), g->hash);
-	buf_puts(b, "#define _POSIX_C_SOURCE 200809L\n#include <time.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
+	buf_puts(b, "#define _DEFAULT_SOURCE 1\n#include <time.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
 	            "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n");
 	if (omp)
 		buf_puts(b, "#include <omp.h>\n");
@@ -767,7 +767,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	if (g->ndims)
 		buf_puts(b, "\tm->wscap = dc_prealloc();\n\tif (m->wscap && posix_memalign((void **)&m->ws, 64, m->wscap)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
 	else
-		buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
+		buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, DC_WORKSPACE_SIZE >= (4u << 20) ? (2u << 20) : 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n"
+		            "#ifdef MADV_HUGEPAGE\n\tif (DC_WORKSPACE_SIZE >= (4u << 20))\n\t\tmadvise(m->ws, DC_WORKSPACE_SIZE, MADV_HUGEPAGE);\n#endif\n");
 	if (a->outweights) {
 		buf_puts(b, "\tint rc = dc_weights_map(weights_path, &m->map, dc_create_msg, sizeof dc_create_msg);\n"
 		            "\tif (rc) {\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn rc;\n\t}\n"
