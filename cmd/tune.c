@@ -297,7 +297,7 @@ static int tune_one(Arena *a, Sdfg *g, const Step *s, const Options *o, const Ta
 	Tune c[MAX_CANDIDATES];
 	PassCtx pc = {g, o, tg, pass_find("expand"), NULL}; /* the rules' forms, from the expand pass's options */
 	TuneRules rules = {pass_bool(&pc, "winograd"), pass_int(&pc, "pointwise_max_channels"),
-	                   pass_int(&pc, "pointwise_min_pixels")};
+	                   pass_int(&pc, "pointwise_min_pixels"), pass_int(&pc, "winograd_max_mb")};
 	int n = tune_candidates(&s->s, tg, &rules, c, MAX_CANDIDATES);
 	char **dirs = arena_alloc(a, sizeof(char *) * (size_t)n), **libs = arena_alloc(a, sizeof(char *) * (size_t)n);
 	int ok[MAX_CANDIDATES] = {0};

@@ -948,12 +948,14 @@ typedef struct {
 	int other;                /* not a contraction: threads or not is its one choice */
 	int64_t cin;              /* a convolution's input channels */
 	int64_t px;               /* and its pixels per map */
+	double wino_bytes;        /* Winograd's transformed tiles (linalg.c's wino_fits) */
 } TuneStep;
 /* What the rules choose where a step has two forms (the expand pass's
- * options winograd, pointwise_max_channels and pointwise_min_pixels). */
+ * options winograd, winograd_max_mb, pointwise_max_channels and
+ * pointwise_min_pixels). */
 typedef struct {
 	int winograd;
-	int64_t pw_max_c, pw_min_px;
+	int64_t pw_max_c, pw_min_px, wino_max_mb;
 } TuneRules;
 int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s);
 int tune_candidates(const TuneStep *s, const Target *t, const TuneRules *r, Tune *out, int max);

@@ -21,6 +21,7 @@ typedef struct {
 	int tm, tn;        /* register tile: rows (pixels / matrix rows) x columns */
 	int pack;          /* repack constant weights into the kernel's layout */
 	int winograd;      /* 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (linalg.c) */
+	int64_t wino_max_mb; /* whose transformed tiles take at most this many MiB */
 	int64_t pw_max_c;  /* pointwise convolutions with at most this many input channels
 	                    * vectorize along the pixels (linalg.c, conv_pointwise), */
 	int64_t pw_min_px; /* and those with at least this many pixels */

@@ -1095,6 +1095,19 @@ static void wino_out(Sdfg *g, Node *seq, const char *label, int Mx, int out, int
 		}
 }
 
+/* Do Winograd's transformed inputs and outputs, 16 values per 2x2 tile of
+ * every channel of every image (a run-time batch counted as one), fit
+ * expand.winograd_max_mb? Each phase runs over the whole batch, so beyond that
+ * they stream through memory: ResNet-50's 64-channel 56x56 layers at batch
+ * 8 (54 MB) took 2.8 times their batch-1 time per image, where its 28x28
+ * ones (30 MB) took 0.95; direct, ResNet-50 at batch 8 ran 416-449 ms on
+ * one thread against 452-468 (three interleaved runs). */
+static int wino_fits(Sdfg *g, const XpTile *t, int in, int out)
+{
+	int64_t n = dim(g, in, 0), tiles = (dim(g, out, 2) + 1) / 2 * ((dim(g, out, 3) + 1) / 2 + 1) + t->vec_lanes;
+	return (double)MAX(n, 1) * 16 * 4 * (double)tiles * (double)(dim(g, in, 1) + dim(g, out, 1)) <= (double)t->wino_max_mb * (1 << 20);
+}
+
 static void conv_winograd(Sdfg *g, Node *seq, const char *label, const XpTile *t, int in, int w, int out, int bias,
                           const int64_t *p)
 {
@@ -1218,7 +1231,7 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 		return conv_generic(g, l, seq, label);
 	if (!i8 && t->winograd && nd == 2 && G == 1 && !tr && t->vec_lanes > 1 && C >= t->vec_lanes && dim(g, w, 2) == 3 &&
 	    dim(g, w, 3) == 3 && s[0] == 1 && s[1] == 1 && d[0] == 1 && d[1] == 1 && dim(g, out, 2) >= 8 &&
-	    dim(g, out, 3) >= 8) {
+	    dim(g, out, 3) >= 8 && wino_fits(g, t, in, out)) {
 		conv_winograd(g, seq, label, t, in, w, out, bias, p);
 		return 0;
 	}

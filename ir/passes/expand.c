@@ -52,7 +52,7 @@ static const XpTile *tuned(const XpTile *rules, const Tune *u, XpTile *t)
 	if (u->tm > 0)
 		t->tm = u->tm, t->tn = u->tn, t->tuned = 1;
 	if (u->winograd >= 0)
-		t->winograd = u->winograd;
+		t->winograd = u->winograd, t->wino_max_mb = INT64_MAX / 2;
 	if (u->pixels >= 0) {
 		t->pw_max_c = u->pixels ? INT64_MAX : 0;
 		t->pw_min_px = u->pixels ? 0 : INT64_MAX;
@@ -70,6 +70,7 @@ int pass_expand(PassCtx *c)
 		.pw_max_c = pass_int(c, "pointwise_max_channels"),
 		.pw_min_px = pass_int(c, "pointwise_min_pixels"),
 		.winograd = pass_bool(c, "winograd"),
+		.wino_max_mb = pass_int(c, "winograd_max_mb"),
 		.vec_lanes = c->tgt->vec_bits / 32,
 		.vec_regs = c->tgt->vec_regs,
 		/* 256 KiB of stack per row on the CPU; half a GPU thread's locals */
