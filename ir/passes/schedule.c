@@ -35,7 +35,9 @@
  *             clang would unroll its rows too, into one block of hundreds
  *             of vector operations (and take minutes over it with
  *             -fwrapv: its store merging is quadratic in the block).
- *   parallel  (openmp) the outermost maps of each top-level child: the
+ *   parallel  (openmp) the outermost maps of each top-level child, and
+ *             those in the body of a sequential loop there (a recurrent
+ *             layer's time steps: every step's matrix product): the
  *             longest run of perfectly nested rectangular maps (at most 3)
  *             is collapsed into one parallel loop, if the nest does enough
  *             work (schedule.min_parallel_work scalar operations). A step
@@ -326,6 +328,12 @@ static void parallelize(Sdfg *g, Node *n, int64_t minwork)
 	if (n->kind == N_SEQ) {
 		for (int i = 0; i < n->nkids; i++)
 			parallelize(g, n->kids[i], minwork);
+		return;
+	}
+	if (n->kind == N_FOR && n->sched == SCHED_SEQ) {
+		/* a sequential loop around maps (a recurrent layer's time
+		 * steps): its maps run on threads, every iteration */
+		parallelize(g, n->body, minwork);
 		return;
 	}
 	if (n->kind != N_MAP || n->sched != SCHED_SEQ)
