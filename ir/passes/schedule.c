@@ -322,6 +322,15 @@ static Expr *work_x(Sdfg *g, Node *n)
 	return NULL;
 }
 
+/* Does loop n declare locals of its own? */
+static int owns_locals(Sdfg *g, const Node *n)
+{
+	for (int i = 0; i < g->ncs; i++)
+		if (g->cs[i].kind == CK_LOCAL && !g->cs[i].dead && g->cs[i].owner == n->id)
+			return 1;
+	return 0;
+}
+
 static void parallelize(Sdfg *g, Node *n, int64_t minwork)
 {
 	(void)g;
@@ -330,9 +339,10 @@ static void parallelize(Sdfg *g, Node *n, int64_t minwork)
 			parallelize(g, n->kids[i], minwork);
 		return;
 	}
-	if (n->kind == N_FOR && n->sched == SCHED_SEQ) {
+	if (n->kind == N_FOR && n->sched == SCHED_SEQ && !owns_locals(g, n)) {
 		/* a sequential loop around maps (a recurrent layer's time
-		 * steps): its maps run on threads, every iteration */
+		 * steps): its maps run on threads, every iteration (not where
+		 * it has locals, which the threads' kernels cannot see) */
 		parallelize(g, n->body, minwork);
 		return;
 	}
@@ -413,11 +423,8 @@ static int64_t local_bytes(Sdfg *g, Node *n)
  * kernels). */
 static int host_loop(Sdfg *g, Node *n)
 {
-	if (n->kind != N_FOR || n->body->nkids == 0)
+	if (n->kind != N_FOR || n->body->nkids == 0 || owns_locals(g, n))
 		return 0;
-	for (int i = 0; i < g->ncs; i++)
-		if (g->cs[i].kind == CK_LOCAL && !g->cs[i].dead && g->cs[i].owner == n->id)
-			return 0;
 	for (int i = 0; i < n->body->nkids; i++)
 		if (n->body->kids[i]->kind != N_MAP)
 			return 0;
