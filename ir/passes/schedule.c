@@ -331,23 +331,33 @@ static int owns_locals(Sdfg *g, const Node *n)
 	return 0;
 }
 
-static void parallelize(Sdfg *g, Node *n, int64_t minwork)
+/* seqv[0..nseq): the sequential loops around n (their variables), whose
+ * maps run on threads only where they use none of them: a kernel gets its
+ * own loops' variables, not the step's. */
+enum { MAX_OUTER = 8 };
+static void parallelize(Sdfg *g, Node *n, int64_t minwork, const int *seqv, int nseq)
 {
-	(void)g;
 	if (n->kind == N_SEQ) {
 		for (int i = 0; i < n->nkids; i++)
-			parallelize(g, n->kids[i], minwork);
+			parallelize(g, n->kids[i], minwork, seqv, nseq);
 		return;
 	}
-	if (n->kind == N_FOR && n->sched == SCHED_SEQ && !owns_locals(g, n)) {
+	if (n->kind == N_FOR && n->sched == SCHED_SEQ && !owns_locals(g, n) && nseq < MAX_OUTER) {
 		/* a sequential loop around maps (a recurrent layer's time
 		 * steps): its maps run on threads, every iteration (not where
 		 * it has locals, which the threads' kernels cannot see) */
-		parallelize(g, n->body, minwork);
+		int in[MAX_OUTER];
+		for (int i = 0; i < nseq; i++)
+			in[i] = seqv[i];
+		in[nseq] = n->var;
+		parallelize(g, n->body, minwork, in, nseq + 1);
 		return;
 	}
 	if (n->kind != N_MAP || n->sched != SCHED_SEQ)
 		return;
+	for (int i = 0; i < nseq; i++)
+		if (node_uses_sym(g, n, seqv[i]))
+			return;
 	if (work(n) < minwork)
 		return;
 	/* collapse perfectly nested rectangular maps */
@@ -494,9 +504,9 @@ int pass_schedule(PassCtx *c)
 		for (int i = 0; i < g->root->nkids; i++) {
 			const Tune *u = g->root->kids[i]->tune; /* the tuning database's choice */
 			if (!u || u->parallel < 0)
-				parallelize(g, g->root->kids[i], minwork);
+				parallelize(g, g->root->kids[i], minwork, NULL, 0);
 			else if (u->parallel)
-				parallelize(g, g->root->kids[i], 0);
+				parallelize(g, g->root->kids[i], 0, NULL, 0);
 		}
 	}
 	return 0;
