@@ -766,9 +766,11 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n", nm);
 	if (g->ndims)
 		buf_puts(b, "\tm->wscap = dc_prealloc();\n\tif (m->wscap && posix_memalign((void **)&m->ws, 64, m->wscap)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
-	else
-		buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, DC_WORKSPACE_SIZE >= (4u << 20) ? (2u << 20) : 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n"
-		            "#ifdef MADV_HUGEPAGE\n\tif (DC_WORKSPACE_SIZE >= (4u << 20))\n\t\tmadvise(m->ws, DC_WORKSPACE_SIZE, MADV_HUGEPAGE);\n#endif\n");
+	else if (g->arena_size < 4 << 20)
+		buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
+	else /* 4 MiB or more: 2 MiB pages where the system gives them (README) */
+		buf_puts(b, "\tif (posix_memalign((void **)&m->ws, 2u << 20, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n"
+		            "#ifdef MADV_HUGEPAGE\n\tmadvise(m->ws, DC_WORKSPACE_SIZE, MADV_HUGEPAGE);\n#endif\n");
 	if (a->outweights) {
 		buf_puts(b, "\tint rc = dc_weights_map(weights_path, &m->map, dc_create_msg, sizeof dc_create_msg);\n"
 		            "\tif (rc) {\n\t\tfree(m->ws);\n\t\tfree(m);\n\t\treturn rc;\n\t}\n"

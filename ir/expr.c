@@ -416,7 +416,7 @@ static int poly_join_divmod(Sdfg *g, Poly *p)
 				Poly a = {0};
 				poly_of(&a, p->t[j].at[y]->a[0], 1);
 				int no = m->na - 1;
-				Expr **other = xrealloc(NULL, (size_t)(no ? no : 1) * sizeof *other);
+				Expr **other = xrealloc(NULL, (size_t)no * sizeof *other);
 				for (int k = 0, o = 0; k < m->na; k++)
 					if (k != x)
 						other[o++] = m->at[k];

@@ -957,6 +957,19 @@ typedef struct {
 	int winograd;
 	int64_t pw_max_c, pw_min_px, wino_max_mb;
 } TuneRules;
+/* The rules themselves, which the expansion applies (linalg.c) and the
+ * tuner flips: Winograd's transformed tiles in bytes (16 values per 2x2
+ * tile of every input and output channel of every image, a run-time batch
+ * counted as one; within winograd_max_mb); a 1x1 convolution along the
+ * pixels (few input channels, or a large enough map). */
+static inline double wino_tile_bytes(int64_t n, int64_t c, int64_t oc, int64_t oh, int64_t ow, int lanes)
+{
+	return 64.0 * (double)(n > 1 ? n : 1) * (double)(c + oc) * (double)((oh + 1) / 2 * ((ow + 1) / 2 + 1) + lanes);
+}
+static inline int pointwise_pixels(int64_t cin, int64_t px, int64_t max_c, int64_t min_px)
+{
+	return cin <= max_c || px >= min_px;
+}
 int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s);
 int tune_candidates(const TuneStep *s, const Target *t, const TuneRules *r, Tune *out, int max);
 const char *tune_text(Arena *a, const Tune *t);

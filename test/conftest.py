@@ -520,6 +520,17 @@ def exports(tmp_path_factory):
     return Exports(tmp_path_factory.mktemp("exports"))
 
 
+def compile_category(src, target, outdir, category, *extra):
+    """A library of a CPU category at its ISA level (hostcpu.CATEGORY_LEVEL),
+    its C source kept: (library, source). Skips where this CPU lacks the
+    level, which the library would need to load."""
+    level = hostcpu.CATEGORY_LEVEL[category]
+    if not hostcpu.runs_category(category):
+        pytest.skip(f"this CPU lacks {level}, which the {category} library needs")
+    lib = compile_model(src, target, outdir, "-c", category, "--march", level, "--emit-source", *extra)
+    return lib, (lib.parent / (lib.stem[3:] + ".c")).read_text()
+
+
 def export_eager(m, xs, path):
     """Export module m (eval) on inputs xs to the .pt2 path: (path, the
     inputs as numpy arrays, eager's outputs)."""

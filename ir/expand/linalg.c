@@ -1095,8 +1095,7 @@ static void wino_out(Sdfg *g, Node *seq, const char *label, int Mx, int out, int
 		}
 }
 
-/* Do Winograd's transformed inputs and outputs, 16 values per 2x2 tile of
- * every channel of every image (a run-time batch counted as one), fit
+/* Do Winograd's transformed inputs and outputs (wino_tile_bytes) fit
  * expand.winograd_max_mb? Each phase runs over the whole batch, so beyond that
  * they stream through memory: ResNet-50's 64-channel 56x56 layers at batch
  * 8 (54 MB) took 2.8 times their batch-1 time per image, where its 28x28
@@ -1104,8 +1103,8 @@ static void wino_out(Sdfg *g, Node *seq, const char *label, int Mx, int out, int
  * one thread against 452-468 (three interleaved runs). */
 static int wino_fits(Sdfg *g, const XpTile *t, int in, int out)
 {
-	int64_t n = dim(g, in, 0), tiles = (dim(g, out, 2) + 1) / 2 * ((dim(g, out, 3) + 1) / 2 + 1) + t->vec_lanes;
-	return (double)MAX(n, 1) * 16 * 4 * (double)tiles * (double)(dim(g, in, 1) + dim(g, out, 1)) <= (double)t->wino_max_mb * (1 << 20);
+	return wino_tile_bytes(dim(g, in, 0), dim(g, in, 1), dim(g, out, 1), dim(g, out, 2), dim(g, out, 3), t->vec_lanes) <=
+	       (double)t->wino_max_mb * (1 << 20);
 }
 
 static void conv_winograd(Sdfg *g, Node *seq, const char *label, const XpTile *t, int in, int w, int out, int bias,
@@ -1283,12 +1282,13 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 
 	/* 1x1: vectors of pixels in conv_pointwise; a strided one (ResNet's
 	 * downsampling) reads a copy of the pixels it takes */
-	int rows = 0, pin = in;
-	if (nd == 2 && G == 1 && !tr && !padded && (C <= t->pw_max_c || dim(g, out, 2) * dim(g, out, 3) >= t->pw_min_px) &&
-	    t->vec_lanes > 1 && t->tn % t->vec_lanes == 0 && dim(g, w, 2) == 1 && dim(g, w, 3) == 1 && p[0] == 0 && p[1] == 0 &&
-	    (rows = pw_rows(g, t, s[0] > 1 || s[1] > 1 ? -1 : in, out)) > 0 && (s[0] > 1 || s[1] > 1))
-		pin = strided_input(g, seq, in, out, s, label);
+	int rows = 0, strided = nd == 2 && (s[0] > 1 || s[1] > 1);
+	if (nd == 2 && G == 1 && !tr && !padded && t->vec_lanes > 1 && t->tn % t->vec_lanes == 0 && dim(g, w, 2) == 1 &&
+	    dim(g, w, 3) == 1 && p[0] == 0 && p[1] == 0 &&
+	    pointwise_pixels(C, dim(g, out, 2) * dim(g, out, 3), t->pw_max_c, t->pw_min_px))
+		rows = pw_rows(g, t, strided ? -1 : in, out);
 	if (rows > 0) {
+		int pin = strided ? strided_input(g, seq, in, out, s, label) : in;
 		ConvW *cw = arena_alloc(g->arena, sizeof *cw);
 		*cw = (ConvW){g, w, 0, nd, OC, C, {ph[0][0], ph[1][0]}};
 		int wp = pack_panels(g, arena_printf(g->arena, "%s_packed", sdfg_c(g, w)->name),

@@ -204,8 +204,7 @@ int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s)
 	s->cin = C;
 	s->px = (int64_t)pix;
 	if (nd == 2)
-		s->wino_bytes = 64.0 * (double)MAX(cdim(g, out, 0), 1) * (double)(C + OC) *
-		                (double)((cdim(g, out, 2) + 1) / 2 * ((cdim(g, out, 3) + 1) / 2 + 1) + t->vec_bits / 32);
+		s->wino_bytes = wino_tile_bytes(cdim(g, out, 0), C, OC, cdim(g, out, 2), cdim(g, out, 3), t->vec_bits / 32);
 	int f32 = !integer && sdfg_c(g, x)->dt == DT_F32;
 	int lanes = t->vec_bits / 32;
 	s->wino = f32 && nd == 2 && G == 1 && !tr && taps == 9 && cdim(g, w, 2) == 3 && st[0] == 1 && st[1] == 1 &&
@@ -254,7 +253,7 @@ int tune_candidates(const TuneStep *s, const Target *t, const TuneRules *r, Tune
 			if (f && s->wino)
 				c.winograd = !(r->winograd && s->wino_bytes <= (double)r->wino_max_mb * (1 << 20));
 			else if (f)
-				c.pixels = !(s->cin <= r->pw_max_c || s->px >= r->pw_min_px);
+				c.pixels = !pointwise_pixels(s->cin, s->px, r->pw_max_c, r->pw_min_px);
 			if (!seen(out, n, &c, s->rows))
 				out[n++] = c;
 		}

@@ -549,14 +549,10 @@ static int dc_create_from(mlp_t **model, const char *weights_path)
 	mlp_t *m = calloc(1, sizeof *m);
 	if (!m)
 		return DOCCC_ERR_NOMEM;
-	if (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, DC_WORKSPACE_SIZE >= (4u << 20) ? (2u << 20) : 64, DC_WORKSPACE_SIZE)) {
+	if (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, 64, DC_WORKSPACE_SIZE)) {
 		free(m);
 		return DOCCC_ERR_NOMEM;
 	}
-#ifdef MADV_HUGEPAGE
-	if (DC_WORKSPACE_SIZE >= (4u << 20))
-		madvise(m->ws, DC_WORKSPACE_SIZE, MADV_HUGEPAGE);
-#endif
 	(void)weights_path;
 	m->w = mlp_weights_blob;
 	m->nth = 1;
