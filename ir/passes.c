@@ -60,6 +60,11 @@ static const PassParam expand_params[] = {
 	 "ResNet-50's 56x56 to 14x14 layers, not its 7x7 ones (49 pixels fill 4 vectors of 16); 0: every map of a "
 	 "vector at least",
 	 0, INT32_MAX, NULL},
+	{"rows_form", "bool", "true",
+	 "SIMD targets: a convolution whose output rows are one register tile wide (7x7 maps on the server) and whose "
+	 "sums run in blocks (sum_block) loops over the blocks outside its rows, per block of output channels, so that "
+	 "a block's weights stay in L1 while every row reads them; a 1x1 one's tile is then up to 4 vectors wide. The "
+	 "same sums, bit for bit", 0, 0, NULL},
 	{"sum_block", "int", "128",
 	 "CPU targets: a convolution's or matrix product's float32 sums run in blocks of about this many products, "
 	 "each summed apart and then added in order, so that the rounding error of a long reduction (ResNet-50's "

@@ -40,6 +40,7 @@ typedef struct {
 	IntForm int_form;  /* the integer kernels' operands (linalg.c's int_forms) */
 	int bf16_operands; /* CPU, contraction_precision medium: a GEMM's float32 operands
 	                    * rounded to bfloat16, float32 sums (linalg.c) */
+	int rows;          /* SIMD: linalg.c's rows form of the channel kernel (rows_form) */
 	int64_t sum_block; /* CPU: a float tile's reduction in blocks of about this many terms,
 	                    * each summed apart, then added (linalg.c's red_loop); 0: one chain */
 	int gpu_sms;       /* GPU: its multiprocessors, for reductions over few long rows

@@ -69,6 +69,7 @@ int pass_expand(PassCtx *c)
 		.pack = pass_bool(c, "pack_weights"),
 		.pw_max_c = pass_int(c, "pointwise_max_channels"),
 		.pw_min_px = pass_int(c, "pointwise_min_pixels"),
+		.rows = pass_bool(c, "rows_form"),
 		.winograd = pass_bool(c, "winograd"),
 		.wino_max_mb = pass_int(c, "winograd_max_mb"),
 		.vec_lanes = c->tgt->vec_bits / 32,
