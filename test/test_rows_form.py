@@ -12,7 +12,9 @@ The cases: 1x1 160 -> 512 with a residual add and ReLU fused into the store
 (7 x 64 tiles); 3x3 144 -> 256 with padding and ReLU (7 x 32: tap loops
 stay at two vectors); a grouped 3x3 (2 groups of 32 -> 256); 1x1 200 -> 320
 at batch 2 (5 blocks of 64 per image); a 5x7 map from a stride-2 1x1 layer
-(its pixels copied first); and 1x1 64 -> 96, too few channel blocks for two
+(its pixels copied first); two transposed ones from 7x7 to 14x14, whose
+stride phases are 7x7 maps (4x4 kernel: 2x2 taps per phase; 2x2 kernel: one
+tap, 7 x 64 tiles); and 1x1 64 -> 96, too few channel blocks for two
 threads, which keeps the direct form. The desktop library takes 7-row
 tiles (expand.tile_m=7) so that an AVX2 machine runs the form too.
 """
@@ -23,7 +25,7 @@ from conftest import compare, compile_category, export_eager, require, run_lib
 
 DIRECT = ("--pass-opt", "expand.rows_form=false")
 CASES = ("1x1 160->512 + add + relu", "3x3 144->256", "grouped 3x3", "1x1 200->320 batch 2", "5x7 stride 2",
-         "1x1 64->96")
+         "transposed 4x4", "transposed 2x2", "1x1 64->96")
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +41,13 @@ def rows(tmp_path_factory):
             self.c = torch.nn.Conv2d(64, 256, 3, padding=1, groups=2)
             self.d = torch.nn.Conv2d(200, 320, 1)
             self.e = torch.nn.Conv2d(192, 256, 1, stride=2)
+            self.t4 = torch.nn.ConvTranspose2d(160, 256, 4, stride=2, padding=1)
+            self.t2 = torch.nn.ConvTranspose2d(160, 512, 2, stride=2)
             self.f = torch.nn.Conv2d(64, 96, 1)
 
         def forward(self, a, r, b, c, d, e, f):
-            return (torch.relu(self.a(a) + r), torch.relu(self.b(b)), self.c(c), self.d(d), self.e(e), self.f(f))
+            return (torch.relu(self.a(a) + r), torch.relu(self.b(b)), self.c(c), self.d(d), self.e(e), self.t4(a),
+                    self.t2(a), self.f(f))
 
     m = M().eval()
     xs = (torch.randn(1, 160, 7, 7), torch.randn(1, 512, 7, 7), torch.randn(1, 144, 7, 7), torch.randn(1, 64, 7, 7),

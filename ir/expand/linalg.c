@@ -798,13 +798,71 @@ typedef struct IntTiles IntTiles;
 static int int_rescale(Sdfg *g, Node *sb, Operand acc, const IntTiles *it, Expr *nb, Expr *o);
 static TCode int_code(const IntTiles *it);
 
-/* The register-tiled kernel over the axes ax[0..nd) (the last one, the
- * output width, tiled by tm rows): for each (n, group, channel block,
- * outer axes, width tile), acc[x][o] += src[n][g*Cg + c][in(v, j)...] *
- * wp[g][nb][(c, j...)][o] over c and the taps, then stored with the bias.
- * wp < 0: no taps (the outputs get only the bias). With it: the integer
- * kernel (gemm_int): src and wp hold words of channels in the form's
- * layout (acc: int32 sums of its tasklet), rescaled before the bias. */
+/* What the tiled kernels' updates and stores share: the axes, the
+ * operands, and the image, group and channel block they are in. */
+typedef struct {
+	const ConvAxis *ax;
+	int nd, src, wp, out, bias;
+	int64_t Cg, OCg;
+	int tn;
+	const IntTiles *it;
+	Expr *n, *gi, *nb;
+} ConvTile;
+
+/* sum[x][o] += src[n][g*Cg + c][imul*v + jmul*j + iadd ...] * wp[g][nb][(c,
+ * j...)][o] in body, the loop of c (variable vc): the tap loops and the
+ * update of a tile of tm rows, the output position V[d] (the last dim's
+ * plus x). */
+static void conv_update(Sdfg *g, const ConvTile *k, Node *body, const char *label, int vc, Expr *const *V, int tm, int sum)
+{
+	const ConvAxis *ax = k->ax;
+	int vj, vx, vo;
+	Expr *kk = ex_sym(g, vc), *J[3];
+	for (int d = 0; d < k->nd; d++) {
+		J[d] = ex_int(g, 0);
+		if (ax[d].nt > 1) {
+			body = xp_loop(g, body, N_FOR, "k", ex_int(g, 0), ex_int(g, ax[d].nt), 1, &vj)->body;
+			J[d] = ex_sym(g, vj);
+		}
+		kk = ex_add(g, ex_muli(g, kk, ax[d].nt), J[d]);
+	}
+	Node *ub = tile_update_block(g, body, tm, k->tn, label, &vx, &vo);
+	Expr *ai[MAXDIM] = {k->n, ex_add(g, ex_muli(g, k->gi, k->Cg), ex_sym(g, vc))};
+	for (int d = 0; d < k->nd; d++) {
+		Expr *v = d == k->nd - 1 ? ex_add(g, V[d], ex_sym(g, vx)) : V[d];
+		ai[2 + d] = ex_addi(g, ex_add(g, ex_muli(g, v, ax[d].imul), ex_muli(g, J[d], ax[d].jmul)), ax[d].iadd);
+	}
+	Expr *bi[4] = {k->gi, k->nb, kk, ex_sym(g, vo)};
+	Operand ab[2] = {opd_mem(k->src, k->nd + 2, ai), opd_mem(k->wp, 4, bi)};
+	Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
+	sdfg_store(ub, sdfg_tasklet(g, ub, k->it ? int_code(k->it) : T_MUL, k->it ? DT_I32 : DT_F32, 2, ab),
+	           xp_memlet(sum, 2, acci), W_SUM);
+}
+
+/* y[n][g*OCg + nb*tn + o][omul*v + oadd ...] = acc[row + x][o] + bias in
+ * seq (row NULL: 0), for the tm rows of a tile at V; the integer kernel's
+ * sums rescaled first. Pixels outer, channels inner: the lanes run along
+ * the channels, so a fused exp-based activation vectorizes (schedule.c). */
+static void conv_store(Sdfg *g, const ConvTile *k, Node *seq, const char *label, Expr *const *V, int tm, int acc, Expr *row)
+{
+	int so, sx, tn = k->tn;
+	Expr *ohi = k->OCg % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, k->OCg), ex_muli(g, k->nb, tn)));
+	Node *lsx = xp_loop(g, seq, N_MAP, "x", ex_int(g, 0), ex_int(g, tm), 1, &sx);
+	Node *sb = xp_block(g, xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so)->body, label);
+	Expr *oc = ex_add(g, ex_add(g, ex_muli(g, k->gi, k->OCg), ex_muli(g, k->nb, tn)), ex_sym(g, so));
+	Expr *ri[2] = {row ? ex_add(g, row, ex_sym(g, sx)) : ex_sym(g, sx), ex_sym(g, so)};
+	Operand av = opd_mem(acc, 2, ri);
+	if (k->it)
+		av = opd_val(int_rescale(g, sb, av, k->it, k->nb, ex_sym(g, so)));
+	int v = plus_bias(g, sb, av, k->bias, oc);
+	Expr *yi[MAXDIM] = {k->n, oc};
+	for (int d = 0; d < k->nd; d++) {
+		Expr *vd = d == k->nd - 1 ? ex_add(g, V[d], ex_sym(g, sx)) : V[d];
+		yi[2 + d] = ex_addi(g, ex_muli(g, vd, k->ax[d].omul), k->ax[d].oadd);
+	}
+	sdfg_store(sb, v, xp_memlet(k->out, k->nd + 2, yi), W_NONE);
+}
+
 /* The rows form of conv_tiled's float32 kernel, for a 2-d map of one tile
  * per row (7x7 with the server's 7-row tile: the last stage of ResNets,
  * MobileNets, EfficientNet), whose reduction red_loop would sum in blocks:
@@ -817,12 +875,13 @@ static TCode int_code(const IntTiles *it);
  * blocks in red_loop's order: the same sums, bit for bit. The tile is as
  * many vectors wide as the registers hold beside the row's broadcast
  * (rows_tn: 7 x 64 on the server), which halves the broadcasts per FMA.
- * The isolated 2048-to-512 1x1 layer at 7x7: 0.83 ms against 0.66 by hand
- * (one thread, the Xeon of issue 29's fourth session). Returns the
- * blocks (0: the direct form), and their channels in *bv. */
-static int64_t rows_form(const XpTile *t, const ConvAxis *ax, int nd, int64_t Cg, int64_t blocks, int64_t *bv)
+ * ResNet-50's 2048-to-512 1x1 layer alone: 0.79 ms direct, 0.68 in this
+ * form (one thread, issue 29's fourth session). Applies where the (image,
+ * group, channel block) items number 8 at least, two threads' worth;
+ * returns the blocks (0: the direct form), and their channels in *bv. */
+static int64_t rows_form(const XpTile *t, const ConvAxis *ax, int nd, int64_t Cg, int64_t items, int64_t *bv)
 {
-	if (!t->rows || t->vec_lanes <= 1 || nd != 2 || ax[1].hi - ax[1].lo > t->tm || ax[0].hi <= ax[0].lo || ax[1].hi <= ax[1].lo || blocks < 8)
+	if (!t->rows || t->vec_lanes <= 1 || nd != 2 || ax[1].hi - ax[1].lo > t->tm || items < 8)
 		return 0;
 	int64_t nb = red_blocks(Cg, t->sum_block, ax[0].nt * ax[1].nt, bv);
 	return nb > 1 ? nb : 0;
@@ -836,7 +895,7 @@ static int64_t rows_form(const XpTile *t, const ConvAxis *ax, int nd, int64_t Cg
 static int rows_tn(const XpTile *t, int64_t taps, int64_t rows, int64_t OCg, int64_t N, int tn)
 {
 	int L = t->vec_lanes;
-	if (t->tuned || L <= 1 || rows <= 0 || taps != 1)
+	if (t->tuned || taps != 1)
 		return tn;
 	for (int nv = (int)MIN(4, (t->vec_regs - 3) / rows); nv * L > tn; nv--)
 		if (OCg % (nv * L) == 0 && OCg / (nv * L) * N >= 8)
@@ -844,11 +903,11 @@ static int rows_tn(const XpTile *t, int64_t taps, int64_t rows, int64_t OCg, int
 	return tn;
 }
 
-static void conv_rows(Sdfg *g, Node *lnb, const char *label, const ConvAxis *ax, int src, int wp, int out, int bias,
-                      int64_t Cg, int64_t OCg, int tn, Expr *n, Expr *gi, Expr *nb, int64_t nkb, int64_t bv)
+static void conv_rows(Sdfg *g, const ConvTile *k, Node *lnb, const char *label, int64_t nkb, int64_t bv)
 {
+	const ConvAxis *ax = k->ax;
 	int64_t OH = ax[0].hi - ax[0].lo;
-	int tm = (int)(ax[1].hi - ax[1].lo), vb, vh, vc, vj, vx, vo;
+	int tm = (int)(ax[1].hi - ax[1].lo), tn = k->tn, vb, vh, vc, vx, vo, sh;
 	int64_t ash[2] = {OH * tm, tn}, psh[2] = {tm, tn};
 	int acc = xp_local(g, "acc", DT_F32, 2, ash, lnb);
 	tile_zero(g, lnb->body, acc, (int)(OH * tm), tn, label);
@@ -857,46 +916,29 @@ static void conv_rows(Sdfg *g, Node *lnb, const char *label, const ConvAxis *ax,
 	Node *lh = xp_loop(g, lb->body, N_FOR, "oh", ex_int(g, ax[0].lo), ex_int(g, ax[0].hi), 1, &vh);
 	int part = xp_local(g, "part", DT_F32, 2, psh, lh);
 	tile_zero(g, lh->body, part, tm, tn, label);
-	/* part[x][o] += src[n][g*Cg + c][imul*v + jmul*j + iadd ...] * wp[g][nb][(c, j...)][o] over the block's c */
 	Expr *lo = ex_muli(g, ex_sym(g, vb), bv), *hi = ex_addi(g, lo, bv);
-	Node *body = xp_loop(g, lh->body, N_FOR, "c", lo, Cg % bv ? ex_min(g, hi, ex_int(g, Cg)) : hi, 1, &vc)->body;
-	Expr *kk = ex_sym(g, vc), *J[2];
-	for (int d = 0; d < 2; d++) {
-		J[d] = ex_int(g, 0);
-		if (ax[d].nt > 1) {
-			body = xp_loop(g, body, N_FOR, "k", ex_int(g, 0), ex_int(g, ax[d].nt), 1, &vj)->body;
-			J[d] = ex_sym(g, vj);
-		}
-		kk = ex_add(g, ex_muli(g, kk, ax[d].nt), J[d]);
-	}
-	Node *ub = tile_update_block(g, body, tm, tn, label, &vx, &vo);
-	Expr *V[2] = {ex_sym(g, vh), ex_addi(g, ex_sym(g, vx), ax[1].lo)};
-	Expr *ai[4] = {n, ex_add(g, ex_muli(g, gi, Cg), ex_sym(g, vc))};
-	for (int d = 0; d < 2; d++)
-		ai[2 + d] = ex_addi(g, ex_add(g, ex_muli(g, V[d], ax[d].imul), ex_muli(g, J[d], ax[d].jmul)), ax[d].iadd);
-	Expr *bi[4] = {gi, nb, kk, ex_sym(g, vo)}, *pi[2] = {ex_sym(g, vx), ex_sym(g, vo)};
-	Operand ab[2] = {opd_mem(src, 4, ai), opd_mem(wp, 4, bi)};
-	sdfg_store(ub, sdfg_tasklet(g, ub, T_MUL, DT_F32, 2, ab), xp_memlet(part, 2, pi), W_SUM);
+	Node *lc = xp_loop(g, lh->body, N_FOR, "c", lo, k->Cg % bv ? ex_min(g, hi, ex_int(g, k->Cg)) : hi, 1, &vc);
+	Expr *V[2] = {ex_sym(g, vh), ex_int(g, ax[1].lo)};
+	conv_update(g, k, lc->body, label, vc, V, tm, part);
 	/* acc[the row's tile] += part */
-	Node *sb = tile_update_block(g, lh->body, tm, tn, label, &vx, &vo);
+	Node *ab = tile_update_block(g, lh->body, tm, tn, label, &vx, &vo);
 	Expr *row = ex_add(g, ex_muli(g, ex_addi(g, ex_sym(g, vh), -ax[0].lo), tm), ex_sym(g, vx));
 	Expr *qi[2] = {ex_sym(g, vx), ex_sym(g, vo)}, *ri[2] = {row, ex_sym(g, vo)};
 	Operand q[1] = {opd_mem(part, 2, qi)};
-	sdfg_store(sb, sdfg_tasklet(g, sb, T_ASSIGN, DT_F32, 1, q), xp_memlet(acc, 2, ri), W_SUM);
-	/* store: y[n][g*OCg + nb*tn + o][omul*v + oadd ...] = acc + bias */
-	int sh, sx, so;
-	Expr *ohi = OCg % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, OCg), ex_muli(g, nb, tn)));
-	Node *lsh = xp_loop(g, lnb->body, N_FOR, "oh", ex_int(g, ax[0].lo), ex_int(g, ax[0].hi), 1, &sh);
-	Node *lsx = xp_loop(g, lsh->body, N_MAP, "x", ex_int(g, 0), ex_int(g, tm), 1, &sx);
-	sb = xp_block(g, xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so)->body, label);
-	Expr *oc = ex_add(g, ex_add(g, ex_muli(g, gi, OCg), ex_muli(g, nb, tn)), ex_sym(g, so));
-	Expr *si[2] = {ex_add(g, ex_muli(g, ex_addi(g, ex_sym(g, sh), -ax[0].lo), tm), ex_sym(g, sx)), ex_sym(g, so)};
-	int v = plus_bias(g, sb, opd_mem(acc, 2, si), bias, oc);
-	Expr *yi[4] = {n, oc, ex_addi(g, ex_muli(g, ex_sym(g, sh), ax[0].omul), ax[0].oadd),
-	               ex_addi(g, ex_muli(g, ex_addi(g, ex_sym(g, sx), ax[1].lo), ax[1].omul), ax[1].oadd)};
-	sdfg_store(sb, v, xp_memlet(out, 4, yi), W_NONE);
+	sdfg_store(ab, sdfg_tasklet(g, ab, T_ASSIGN, DT_F32, 1, q), xp_memlet(acc, 2, ri), W_SUM);
+	Node *ls = xp_loop(g, lnb->body, N_FOR, "oh", ex_int(g, ax[0].lo), ex_int(g, ax[0].hi), 1, &sh);
+	Expr *S[2] = {ex_sym(g, sh), V[1]};
+	conv_store(g, k, ls->body, label, S, tm, acc, ex_muli(g, ex_addi(g, ex_sym(g, sh), -ax[0].lo), tm));
 }
 
+/* The register-tiled kernel over the axes ax[0..nd) (the last one, the
+ * output width, tiled by tm rows): for each (n, group, channel block,
+ * outer axes, width tile), acc[x][o] += src[n][g*Cg + c][in(v, j)...] *
+ * wp[g][nb][(c, j...)][o] over c and the taps, then stored with the bias
+ * (or in the rows form above). wp < 0: no taps (the outputs get only the
+ * bias). With it: the integer kernel (gemm_int): src and wp hold words of
+ * channels in the form's layout (acc: int32 sums of its tasklet), rescaled
+ * before the bias. */
 static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, const ConvAxis *ax, int nd, int src,
                        int wp, int out, int bias, int64_t G, int64_t Cg, int64_t OCg, int tn, const IntTiles *it)
 {
@@ -911,17 +953,17 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 	}
 	Node *lnb = xp_loop(g, cur, N_MAP, "nb", ex_int(g, 0), ex_int(g, NB), 1, &vnb);
 	cur = lnb->body;
+	ConvTile k = {ax, nd, src, wp, out, bias, Cg, OCg, tn, it, ex_sym(g, vn), vg >= 0 ? ex_sym(g, vg) : ex_int(g, 0),
+	              ex_sym(g, vnb)};
 	int64_t bv, nkb;
 	if (!it && wp >= 0 && (nkb = rows_form(t, ax, nd, Cg, MAX(dim(g, out, 0), 1) * G * NB, &bv))) {
-		conv_rows(g, lnb, label, ax, src, wp, out, bias, Cg, OCg, tn, ex_sym(g, vn), vg >= 0 ? ex_sym(g, vg) : ex_int(g, 0),
-		          ex_sym(g, vnb), nkb, bv);
+		conv_rows(g, &k, lnb, label, nkb, bv);
 		return;
 	}
 	for (int d = 0; d < nd - 1; d++) {
 		Node *lv = xp_loop(g, cur, N_MAP, hint[3 - nd + d], ex_int(g, ax[d].lo), ex_int(g, ax[d].hi), 1, &vv[d]);
 		cur = lv->body;
 	}
-	Expr *gi = vg >= 0 ? ex_sym(g, vg) : ex_int(g, 0);
 	const ConvAxis *aw = &ax[nd - 1];
 	int tm = (int)MIN((int64_t)t->tm, aw->hi - aw->lo);
 	int64_t full = aw->lo + (aw->hi - aw->lo) / tm * tm;
@@ -930,64 +972,23 @@ static void conv_tiled(Sdfg *g, Node *seq, const char *label, const XpTile *t, c
 		int ttm = part ? (int)(hi - lo) : tm;
 		if (hi <= lo)
 			continue;
-		int acc, vx, vo;
+		int acc;
 		Node *low = tile_open_dt(g, cur, "ow", ex_int(g, lo), ex_int(g, hi), ttm, tn, label, &vv[nd - 1], &acc,
 		                         it ? DT_I32 : DT_F32);
 		Expr *V[3];
 		for (int d = 0; d < nd; d++)
 			V[d] = ex_sym(g, vv[d]);
 		if (wp >= 0) {
-			/* acc[x][o] += src[n][g*Cg + c][imul*v + jmul*j + iadd ...] * wp[g][nb][(c, j...)][o] */
-			int vc, vj, sum = acc;
+			int vc, sum = acc;
 			int64_t taps = 1;
 			for (int d = 0; d < nd; d++)
 				taps *= ax[d].nt;
 			Node *lc = it ? xp_loop(g, low->body, N_FOR, "c", ex_int(g, 0), ex_int(g, Cg), 1, &vc)
 			              : red_loop(g, low->body, low, "c", ex_int(g, Cg), t->sum_block, taps, ttm, tn, acc, label, &vc,
 			                         &sum);
-			Node *body = lc->body;
-			Expr *kk = ex_sym(g, vc), *J[3];
-			for (int d = 0; d < nd; d++) {
-				J[d] = ex_int(g, 0);
-				if (ax[d].nt > 1) {
-					Node *lj = xp_loop(g, body, N_FOR, "k", ex_int(g, 0), ex_int(g, ax[d].nt), 1, &vj);
-					body = lj->body;
-					J[d] = ex_sym(g, vj);
-				}
-				kk = ex_add(g, ex_muli(g, kk, ax[d].nt), J[d]);
-			}
-			Node *ub = tile_update_block(g, body, ttm, tn, label, &vx, &vo);
-			Expr *ai[MAXDIM] = {ex_sym(g, vn), ex_add(g, ex_muli(g, gi, Cg), ex_sym(g, vc))};
-			for (int d = 0; d < nd; d++) {
-				Expr *v = d == nd - 1 ? ex_add(g, V[d], ex_sym(g, vx)) : V[d];
-				ai[2 + d] = ex_addi(g, ex_add(g, ex_muli(g, v, ax[d].imul), ex_muli(g, J[d], ax[d].jmul)), ax[d].iadd);
-			}
-			Expr *bi[4] = {gi, ex_sym(g, vnb), kk, ex_sym(g, vo)};
-			Operand ab[2] = {opd_mem(src, nd + 2, ai), opd_mem(wp, 4, bi)};
-			Expr *acci[2] = {ex_sym(g, vx), ex_sym(g, vo)};
-			sdfg_store(ub, sdfg_tasklet(g, ub, it ? int_code(it) : T_MUL, it ? DT_I32 : DT_F32, 2, ab), xp_memlet(sum, 2, acci),
-			           W_SUM);
+			conv_update(g, &k, lc->body, label, vc, V, ttm, sum);
 		}
-		/* store: y[n][g*OCg + nb*tn + o][omul*v + oadd ...] = acc[x][o] + bias */
-		int so, sx;
-		Expr *ohi = OCg % tn == 0 ? ex_int(g, tn) : ex_min(g, ex_int(g, tn), ex_sub(g, ex_int(g, OCg), ex_muli(g, ex_sym(g, vnb), tn)));
-		/* pixels outer, channels inner: the lanes run along the channels,
-		 * so a fused exp-based activation vectorizes (schedule.c) */
-		Node *lsx = xp_loop(g, low->body, N_MAP, "x", ex_int(g, 0), ex_int(g, ttm), 1, &sx);
-		Node *lso = xp_loop(g, lsx->body, N_MAP, "o", ex_int(g, 0), ohi, 1, &so);
-		Node *sb = xp_block(g, lso->body, label);
-		Expr *oc = ex_add(g, ex_add(g, ex_muli(g, gi, OCg), ex_muli(g, ex_sym(g, vnb), tn)), ex_sym(g, so));
-		Expr *ri[2] = {ex_sym(g, sx), ex_sym(g, so)};
-		Operand av = opd_mem(acc, 2, ri);
-		if (it)
-			av = opd_val(int_rescale(g, sb, av, it, ex_sym(g, vnb), ex_sym(g, so)));
-		int v = plus_bias(g, sb, av, bias, oc);
-		Expr *yi[MAXDIM] = {ex_sym(g, vn), oc};
-		for (int d = 0; d < nd; d++) {
-			Expr *vd = d == nd - 1 ? ex_add(g, V[d], ex_sym(g, sx)) : V[d];
-			yi[2 + d] = ex_addi(g, ex_muli(g, vd, ax[d].omul), ax[d].oadd);
-		}
-		sdfg_store(sb, v, xp_memlet(out, nd + 2, yi), W_NONE);
+		conv_store(g, &k, low->body, label, V, ttm, acc, NULL);
 	}
 }
 
@@ -1421,7 +1422,7 @@ int expand_conv(Sdfg *g, LibNode *l, Node *seq, const char *label, const XpTile 
 			continue;
 		int wp = -1, ctn = tn;
 		int64_t bv, N = MAX(dim(g, out, 0), 1) * G;
-		if (!tr && taps > 0 && rows_form(t, ax, nd, Cg, N * ((OCg + tn - 1) / tn), &bv))
+		if (taps > 0 && rows_form(t, ax, nd, Cg, N * ((OCg + tn - 1) / tn), &bv))
 			ctn = rows_tn(t, taps, ax[1].hi - ax[1].lo, OCg, N, tn);
 		if (taps > 0) {
 			ConvW *cw = arena_alloc(g->arena, sizeof *cw);
