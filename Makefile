@@ -17,10 +17,12 @@
 #                   torch eager, and the memory-bandwidth bound (test/bench_llm.py;
 #                   BENCH_LLM_FLAGS=--quick: a tiny model, for a smoke test)
 #   make bench-compile  compile time and memory for 0.1 to 2 GB of weights (test/bench_compile.py)
+#   make bench-arm  instructions per multiply-add of aarch64 libraries under qemu (test/bench_arm.py)
 #   make bench-gpu-build  fill build/bench-gpu/ for the GPU benchmark (test/bench_gpu.py)
 #   make bench-gpu  the same, then the benchmark here if a GPU is visible, else the
 #                   device command that runs it on the GPU machine
-#   make demo-only, test-only, bench-only, bench-int8-only, bench-llm-only, bench-compile-only, bench-gpu-only,
+#   make demo-only, test-only, bench-only, bench-int8-only, bench-llm-only, bench-compile-only, bench-arm-only,
+#   bench-gpu-only,
 #   bench-gpu-build-only:
 #                   the same without the setup
 #   make install PREFIX=/usr/local DESTDIR=
@@ -56,7 +58,15 @@ UNIT_SRC = $(sort $(wildcard test/unit/test_*.c))
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
 UNIT_BIN += $(BUILD)/test/gpusim_test
 
-all: $(BUILD)/doccc
+# doccc run's runner for aarch64 libraries (cmd/run.c built with
+# -DDOCCC_RUNNER), which doccc runs under qemu-aarch64: built where the cross
+# toolchain is (sh test/setup.sh --cross; make test's setup runs it), else left out.
+ARM      = aarch64-linux-gnu
+ARM_RUN  = $(BUILD)/$(ARM)/doccc-run
+RUN_SRC  = cmd/run.c lib/arena.c lib/buf.c lib/diag.c lib/file.c lib/hash.c lib/npy.c lib/spawn.c
+ARM_OK   = $(wildcard /usr/$(ARM)/include/stdlib.h /usr/bin/$(ARM)-ld)
+
+all: $(BUILD)/doccc $(if $(word 2,$(ARM_OK)),$(ARM_RUN))
 
 $(BUILD)/%.o: %.c $(HDRS) | build-deps
 	@mkdir -p $(dir $@)
@@ -87,6 +97,10 @@ $(BUILD)/libdoccc.a: $(CORE_OBJ)
 $(BUILD)/doccc: $(CMD_OBJ) $(BUILD)/libdoccc.a
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(CMD_OBJ) $(BUILD)/libdoccc.a $(LDLIBS)
 
+$(ARM_RUN): $(RUN_SRC) $(HDRS)
+	@mkdir -p $(dir $@)
+	clang --target=$(ARM) -std=c11 -D_GNU_SOURCE -DDOCCC_RUNNER -O2 $(WARN) -o $@ $(RUN_SRC) -ldl -lm
+
 $(BUILD)/test/%: test/unit/%.c test/unit/check.h $(BUILD)/libdoccc.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(BUILD)/libdoccc.a $(LDLIBS)
@@ -115,12 +129,13 @@ setup:
 # demo, test and bench run setup, then their work in a second make: that one
 # reads pkg-config and finds the venv afresh, after setup has installed them,
 # and nothing of it starts before setup has finished, under make -j too.
-demo test bench bench-int8 bench-llm bench-compile bench-gpu bench-gpu-build: setup
+demo test bench bench-int8 bench-llm bench-compile bench-arm bench-gpu bench-gpu-build: setup
 	@$(MAKE) --no-print-directory $@-only
 
 # The suite runs ThreadSanitizer on generated libraries (test/test_faults.py)
-# and, in CI, the fuzz harnesses: its setup installs the sanitizer runtimes.
-test: SETUP_FLAGS = --sanitizers
+# and, in CI, the fuzz harnesses: its setup installs the sanitizer runtimes;
+# and its ARM part (test/test_arm.py) the aarch64 cross toolchain and qemu-user.
+test: SETUP_FLAGS = --sanitizers --cross
 
 # In CI (CI=true) the suite is followed by the sanitized fuzz harnesses: their
 # corpora, then a short bounded run of each (test/fuzz/fuzz.mk, fuzz-ci).
@@ -171,6 +186,12 @@ BENCH_LLM_FLAGS ?=
 bench-llm-only: all
 	$(PYTHON) test/bench_llm.py $(BENCH_LLM_FLAGS)
 
+# Instructions per multiply-add of ResNet-18 and a BERT layer cross-compiled
+# for aarch64, counted under qemu-aarch64 (build/bench-arm.json).
+bench-arm: SETUP_FLAGS = --cross
+bench-arm-only: all
+	$(PYTHON) test/bench_arm.py
+
 # Compile time and memory as the weights grow (issue 12): synthetic MLPs of
 # 0.1, 0.5, 1 and 2 GB, embedded and external; build/bench-compile.json.
 bench-compile-only: all
@@ -214,12 +235,14 @@ install: $(BUILD)/doccc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/doccc $(DESTDIR)$(PREFIX)/bin/doccc
 	install -m 644 man/doccc.1 $(DESTDIR)$(PREFIX)/share/man/man1/doccc.1
+	if [ -f $(ARM_RUN) ]; then install -d $(DESTDIR)$(PREFIX)/libexec/doccc/$(ARM) && \
+	  install -m 755 $(ARM_RUN) $(DESTDIR)$(PREFIX)/libexec/doccc/$(ARM)/doccc-run; fi
 
 clean:
 	rm -rf build
 
 .PHONY: all unit build-deps setup setup-sanitizers test demo bench test-only demo-only bench-only \
 	bench-int8 bench-int8-only bench-llm bench-llm-only \
-	bench-compile bench-compile-only \
+	bench-compile bench-compile-only bench-arm bench-arm-only \
 	bench-gpu bench-gpu-build bench-gpu-only bench-gpu-build-only \
 	asan golden install clean

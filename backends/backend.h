@@ -72,6 +72,52 @@ typedef struct {
 	int narchs;
 } Backend;
 extern const Backend backend_table[NTARGETS];
+
+/* An architecture (target.c): its triple, the ELF machine of the objects
+ * built for it, its -march names, its column of the category table, and
+ * what a cross build from another host needs: the archiver, the OpenMP
+ * runtime the link names, the Debian packages of its sysroot. */
+typedef struct {
+	const char *march;           /* the -march (or -mcpu) of the category */
+	int vec_bits, vec_regs;
+	int64_t l1, l2;
+	int max_threads;             /* 0: all */
+	int tile_m;                  /* rows of the register tile */
+} CpuColumn;
+typedef struct {
+	const char *name;
+	int bits, dot4;
+} March;
+typedef struct {
+	const char *name;            /* "aarch64" (ir.h's ArchKind) */
+	const char *triple;          /* "aarch64-linux-gnu": clang's --target */
+	int elf_machine;             /* EM_AARCH64 */
+	const char *march_prefix;    /* an ISA name starting with it is clang's -march, another -mcpu (NULL: all -march) */
+	void (*host)(int *bits, int *dot4);   /* --march native, on a host of this architecture */
+	int (*dot4)(const char *march);       /* an -march outside the table's: dot products? (NULL: no) */
+	const March *marches;
+	int nmarches;
+	CpuColumn cat[NCATEGORIES];  /* edge, desktop, server */
+	const char *cpu_check;       /* the runtime's CPU check (backends/rt/), printed into the library */
+	const char *wsec;            /* weights.o's section (build.c) */
+	uint64_t wflags;             /* and its flags */
+	Tool ar;                     /* a cross build's archiver (DOCC_AR; a native one's is ar) */
+	const char *omp;             /* the OpenMP runtime a cross link names (-l:NAME), NULL: clang's -fopenmp */
+	/* A cross build's sysroot, checked before it runs the default clang:
+	 * files, each with the Debian package that has it. */
+	struct {
+		const char *path, *package;
+	} needs[5];
+} Arch;
+extern const Arch arch_table[NARCHS];
+const Arch *arch_of(const Target *t);
+/* -march=M or -mcpu=M for t's ISA, in a's arena. */
+const char *arch_isa_flag(Arena *a, const Target *t);
+/* A cross build for t with the default compiler: 0 if its sysroot's files
+ * are there, else -1 with the missing packages reported. */
+int arch_check_sysroot(const Target *t, int openmp);
+/* The architecture doccc runs on (ArchKind). */
+int arch_host(void);
 extern const char *const category_names[];
 extern const char *const precision_names[];
 /* The row named name, or NULL. */

@@ -167,21 +167,9 @@ int blob_write(Sdfg *g, Blob *b, Ofile *f)
  * once the data is written; weights.o is an ELF relocatable object that
  * doccc writes itself, the blob as the one section holding the symbol
  * NAME_weights_blob (hidden), so no assembler reads it (an assembler's
- * .incbin holds the file twice in memory). On x86-64 that section is large
- * data (.lrodata, SHF_X86_64_LARGE): the linker places it after the rest,
- * so a blob of any size leaves the library's own relocations in reach. */
-#if defined(__x86_64__)
-#define ELF_MACHINE EM_X86_64
-#define ELF_SEC_FLAGS (SHF_ALLOC | 0x10000000) /* SHF_X86_64_LARGE, which elf.h lacks */
-#define ELF_SEC_NAME ".lrodata.doccc_weights"
-#elif defined(__aarch64__)
-#define ELF_MACHINE EM_AARCH64
-#define ELF_SEC_FLAGS SHF_ALLOC
-#define ELF_SEC_NAME ".rodata.doccc_weights"
-#else
-#error "doccc writes weights objects for x86-64 and aarch64 hosts"
-#endif
-
+ * .incbin holds the file twice in memory). Its machine, section name and
+ * flags are the target architecture's (target.c's arch_table).
+ */
 static int write_weights_file(Sdfg *g, Blob *w, const char *path)
 {
 	Ofile f;
@@ -204,10 +192,14 @@ static int write_weights_file(Sdfg *g, Blob *w, const char *path)
 /* weights.o: header, the blob at offset 64, then symbols, names and the
  * section headers: null, the blob, .note.GNU-stack (no executable stack),
  * .symtab, .strtab, .shstrtab. */
-static int write_weights_object(Sdfg *g, Blob *w, const char *path)
+static int write_weights_object(Sdfg *g, const Target *t, Blob *w, const char *path)
 {
+	const Arch *ar = arch_of(t);
 	enum { S_BLOB = 1, S_STACK, S_SYMTAB, S_STRTAB, S_SHSTRTAB, NSEC };
-	static const char shstr[] = "\0" ELF_SEC_NAME "\0.note.GNU-stack\0.symtab\0.strtab\0.shstrtab";
+	Buf shstr = {0};
+	buf_putn(&shstr, "", 1);
+	buf_putn(&shstr, ar->wsec, strlen(ar->wsec) + 1);
+	buf_putn(&shstr, ".note.GNU-stack\0.symtab\0.strtab\0.shstrtab", sizeof ".note.GNU-stack\0.symtab\0.strtab\0.shstrtab");
 	Buf str = {0};
 	buf_putn(&str, "", 1);
 	buf_printf(&str, "%s_weights_blob", g->name);
@@ -215,24 +207,24 @@ static int write_weights_object(Sdfg *g, Blob *w, const char *path)
 	Elf64_Sym sym[2] = {{0}, {.st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT), .st_other = STV_HIDDEN,
 	                          .st_shndx = S_BLOB, .st_size = w->size}};
 	uint64_t symofs = (64 + w->size + 7) / 8 * 8, strofs = symofs + sizeof sym;
-	uint64_t shofs = (strofs + strn + sizeof shstr + 7) / 8 * 8;
-	Elf64_Ehdr eh = {.e_type = ET_REL, .e_machine = ELF_MACHINE, .e_version = EV_CURRENT, .e_shoff = shofs,
+	uint64_t shofs = (strofs + strn + shstr.len + 7) / 8 * 8;
+	Elf64_Ehdr eh = {.e_type = ET_REL, .e_machine = (Elf64_Half)ar->elf_machine, .e_version = EV_CURRENT, .e_shoff = shofs,
 	                 .e_ehsize = sizeof eh, .e_shentsize = sizeof(Elf64_Shdr), .e_shnum = NSEC, .e_shstrndx = S_SHSTRTAB};
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
 	eh.e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
 	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	uint32_t n1 = 1, n2 = n1 + sizeof ELF_SEC_NAME, n3 = n2 + sizeof ".note.GNU-stack", n4 = n3 + sizeof ".symtab",
+	uint32_t n1 = 1, n2 = n1 + (uint32_t)strlen(ar->wsec) + 1, n3 = n2 + sizeof ".note.GNU-stack", n4 = n3 + sizeof ".symtab",
 	         n5 = n4 + sizeof ".strtab";
 	Elf64_Shdr sh[NSEC] = {
 		{0},
-		{.sh_name = n1, .sh_type = SHT_PROGBITS, .sh_flags = ELF_SEC_FLAGS, .sh_offset = 64, .sh_size = w->size,
+		{.sh_name = n1, .sh_type = SHT_PROGBITS, .sh_flags = ar->wflags, .sh_offset = 64, .sh_size = w->size,
 		 .sh_addralign = 64},
 		{.sh_name = n2, .sh_type = SHT_PROGBITS, .sh_offset = 64, .sh_addralign = 1},
 		{.sh_name = n3, .sh_type = SHT_SYMTAB, .sh_offset = symofs, .sh_size = sizeof sym, .sh_link = S_STRTAB,
 		 .sh_info = 1, .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym)},
 		{.sh_name = n4, .sh_type = SHT_STRTAB, .sh_offset = strofs, .sh_size = strn, .sh_addralign = 1},
-		{.sh_name = n5, .sh_type = SHT_STRTAB, .sh_offset = strofs + strn, .sh_size = sizeof shstr, .sh_addralign = 1},
+		{.sh_name = n5, .sh_type = SHT_STRTAB, .sh_offset = strofs + strn, .sh_size = shstr.len, .sh_addralign = 1},
 	};
 	Ofile f;
 	int rc = ofile_open(&f, path);
@@ -245,12 +237,13 @@ static int write_weights_object(Sdfg *g, Blob *w, const char *path)
 		ofile_zeros(&f, (size_t)(symofs - 64 - w->size));
 		ofile_write(&f, sym, sizeof sym);
 		ofile_write(&f, str.s, strn);
-		ofile_write(&f, shstr, sizeof shstr);
-		ofile_zeros(&f, (size_t)(shofs - (strofs + strn + sizeof shstr)));
+		ofile_write(&f, shstr.s, shstr.len);
+		ofile_zeros(&f, (size_t)(shofs - (strofs + strn + shstr.len)));
 		ofile_write(&f, sh, sizeof sh);
 		rc = ofile_close(&f, -1);
 	}
 	buf_free(&str);
+	buf_free(&shstr);
 	return rc;
 }
 
@@ -262,6 +255,12 @@ void argv_add(Argv *a, const char *s)
 }
 
 static const Tool tool_cc = {"DOCC_CC", "clang"}, tool_ar = {"DOCC_AR", "ar"};
+
+/* The archiver of t: ar, or the cross archiver of its triple. */
+static const Tool *ar_of(const Target *t)
+{
+	return t->triple ? &arch_of(t)->ar : &tool_ar;
+}
 
 /* The words of tool's command into av (its variable's, else the default);
  * the number of words, or 0 when the variable is set and empty or blank
@@ -294,7 +293,7 @@ static int tool_words(Arena *ar, const Tool *tl, Argv *av)
 static void tools_used(const Target *t, int static_lib, const Tool *used[3])
 {
 	used[0] = &backend_toolchain(t)->cc;
-	used[1] = static_lib ? &tool_ar : NULL;
+	used[1] = static_lib ? ar_of(t) : NULL;
 	used[2] = NULL;
 }
 
@@ -314,6 +313,9 @@ int backend_check_tools(Arena *ar, const Target *t, int static_lib, const char *
 		const char *v = getenv(used[i]->env);
 		*key = arena_printf(ar, "%s %s=%s", *key, used[i]->env, v ? v : used[i]->dflt);
 	}
+	/* a cross build with the default clang: its sysroot, named if missing */
+	if (!bad && t->triple && !getenv(used[0]->env) && arch_check_sysroot(t, t->threads))
+		bad = 1;
 	return bad ? -1 : 0;
 }
 
@@ -347,6 +349,11 @@ const char *backend_link_flags(const Target *t, int static_lib)
 		return ""; /* the shared library names its own dependencies */
 	if (!t->threads)
 		return backend_toolchain(t)->uses;
+	if (t->triple && arch_of(t)->omp) { /* the target's libomp, by its file name (clang_ldflags) */
+		static char cross[256];
+		snprintf(cross, sizeof cross, "-l:%s -lm", arch_of(t)->omp);
+		return cross;
+	}
 	/* clang's OpenMP runtime (libomp), which gcc's -fopenmp would not
 	 * link: by its directory when it is not on the linker's default path */
 	static char flags[4200];
@@ -390,13 +397,6 @@ static int run_tool(const char *dir, const char **argv, int words, const Tool *t
 	return 0;
 }
 
-static double ms_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
 int backend_build_program(Arena *ar, const Target *t, const char *dir, const char *src, const char *exe)
 {
 	const char *argv[ARGV_MAX];
@@ -404,6 +404,8 @@ int backend_build_program(Arena *ar, const Target *t, const char *dir, const cha
 	int words;
 	if (!(words = tool_words(ar, &backend_toolchain(t)->cc, &av)))
 		return 1;
+	if (t->triple)
+		argv_add(&av, arena_printf(ar, "--target=%s", t->triple));
 	const char *rest[] = {"-std=c11", "-O2", "-I", ".", "-o", exe, src, "-ldl", NULL};
 	for (int i = 0; rest[i]; i++)
 		argv_add(&av, rest[i]);
@@ -413,7 +415,7 @@ int backend_build_program(Arena *ar, const Target *t, const char *dir, const cha
 
 int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 {
-	double t0 = ms_now();
+	double t0 = now_ms();
 	Arena *ar = g->arena;
 	const char *nm = g->name, *wd = a->workdir;
 	const Backend *be = backend_of(t);
@@ -426,10 +428,10 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	int embed = w.size && !a->outweights;
 #define WD(f) arena_printf(ar, "%s/%s", wd, f)
 	const char *wext = WD(arena_printf(ar, "%s.weights", nm));
-	if (embed ? write_weights_object(g, &w, WD("weights.o")) : a->outweights ? write_weights_file(g, &w, wext)
+	if (embed ? write_weights_object(g, t, &w, WD("weights.o")) : a->outweights ? write_weights_file(g, &w, wext)
 	                                                                          : blob_write(g, &w, NULL))
 		return 1;
-	a->step_ms[0] = ms_now() - t0;
+	a->step_ms[0] = now_ms() - t0;
 	Buf src = {0}, hdr = {0};
 	emit_source(g, t, be->printer, a, &w, &src);
 	emit_h(g, t, a, &hdr);
@@ -463,9 +465,9 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	argv[av.n] = NULL;
 	if ((rc = run_tool(wd, argv, words, &tc->cc, what, nm)))
 		return rc;
-	double t1 = ms_now();
+	double t1 = now_ms();
 	a->step_ms[1] = t1 - t0 - a->step_ms[0];
-	const Tool *lt = a->static_lib ? &tool_ar : &tc->cc;
+	const Tool *lt = a->static_lib ? ar_of(t) : &tc->cc;
 	av.n = 0;
 	if (!(words = tool_words(ar, lt, &av)))
 		return 1;
@@ -489,7 +491,7 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 		return rc;
 	if (a->static_lib && spawn_verbose)
 		diag_note(a->outlib, "a program that links this archive also needs: %s", backend_link_flags(t, 1));
-	double t2 = ms_now();
+	double t2 = now_ms();
 	a->step_ms[2] = t2 - t1;
 	/* Install: header, source, weights, library; undo on failure. */
 	const char *from[4] = {chdr, a->outsrc ? WD(csrc) : NULL, a->outweights ? wext : NULL, WD(lib)};
@@ -507,6 +509,6 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 			return 1;
 		}
 	}
-	a->step_ms[3] = ms_now() - t2;
+	a->step_ms[3] = now_ms() - t2;
 	return 0;
 }

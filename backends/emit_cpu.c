@@ -525,19 +525,32 @@ static void emit_helpers(Em *e)
 			/* dot4: vpdpbusd (c plus a's unsigned bytes times b's signed
 			 * ones, four to a lane) where -march has it, else two pmaddwd
 			 * over the even and the odd bytes as int16 lanes: exact, for
-			 * the tests of int8_dot: quads on machines without VNNI */
+			 * the tests of int8_dot: quads on machines without VNNI; on
+			 * aarch64 (its own lines, so x86 sources stay as they
+			 * were): usdot (i8mm) is the same product; sdot (dotprod)
+			 * takes a's bytes less 128 as signed ones and adds back 128
+			 * times b's sum (an sdot of -128s) */
+			int arm = e->t->arch == ARCH_AARCH64;
+			if (arm)
+				buf_puts(b, "#if defined(__ARM_FEATURE_DOTPROD) || defined(__ARM_FEATURE_MATMUL_INT8)\n#include <arm_neon.h>\n#endif\n");
 			buf_printf(b, "static inline dc_vi dc_vdot4acc(dc_vi c, dc_vi a, dc_vi b)\n{\n"
 			              "#if defined(__AVX512VNNI__) && %d == 16\n"
 			              "\treturn __builtin_ia32_vpdpbusd512(c, a, b);\n"
 			              "#elif (defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))) && %d == 8\n"
 			              "\treturn __builtin_ia32_vpdpbusd256(c, a, b);\n"
 			              "#elif (defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))) && %d == 4\n"
-			              "\treturn __builtin_ia32_vpdpbusd128(c, a, b);\n"
-			              "#else\n"
-			              "\tdc_vi m = dc_splati(0x00ff00ff);\n"
-			              "\treturn c + dc_vdot2(a & m, (dc_vi)(((dc_vs)b << 8) >> 8)) + dc_vdot2((a >> 8) & m, (dc_vi)((dc_vs)b >> 8));\n"
-			              "#endif\n}\n",
+			              "\treturn __builtin_ia32_vpdpbusd128(c, a, b);\n",
 			           L, L, L);
+			if (arm)
+				buf_puts(b, "#elif defined(__ARM_FEATURE_MATMUL_INT8)\n"
+				            "\treturn vusdotq_s32(c, (uint8x16_t)a, (int8x16_t)b);\n"
+				            "#elif defined(__ARM_FEATURE_DOTPROD)\n"
+				            "\tdc_vi m = dc_splati((int32_t)0x80808080u);\n"
+				            "\treturn vdotq_s32(c, (int8x16_t)(a ^ m), (int8x16_t)b) - vdotq_s32(dc_splati(0), (int8x16_t)m, (int8x16_t)b);\n");
+			buf_puts(b, "#else\n"
+			            "\tdc_vi m = dc_splati(0x00ff00ff);\n"
+			            "\treturn c + dc_vdot2(a & m, (dc_vi)(((dc_vs)b << 8) >> 8)) + dc_vdot2((a >> 8) & m, (dc_vi)((dc_vs)b >> 8));\n"
+			            "#endif\n}\n");
 		}
 		if (has_dt(e->g, DT_I8))
 			buf_printf(b, "static inline dc_vf dc_vi82f(const int8_t *p) { dc_vf v; for (int i = 0; i < %d; i++) v[i] = p[i]; return v; }\n", L);
@@ -706,7 +719,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_puts(b, "static const char dc_march[] = ");
 	emit_message(b, !backend_of(t)->simd ? "its C compiler's default target" : arena_printf(g->arena, "-march=%s", t->march));
 	buf_puts(b, ";\n");
-	buf_puts(b, rt_body("cpu_check.h"));
+	buf_puts(b, rt_body(arch_of(t)->cpu_check));
 	emit_helpers(&e);
 	Buf kern = {0}, fwd = {0};
 	e.kern = &kern;
@@ -761,7 +774,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		              "\treturn DOCCC_OK;\n}\n\n", nm);
 		emit_state_api(&e);
 	}
-	/* create: the CPU check first, in code any x86-64 runs */
+	/* create: the CPU check first, in code any CPU of the architecture runs (cpu_check_ARCH.h) */
 	buf_printf(b, "static int dc_create_from(%s_t **model, const char *weights_path)\n{\n", nm);
 	buf_printf(b, "\t%s_t *m = calloc(1, sizeof *m);\n\tif (!m)\n\t\treturn DOCCC_ERR_NOMEM;\n", nm);
 	if (g->ndims)

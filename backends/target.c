@@ -17,21 +17,41 @@
  * cmd/doccc.c read the row; nothing else names a backend.
  *
  * A category names a class of machine; every decision that depends on it
- * comes from this table, so `-c` changes real things:
+ * comes from this table, so `-c` changes real things. An architecture
+ * (--triple, or `triple:` in YAML, or DOCC_TRIPLE; this machine's by
+ * default) is a column of it:
  *
- *   category  -march        vector  regs  L1     L2     threads  register tile (rows x lanes*2)
- *   edge      x86-64-v2     128     16    32K    256K   2        4 x 8
- *   desktop   x86-64-v3     256     16    32K    1M     0 (all)  6 x 16
- *   server    x86-64-v4     512     32    48K    2M     0 (all)  7 x 32
+ *   x86_64     -march                   vector  regs  L1     L2     threads  register tile
+ *   edge       x86-64-v2                128     16    32K    256K   2        4 x 8
+ *   desktop    x86-64-v3                256     16    32K    1M     0 (all)  6 x 16
+ *   server     x86-64-v4                512     32    48K    2M     0 (all)  7 x 32
+ *
+ *   aarch64    -march                   vector  regs  L1     L2     threads  register tile
+ *   edge       armv8.2-a+dotprod+fp16   128     32    64K    256K   4        8 x 8   (Cortex-A76: Raspberry Pi 5)
+ *   desktop    armv8.4-a+fp16           128     32    64K    1M     0 (all)  8 x 8   (Neoverse N1 class)
+ *   server     armv9-a+i8mm+bf16        128     32    64K    1M     0 (all)  8 x 8   (Neoverse V2: Graviton4, Grace)
  *
  * The register tile is the accumulator block of the convolution and GEMM
  * micro-kernels (ir/expand/): rows of output pixels by two vectors of
  * output channels, sized so accumulators plus operands fit the
- * architectural vector registers. --march (or `march:` in YAML, or else
- * DOCC_MARCH in the environment) overrides the ISA for cross compilation;
- * "native" asks the host, and the vector width then follows what the host
- * has. A library whose -march the CPU it runs on lacks says so at create
- * (DOCCC_ERR_CPU, backends/emit_cpu.c) instead of dying of SIGILL.
+ * architectural vector registers (NEON's 32 hold 16 accumulators, the two
+ * weight vectors and the rows' inputs). --march (or `march:` in YAML, or
+ * else DOCC_MARCH in the environment) overrides the ISA for cross
+ * compilation; "native" asks the host, and the vector width then follows
+ * what the host has. An aarch64 ISA is an -march (armv8.2-a+dotprod) or a
+ * CPU, which clang takes as -mcpu (cortex-a76, neoverse-n1). A library
+ * whose ISA the CPU it runs on lacks says so at create (DOCCC_ERR_CPU,
+ * backends/rt/cpu_check_ARCH.h: cpuid on x86-64, HWCAP and HWCAP2 on aarch64)
+ * instead of dying of SIGILL. aarch64 vectors are NEON's 128 bits in every
+ * category: the server's SVE2 is there for what clang vectorizes on its
+ * own, and Neoverse V2's SVE registers are 128 bits wide anyway.
+ *
+ * A triple other than the host's is a cross build: clang gets --target,
+ * the link a cross sysroot's libraries (Debian's libc6-dev-arm64-cross,
+ * libgcc-12-dev-arm64-cross, binutils-aarch64-linux-gnu; OpenMP's
+ * libomp.so.5 taken from libomp5-14:arm64 into /usr/aarch64-linux-gnu/lib,
+ * since that package cannot be installed beside the amd64 one), and
+ * `doccc run` runs the library under qemu-aarch64 (cmd/run.c).
  *
  * Targets: none compiles plain loops at -O2 without explicit SIMD (vec_bits
  * 0); sequential and openmp use the category's ISA at -O3; openmp adds
@@ -60,10 +80,14 @@
  * explicit SIMD (vec_bits 0) and with approximate_math on unless an option
  * turns it off, like Inductor.
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
+#endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
 #endif
 
 #include "emit.h"
@@ -71,35 +95,158 @@
 const char *const category_names[] = {"edge", "desktop", "server", NULL};
 const char *const precision_names[] = {"highest", "high", "medium", NULL};
 
+/* The category's GPU columns (the CPU's are the architectures'). */
 typedef struct {
 	const char *name;
-	const char *march;
-	int vec_bits, vec_regs;
-	int64_t l1, l2;
-	int max_threads;
-	int tile_m, tile_n;
 	int gpu_block, gpu_blocks_per_sm;
 	int64_t gpu_locals;
 } Category;
 
 static const Category categories[NCATEGORIES] = {
-	{"edge", "x86-64-v2", 128, 16, 32 << 10, 256 << 10, 2, 4, 8, 128, 8, 16 << 10},
-	{"desktop", "x86-64-v3", 256, 16, 32 << 10, 1 << 20, 0, 6, 16, 256, 8, 32 << 10},
-	{"server", "x86-64-v4", 512, 32, 48 << 10, 2 << 20, 0, 7, 32, 256, 16, 64 << 10},
+	{"edge", 128, 8, 16 << 10},
+	{"desktop", 256, 8, 32 << 10},
+	{"server", 256, 16, 64 << 10},
 };
+
+/* The -march values whose ISA doccc's kernels distinguish: the vector
+ * width, and four-byte int8 dot products for the integer kernels
+ * (vpdpbusd: AVX512-VNNI with 512-bit vectors, AVX-VNNI with 256; sdot or
+ * usdot on aarch64). Any other value gets the architecture's narrowest
+ * vectors and no dot4; on aarch64 its +dotprod or +i8mm says. */
+static const March x86_marches[] = {
+	{"x86-64-v4", 512, 0}, {"skylake-avx512", 512, 0}, {"cascadelake", 512, 1}, {"cooperlake", 512, 1},
+	{"icelake-server", 512, 1}, {"icelake-client", 512, 1}, {"tigerlake", 512, 1}, {"rocketlake", 512, 1},
+	{"sapphirerapids", 512, 1}, {"emeraldrapids", 512, 1}, {"graniterapids", 512, 1}, {"znver4", 512, 1},
+	{"znver5", 512, 1}, {"x86-64-v3", 256, 0}, {"haswell", 256, 0}, {"broadwell", 256, 0}, {"skylake", 256, 0},
+	{"alderlake", 256, 1}, {"raptorlake", 256, 1}, {"meteorlake", 256, 1}, {"arrowlake", 256, 1},
+	{"sierraforest", 256, 1}, {"znver1", 256, 0}, {"znver2", 256, 0}, {"znver3", 256, 0},
+};
+/* aarch64 CPUs (clang's -mcpu) by whether they have dot products. */
+static const March arm_marches[] = {
+	{"cortex-a53", 128, 0}, {"cortex-a57", 128, 0}, {"cortex-a72", 128, 0}, {"cortex-a73", 128, 0},
+	{"cortex-a55", 128, 1}, {"cortex-a75", 128, 1}, {"cortex-a76", 128, 1}, {"cortex-a77", 128, 1},
+	{"cortex-a78", 128, 1}, {"cortex-a78c", 128, 1}, {"cortex-x1", 128, 1}, {"cortex-x2", 128, 1},
+	{"cortex-a510", 128, 1}, {"cortex-a710", 128, 1}, {"neoverse-n1", 128, 1}, {"neoverse-n2", 128, 1},
+	{"neoverse-v1", 128, 1}, {"apple-m1", 128, 1},
+};
+
+/* What an x86-64 host has, for --march native. */
+static void x86_host(int *bits, int *dot4)
+{
+	*bits = 128, *dot4 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	unsigned a, b, c, d;
+	int vnni512 = 0, vnni = 0;
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		vnni512 = c >> 11 & 1;
+	if (__get_cpuid_count(7, 1, &a, &b, &c, &d))
+		vnni = a >> 4 & 1;
+	if (__builtin_cpu_supports("avx512f"))
+		*bits = 512, *dot4 = vnni512;
+	else if (__builtin_cpu_supports("avx2"))
+		*bits = 256, *dot4 = vnni;
+#endif
+}
+
+/* What an aarch64 host has: NEON, and dot products where HWCAP says. */
+static void arm_host(int *bits, int *dot4)
+{
+	*bits = 128, *dot4 = 0;
+#if defined(__aarch64__) && defined(__linux__)
+	*dot4 = getauxval(AT_HWCAP) >> 20 & 1; /* HWCAP_ASIMDDP */
+#endif
+}
+
+/* An -march of the table, else a CPU name (-mcpu) or an architecture
+ * with its extensions (armv8.2-a+dotprod). */
+static int arm_dot4(const char *m)
+{
+	return (strstr(m, "+dotprod") || strstr(m, "+i8mm")) && !strstr(m, "+nodotprod");
+}
+
+/* weights.o's section: on x86-64 large data (.lrodata, SHF_X86_64_LARGE,
+ * which elf.h lacks), placed after the rest by the linker, so that a blob
+ * of any size leaves the library's own relocations in reach; aarch64's
+ * ADRP reaches 4 GiB either way. */
+const Arch arch_table[NARCHS] = {
+	[ARCH_X86_64] = {"x86_64", "x86_64-linux-gnu", EM_X86_64, NULL, x86_host, NULL, x86_marches, COUNTOF(x86_marches),
+	                 {{"x86-64-v2", 128, 16, 32 << 10, 256 << 10, 2, 4}, {"x86-64-v3", 256, 16, 32 << 10, 1 << 20, 0, 6},
+	                  {"x86-64-v4", 512, 32, 48 << 10, 2 << 20, 0, 7}},
+	                 "cpu_check_x86_64.h", ".lrodata.doccc_weights", SHF_ALLOC | 0x10000000, {"DOCC_AR", "x86_64-linux-gnu-ar"}, NULL,
+	                 {{"/usr/x86_64-linux-gnu/include/stdlib.h", "libc6-dev-amd64-cross"},
+	                  {"/usr/lib/gcc-cross/x86_64-linux-gnu", "libgcc-12-dev-amd64-cross"},
+	                  {"/usr/bin/x86_64-linux-gnu-ld", "binutils-x86-64-linux-gnu"}}},
+	[ARCH_AARCH64] = {"aarch64", "aarch64-linux-gnu", EM_AARCH64, "armv", arm_host, arm_dot4, arm_marches, COUNTOF(arm_marches),
+	                  {{"armv8.2-a+dotprod+fp16", 128, 32, 64 << 10, 256 << 10, 4, 8},
+	                   {"armv8.4-a+dotprod+fp16", 128, 32, 64 << 10, 1 << 20, 0, 8},
+	                   {"armv9-a+dotprod+i8mm+bf16", 128, 32, 64 << 10, 1 << 20, 0, 8}},
+	                  "cpu_check_aarch64.h", ".rodata.doccc_weights", SHF_ALLOC, {"DOCC_AR", "aarch64-linux-gnu-ar"}, "libomp.so.5",
+	                  {{"/usr/aarch64-linux-gnu/include/stdlib.h", "libc6-dev-arm64-cross"},
+	                   {"/usr/lib/gcc-cross/aarch64-linux-gnu", "libgcc-12-dev-arm64-cross"},
+	                   {"/usr/bin/aarch64-linux-gnu-ld", "binutils-aarch64-linux-gnu"},
+	                   {"/usr/aarch64-linux-gnu/lib/libomp.so.5", "libomp5-14:arm64 (its libomp.so.5 in /usr/aarch64-linux-gnu/lib)"}}},
+};
+
+#if defined(__aarch64__)
+enum { HOST_ARCH = ARCH_AARCH64 };
+#else
+enum { HOST_ARCH = ARCH_X86_64 };
+#endif
+
+const Arch *arch_of(const Target *t)
+{
+	DOCC_ASSERT(t->arch >= 0 && t->arch < NARCHS);
+	return &arch_table[t->arch];
+}
+
+int arch_host(void)
+{
+	return HOST_ARCH;
+}
+
+const char *arch_isa_flag(Arena *a, const Target *t)
+{
+	const char *p = arch_of(t)->march_prefix;
+	int cpu = p && strncmp(t->march, p, strlen(p)) && strcmp(t->march, "native");
+	return arena_printf(a, "-%s=%s", cpu ? "mcpu" : "march", t->march);
+}
+
+int arch_check_sysroot(const Target *t, int openmp)
+{
+	const Arch *ar = arch_of(t);
+	Buf miss = {0};
+	const char *first = NULL;
+	for (size_t i = 0; i < COUNTOF(ar->needs) && ar->needs[i].path; i++) {
+		if (file_exists(ar->needs[i].path) || dir_exists(ar->needs[i].path) || (!openmp && ar->omp && strstr(ar->needs[i].path, ar->omp)))
+			continue;
+		first = first ? first : ar->needs[i].path;
+		buf_printf(&miss, " %s", ar->needs[i].package);
+	}
+	if (!miss.len)
+		return 0;
+	diag_error(NULL, "cross-compiling for %s needs its sysroot, which this machine lacks (no %s): install the Debian "
+	           "packages%s (sh test/setup.sh --cross installs them), "
+	           "or name a toolchain that has one in DOCC_CC (\"clang --sysroot=DIR\")",
+	           ar->triple, first, miss.s);
+	buf_free(&miss);
+	return -1;
+}
 
 /* ---- the toolchains' flags --------------------------------------------------------- */
 
 /* The compile's flags, after the compiler's words (NAME.c to NAME.o). */
 void clang_flags(Argv *a, const Target *t)
 {
+	if (t->triple)
+		argv_add(a, arena_printf(a->ar, "--target=%s", t->triple));
 	argv_add(a, "-std=c11");
 	argv_add(a, t->opt);
 	argv_add(a, "-fPIC");
 	argv_add(a, "-fno-math-errno");
 	argv_add(a, "-fwrapv"); /* integer overflow wraps, as in PyTorch's kernels in practice */
 	if (backend_of(t)->simd) {
-		argv_add(a, arena_printf(a->ar, "-march=%s", t->march));
+		argv_add(a, arch_isa_flag(a->ar, t));
 		if (t->vec_bits == 512)
 			argv_add(a, "-mprefer-vector-width=512");
 	}
@@ -146,8 +293,13 @@ void hipcc_flags(Argv *a, const Target *t)
 /* The link's flags besides -shared, where it needs more. */
 void clang_ldflags(Argv *a, const Target *t)
 {
+	const char *omp = arch_of(t)->omp;
+	if (t->triple)
+		argv_add(a, arena_printf(a->ar, "--target=%s", t->triple));
+	/* a cross link names the target's OpenMP runtime itself: its sysroot
+	 * (multiarch) has libomp.so.5 but no libomp.so for -fopenmp's -lomp */
 	if (t->threads)
-		argv_add(a, "-fopenmp");
+		argv_add(a, t->triple && omp ? arena_printf(a->ar, "-l:%s", omp) : "-fopenmp");
 }
 
 void hipcc_ldflags(Argv *a, const Target *t)
@@ -240,49 +392,52 @@ const char *backend_names(void)
 
 /* ---- resolving the options --------------------------------------------------------- */
 
-/* The -march values whose ISA doccc's kernels distinguish: the vector
- * width, and four-byte int8 dot products (vpdpbusd: AVX512-VNNI with
- * 512-bit vectors, AVX-VNNI with 256) for the integer kernels. Any other
- * value gets 128-bit vectors and no dot4. */
-static const struct {
-	const char *name;
-	int bits, dot4;
-} marches[] = {
-	{"x86-64-v4", 512, 0}, {"skylake-avx512", 512, 0}, {"cascadelake", 512, 1}, {"cooperlake", 512, 1},
-	{"icelake-server", 512, 1}, {"icelake-client", 512, 1}, {"tigerlake", 512, 1}, {"rocketlake", 512, 1},
-	{"sapphirerapids", 512, 1}, {"emeraldrapids", 512, 1}, {"graniterapids", 512, 1}, {"znver4", 512, 1},
-	{"znver5", 512, 1}, {"x86-64-v3", 256, 0}, {"haswell", 256, 0}, {"broadwell", 256, 0}, {"skylake", 256, 0},
-	{"alderlake", 256, 1}, {"raptorlake", 256, 1}, {"meteorlake", 256, 1}, {"arrowlake", 256, 1},
-	{"sierraforest", 256, 1}, {"znver1", 256, 0}, {"znver2", 256, 0}, {"znver3", 256, 0},
-};
-
-/* What the host has, for --march native. */
-static void host_isa(int *bits, int *dot4)
+/* The ISA of -march m on arch: vector width and dot4. */
+static void march_isa(const Arch *ar, const char *m, int *bits, int *dot4)
 {
-	*bits = 128, *dot4 = 0;
-#if defined(__x86_64__) && defined(__GNUC__)
-	__builtin_cpu_init();
-	unsigned a, b, c, d;
-	int vnni512 = 0, vnni = 0;
-	if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		vnni512 = c >> 11 & 1;
-	if (__get_cpuid_count(7, 1, &a, &b, &c, &d))
-		vnni = a >> 4 & 1;
-	if (__builtin_cpu_supports("avx512f"))
-		*bits = 512, *dot4 = vnni512;
-	else if (__builtin_cpu_supports("avx2"))
-		*bits = 256, *dot4 = vnni;
-#endif
+	*bits = 128, *dot4 = ar->dot4 ? ar->dot4(m) : 0;
+	if (!strcmp(m, "native"))
+		ar->host(bits, dot4);
+	for (int i = 0; i < ar->nmarches; i++)
+		if (!strcmp(m, ar->marches[i].name))
+			*bits = ar->marches[i].bits, *dot4 = ar->marches[i].dot4;
 }
 
-static void march_isa(const char *m, int *bits, int *dot4)
+/* Is m one of the other architectures' -march names? */
+static const Arch *march_elsewhere(int arch, const char *m)
 {
-	*bits = 128, *dot4 = 0;
-	if (!strcmp(m, "native"))
-		host_isa(bits, dot4);
-	for (size_t i = 0; i < COUNTOF(marches); i++)
-		if (!strcmp(m, marches[i].name))
-			*bits = marches[i].bits, *dot4 = marches[i].dot4;
+	for (int k = 0; k < NARCHS; k++)
+		for (int i = 0; k != arch && i < arch_table[k].nmarches; i++)
+			if (!strcmp(m, arch_table[k].marches[i].name) || !strcmp(m, arch_table[k].cat[0].march) ||
+			    !strcmp(m, arch_table[k].cat[1].march) || !strcmp(m, arch_table[k].cat[2].march))
+				return &arch_table[k];
+	return NULL;
+}
+
+/* The triple (--triple, the YAML file's, else DOCC_TRIPLE, else the
+ * host's): its architecture, or -1 reported. */
+static int triple_arch(const Options *o, const char **triple)
+{
+	const char *env = getenv("DOCC_TRIPLE"), *v = o->triple ? o->triple : env && *env ? env : NULL;
+	*triple = NULL;
+	if (!v)
+		return HOST_ARCH;
+	for (int k = 0; k < NARCHS; k++) {
+		size_t n = strlen(arch_table[k].name);
+		/* x86_64-linux-gnu, x86_64, x86_64-unknown-linux-gnu, aarch64-linux-gnu, aarch64, arm64 */
+		if (!strcmp(v, arch_table[k].triple) || !strcmp(v, arch_table[k].name) ||
+		    (!strncmp(v, arch_table[k].name, n) && v[n] == '-' && strstr(v, "-linux-gnu")) ||
+		    (k == ARCH_AARCH64 && !strcmp(v, "arm64"))) {
+			*triple = arch_table[k].triple;
+			return k;
+		}
+	}
+	Buf b = {0};
+	for (int k = 0; k < NARCHS; k++)
+		buf_printf(&b, "%s%s", k ? ", " : "", arch_table[k].triple);
+	diag_error(NULL, "unknown triple '%s'%s (known: %s)", v, o->triple ? "" : " (DOCC_TRIPLE)", b.s);
+	buf_free(&b);
+	return -1;
 }
 
 static int gpu_resolve(Target *t, const Options *o, const Backend *be, int cat)
@@ -362,6 +517,17 @@ int target_resolve(Target *t, const Options *o)
 	t->category = c->name;
 	t->gpu = be->device != NULL;
 	t->threads = be->threads;
+	if ((t->arch = triple_arch(o, &t->triple)) < 0)
+		return -1;
+	const Arch *ar = &arch_table[t->arch];
+	const CpuColumn *cc = &ar->cat[cat];
+	if (t->arch == HOST_ARCH)
+		t->triple = NULL; /* the host's: no --target, the same commands as without --triple */
+	if (t->triple && t->gpu) {
+		diag_error(NULL, "-t %s builds for this machine (%s); --triple %s is for the CPU targets (none, sequential, openmp)",
+		           t->name, arch_table[HOST_ARCH].triple, t->triple);
+		return -1;
+	}
 	/* --march (or the YAML file's march), else DOCC_MARCH for the CPU
 	 * targets (the GPU ones take their own variable), else the category's */
 	const char *env = getenv("DOCC_MARCH"), *m = o->march;
@@ -369,19 +535,36 @@ int target_resolve(Target *t, const Options *o)
 		m = env;
 		t->march_env = be->simd;
 	}
-	t->march = m ? m : c->march;
-	t->vec_bits = c->vec_bits;
-	t->dot4 = 0; /* no category's ISA has it */
-	if (m)
-		march_isa(m, &t->vec_bits, &t->dot4);
-	t->vec_regs = t->vec_bits == 512 ? 32 : 16;
-	t->l1 = c->l1;
-	t->l2 = c->l2;
-	t->max_threads = c->max_threads;
-	/* The register tile follows the vector width actually used. */
-	int lanes = t->vec_bits / 32;
-	t->tile_n = 2 * lanes;
-	t->tile_m = t->vec_bits == 512 ? 7 : t->vec_bits == 256 ? 6 : 4;
+	const Arch *other = m && !t->gpu ? march_elsewhere(t->arch, m) : NULL;
+	if (other) {
+		diag_error(NULL, "%s '%s' is an %s ISA, but the triple is %s: give an %s one (the categories': %s, %s, %s)%s",
+		           o->march ? "march" : "DOCC_MARCH", m, other->name, ar->triple, ar->name, ar->cat[0].march,
+		           ar->cat[1].march, ar->cat[2].march,
+		           t->arch == HOST_ARCH ? "" : ", or leave --march out for the category's");
+		return -1;
+	}
+	if (m && t->triple && !strcmp(m, "native")) {
+		diag_error(NULL, "march 'native' names this machine's CPU, but the triple is %s: give an %s -march or CPU (%s)",
+		           ar->triple, ar->name, cc->march);
+		return -1;
+	}
+	t->march = m ? m : cc->march;
+	t->vec_bits = cc->vec_bits;
+	t->dot4 = 0; /* no category's x86 ISA has it */
+	if (m || t->arch != ARCH_X86_64)
+		march_isa(ar, t->march, &t->vec_bits, &t->dot4);
+	t->l1 = cc->l1;
+	t->l2 = cc->l2;
+	t->max_threads = cc->max_threads;
+	/* The registers and the register tile follow the vector width
+	 * actually used: the first column of the architecture with it. */
+	const CpuColumn *w = cc;
+	for (int i = NCATEGORIES - 1; i >= 0; i--)
+		if (ar->cat[i].vec_bits == t->vec_bits)
+			w = &ar->cat[i];
+	t->vec_regs = w->vec_regs;
+	t->tile_n = 2 * (t->vec_bits / 32);
+	t->tile_m = w->tile_m;
 	t->opt = "-O3";
 	t->approx = o->approximate_math > 0;
 	/* opt_set validated the name */

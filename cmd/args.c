@@ -1,6 +1,6 @@
 /*
  * args.c - the command-line options the compile and `doccc opt` share:
- * those that choose the target (-t, -c, --march, --offload-arch) and those
+ * those that choose the target (-t, -c, --march, --offload-arch, --triple) and those
  * that configure the passes (--options FILE, --pass-opt P.K=V,
  * --disable-pass P, --tuning-db FILE for tuning.db), taken from argv in one place and applied in one order
  * (the YAML file, then the flags, then the pass options checked against the
@@ -40,10 +40,12 @@ int targs_take(Arena *a, TargetArgs *t, int argc, char **argv, int *i)
 	const char *s = argv[*i], *v = NULL;
 	if (arg_take(argc, argv, i, "-t", &v) || arg_take(argc, argv, i, "--target", &v) ||
 	    arg_take(argc, argv, i, "-c", &v) || arg_take(argc, argv, i, "--category", &v) ||
-	    arg_take(argc, argv, i, "--march", &v) || arg_take(argc, argv, i, "--offload-arch", &v)) {
+	    arg_take(argc, argv, i, "--march", &v) || arg_take(argc, argv, i, "--offload-arch", &v) ||
+	    arg_take(argc, argv, i, "--triple", &v)) {
 		if (!v)
 			return arg_usage(t->usage, "option '%s' needs a value", s);
-		const char *key = s[1] == 't' || !strncmp(s, "--target", 8) ? "target"
+		const char *key = !strncmp(s, "--triple", 8) ? "triple"
+		                  : s[1] == 't' || !strncmp(s, "--target", 8) ? "target"
 		                  : s[1] == 'c' || !strncmp(s, "--category", 10) ? "category" : "march";
 		const char *const *allowed = !strcmp(key, "category") ? category_names : NULL;
 		int target = !strcmp(key, "target"); /* the backends' names (backends/target.c) */

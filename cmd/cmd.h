@@ -25,7 +25,7 @@ int arg_take(int argc, char **argv, int *i, const char *flag, const char **v);
 int arg_usage(const char *usage, const char *fmt, const char *arg);
 
 /* The options that choose the target and configure the passes, shared by
- * the compile and `doccc opt` (args.c): -t, -c, --march, --offload-arch,
+ * the compile and `doccc opt` (args.c): -t, -c, --march, --offload-arch, --triple,
  * --options FILE, --pass-opt P.K=V, --disable-pass P. targs_take takes
  * argv[*i] if it is one: 0 when it is none, -1 when taken, else the exit
  * code of a usage error (reported). targs_apply applies them in order, the
@@ -130,9 +130,6 @@ typedef struct {
 	double ms;                /* per candidate and round (DOCC_TUNE_MS, default 30) */
 } TuneArgs;
 int cmd_tune(Arena *a, const char *name, const ImportArgs *ia, Options *o, Target *tg, const TuneArgs *ta);
-
-/* Milliseconds of the monotonic clock (report.c). */
-double now_ms(void);
 
 /* --report FILE (report.c). */
 typedef struct {

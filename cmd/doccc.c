@@ -55,8 +55,10 @@ static const char usage_text[] =
 	"      --dynamic=no      specialize every dynamic dim to the export's example size\n"
 	"                        (default yes: dims the options leave open are taken at run time)\n"
 	"      --max-dim SYM=N   largest run-time value of dim SYM (sizes the workspace at create)\n"
-	"      --march ARCH      ISA for clang -march (default: DOCC_MARCH, else the category's; 'native');\n"
-	"                        on cuda/rocm the GPU architecture (sm_90, gfx90a)\n"
+	"      --march ARCH      ISA for clang -march (default: DOCC_MARCH, else the category's; 'native';\n"
+	"                        on aarch64 also a CPU, cortex-a76); on cuda/rocm the GPU architecture\n"
+	"      --triple T        cross-compile the CPU targets for T: aarch64-linux-gnu or\n"
+	"                        x86_64-linux-gnu (default: DOCC_TRIPLE, else this machine)\n"
 	"      --offload-arch A  GPU architecture for cuda/rocm (as --march; wins over DOCC_CUDA_ARCH)\n"
 	"      --simulate        cuda/rocm: compile the device code for this CPU (runs without a GPU)\n"
 	"      --pass-opt P.K=V  set a pass option, e.g. expand.tile_m=8 (repeatable)\n"
@@ -152,7 +154,9 @@ static void list_options(void)
 	}
 	printf("\nEnvironment: DOCC_TMP (working directories), DOCC_DEBUG (dump;build), DOCC_REUSE_BINARIES,\n"
 	       "DOCC_CUDA_ARCH (cuda architecture, e.g. sm_86 or cuda:sm_86), DOCC_MARCH (the CPU targets' -march\n"
-	       "when no option gives one, e.g. x86-64-v3 or native), DOCC_CC, DOCC_CXX, DOCC_NVCC,\n"
+	       "when no option gives one, e.g. x86-64-v3 or native), DOCC_TRIPLE (the triple when no option\n"
+	       "gives one, e.g. aarch64-linux-gnu), DOCC_QEMU (doccc run's emulator for another architecture's\n"
+	       "libraries, default qemu-aarch64), DOCC_CC, DOCC_CXX, DOCC_NVCC,\n"
 	       "DOCC_HIPCC, DOCC_AR (the commands the build runs, a launcher included: DOCC_CC=\"ccache clang\").\n"
 	       "Pass options: see --list-passes.\n");
 }
@@ -464,9 +468,9 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, co
 		c->external = 1;
 	ba->outweights = c->external ? arena_printf(a, "%s/%s.weights", c->dir, c->nm) : NULL;
 	const char *march = o->march ? o->march : tg->march_env ? tg->march : NULL;
-	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s", tg->name, tg->category, march ? " march=" : "",
-	                           march ? march : "", c->simulate ? " simulate" : "", c->ta.npopts ? " " : "",
-	                           c->ta.npopts ? c->cmdline->s : "");
+	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s%s%s", tg->name, tg->category, march ? " march=" : "",
+	                           march ? march : "", tg->triple ? " triple=" : "", tg->triple ? tg->triple : "",
+	                           c->simulate ? " simulate" : "", c->ta.npopts ? " " : "", c->ta.npopts ? c->cmdline->s : "");
 	return -1;
 }
 

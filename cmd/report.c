@@ -9,13 +9,6 @@
 
 #include "cmd.h"
 
-double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
 /* "gpu_kernels": the kernel launches of one run, from the GPU plan (ir.h),
  * each named as in the source (the step's function, _kN), and
  * "gpu_launches_per_run", their count with the host loops' repeats. */

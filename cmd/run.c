@@ -51,8 +51,19 @@
  * count of elements outside the tolerance and the worst of them, step by
  * step; the exit status is 1 when any output of any step fails, and the
  * verdict names the first that did.
+ *
+ * A library built for another architecture (doccc --triple
+ * aarch64-linux-gnu on an x86-64 machine) cannot be loaded here: its ELF
+ * header says so, and the command then runs as a whole, with the same
+ * arguments, in doccc's runner for that architecture (this file built
+ * with -DDOCCC_RUNNER: build/aarch64-linux-gnu/doccc-run, or
+ * PREFIX/libexec/doccc/aarch64-linux-gnu/doccc-run once installed) under
+ * qemu-user (DOCC_QEMU, default qemu-aarch64) with the cross sysroot's
+ * loader and libraries, which passes its output and exit status through. So `doccc run lib.so --expect ref.npy` gates an ARM
+ * artifact in an x86 CI job.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -1298,6 +1309,99 @@ static int load_steps(const char *lib, const doccc_model_desc *d, Step *st, int 
 	return EXIT_OK;
 }
 
+/* ---- another architecture's library ------------------------------------------ */
+#if defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#else
+#define HOST_MACHINE EM_X86_64
+#endif
+
+/* The ELF machine of the library at path, or -1 (not an ELF file, or not
+ * readable: dlopen says why). */
+static int elf_machine(const char *path)
+{
+	unsigned char h[20];
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(h, 1, sizeof h, f) : 0;
+	if (f)
+		fclose(f);
+	if (n < sizeof h || memcmp(h, ELFMAG, SELFMAG) || h[EI_DATA] != ELFDATA2LSB)
+		return -1;
+	return h[18] | h[19] << 8;
+}
+
+/* The runner for triple: beside doccc (a build tree), or in PREFIX/libexec. */
+static char *find_runner(Arena *ar, const char *triple)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	*slash = 0;
+	const char *tries[] = {"%s/%s/doccc-run", "%s/../libexec/doccc/%s/doccc-run"};
+	for (size_t i = 0; i < COUNTOF(tries); i++) {
+		char *p = arena_printf(ar, tries[i], self, triple);
+		if (access(p, R_OK) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* Runs the command in the aarch64 runner under qemu-user when lib is an
+ * aarch64 library and this machine is not: does not return on success;
+ * returns the exit code of a failure (reported), or -1 to go on here. */
+static int run_foreign(const char *lib, int argc, char **argv)
+{
+	int m = elf_machine(lib);
+	if (m < 0 || m == HOST_MACHINE)
+		return -1;
+	if (m != EM_AARCH64 && m != EM_X86_64) {
+		diag_error(lib, "a library for ELF machine %d: doccc run runs x86-64 and aarch64 libraries", m);
+		return EXIT_INPUT;
+	}
+	const char *triple = m == EM_AARCH64 ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
+	const char *qdflt = m == EM_AARCH64 ? "qemu-aarch64" : "qemu-x86_64";
+	Arena *ar = arena_new();
+	char *runner = find_runner(ar, triple);
+	const char *qv = getenv("DOCC_QEMU");
+	int nq = 0;
+	char **q = spawn_words(ar, qv && *qv ? qv : qdflt, &nq);
+	char *qpath = nq ? spawn_which(ar, q[0]) : NULL;
+	if (!runner || !qpath) {
+		diag_error(lib, "is an %s library; doccc runs it here under qemu-user with its %s runner, and %s", triple, triple,
+		           !qpath ? arena_printf(ar, "'%s' is not found (DOCC_QEMU, else %s: Debian's qemu-user)", nq ? q[0] : "", qdflt)
+		                  : arena_printf(ar, "that runner is missing (make builds it as build/%s/doccc-run where the cross "
+		                                     "toolchain is installed: sh test/setup.sh --cross)", triple));
+		arena_free(ar);
+		return EXIT_INPUT;
+	}
+	/* QEMU [LOADER --library-path DIR] RUNNER run ARGS...: the cross
+	 * sysroot the library was linked against (its libc and libomp), where
+	 * it is, through its loader (qemu's -L instead hangs its
+	 * pthread_create); else the loader a multiarch install put in /lib */
+	char **v = arena_alloc(ar, (size_t)(nq + argc + 5) * sizeof *v);
+	int k = 0;
+	for (int i = 0; i < nq; i++)
+		v[k++] = q[i];
+	const char *ld = arena_printf(ar, "/usr/%s/%s", triple, m == EM_AARCH64 ? "lib/ld-linux-aarch64.so.1" : "lib64/ld-linux-x86-64.so.2");
+	if (access(ld, R_OK) == 0) {
+		v[k++] = (char *)ld;
+		v[k++] = "--library-path";
+		v[k++] = arena_printf(ar, "/usr/%s/lib", triple);
+	}
+	v[k++] = runner;
+	for (int i = 0; i < argc; i++)
+		v[k++] = argv[i];
+	v[k] = NULL;
+	fflush(NULL);
+	execv(qpath, v);
+	diag_error(lib, "cannot run %s: %s", qpath, strerror(errno));
+	arena_free(ar);
+	return EXIT_INPUT;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	RunArgs a;
@@ -1315,6 +1419,8 @@ int cmd_run(int argc, char **argv)
 		rc = rc < 0 ? EXIT_OK : rc;
 		goto done;
 	}
+	if ((rc = run_foreign(a.lib, argc, argv)) >= 0)
+		goto done;
 	rc = EXIT_INPUT;
 
 	/* A bare name would make dlopen search the library path, not the
@@ -1438,3 +1544,15 @@ done:
 	free(a.steps);
 	return rc;
 }
+
+#ifdef DOCCC_RUNNER
+/* doccc's runner for another architecture (doccc-run run ARGS...): this
+ * command alone, which the x86-64 doccc runs under qemu-user. */
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	fputs(usage_text, stderr);
+	return EXIT_USAGE;
+}
+#endif

@@ -387,6 +387,11 @@ int cmd_tune(Arena *a, const char *name, const ImportArgs *ia0, Options *o, Targ
 		diag_error(NULL, "doccc tune times the CPU targets' SIMD kernels (-t sequential or openmp), not -t %s", tg->name);
 		return EXIT_USAGE;
 	}
+	if (tg->triple && !ta->runner) {
+		diag_error(NULL, "doccc tune for %s times the candidates on a machine of that architecture: give it with "
+		           "--tune-runner 'ssh user@board' (times under emulation would not be the device's)", tg->triple);
+		return EXIT_USAGE;
+	}
 	ImportArgs ia = *ia0;
 	ia.fixed = 1; /* the cutouts are timed at the export's sizes */
 	double t0 = now_ms();

@@ -982,11 +982,15 @@ int tune_parse(const char *text, Tune *t, const char **why);
 /* contraction_precision, as torch's float32 matmul precision: fp32 inputs
  * (highest), inputs rounded to tf32 (high) or to bf16 (medium), fp32 sums */
 typedef enum { CP_HIGHEST, CP_HIGH, CP_MEDIUM } ContractionPrecision;
+/* The CPU architectures (backends/target.c's arch_table, a row each). */
+typedef enum { ARCH_X86_64, ARCH_AARCH64, NARCHS } ArchKind;
 struct Target {
 	int kind;                 /* the backend (backends/backend.h's TargetKind: its row) */
 	const char *name;         /* "openmp" */
 	const char *category;     /* "desktop" */
-	const char *march;        /* clang -march value */
+	const char *march;        /* clang -march value (-mcpu for an aarch64 CPU's name) */
+	int arch;                 /* ArchKind: the triple's architecture */
+	const char *triple;       /* a cross build's (clang --target), NULL: the host's */
 	int march_env;            /* DOCC_MARCH chose march (sequential, openmp) */
 	int gpu;                  /* a GPU target: grids of threads, device-resident data */
 	int threads;              /* CPU threads: parallel maps (openmp) */

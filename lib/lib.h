@@ -334,6 +334,8 @@ char **spawn_words(Arena *a, const char *s, int *n);
  * a '/' as it is), its real path (symbolic links resolved) in arena a; NULL
  * when it is not found. Nothing is reported. */
 char *spawn_which(Arena *a, const char *prog);
+/* Milliseconds of the monotonic clock (a command's and a build's times). */
+double now_ms(void);
 /* Temporary files and directories registered here are removed by
  * tmp_cleanup() (called at exit and on fatal signals) unless keep is set. */
 void tmp_register(const char *path);
@@ -350,6 +352,7 @@ char *tmp_dir(Arena *a);
  *   target: openmp            # a backend's name (Options.targets)
  *   category: desktop         # edge|desktop|server
  *   march: native             # optional ISA override
+ *   triple: aarch64-linux-gnu # optional: cross-compile (x86_64-linux-gnu, aarch64-linux-gnu)
  *   approximate_math: false
  *   contraction_precision: highest   # highest|high|medium
  *   remote_tuning: false             # schedules from the tuning database
@@ -372,6 +375,7 @@ typedef struct Options {
 	char *target;               /* default "none" */
 	char *category;             /* default "server" */
 	char *march;                /* NULL: from category */
+	char *triple;               /* NULL: DOCC_TRIPLE, else the host's */
 	int approximate_math;       /* -1 unset (true on GPU targets, false on CPU), 0, 1 */
 	char *contraction_precision; /* default "highest" */
 	int remote_tuning;          /* 0, 1: read the tuning database (ir/passes/tuning.c) */

@@ -36,7 +36,11 @@ const OptionInfo opt_table[] = {
 	{"category", "string", "server", "edge, desktop, server",
 	 "class of machine the code is tuned for; picks the default march and tuning"},
 	{"march", "string", "", "",
-	 "instruction set to compile for (e.g. native, x86-64-v3, sm_90, gfx942); default from category"},
+	 "instruction set to compile for (e.g. native, x86-64-v3, armv8.2-a+dotprod, cortex-a76, sm_90, gfx942); "
+	 "default from category"},
+	{"triple", "string", "", "",
+	 "the machine to compile for: x86_64-linux-gnu or aarch64-linux-gnu (a cross build); default DOCC_TRIPLE, "
+	 "else this machine"},
 	{"approximate_math", "bool", "target", "true, false",
 	 "fast approximate math functions (exp, tanh, erf, division...); default true on cuda and rocm, "
 	 "false on CPU targets"},
@@ -113,6 +117,8 @@ static void opt_store(Options *o, const OptionInfo *info, const char *val, int b
 		o->category = arena_strdup(o->arena, val);
 	else if (!strcmp(n, "march"))
 		o->march = arena_strdup(o->arena, val);
+	else if (!strcmp(n, "triple"))
+		o->triple = arena_strdup(o->arena, val);
 	else if (!strcmp(n, "approximate_math"))
 		o->approximate_math = b;
 	else if (!strcmp(n, "contraction_precision"))

@@ -450,3 +450,10 @@ char *tmp_dir(Arena *a)
 	buf_free(&t);
 	return dir;
 }
+
+double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}

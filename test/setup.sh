@@ -1,7 +1,7 @@
 #!/bin/sh
 # test/setup.sh - install what building and testing doccc needs, if missing.
 #
-#   sh test/setup.sh [--sanitizers] [--no-python] [--check]
+#   sh test/setup.sh [--sanitizers] [--cross] [--no-python] [--check]
 #
 #   Debian packages: clang libomp-dev libyaml-dev libcjson-dev libsqlite3-dev libzip-dev pkg-config
 #                    cmake (test/test_buildsys.py builds a consumer of NAMEConfig.cmake)
@@ -13,6 +13,14 @@
 #   --sanitizers:    libclang-rt-N-dev, N the major version of the installed clang
 #                    (the ASan/UBSan/TSan/libFuzzer runtimes of make test, make asan
 #                    and make fuzz)
+#   --cross:         what --triple aarch64-linux-gnu builds and doccc run's emulation
+#                    need (make test's ARM suite, test/test_arm.py): qemu-user
+#                    libc6-dev-arm64-cross libgcc-12-dev-arm64-cross
+#                    binutils-aarch64-linux-gnu, and OpenMP's runtime for arm64:
+#                    libomp.so.5 from libomp5-N:arm64 (N: clang's major version),
+#                    which cannot be installed beside the amd64 one, taken into
+#                    /usr/aarch64-linux-gnu/lib (dpkg --add-architecture arm64 first,
+#                    for apt-get download)
 #   Python packages: torch==2.13.0 numpy pytest pytest-xdist expecttest==0.3.0 transformers==5.24.0
 #                    torchao==0.18.0 (the quantization flows of test/test_quant.py: PT2E and
 #                    torchao's own configurations)
@@ -50,13 +58,14 @@ EXPECTTEST_VERSION=0.3.0   # torch.testing's OpInfo database, where test/gen_ops
 say() { echo "setup: $*"; }
 die() { echo "setup: error: $*" >&2; exit 1; }
 
-sanitizers=0 python=1 check=0
+sanitizers=0 cross=0 python=1 check=0
 for a in "$@"; do
 	case $a in
 	--sanitizers) sanitizers=1 ;;
+	--cross) cross=1 ;;
 	--no-python) python=0 ;;
 	--check) check=1 ;;
-	*) die "unknown argument '$a' (usage: sh test/setup.sh [--sanitizers] [--no-python] [--check])" ;;
+	*) die "unknown argument '$a' (usage: sh test/setup.sh [--sanitizers] [--cross] [--no-python] [--check])" ;;
 	esac
 done
 
@@ -186,6 +195,38 @@ if [ "$sanitizers" = 1 ]; then
 		apt_install "$rt"
 		sanitizers_link || die "clang -fsanitize=fuzzer,address,undefined still cannot link after installing $rt"
 	fi
+fi
+
+# ---- the aarch64 cross toolchain and its emulation ----------------------------------
+ARM=/usr/aarch64-linux-gnu
+if [ "$cross" = 1 ]; then
+	xmissing=""
+	have qemu-aarch64 || xmissing="$xmissing qemu-user"
+	[ -f $ARM/include/stdlib.h ] || xmissing="$xmissing libc6-dev-arm64-cross"
+	[ -d /usr/lib/gcc-cross/aarch64-linux-gnu ] || xmissing="$xmissing libgcc-12-dev-arm64-cross"
+	have aarch64-linux-gnu-ld || xmissing="$xmissing binutils-aarch64-linux-gnu"
+	# shellcheck disable=SC2086
+	[ -z "$xmissing" ] || apt_install $xmissing
+	if [ ! -f $ARM/lib/libomp.so.5 ]; then
+		major=$(clang --version | sed -n 's/.*clang version \([0-9][0-9]*\)\..*/\1/p' | head -n 1)
+		[ -n "$major" ] || die "cannot tell clang's version from \`clang --version\`"
+		if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+			apt_update "libomp5-$major:arm64"
+			say "dpkg --add-architecture arm64 (for apt-get download libomp5-$major:arm64)"
+			$SUDO dpkg --add-architecture arm64 || die "dpkg --add-architecture arm64 failed"
+			updated=0
+		fi
+		apt_update "libomp5-$major:arm64"
+		t=$(mktemp -d)
+		say "apt-get download libomp5-$major:arm64, its libomp.so.5 into $ARM/lib"
+		(cd "$t" && apt-get download -q "libomp5-$major:arm64" >/dev/null 2>&1) || { rm -rf "$t"; die "apt-get download libomp5-$major:arm64 failed"; }
+		dpkg-deb -x "$t"/libomp5-*.deb "$t/x" || { rm -rf "$t"; die "dpkg-deb -x of libomp5-$major:arm64 failed"; }
+		so=$(find "$t/x" -name 'libomp.so.5' -type f | head -n 1)
+		[ -n "$so" ] || { rm -rf "$t"; die "libomp5-$major:arm64 has no libomp.so.5"; }
+		$SUDO install -m 644 "$so" $ARM/lib/libomp.so.5 || { rm -rf "$t"; die "cannot install $ARM/lib/libomp.so.5"; }
+		rm -rf "$t"
+	fi
+	[ -z "$xmissing" ] && say "aarch64 cross toolchain present (qemu-user, libc6-dev-arm64-cross, libgcc-12-dev-arm64-cross, binutils-aarch64-linux-gnu, libomp.so.5)"
 fi
 
 # ---- Python packages -------------------------------------------------------------

@@ -1,5 +1,5 @@
 /*
- * rt_cpu.c - the CPU runtime sources (backends/rt/cpu_check.h, scalar.h,
+ * rt_cpu.c - the CPU runtime sources (backends/rt/cpu_check_x86_64.h, scalar.h,
  * vmath.h, weights.h) compiled on their own, in the order and with the
  * definitions a CPU library gives them (backends/emit_cpu.c), and tested.
  * make unit builds it under -Wall -Wextra -Werror for each configuration a
@@ -31,7 +31,7 @@
 #define DC_MARCH "its C compiler's default target"
 #endif
 static const char dc_march[] = DC_MARCH;
-#include "../../backends/rt/cpu_check.h"
+#include "../../backends/rt/cpu_check_x86_64.h"
 #include "../../backends/rt/scalar.h"
 
 #if DC_LANES

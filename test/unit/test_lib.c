@@ -967,16 +967,23 @@ static void test_options(void)
 	CHECK(contains(captured(), "absent.yaml: error: cannot read: "));
 
 	/* The table for --list-options. */
-	CHECK_INT(opt_ntable, 7);
+	CHECK_INT(opt_ntable, 8);
 	int docs = 1;
 	for (int i = 0; i < opt_ntable; i++)
 		docs &= opt_table[i].doc && *opt_table[i].doc && opt_table[i].type;
 	CHECK(docs);
 	CHECK_STR(opt_table[0].name, "target");
-	CHECK_STR(opt_table[3].name, "approximate_math");
-	CHECK_STR(opt_table[3].type, "bool");
-	CHECK_STR(opt_table[5].name, "remote_tuning");
-	CHECK_STR(opt_table[6].type, "mapping");
+	CHECK_STR(opt_table[3].name, "triple");
+	CHECK_STR(opt_table[4].name, "approximate_math");
+	CHECK_STR(opt_table[4].type, "bool");
+	CHECK_STR(opt_table[6].name, "remote_tuning");
+	CHECK_STR(opt_table[7].type, "mapping");
+	/* triple: a string, taken as given (backends/target.c checks it) */
+	Options tr;
+	opt_init(&tr, a);
+	CHECK(tr.triple == NULL);
+	CHECK_INT(opt_set(&tr, "triple", "aarch64-linux-gnu", "command line"), 0);
+	CHECK_STR(tr.triple, "aarch64-linux-gnu");
 	/* remote_tuning: docc's bool */
 	Options r;
 	opt_init(&r, a);

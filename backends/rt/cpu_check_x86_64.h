@@ -1,7 +1,8 @@
 /*
- * cpu_check.h - the CPU check of a CPU library (backends/emit_cpu.c prints
- * it after dc_march). A library compiled for an instruction set extension
- * the CPU lacks (-march=x86-64-v4 on an AVX2 machine) would die of SIGILL
+ * cpu_check_x86_64.h - the CPU check of an x86-64 CPU library
+ * (backends/emit_cpu.c prints its architecture's after dc_march; aarch64's
+ * is cpu_check_aarch64.h). A library compiled for an instruction set
+ * extension the CPU lacks (-march=x86-64-v4 on an AVX2 machine) would die of SIGILL
  * in its first run; instead create() returns DOCCC_ERR_CPU, with the
  * missing extensions in NAME_last_error(NULL). The extensions are the ones
  * the compiler was allowed (its -march macros, so --march native and cross
