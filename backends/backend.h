@@ -116,8 +116,6 @@ const char *arch_isa_flag(Arena *a, const Target *t);
 /* A cross build for t with the default compiler: 0 if its sysroot's files
  * are there, else -1 with the missing packages reported. */
 int arch_check_sysroot(const Target *t, int openmp);
-/* The architecture doccc runs on (ArchKind). */
-int arch_host(void);
 extern const char *const category_names[];
 extern const char *const precision_names[];
 /* The row named name, or NULL. */

@@ -28,8 +28,8 @@
  *
  *   aarch64    -march                   vector  regs  L1     L2     threads  register tile
  *   edge       armv8.2-a+dotprod+fp16   128     32    64K    256K   4        8 x 8   (Cortex-A76: Raspberry Pi 5)
- *   desktop    armv8.4-a+fp16           128     32    64K    1M     0 (all)  8 x 8   (Neoverse N1 class)
- *   server     armv9-a+i8mm+bf16        128     32    64K    1M     0 (all)  8 x 8   (Neoverse V2: Graviton4, Grace)
+ *   desktop    armv8.4-a+dotprod+fp16   128     32    64K    1M     0 (all)  8 x 8   (Neoverse N1 class)
+ *   server     armv9-a+dotprod+i8mm+bf16 128     32    64K    1M     0 (all)  8 x 8   (Neoverse V2: Graviton4, Grace)
  *
  * The register tile is the accumulator block of the convolution and GEMM
  * micro-kernels (ir/expand/): rows of output pixels by two vectors of
@@ -158,8 +158,9 @@ static void arm_host(int *bits, int *dot4)
 #endif
 }
 
-/* An -march of the table, else a CPU name (-mcpu) or an architecture
- * with its extensions (armv8.2-a+dotprod). */
+/* Dot products of an aarch64 -march outside the CPU table: an
+ * architecture with its extensions (armv8.2-a+dotprod, or +i8mm's usdot);
+ * clang 14 enables neither by the architecture's version alone. */
 static int arm_dot4(const char *m)
 {
 	return (strstr(m, "+dotprod") || strstr(m, "+i8mm")) && !strstr(m, "+nodotprod");
@@ -198,11 +199,6 @@ const Arch *arch_of(const Target *t)
 {
 	DOCC_ASSERT(t->arch >= 0 && t->arch < NARCHS);
 	return &arch_table[t->arch];
-}
-
-int arch_host(void)
-{
-	return HOST_ARCH;
 }
 
 const char *arch_isa_flag(Arena *a, const Target *t)

@@ -108,7 +108,7 @@ DC_BASE static int dc_cpu_check(char *msg, size_t n)
 	}
 	if (!k)
 		return DOCCC_OK;
-	snprintf(msg + k, n - k, "): compile it again for this machine (doccc --march native, or -c edge, or an -march it has)");
+	snprintf(msg + k, n - k, "): compile it again for this CPU (doccc --march with its name, e.g. cortex-a72, or an -march it has, e.g. armv8-a)");
 	return DOCCC_ERR_CPU;
 }
 #else
