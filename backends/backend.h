@@ -148,6 +148,9 @@ typedef struct {
 	const char *outweights;  /* NAME.weights for --external-weights, or NULL */
 	const char *cmdline;     /* options summary for the generated comment */
 	int profile;             /* DOCC_DEBUG=profile: time each top-level node, report at destroy */
+	int hooks;               /* --profile, --values, DOCC_DEBUG=profile or values: the descriptor's node
+	                          * table and set_hook (CPU targets) */
+	int values;              /* --values, DOCC_DEBUG=values: the hook gets each node's values */
 	int static_lib;          /* outlib is a static archive (-o libNAME.a): no doccc_model alias */
 	const char **stepfn;     /* out, or NULL: the function of each top-level step (g->root->kids[i]), whose
 	                          * kernels are STEPFN_kN (--report's gpu_kernels, from the GPU plan) */

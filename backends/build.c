@@ -420,8 +420,11 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	const char *nm = g->name, *wd = a->workdir;
 	const Backend *be = backend_of(t);
 	const Toolchain *tc = backend_toolchain(t);
-	if (a->profile && be->device)
-		diag_warn(NULL, "DOCC_DEBUG=profile times the steps of CPU builds only; ignored for -t %s", t->name);
+	if ((a->profile || a->hooks) && be->device)
+		diag_warn(NULL, "DOCC_DEBUG=%s instruments CPU builds only; ignored for -t %s", a->values ? "values" : "profile",
+		          t->name);
+	if (be->device)
+		a->hooks = a->values = 0;
 	/* The weights first: the source names their sha256. */
 	Blob w = {0};
 	blob_layout(g, &w);

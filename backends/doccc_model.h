@@ -12,7 +12,8 @@
  * knowing its name; `doccc run` and the tests do exactly that. The struct
  * only grows at its end; abi_version says which fields exist (2: the
  * device fields after set_num_threads; 3: march, options, the weights'
- * size and sha256, and the info text; 4: the run-time dims; 5: the state). A loader reads a field only when
+ * size and sha256, and the info text; 4: the run-time dims; 5: the state; 6: the
+ * fused nodes and their hook). A loader reads a field only when
  * abi_version says it is there, so libraries of abi 2 still load.
  *
  * The info text (abi 3) is the same description as one JSON object,
@@ -37,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DOCCC_ABI_VERSION 5
+#define DOCCC_ABI_VERSION 6
 
 #ifdef __cplusplus
 typedef bool doccc_bool;
@@ -96,6 +97,31 @@ typedef struct {
 	const char *name;
 	int64_t min, max;
 } doccc_dim_desc;
+
+/* A value a fused node leaves in memory (abi 6): the output of the torch
+ * node called name, at element strides of the library's layout (a dump
+ * gathers the tensor in torch's order from them). */
+typedef struct {
+	const char *name;
+	int dtype;
+	int rank;
+	const int64_t *shape;
+	const int64_t *strides;
+} doccc_value_desc;
+
+/* A fused node (abi 6): one step of a run, as profiles and traces show it. */
+typedef struct {
+	const char *name;         /* the torch nodes it covers, joined by '+' ("conv2d+relu") */
+	double flops;             /* a contraction's multiply-adds x 2 per run; 0 for other steps */
+	int nvalues;              /* the values it leaves for later steps (a library built with */
+	const doccc_value_desc *values;  /* values: doccc --values), else 0 and NULL */
+} doccc_node_desc;
+
+/* The node hook (abi 6): called on the running thread before (end 0,
+ * values NULL) and after (end 1) every fused node of a run. After it, in a
+ * library built with values, values[k] points at the node's k-th value,
+ * nodes[node].values[k], readable until the hook returns. */
+typedef void (*doccc_node_hook)(void *user, int node, int end, const void *const *values);
 
 typedef struct {
 	int abi_version;
@@ -162,6 +188,14 @@ typedef struct {
 	 * (user_input_mutation): run leaves its new value in the caller's
 	 * buffer, as eager does; NULL when it writes none. */
 	const int *input_written;
+	/* abi_version >= 6: the fused nodes in the order a run runs them, for
+	 * profiles, traces and value dumps (doccc run --profile, --trace,
+	 * --dump-values). A library built without --profile or --values has
+	 * nnodes 0, nodes and set_hook NULL, and costs nothing. set_hook
+	 * installs the hook on one instance (hook NULL: removes it). */
+	int nnodes;
+	const doccc_node_desc *nodes;
+	int (*set_hook)(void *model, doccc_node_hook hook, void *user);
 } doccc_model_desc;
 
 #endif

@@ -962,6 +962,98 @@ void emit_desc_tables(Em *e)
 	emit_dims_desc_tables(e);
 }
 
+/* ---- the node table and hook (--profile, --values) ---------------------------- */
+
+/* Is c a container whose sizes and strides are all constant? */
+static int fixed_layout(const Container *c)
+{
+	int64_t v;
+	for (int d = 0; d < c->rank; d++)
+		if (!ex_isint(c->shape[d], &v) || !ex_isint(c->stride[d], &v))
+			return 0;
+	return !c->offset || (ex_isint(c->offset, &v) && v == 0);
+}
+
+/* The values of top-level node i: the root containers it writes that carry
+ * a torch name and that the caller or a later node sees (outputs, states,
+ * inputs written in place, transients a later node touches), of constant
+ * layout (with run-time dims a value's sizes are not in a table). A
+ * packing buffer or a fused intermediate kept in registers is none. */
+int emit_node_values(Em *e, int i, int *ids, int max)
+{
+	Sdfg *g = e->g;
+	Node *k = g->root->kids[i];
+	unsigned char *set = calloc((size_t)g->ncs + 1, 1), *later = calloc((size_t)g->ncs + 1, 1);
+	DOCC_ASSERT(set && later);
+	emit_touched(g, k, set);
+	for (int j = i + 1; j < g->root->nkids; j++)
+		emit_touched(g, g->root->kids[j], later);
+	int n = 0;
+	for (int c = 0; c < g->ncs && n < max; c++) {
+		Container *ct = &g->cs[c];
+		int seen = ct->kind == CK_OUTPUT || ct->kind == CK_STATE || (ct->kind == CK_INPUT && ct->written) ||
+		           (ct->kind == CK_TRANSIENT && later[c]);
+		if (set[c] && seen && !ct->dead && ct->origin && *ct->origin && fixed_layout(ct) && node_writes(g, k, c))
+			ids[n++] = c;
+	}
+	free(set);
+	free(later);
+	return n;
+}
+
+void emit_hook_type(Em *e)
+{
+	buf_puts(e->b, "typedef struct { doccc_node_hook fn; void *user; } dc_hook_t;\n");
+}
+
+void emit_node_table(Em *e)
+{
+	Sdfg *g = e->g;
+	Buf *b = e->b;
+	int *ids = malloc(sizeof(int) * (size_t)(g->ncs + 1));
+	DOCC_ASSERT(ids);
+	for (int i = 0; i < g->root->nkids; i++) {
+		int n = e->values ? emit_node_values(e, i, ids, g->ncs) : 0;
+		for (int v = 0; v < n; v++) {
+			Container *c = sdfg_c(g, ids[v]);
+			for (int part = 0; part < 2; part++) {
+				buf_printf(b, "static const int64_t dc_n%d_v%d_%s[] = {", i, v, part ? "strides" : "shape");
+				for (int d = 0; d < c->rank; d++) {
+					int64_t x = 0;
+					ex_isint(part ? c->stride[d] : c->shape[d], &x);
+					buf_printf(b, "%s%lld", d ? ", " : "", (long long)x);
+				}
+				buf_printf(b, "%s};\n", c->rank ? "" : "0");
+			}
+		}
+		if (!n)
+			continue;
+		buf_printf(b, "static const doccc_value_desc dc_n%d_values[] = {\n", i);
+		for (int v = 0; v < n; v++) {
+			Container *c = sdfg_c(g, ids[v]);
+			buf_puts(b, "\t{");
+			buf_cstr(b, c->origin);
+			buf_printf(b, ", %s, %d, dc_n%d_v%d_shape, dc_n%d_v%d_strides},\n", emit_dtype_macro(c->dt), c->rank, i, v, i, v);
+		}
+		buf_puts(b, "};\n");
+	}
+	buf_puts(b, "static const doccc_node_desc dc_nodes[] = {\n");
+	for (int i = 0; i < g->root->nkids; i++) {
+		Node *k = g->root->kids[i];
+		int n = e->values ? emit_node_values(e, i, ids, g->ncs) : 0;
+		buf_puts(b, "\t{");
+		buf_cstr(b, k->label && *k->label ? k->label : "?");
+		buf_printf(b, ", %.17g, %d, %s},\n", k->flops, n, n ? arena_printf(g->arena, "dc_n%d_values", i) : "NULL");
+	}
+	if (!g->root->nkids)
+		buf_puts(b, "\t{0, 0, 0, 0},\n");
+	buf_puts(b, "};\n");
+	buf_printf(b, "static int dc_set_hook(void *model, doccc_node_hook fn, void *user)\n{\n\t%s_t *m = model;\n"
+	              "\tif (!m)\n\t\treturn DOCCC_ERR_ARG;\n\tm->hook.fn = fn;\n\tm->hook.user = user;\n\treturn DOCCC_OK;\n}\n\n",
+	           e->nm);
+	free(ids);
+}
+
 void emit_state_api(Em *e)
 {
 	Sdfg *g = e->g;
@@ -1175,10 +1267,14 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 	if (g->nstates)
 		buf_printf(b, "\t%d, dc_states, dc_state_inplace, dc_reset_g, dc_get_state_g, dc_set_state_g, dc_copy_state_g,\n",
 		           g->nstates);
-	else if (written)
+	else if (written || e->hooks)
 		buf_puts(b, "\t0, NULL, NULL, NULL, NULL, NULL, NULL,\n");
 	if (written)
 		buf_puts(b, "\tdc_input_written,\n");
+	else if (e->hooks)
+		buf_puts(b, "\tNULL,\n");
+	if (e->hooks)
+		buf_printf(b, "\t%d, dc_nodes, dc_set_hook,\n", g->root->nkids);
 	buf_puts(b, "};\n");
 	if (!a->static_lib) /* for dlopen; two models link into one static program */
 		buf_printf(b, "extern %sconst doccc_model_desc doccc_model __attribute__((weak, alias(\"%s_desc\")));\n", lang, nm);
@@ -1187,6 +1283,7 @@ void emit_descriptor(Em *e, const BuildArgs *a, const Blob *w, const char *run, 
 void emit_source(Sdfg *g, const Target *t, const Printer *p, const BuildArgs *a, const Blob *w, Buf *out)
 {
 	Em e = {.g = g, .t = t, .p = p, .b = out, .lanes = t->vec_bits / 32, .vecvar = -1, .nm = g->name, .profile = a->profile,
+	        .hooks = a->hooks, .values = a->values,
 	        .stepfn = a->stepfn, .api = "", .as_local = -1};
 	if (e.lanes < 2)
 		e.lanes = 0;

@@ -62,6 +62,8 @@ struct Em {
 	const char *top;    /* label of the top-level child being emitted (fused ops joined by '+') */
 	const char *nm;
 	int profile;
+	int hooks;          /* BuildArgs.hooks: the node table, set_hook and the calls around each step */
+	int values;         /* BuildArgs.values: the calls after a step pass its values */
 	Buf *kern;          /* kernel functions, emitted before forward */
 	int nkern;
 	int wmma;           /* GPU: a kernel uses tensor cores (CUDA wmma) */
@@ -107,6 +109,13 @@ void emit_touched(Sdfg *g, Node *n, unsigned char *set);
 const char *emit_step(Em *e, Node *k, const unsigned char *set);
 void emit_replace_all(Buf *out, const char *s, const char *from, const char *to);
 void emit_desc_tables(Em *e);
+/* --values: the values top-level node i leaves (emit.c says which), at
+ * most max container ids; their count. emit_node_table: the descriptor's
+ * node table dc_nodes and dc_set_hook (model type NAME_t with a member
+ * hook of type dc_hook_t, which emit_hook_type prints). */
+int emit_node_values(Em *e, int i, int *ids, int max);
+void emit_hook_type(Em *e);
+void emit_node_table(Em *e);
 /* The state API (NAME_reset, NAME_get_state, NAME_set_state,
  * NAME_copy_state) and its descriptor tables, printed where the instance's
  * struct (fields st, w, msg) and the printer's

@@ -609,6 +609,39 @@ static void emit_helpers(Em *e)
 }
 
 
+/* The hook's call after top-level step i: with --values, the pointers
+ * of its values (emit_node_values), as the step's call passes them. */
+static void emit_hook_after(Em *e, int i, int *ids)
+{
+	Sdfg *g = e->g;
+	int n = e->values ? emit_node_values(e, i, ids, g->ncs) : 0;
+	if (!n) {
+		emit_line(e, "if (dc_hk->fn) dc_hk->fn(dc_hk->user, %d, 1, NULL);", i);
+		return;
+	}
+	Buf v = {0};
+	for (int k = 0; k < n; k++) {
+		Container *c = sdfg_c(g, ids[k]);
+		switch (c->kind) {
+		case CK_STATE: buf_printf(&v, "dc_st + %lld", (long long)c->sofs); break;
+		case CK_INPUT: buf_printf(&v, "dc_in[%d]", c->io); break;
+		case CK_OUTPUT: buf_printf(&v, "dc_out[%d]", c->io); break;
+		default: /* CK_TRANSIENT */
+			if (c->aofs == -2)
+				buf_printf(&v, "dc_ws + dc_ofs[%d]", c->aslot);
+			else
+				buf_printf(&v, "dc_ws + %lld", (long long)c->aofs);
+			break;
+		}
+		buf_puts(&v, k + 1 < n ? ", " : "");
+	}
+	emit_line(e, "if (dc_hk->fn) {");
+	emit_line(e, "\tconst void *const dc_v[] = {%s};", v.s);
+	emit_line(e, "\tdc_hk->fn(dc_hk->user, %d, 1, dc_v);", i);
+	emit_line(e, "}");
+	buf_free(&v);
+}
+
 static void emit_forward(Em *e)
 {
 	Sdfg *g = e->g;
@@ -616,10 +649,11 @@ static void emit_forward(Em *e)
 	e->checks = emit_has_check(g->root);
 	emit_line(e, "static int %s_forward(const unsigned char *dc_W, unsigned char *dc_ws,%s int dc_nth,", e->nm,
 	          g->nstates ? " unsigned char *dc_st," : "");
+	const char *hk = e->hooks ? ", const dc_hook_t *dc_hk" : "";
 	if (g->ndims)
-		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof, const int64_t *dc_dims, const int64_t *dc_ofs)");
+		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof, const int64_t *dc_dims, const int64_t *dc_ofs%s)", hk);
 	else
-		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof)");
+		emit_line(e, "\tconst void *const *dc_in, void *const *dc_out, double *dc_prof%s)", hk);
 	emit_line(e, "{");
 	e->ind++;
 	emit_line(e, "(void)dc_W; (void)dc_ws; (void)dc_nth; (void)dc_in; (void)dc_out; (void)dc_prof;");
@@ -632,6 +666,7 @@ static void emit_forward(Em *e)
 	if (e->profile)
 		emit_line(e, "struct timespec dc_t0, dc_t1;");
 	unsigned char *set = arena_alloc(g->arena, (size_t)g->ncs + 1);
+	int *ids = arena_alloc(g->arena, sizeof(int) * (size_t)(g->ncs + 1));
 	for (int i = 0; i < g->root->nkids; i++) {
 		Node *k = g->root->kids[i];
 		memset(set, 0, (size_t)g->ncs + 1);
@@ -639,11 +674,15 @@ static void emit_forward(Em *e)
 		emit_line(e, "{ /* %s */", emit_comment(e->g->arena, k->label && *k->label ? k->label : "?"));
 		e->top = k->label;
 		e->ind++;
+		if (e->hooks)
+			emit_line(e, "if (dc_hk->fn) dc_hk->fn(dc_hk->user, %d, 0, NULL);", i);
 		if (e->profile)
 			emit_line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t0);");
 		emit_step(e, k, set);
 		if (e->profile)
 			emit_line(e, "clock_gettime(CLOCK_MONOTONIC, &dc_t1); dc_prof[%d] += (dc_t1.tv_sec - dc_t0.tv_sec) + 1e-9 * (dc_t1.tv_nsec - dc_t0.tv_nsec);", i);
+		if (e->hooks)
+			emit_hook_after(e, i, ids);
 		e->ind--;
 		emit_line(e, "}");
 	}
@@ -724,6 +763,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	Buf kern = {0}, fwd = {0};
 	e.kern = &kern;
 	e.b = &fwd;
+	if (e.hooks)
+		emit_hook_type(&e);
 	emit_forward(&e);
 	e.b = b;
 	if (kern.len)
@@ -740,6 +781,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		           g->ndims, g->nws + 1, g->ninputs + 1, g->noutputs + 1);
 	if (g->nstates)
 		buf_puts(b, "\tunsigned char *st;\n");
+	if (e.hooks)
+		buf_puts(b, "\tdc_hook_t hook;\n");
 	buf_puts(b, "};\n\n");
 	if (t->fallback)
 		cpu_reject_device(&e);
@@ -832,7 +875,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 	buf_printf(b, "%s};\n", g->noutputs ? "" : "0");
 	if (t->fallback)
 		buf_puts(b, "\tif (dc_reject_device(model, ins, outs))\n\t\treturn DOCCC_ERR_DEVICE;\n");
-	const char *dimargs = g->ndims ? ", model->dims, model->ofs" : "";
+	const char *dimargs = g->ndims ? e.hooks ? ", model->dims, model->ofs, &model->hook" : ", model->dims, model->ofs"
+	                      : e.hooks ? ", &model->hook" : "";
 	if (g->ndims)
 		buf_puts(b, "\tif (!model->dims_set)\n\t\treturn dc_unset(model);\n");
 	buf_printf(b, "\tmodel->runs++;\n\treturn %s%s_forward(model->w, model->ws,%s model->nth, ins, outs, model->prof%s)%s;\n}\n\n",
@@ -850,8 +894,9 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_puts(b, "\tif (dc_reject_device(m, ins, outs))\n\t\treturn DOCCC_ERR_DEVICE;\n");
 	if (g->ndims)
 		buf_puts(b, "\tif (!m->dims_set)\n\t\treturn dc_unset(m);\n");
-	buf_printf(b, "\tm->runs++;\n\treturn %s%s_forward(m->w, m->ws,%s m->nth, ins, outs, m->prof%s)%s;\n}\n\n", g->nmsgs ? "dc_status(m, " : "",
-	           nm, g->nstates ? " m->st," : "", g->ndims ? ", m->dims, m->ofs" : "", g->nmsgs ? ")" : "");
+	buf_printf(b, "\tm->runs++;\n\treturn %s%s_forward(m->w, m->ws,%s m->nth, ins, outs, m->prof%s%s)%s;\n}\n\n", g->nmsgs ? "dc_status(m, " : "",
+	           nm, g->nstates ? " m->st," : "", g->ndims ? ", m->dims, m->ofs" : "", e.hooks ? ", &m->hook" : "",
+	           g->nmsgs ? ")" : "");
 	/* destroy, strerror, threads, workspace */
 	buf_printf(b, "void %s_destroy(%s_t *model)\n{\n\tif (!model)\n\t\treturn;\n", nm, nm);
 	if (e.profile)
@@ -871,6 +916,8 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_puts(b, "\treturn n == 1 ? DOCCC_OK : DOCCC_ERR_THREADS;\n}\n\n");
 	buf_printf(b, "size_t %s_workspace_size(void)\n{\n\treturn DC_WORKSPACE_SIZE;\n}\n\n", nm);
 	emit_desc_tables(&e);
+	if (e.hooks)
+		emit_node_table(&e);
 	buf_printf(b, "\nstatic int dc_create(void **m, const char *p) { return %s_create_from((%s_t **)m, p); }\n", nm, nm);
 	buf_printf(b, "static void dc_destroy(void *m) { %s_destroy(m); }\n", nm);
 	buf_printf(b, "static int dc_threads(void *m, int n) { return %s_set_num_threads(m, n); }\n", nm);

@@ -33,7 +33,7 @@ static const char *const ctypes[NDTYPES] = {
 static const char desc_block[] =
 	"#ifndef DOCCC_MODEL_DESC_H\n"
 	"#define DOCCC_MODEL_DESC_H\n"
-	"#define DOCCC_ABI_VERSION 5\n"
+	"#define DOCCC_ABI_VERSION 6\n"
 	"#ifdef __cplusplus\ntypedef bool doccc_bool;\n#else\ntypedef _Bool doccc_bool;\n#endif\n"
 	"enum {\n\tDOCCC_F32 = 0, DOCCC_F64 = 1, DOCCC_F16 = 2, DOCCC_BF16 = 3,\n"
 	"\tDOCCC_I64 = 4, DOCCC_I32 = 5, DOCCC_I16 = 6, DOCCC_I8 = 7,\n\tDOCCC_U8 = 8, DOCCC_BOOL = 9\n};\n"
@@ -43,6 +43,9 @@ static const char desc_block[] =
 	"typedef void (*doccc_log_fn)(void *user, int level, const char *msg);\n"
 	"typedef struct {\n\tconst char *name;\n\tint dtype;\n\tint rank;\n\tconst int64_t *shape;\n\tint64_t numel;\n\tsize_t nbytes;\n} doccc_tensor_desc;\n"
 	"typedef struct {\n\tconst char *name;\n\tint64_t min, max;\n} doccc_dim_desc;\n"
+	"typedef struct {\n\tconst char *name;\n\tint dtype;\n\tint rank;\n\tconst int64_t *shape;\n\tconst int64_t *strides;\n} doccc_value_desc;\n"
+	"typedef struct {\n\tconst char *name;\n\tdouble flops;\n\tint nvalues;\n\tconst doccc_value_desc *values;\n} doccc_node_desc;\n"
+	"typedef void (*doccc_node_hook)(void *user, int node, int end, const void *const *values);\n"
 	"typedef struct {\n\tint abi_version;\n\tconst char *name;\n\tconst char *target;\n\tconst char *category;\n"
 	"\tconst char *doccc_version;\n\tconst char *input_hash;\n\tint ninputs, noutputs;\n"
 	"\tconst doccc_tensor_desc *inputs;\n\tconst doccc_tensor_desc *outputs;\n\tsize_t workspace_size;\n"
@@ -64,6 +67,7 @@ static const char desc_block[] =
 	"\tint (*get_state)(const void *model, int state, void *dst, size_t nbytes);\n"
 	"\tint (*set_state)(void *model, int state, const void *src, size_t nbytes);\n"
 	"\tint (*copy_state)(void *dst_model, const void *src_model);\n\tconst int *input_written;\n"
+	"\tint nnodes;\n\tconst doccc_node_desc *nodes;\n\tint (*set_hook)(void *model, doccc_node_hook hook, void *user);\n"
 	"} doccc_model_desc;\n"
 	"#endif\n";
 

@@ -8,6 +8,7 @@
 #define DOCCC_CMD_H
 
 #include "../backends/backend.h"
+#include "../backends/doccc_model.h"
 #include "../ir/ir.h"
 
 enum {
@@ -57,6 +58,38 @@ int cmd_opt(Arena *a, int argc, char **argv);
  * --expect, 1 also when an output of any step is outside the tolerance of
  * its reference. */
 int cmd_run(int argc, char **argv);
+
+/* An array against its reference, as doccc run --expect and doccc compare
+ * compare them (run.c): |got - ref| <= atol + rtol*|ref| element by
+ * element (integers and bool exactly, NaN only against NaN). cmp_family:
+ * the kind a .npy descr compares as, 0 float ("<u2", bfloat16's bits,
+ * too), 1 integer, 2 bool; arrays of two kinds do not compare. cmp_put:
+ * the comparison as the report prints it (json 0: text; 1: JSON members);
+ * t gives the shape and element count, gd got's descr. cmp_put_num: a
+ * number as the reports print it. */
+typedef struct {
+	double max_abs;   /* over the elements where neither value is NaN */
+	double max_rel;   /* |got - ref| / |ref| over those where ref != 0 too */
+	int64_t nbad;     /* elements outside the tolerance */
+	int64_t worst;    /* flat index of the worst element; -1 when empty */
+} Cmp;
+int cmp_family(const char *descr);
+void cmp_arrays(const char *gd, const void *got, const char *rd, const void *ref, int64_t n, double rtol, double atol,
+                Cmp *c);
+void cmp_put(Buf *b, const doccc_tensor_desc *t, const Cmp *c, const char *gd, const void *got, const Npy *ref, int json);
+void cmp_put_num(Buf *b, double v, int digits, int json);
+/* The file a dump keeps a value called name in: its letters, digits, '_',
+ * '-' and '.', anything else as '_', no leading '.', at most 200 bytes,
+ * then ".npy" (python -m doccc.reference names its files by the same rule). */
+void cmp_value_file(Buf *b, const char *name);
+
+/* doccc compare GOT_DIR REF_DIR [--rtol R] [--atol A] [--json] (compare.c):
+ * the values doccc run --dump-values wrote against a reference dump
+ * (python -m doccc.reference), node by node in run order; names the first
+ * value outside the tolerance. argv[0] is "compare". Exit 0 when every
+ * value compared is within it, 1 when one is not or on bad input, 2 for
+ * usage. */
+int cmd_compare(int argc, char **argv);
 
 /* doccc inspect FILE [--json] (inspect.c): what a doccc library, static
  * archive or weights file is, read from the file without loading it. argv[0]

@@ -34,6 +34,7 @@
 static const char usage_text[] =
 	"usage: doccc MODEL.pt2|MODEL.json [options]\n"
 	"       doccc run LIB.so -i IN.npy... -o OUT.npy... [--repeat N] [--threads N]\n"
+	"       doccc compare GOT_DIR REF_DIR [--rtol R] [--atol A] [--json]\n"
 	"       doccc check MODEL.pt2|MODEL.json [-t T] [-c C] [--json]\n"
 	"       doccc inspect LIB.so|libNAME.a|NAME.weights [--json]\n"
 	"       doccc opt SDFG.json [--pass NAME]... [-t T] [-c C] [-o OUT.json]\n"
@@ -72,6 +73,10 @@ static const char usage_text[] =
 	"  -j, --jobs N          doccc tune: compile N candidates at once (default: the cores)\n"
 	"      --retune          doccc tune: time again the steps the database holds\n"
 	"      --emit-source     also write NAME.c\n"
+	"      --profile         CPU targets: a library whose runs call a hook around every fused\n"
+	"                        node (doccc run --profile, --trace)\n"
+	"      --values          CPU targets: as --profile, and the hook sees each node's values\n"
+	"                        (doccc run --dump-values, doccc compare)\n"
 	"      --external-weights  write NAME.weights; create() maps it (the default for\n"
 	"                        weights over 1 GiB)\n"
 	"      --embed-weights   weights in the library, whatever their size\n"
@@ -206,6 +211,7 @@ static int debug_has(const char *key)
 typedef struct {
 	const char *input, *out, *name, *weights, *dumpdir, *report;
 	int emit_source, external, embed, simulate, check, json;
+	int profile, values;  /* --profile, --values: the node table and hook (doccc run --trace, --dump-values) */
 	TargetArgs ta;       /* -t, -c, --march, --options, --pass-opt, ... */
 	const char *shapes[64], *dims[64], *maxdims[64];
 	int nshapes, ndims, nmaxdims;
@@ -258,6 +264,10 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 			c->embed = 1;
 		} else if (!strcmp(s, "--simulate")) {
 			c->simulate = 1;
+		} else if (!strcmp(s, "--profile")) {
+			c->profile = 1;
+		} else if (!strcmp(s, "--values")) {
+			c->values = 1;
 		} else if (!strcmp(s, "--check")) {
 			c->check = 1;
 		} else if (!strcmp(s, "--json")) {
@@ -398,6 +408,9 @@ static int configure(Arena *a, const Cli *c, Options *o, Target *tg)
 	int rc = targs_apply(a, &c->ta, o, tg);
 	if (rc >= 0)
 		return rc;
+	if ((c->profile || c->values) && TARGET_IS_GPU(tg))
+		return usage_error("%s instruments the CPU targets' libraries (none, sequential, openmp); a GPU "
+		                   "library has no node hook yet", c->values ? "--values" : "--profile");
 	if (c->simulate && !TARGET_IS_GPU(tg))
 		return usage_error("--simulate is for the GPU targets (cuda, rocm), not '%s'", tg->name);
 	tg->simulate = c->simulate;
@@ -462,15 +475,18 @@ static int plan_outputs(Arena *a, Cli *c, const Options *o, const Target *tg, co
 		return EXIT_INPUT;
 	ba->outlib = lib;
 	ba->profile = debug_has("profile");
+	ba->hooks = c->profile || c->values || ba->profile || debug_has("values");
+	ba->values = c->values || debug_has("values");
 	ba->outhdr = arena_printf(a, "%s/%s.h", c->dir, c->nm);
 	ba->outsrc = c->emit_source ? arena_printf(a, "%s/%s%s", c->dir, c->nm, backend_of(tg)->ext) : NULL;
 	if (!c->external && !c->embed && embed_too_large(c, reads))
 		c->external = 1;
 	ba->outweights = c->external ? arena_printf(a, "%s/%s.weights", c->dir, c->nm) : NULL;
 	const char *march = o->march ? o->march : tg->march_env ? tg->march : NULL;
-	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s%s%s", tg->name, tg->category, march ? " march=" : "",
+	ba->cmdline = arena_printf(a, "target=%s category=%s%s%s%s%s%s%s%s%s", tg->name, tg->category, march ? " march=" : "",
 	                           march ? march : "", tg->triple ? " triple=" : "", tg->triple ? tg->triple : "",
-	                           c->simulate ? " simulate" : "", c->ta.npopts ? " " : "", c->ta.npopts ? c->cmdline->s : "");
+	                           c->simulate ? " simulate" : "", !ba->hooks ? "" : ba->values ? " values" : " profile",
+	                           c->ta.npopts ? " " : "", c->ta.npopts ? c->cmdline->s : "");
 	return -1;
 }
 
@@ -650,6 +666,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "compare"))
+		return cmd_compare(argc - 1, argv + 1);
 	Arena *a = arena_new();
 	Buf cmdline = {0};
 	int rc;

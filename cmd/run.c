@@ -79,6 +79,8 @@
 static const char usage_text[] =
 	"usage: doccc run LIB.so -i IN.npy... -o OUT.npy... [--repeat N] [--warmup N]\n"
 	"                 [--threads N] [--weights FILE] [--device] [-q]\n"
+	"       doccc run LIB.so -i IN.npy... --repeat N [--json] [--profile] [--trace FILE]\n"
+	"                 [--threads N] [--weights FILE] [--device] [-q]\n"
 	"       doccc run LIB.so -i IN.npy... [-o OUT.npy...] --expect REF.npy...\n"
 	"                 [--rtol R] [--atol A] [--json] [options above]\n"
 	"       doccc run LIB.so STEP [--step STEP]... [options above]\n"
@@ -94,9 +96,11 @@ static const char usage_text[] =
 	"                   options apply to every step\n"
 	"  --rtol R         relative tolerance of --expect (default 1e-4)\n"
 	"  --atol A         absolute tolerance of --expect (default 1e-5)\n"
-	"  --json           print the --expect report as one JSON object\n"
-	"  --repeat N       time N runs and print median and minimum latency (with\n"
-	"                   --step: N runs of the whole sequence, and each step's time)\n"
+	"  --json           print the report of --expect and --repeat as one JSON object\n"
+	"                   (times in ms)\n"
+	"  --repeat N       time N runs and print the median, minimum and 90th percentile\n"
+	"                   latency (with --step: N runs of the whole sequence, and each\n"
+	"                   step's time); -o is then optional\n"
 	"  --warmup N       untimed runs before the timed ones (default 1 with --repeat)\n"
 	"  --threads N      number of threads (openmp builds)\n"
 	"  --weights FILE   weights file of a library built with --external-weights\n"
@@ -152,23 +156,18 @@ typedef struct {
 	int nexpect;
 	double rtol, atol;
 	int rtol_given, atol_given;
-	int json;          /* --json: the --expect report as JSON */
+	int json;          /* --json: the --expect and --repeat report as JSON */
+	int profile;       /* --profile: each fused node's time, sorted */
+	const char *trace; /* --trace FILE: a Chrome trace of the nodes */
+	const char *dumpdir; /* --dump-values DIR: every node's values as .npy */
 	StepArgs *steps;   /* at least one */
 	int nsteps;
 } RunArgs;
 
 /* Latency of the timed runs (--repeat), in ms. */
 typedef struct {
-	double median, min;
+	double median, min, p90;
 } Latency;
-
-/* One output against its reference. */
-typedef struct {
-	double max_abs;   /* over the elements where neither value is NaN */
-	double max_rel;   /* |got - ref| / |ref| over those where ref != 0 too */
-	int64_t nbad;     /* elements outside the tolerance */
-	int64_t worst;    /* flat index of the worst element; -1 when empty */
-} Cmp;
 
 /* A step as it runs: its files, the descriptor at its dims, its buffers.
  * Every array has an entry per input or output of the library (d). */
@@ -186,7 +185,34 @@ typedef struct {
 	Cmp *cmp;                      /* --expect: the comparisons */
 	double *ms;                    /* --repeat: the step's time in each timed run */
 	Latency lat;
+	char *dumpdir;                 /* --dump-values: where the step's values go */
 } Step;
+
+/* The node hook's state (abi 6; --profile, --trace, --dump-values): the
+ * library calls on_node around every fused node of a run. The runs it
+ * records are the timed ones (or the one run without --repeat); the
+ * values it dumps are those of the first run of each step. */
+typedef struct {
+	const doccc_model_desc *d;
+	const RunArgs *a;
+	int record, dump;    /* this run: record its times; dump its values */
+	int run, step;       /* which run of the sequence, which step */
+	double t0;           /* the running node's start (ms) */
+	double *sum;         /* each node's time over the recorded runs (ms) */
+	long nruns;          /* runs of the library recorded */
+	Buf trace;           /* --trace: the events so far, each after a comma but the first */
+	long nevents;
+	double origin;       /* --trace: the first run's start (ms) */
+	const char *dir;     /* --dump-values: this step's directory */
+	Buf index;           /* its values.json's nodes so far */
+	char **files;        /* every file written, removed on a failure */
+	int nfiles, capfiles;
+	int failed;          /* a value could not be written (reported) */
+} Hook;
+
+/* At most this many trace events: a long --repeat gives a trace of the
+ * first runs, not a file no viewer opens. */
+enum { TRACE_MAX_EVENTS = 1000000 };
 
 /* The defaults of --rtol and --atol: the test suite's tolerance against
  * eager PyTorch (RTOL and ATOL in test/conftest.py). */
@@ -196,6 +222,7 @@ typedef struct {
 /* The options that take a value. */
 static const char *const value_flags[] = {
 	"-i", "-o", "--expect", "--repeat", "--warmup", "--threads", "--weights", "--rtol", "--atol",
+	"--trace", "--dump-values",
 };
 
 static int usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
@@ -293,6 +320,10 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 			a->json = 1;
 			continue;
 		}
+		if (!strcmp(arg, "--profile")) {
+			a->profile = 1;
+			continue;
+		}
 		if (!strcmp(arg, "--step")) {
 			if (step_empty(st) && (a->nsteps > 1 || marked))
 				return usage_error("step %d is empty: give its -i, -o or --expect after --step", a->nsteps);
@@ -338,6 +369,10 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 			st->nexpect++;
 		} else if (!strcmp(flag, "--weights")) {
 			a->weights = val;
+		} else if (!strcmp(flag, "--trace") || !strcmp(flag, "--dump-values")) {
+			if (!*val)
+				return usage_error("%s needs a file name", flag);
+			*(flag[2] == 't' ? &a->trace : &a->dumpdir) = val;
 		} else if (!strcmp(flag, "--rtol") || !strcmp(flag, "--atol")) {
 			double v = parse_tol(val);
 			if (v < 0)
@@ -364,11 +399,13 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 		return usage_error("no library given");
 	if (step_empty(&a->steps[a->nsteps - 1]) && (a->nsteps > 1 || marked))
 		return usage_error("step %d is empty: give its -i, -o or --expect after --step", a->nsteps);
-	if (!a->nexpect && (a->json || a->rtol_given || a->atol_given))
+	if (!a->nexpect && (a->rtol_given || a->atol_given))
 		return usage_error("%s is for comparing the outputs with references: give --expect REF.npy",
-		                   a->json ? "--json" : a->rtol_given ? "--rtol" : "--atol");
-	if (a->warmup < 0)
-		a->warmup = a->repeat > 0 ? 1 : 0;
+		                   a->rtol_given ? "--rtol" : "--atol");
+	if (a->json && !a->nexpect && !a->repeat && !a->profile)
+		return usage_error("--json prints the report of --expect, --repeat or --profile: give one");
+	if (a->warmup < 0) /* the values come from the first run, which a dump makes slow: not timed */
+		a->warmup = a->repeat > 0 || (a->dumpdir && (a->profile || a->trace)) ? 1 : 0;
 	return EXIT_OK;
 }
 
@@ -660,11 +697,337 @@ static int to_device(const doccc_model_desc *d, void **in, void **dev)
 	return 0;
 }
 
-/* The median and minimum of n times (sorted in place). */
+/* The median, minimum and 90th percentile of n times (sorted in place;
+ * the percentile is the nearest rank's: the time that 90% of the runs
+ * took at most). */
 static Latency latency(double *ms, int n)
 {
 	qsort(ms, (size_t)n, sizeof *ms, cmp_double);
-	return (Latency){n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2, ms[0]};
+	int r90 = (9 * n + 9) / 10;   /* ceil(0.9 n), 1-based */
+	return (Latency){n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2, ms[0], ms[(r90 < 1 ? 1 : r90) - 1]};
+}
+
+/* A time of ms milliseconds in the unit that fits it, three significant
+ * digits: "812 ns", "12.3 us" (µs), "1.25 ms", "2.50 s". */
+static const char *fmt_time(double ms, char *s, size_t n)
+{
+	static const struct {
+		double scale;
+		const char *unit;
+	} units[] = {{1e6, "ns"}, {1e3, "\u00b5s"}, {1, "ms"}, {1e-3, "s"}};
+	int u = ms < 1e-3 ? 0 : ms < 1 ? 1 : ms < 1e3 ? 2 : 3;
+	double v = ms * units[u].scale;
+	snprintf(s, n, "%.*f %s", v < 9.995 ? 2 : v < 99.95 ? 1 : 0, v, units[u].unit);
+	return s;
+}
+
+/* "median 12.3 µs, min 11.9 µs, p90 13.0 µs" */
+static void print_latency(const char *prefix, const Latency *l)
+{
+	char a[32], b[32], c[32];
+	printf("%slatency: median %s, min %s, p90 %s", prefix, fmt_time(l->median, a, sizeof a),
+	       fmt_time(l->min, b, sizeof b), fmt_time(l->p90, c, sizeof c));
+}
+
+/* ---- the node hook: --profile, --trace, --dump-values -------------------------- */
+
+/* A trace event: name, over [t0, t1) ms, args the JSON members of its
+ * "args" (or ""). */
+static void trace_event(Hook *h, const char *name, const char *cat, double t0, double t1, const char *args)
+{
+	if (!h->a->trace || h->nevents >= TRACE_MAX_EVENTS)
+		return;
+	buf_puts(&h->trace, h->nevents++ ? ",\n{\"name\": " : "{\"name\": ");
+	buf_quote(&h->trace, name);
+	buf_printf(&h->trace, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": %.3f, \"dur\": %.3f, "
+	           "\"args\": {%s}}", cat, 1e3 * (t0 - h->origin), 1e3 * (t1 - t0), args);
+}
+
+void cmp_value_file(Buf *b, const char *name)
+{
+	size_t n = 0;
+	for (const char *p = name; *p && n < 200; p++, n++) {
+		int c = (unsigned char)*p;
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+		         (c == '.' && n);
+		buf_putc(b, ok ? (char)c : '_');
+	}
+	if (!n)
+		buf_puts(b, "value");
+	buf_puts(b, ".npy");
+}
+
+static int add_file(Hook *h, const char *path)
+{
+	if (h->nfiles == h->capfiles) {
+		int cap = h->capfiles ? 2 * h->capfiles : 64;
+		char **f = realloc(h->files, (size_t)cap * sizeof *f);
+		if (!f)
+			return -1;
+		h->files = f, h->capfiles = cap;
+	}
+	return (h->files[h->nfiles++] = strdup(path)) ? 0 : -1;
+}
+
+/* Has this step's dump already a file of this name? (Two nodes may leave
+ * a value of the same torch name: a state both update.) */
+static int file_taken(const Hook *h, const char *path)
+{
+	for (int i = 0; i < h->nfiles; i++)
+		if (!strcmp(h->files[i], path))
+			return 1;
+	return 0;
+}
+
+/* Writes the values of node i in torch's order (gathered through their
+ * strides), and their entry of values.json. */
+static void dump_values(Hook *h, int i, const void *const *values)
+{
+	const doccc_node_desc *nd = &h->d->nodes[i];
+	buf_printf(&h->index, "%s\n  {\"node\": %d, \"name\": ", h->index.len ? "," : "", i);
+	buf_quote(&h->index, nd->name ? nd->name : "?");
+	buf_puts(&h->index, ", \"values\": [");
+	for (int k = 0; k < nd->nvalues && !h->failed; k++) {
+		const doccc_value_desc *v = &nd->values[k];
+		if (v->dtype < 0 || v->dtype >= (int)COUNTOF(dtypes) || !dtypes[v->dtype].name || v->rank < 0 ||
+		    v->rank > MAX_RANK) {
+			diag_error(h->a->lib, "node %d: value %d has a dtype or rank this doccc does not know", i, k);
+			h->failed = 1;
+			break;
+		}
+		size_t es = dtypes[v->dtype].size;
+		int64_t numel = 1, idx[MAX_RANK] = {0};
+		for (int r = 0; r < v->rank; r++)
+			numel *= v->shape[r];
+		unsigned char *buf = malloc((size_t)numel * es + 1);
+		Buf name = {0}, path = {0};
+		if (!buf) {
+			diag_error(h->a->lib, "out of memory for the values of node %d", i);
+			h->failed = 1;
+			break;
+		}
+		for (int64_t e = 0; e < numel; e++) {
+			int64_t off = 0;
+			for (int r = 0; r < v->rank; r++)
+				off += idx[r] * v->strides[r];
+			memcpy(buf + (size_t)e * es, (const unsigned char *)values[k] + off * (int64_t)es, es);
+			for (int r = v->rank - 1; r >= 0 && ++idx[r] == v->shape[r]; r--)
+				idx[r] = 0;
+		}
+		cmp_value_file(&name, v->name ? v->name : "");
+		buf_printf(&path, "%s/%s", h->dir, name.s);
+		for (int n = 2; file_taken(h, path.s); n++) { /* relu.npy, relu~2.npy */
+			buf_free(&path);
+			buf_printf(&path, "%s/%.*s~%d.npy", h->dir, (int)name.len - 4, name.s, n);
+		}
+		if (npy_write(path.s, dtypes[v->dtype].descr, v->rank, v->shape, buf) != 0 || add_file(h, path.s) != 0)
+			h->failed = 1;
+		buf_puts(&h->index, k ? ", {\"name\": " : "{\"name\": ");
+		buf_quote(&h->index, v->name ? v->name : "");
+		buf_puts(&h->index, ", \"file\": ");
+		buf_quote(&h->index, path_base(path.s));
+		buf_printf(&h->index, ", \"dtype\": \"%s\", \"shape\": ", dtypes[v->dtype].name);
+		put_shape(&h->index, v->rank, v->shape);
+		buf_putc(&h->index, '}');
+		buf_free(&name);
+		buf_free(&path);
+		free(buf);
+	}
+	buf_puts(&h->index, "]}");
+}
+
+static void on_node(void *user, int node, int end, const void *const *values)
+{
+	Hook *h = user;
+	double t = now_ms();
+	if (!end) {
+		h->t0 = t;
+		return;
+	}
+	if (node < 0 || node >= h->d->nnodes)
+		return;
+	if (h->record) {
+		h->sum[node] += t - h->t0;
+		if (h->a->trace) {
+			char args[160];
+			const doccc_node_desc *nd = &h->d->nodes[node];
+			int n = snprintf(args, sizeof args, "\"node\": %d, \"run\": %d", node, h->run + 1);
+			if (h->a->nsteps > 1)
+				n += snprintf(args + n, sizeof args - (size_t)n, ", \"step\": %d", h->step + 1);
+			if (nd->flops > 0 && t > h->t0)
+				snprintf(args + n, sizeof args - (size_t)n, ", \"gflops\": %.2f", nd->flops / (t - h->t0) * 1e-6);
+			trace_event(h, nd->name ? nd->name : "?", "node", h->t0, t, args);
+		}
+	}
+	if (h->dump && values && !h->failed)
+		dump_values(h, node, values);
+}
+
+/* The directory of step s's values: DIR, or DIR/stepN with several steps. */
+static char *step_dir(const RunArgs *a, int s)
+{
+	Buf b = {0};
+	buf_puts(&b, a->dumpdir);
+	if (a->nsteps > 1)
+		buf_printf(&b, "/step%d", s + 1);
+	return b.s;
+}
+
+/* Ends step s's dump: its values.json. */
+static int end_dump(Hook *h, int s)
+{
+	Buf b = {0}, path = {0};
+	buf_puts(&b, "{\"doccc_values\": 1, \"library\": ");
+	buf_quote(&b, h->a->lib);
+	buf_printf(&b, ", \"step\": %d, \"nodes\": [%s\n]}\n", s + 1, h->index.s ? h->index.s : "");
+	buf_printf(&path, "%s/values.json", h->dir);
+	int rc = file_write(path.s, b.s, b.len);
+	if (rc == 0 && add_file(h, path.s) != 0)
+		rc = -1;
+	buf_free(&b);
+	buf_free(&path);
+	buf_free(&h->index);
+	return rc;
+}
+
+/* The library's hook, if a flag asks for it: a library built without
+ * --profile or --values has none (and without --values, no values). */
+static int hook_begin(Hook *h, const char *lib, const doccc_model_desc *d, void *model, const RunArgs *a)
+{
+	memset(h, 0, sizeof *h);
+	h->d = d;
+	h->a = a;
+	if (!a->profile && !a->trace && !a->dumpdir)
+		return 0;
+	const char *flag = a->dumpdir ? "--dump-values" : a->trace ? "--trace" : "--profile";
+	if (d->abi_version < 6 || d->nnodes <= 0 || !d->nodes || !d->set_hook) {
+		diag_error(lib, "%s needs a library built with --profile%s: this one has no node hook (doccc MODEL.pt2 "
+		           "%s ...)", flag, a->dumpdir ? " or --values" : "", a->dumpdir ? "--values" : "--profile");
+		return -1;
+	}
+	int any = 0;
+	for (int i = 0; i < d->nnodes; i++)
+		any |= d->nodes[i].nvalues > 0;
+	if (a->dumpdir && !any) {
+		diag_error(lib, "--dump-values needs a library built with --values (doccc MODEL.pt2 --values ...): this one "
+		           "was built with --profile, or its values have sizes known only at run time");
+		return -1;
+	}
+	h->sum = calloc((size_t)d->nnodes, sizeof *h->sum);
+	if (!h->sum) {
+		diag_error(lib, "out of memory");
+		return -1;
+	}
+	int st = d->set_hook(model, on_node, h);
+	if (st) {
+		diag_error(lib, "cannot set the node hook: status %d", st);
+		return -1;
+	}
+	return 0;
+}
+
+/* Removes a failed dump's files (the directories it made stay, empty). */
+static void hook_end(Hook *h, int failed)
+{
+	for (int i = 0; i < h->nfiles; i++) {
+		if (failed)
+			unlink(h->files[i]);
+		free(h->files[i]);
+	}
+	free(h->files);
+	free(h->sum);
+	buf_free(&h->trace);
+	buf_free(&h->index);
+}
+
+/* The nodes by time, longest first. */
+static const Hook *sort_hook;
+static int by_time(const void *x, const void *y)
+{
+	double a = sort_hook->sum[*(const int *)x], b = sort_hook->sum[*(const int *)y];
+	return a < b ? 1 : a > b ? -1 : *(const int *)x - *(const int *)y;
+}
+
+static int *nodes_by_time(const Hook *h)
+{
+	int *order = malloc((size_t)h->d->nnodes * sizeof *order);
+	if (!order)
+		return NULL;
+	for (int i = 0; i < h->d->nnodes; i++)
+		order[i] = i;
+	sort_hook = h;
+	qsort(order, (size_t)h->d->nnodes, sizeof *order, by_time);
+	return order;
+}
+
+/* --profile: each node's time per run of the library, its share of the
+ * nodes' total and, for a contraction, GFLOP/s; as text (longest first) or
+ * as the JSON member "profile". */
+static int put_profile(Buf *b, const Hook *h, int json)
+{
+	const doccc_model_desc *d = h->d;
+	int *order = nodes_by_time(h);
+	double total = 0, runs = h->nruns > 0 ? (double)h->nruns : 1;
+	if (!order)
+		return -1;
+	for (int i = 0; i < d->nnodes; i++)
+		total += h->sum[i];
+	if (json)
+		buf_printf(b, ",\n  \"profile\": {\"runs\": %ld, \"ms_per_run\": ", h->nruns);
+	if (json)
+		cmp_put_num(b, total / runs, 6, 1);
+	if (json)
+		buf_puts(b, ", \"nodes\": [");
+	else {
+		char t[32];
+		buf_printf(b, "profile: %d nodes, %s per run in them over %ld run%s\n%10s %6s %8s  %s\n", d->nnodes,
+		           fmt_time(total / runs, t, sizeof t), h->nruns, h->nruns == 1 ? "" : "s", "time", "share", "GFLOP/s",
+		           "node");
+	}
+	for (int k = 0; k < d->nnodes; k++) {
+		int i = order[k];
+		const doccc_node_desc *nd = &d->nodes[i];
+		double ms = h->sum[i] / runs, share = total > 0 ? 100 * h->sum[i] / total : 0;
+		double gf = nd->flops > 0 && ms > 0 ? nd->flops / ms * 1e-6 : -1;
+		if (json) {
+			buf_printf(b, "%s\n    {\"node\": %d, \"name\": ", k ? "," : "", i);
+			buf_quote(b, nd->name ? nd->name : "?");
+			buf_puts(b, ", \"ms\": ");
+			cmp_put_num(b, ms, 6, 1);
+			buf_printf(b, ", \"share\": %.2f, \"flops\": %.17g, \"gflops\": ", share, nd->flops > 0 ? nd->flops : 0);
+			if (gf < 0)
+				buf_puts(b, "null}");
+			else
+				buf_printf(b, "%.2f}", gf);
+			continue;
+		}
+		char t[32], g[32] = "";
+		Buf nm = {0}; /* the name comes from the model: shown, not sent to the terminal */
+		if (gf >= 0)
+			snprintf(g, sizeof g, "%.1f", gf);
+		buf_escape(&nm, ESC_TERM, nd->name ? nd->name : "?", strlen(nd->name ? nd->name : "?"));
+		buf_printf(b, "%10s %5.1f%% %8s  %s\n", fmt_time(ms, t, sizeof t), share, g, nm.s);
+		buf_free(&nm);
+	}
+	if (json)
+		buf_puts(b, "\n  ]}");
+	free(order);
+	return 0;
+}
+
+/* --trace: the Chrome trace-event file (chrome://tracing, Perfetto). */
+static int write_trace(const Hook *h, const char *lib)
+{
+	Buf b = {0};
+	buf_puts(&b, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"library\": ");
+	buf_quote(&b, lib);
+	buf_puts(&b, ", \"target\": ");
+	buf_quote(&b, h->d->target ? h->d->target : "?");
+	buf_printf(&b, ", \"events_dropped\": %s},\n\"traceEvents\": [\n%s\n]}\n",
+	           h->nevents >= TRACE_MAX_EVENTS ? "true" : "false", h->trace.s ? h->trace.s : "");
+	int rc = file_write(h->a->trace, b.s, b.len);
+	buf_free(&b);
+	return rc;
 }
 
 /* Runs the steps in order, the whole sequence warmup + max(repeat, 1)
@@ -678,7 +1041,7 @@ static Latency latency(double *ms, int n)
  * state the steps saw the first time. With --device every step's inputs are copied to the GPU
  * before the first run and its outputs back after the last. */
 static int run_steps(const char *lib, const doccc_model_desc *d, void *model, const RunArgs *a,
-                     Step *st, int nsteps, Latency *lat)
+                     Step *st, int nsteps, Latency *lat, Hook *h)
 {
 	int nrun = a->repeat > 0 ? a->repeat : 1;
 	double *ms = malloc((size_t)nrun * sizeof *ms);
@@ -717,8 +1080,17 @@ static int run_steps(const char *lib, const doccc_model_desc *d, void *model, co
 			break;
 		}
 		double t0 = now_ms();
+		if (h && r == a->warmup)
+			h->origin = t0;
 		for (int s = 0; s < nsteps && bad < 0; s++) {
 			Step *p = &st[s];
+			if (h) {
+				h->record = r >= a->warmup;
+				h->dump = r == 0 && a->dumpdir;
+				h->run = r - a->warmup;
+				h->step = s;
+				h->dir = p->dumpdir;
+			}
 			double ts = now_ms();
 			if (dyn && memcmp(set, p->dims, (size_t)d->ndims * sizeof *set)) {
 				if ((status = d->set_dims(model, p->dims)) != 0) {
@@ -734,9 +1106,26 @@ static int run_steps(const char *lib, const doccc_model_desc *d, void *model, co
 				bad = s;
 			if (r >= a->warmup)
 				p->ms[r - a->warmup] = now_ms() - ts;
+			if (h && h->record && !status) {
+				char args[64];
+				snprintf(args, sizeof args, "\"run\": %d", r - a->warmup + 1);
+				if (nsteps > 1)
+					trace_event(h, p->sp, "step", ts, ts + p->ms[r - a->warmup], args);
+				h->nruns++;
+			}
+			if (h && h->dump && !status && (h->failed || end_dump(h, s) != 0)) {
+				what = "cannot write the values";
+				status = -1;
+				bad = s;
+			}
 		}
 		if (r >= a->warmup)
 			ms[r - a->warmup] = now_ms() - t0;
+		if (h && r >= a->warmup && bad < 0) {
+			char args[64];
+			snprintf(args, sizeof args, "\"run\": %d", r - a->warmup + 1);
+			trace_event(h, "run", "run", t0, t0 + ms[r - a->warmup], args);
+		}
 	}
 	for (int s = 0; s < nsteps; s++) {
 		const doccc_model_desc *sd = st[s].d;
@@ -752,8 +1141,11 @@ static int run_steps(const char *lib, const doccc_model_desc *d, void *model, co
 		free(dev[s]);
 	}
 	free(dev);
-	if (bad >= 0) {
+	if (bad >= 0 && status == -1) /* reported */
+		diag_error(lib, "%s%s (see above)", st[bad].sp, what);
+	else if (bad >= 0)
 		diag_error(lib, "%s%s: %s", st[bad].sp, what, status_text(d, model, status));
+	if (bad >= 0) {
 		free(ms);
 		return -1;
 	}
@@ -808,10 +1200,10 @@ static int write_outputs(const Step *st, int nsteps, const RunArgs *a)
 /* What an output is compared as. bfloat16's "<u2" is a float: doccc has no
  * uint16 dtype, and a bfloat16 reference may come as its raw bits or as
  * any float array. */
-typedef enum { FAM_FLOAT, FAM_INT, FAM_BOOL } Family;
+enum { FAM_FLOAT, FAM_INT, FAM_BOOL }; /* cmp_family's kinds */
 static const char *const family_names[] = {"a floating-point", "an integer", "a bool"};
 
-static Family descr_family(const char *descr)
+int cmp_family(const char *descr)
 {
 	if (descr[1] == 'f' || !strcmp(descr, "<u2"))
 		return FAM_FLOAT;
@@ -882,11 +1274,11 @@ static int load_reference(const char *path, const char *sp, int k, const doccc_t
 		note_step_file(path, sp, "the reference of output", k, t->name);
 		return -1;
 	}
-	if (descr_family(r->descr) != descr_family(have)) {
+	if (cmp_family(r->descr) != cmp_family(have)) {
 		diag_error(path, "%sthe reference of output %d ('%s') has dtype %s ('%s'), %s type, but the "
 		           "output is %s, %s type", sp, k, t->name, descr_name(r->descr), r->descr,
-		           family_names[descr_family(r->descr)], dtypes[t->dtype].name,
-		           family_names[descr_family(have)]);
+		           family_names[cmp_family(r->descr)], dtypes[t->dtype].name,
+		           family_names[cmp_family(have)]);
 		ok = 0;
 	}
 	if (!same_shape(r, t, " but the output has shape ", &b)) {
@@ -904,10 +1296,10 @@ static int load_reference(const char *path, const char *sp, int k, const doccc_t
  * tolerance, |got - ref| / (atol + rtol*|ref|) (for integers and bool the
  * difference itself); a NaN against a number and a wrong infinity count as
  * infinitely far; ties go to the first in C order. */
-static void compare(const char *gd, const void *got, const char *rd, const void *ref, int64_t n,
-                    double rtol, double atol, Cmp *c)
+void cmp_arrays(const char *gd, const void *got, const char *rd, const void *ref, int64_t n,
+                double rtol, double atol, Cmp *c)
 {
-	Family fam = descr_family(gd);
+	int fam = cmp_family(gd);
 	double worst_score = -1;
 
 	memset(c, 0, sizeof *c);
@@ -961,7 +1353,7 @@ static void compare(const char *gd, const void *got, const char *rd, const void 
 
 /* A number of the report: %.*g, or nan/inf/-inf (quoted in JSON, which
  * has no such numbers). */
-static void put_num(Buf *b, double v, int digits, int json)
+void cmp_put_num(Buf *b, double v, int digits, int json)
 {
 	const char *q = json ? "\"" : "";
 
@@ -977,9 +1369,9 @@ static void put_num(Buf *b, double v, int digits, int json)
  * that round-trip its type, an integer, true/false. */
 static void put_value(Buf *b, const char *descr, const void *data, int64_t i, int json)
 {
-	switch (descr_family(descr)) {
+	switch (cmp_family(descr)) {
 	case FAM_FLOAT:
-		put_num(b, get_float(descr, data, i), !strcmp(descr, "<f8") ? 17 : 9, json);
+		cmp_put_num(b, get_float(descr, data, i), !strcmp(descr, "<f8") ? 17 : 9, json);
 		break;
 	case FAM_INT:
 		buf_printf(b, "%lld", (long long)get_int(descr, data, i));
@@ -1016,14 +1408,14 @@ static const CmpWords cmp_words[2] = {
 
 /* The comparison of output k (largest errors, mismatches, worst element)
  * as text or JSON. */
-static void put_cmp(Buf *b, const doccc_tensor_desc *t, const Cmp *c, const void *got, const Npy *ref, int json)
+void cmp_put(Buf *b, const doccc_tensor_desc *t, const Cmp *c, const char *gd, const void *got, const Npy *ref, int json)
 {
 	const CmpWords *w = &cmp_words[json];
 
 	buf_puts(b, w->abs);
-	put_num(b, c->max_abs, json ? 9 : 4, json);
+	cmp_put_num(b, c->max_abs, json ? 9 : 4, json);
 	buf_puts(b, w->rel);
-	put_num(b, c->max_rel, json ? 9 : 4, json);
+	cmp_put_num(b, c->max_rel, json ? 9 : 4, json);
 	buf_printf(b, "%s%lld%s%lld", w->bad, (long long)c->nbad, w->of, (long long)t->numel);
 	if (c->worst < 0) {
 		buf_puts(b, w->none);
@@ -1032,7 +1424,7 @@ static void put_cmp(Buf *b, const doccc_tensor_desc *t, const Cmp *c, const void
 	buf_puts(b, w->worst);
 	put_index(b, t, c->worst);
 	buf_puts(b, w->got);
-	put_value(b, dtypes[t->dtype].descr, got, c->worst, json);
+	put_value(b, gd, got, c->worst, json);
 	buf_puts(b, w->expected);
 	put_value(b, ref->descr, ref->data, c->worst, json);
 	buf_puts(b, w->end);
@@ -1054,7 +1446,7 @@ static void put_outputs_json(Buf *b, const Step *p)
 		buf_puts(b, ", \"shape\": ");
 		put_shape(b, t->rank, t->shape);
 		buf_printf(b, ", \"dtype\": \"%s\"", dtypes[t->dtype].name);
-		put_cmp(b, t, &p->cmp[k], p->out[k], &p->ref[k], 1);
+		cmp_put(b, t, &p->cmp[k], dtypes[t->dtype].descr, p->out[k], &p->ref[k], 1);
 		buf_printf(b, ", \"pass\": %s}", p->cmp[k].nbad ? "false" : "true");
 	}
 }
@@ -1062,27 +1454,37 @@ static void put_outputs_json(Buf *b, const Step *p)
 static void put_latency_json(Buf *b, const Latency *lat)
 {
 	buf_puts(b, "{\"median\": ");
-	put_num(b, lat->median, 6, 1);
+	cmp_put_num(b, lat->median, 6, 1);
 	buf_puts(b, ", \"min\": ");
-	put_num(b, lat->min, 6, 1);
+	cmp_put_num(b, lat->min, 6, 1);
+	buf_puts(b, ", \"p90\": ");
+	cmp_put_num(b, lat->p90, 6, 1);
 }
 
-/* The --expect report as one JSON object. One step: "outputs", the
+/* The --expect report as one JSON object (with --repeat alone, its
+ * "outputs" empty and "pass" null). One step: "outputs", the
  * report as it was before steps; several: "steps", each with its number,
  * its latency (--repeat), its "outputs" and "pass" (empty and null for a
  * step without --expect), the outputs indented one level deeper. */
-static void report_json(Buf *b, const Step *st, int nsteps, const RunArgs *a, int nfail, const Latency *lat)
+static void report_json(Buf *b, const Step *st, int nsteps, const RunArgs *a, int nfail, const Latency *lat,
+                        const Hook *h)
 {
 	buf_puts(b, "{\n  \"library\": ");
 	buf_quote(b, a->lib);
 	buf_puts(b, ",\n  \"rtol\": ");
-	put_num(b, a->rtol, 15, 1);
+	cmp_put_num(b, a->rtol, 15, 1);
 	buf_puts(b, ",\n  \"atol\": ");
-	put_num(b, a->atol, 15, 1);
+	cmp_put_num(b, a->atol, 15, 1);
 	if (a->repeat > 0) {
 		buf_puts(b, ",\n  \"latency_ms\": ");
 		put_latency_json(b, lat);
 		buf_printf(b, ", \"runs\": %d}", a->repeat);
+	}
+	if (a->profile)
+		put_profile(b, h, 1);
+	if (nsteps == 1 && !a->nexpect) {
+		buf_puts(b, ",\n  \"outputs\": [],\n  \"pass\": null\n}\n");
+		return;
 	}
 	if (nsteps == 1) {
 		buf_puts(b, ",\n  \"outputs\": [");
@@ -1118,7 +1520,7 @@ static void report_json(Buf *b, const Step *st, int nsteps, const RunArgs *a, in
 			fail |= p->cmp[k].nbad > 0;
 		buf_printf(b, "\n    ], \"pass\": %s}", fail ? "false" : "true");
 	}
-	buf_printf(b, "\n  ],\n  \"pass\": %s\n}\n", nfail ? "false" : "true");
+	buf_printf(b, "\n  ],\n  \"pass\": %s\n}\n", !a->nexpect ? "null" : nfail ? "false" : "true");
 }
 
 /* The --expect report as text: a line per output (with several steps,
@@ -1147,7 +1549,7 @@ static void report_text(Buf *b, const Step *st, int nsteps, const RunArgs *a, in
 			buf_puts(b, "' ");
 			put_shape(b, t->rank, t->shape);
 			buf_printf(b, " %s", dtypes[t->dtype].name);
-			put_cmp(b, t, &p->cmp[k], p->out[k], &p->ref[k], 0);
+			cmp_put(b, t, &p->cmp[k], dtypes[t->dtype].descr, p->out[k], &p->ref[k], 0);
 			buf_puts(b, p->cmp[k].nbad ? ": FAIL\n" : ": PASS\n");
 			if (p->cmp[k].nbad && !first)
 				first = p, kfirst = k;
@@ -1172,7 +1574,7 @@ static void report_text(Buf *b, const Step *st, int nsteps, const RunArgs *a, in
  * reference and prints the report (text or JSON) on stdout; each failing
  * output is also an error on stderr naming its reference. Returns the
  * number of outputs that failed, -1 if the report could not be written. */
-static int check_outputs(Step *st, int nsteps, const RunArgs *a, const Latency *lat)
+static int check_outputs(Step *st, int nsteps, const RunArgs *a, const Latency *lat, const Hook *h)
 {
 	Buf b = {0};
 	int nfail = 0;
@@ -1189,13 +1591,13 @@ static int check_outputs(Step *st, int nsteps, const RunArgs *a, const Latency *
 			return -1;
 		}
 		for (int k = 0; k < d->noutputs; k++) {
-			compare(dtypes[d->outputs[k].dtype].descr, p->out[k], p->ref[k].descr, p->ref[k].data,
+			cmp_arrays(dtypes[d->outputs[k].dtype].descr, p->out[k], p->ref[k].descr, p->ref[k].data,
 			        d->outputs[k].numel, a->rtol, a->atol, &p->cmp[k]);
 			nfail += p->cmp[k].nbad > 0;
 		}
 	}
 	if (a->json)
-		report_json(&b, st, nsteps, a, nfail, lat);
+		report_json(&b, st, nsteps, a, nfail, lat, h);
 	else
 		report_text(&b, st, nsteps, a, nfail);
 	fputs(b.s, stdout);
@@ -1218,6 +1620,21 @@ static int check_outputs(Step *st, int nsteps, const RunArgs *a, const Latency *
 	return nfail;
 }
 
+/* --json without --expect: the report of the latencies and the profile,
+ * "outputs" empty and "pass" null. */
+static int report_latency(Step *st, int nsteps, const RunArgs *a, const Latency *lat, const Hook *h)
+{
+	Buf b = {0};
+	report_json(&b, st, nsteps, a, 0, lat, h);
+	fputs(b.s, stdout);
+	buf_free(&b);
+	if (fflush(stdout) != 0) {
+		diag_error("doccc run", "cannot write to standard output");
+		return -1;
+	}
+	return 0;
+}
+
 /* Checks the steps' files against the library and reads them: with
  * several steps, a step without -i when the library has inputs is a usage
  * error (EXIT_USAGE: inputs do not carry over from step to step); then
@@ -1225,7 +1642,7 @@ static int check_outputs(Step *st, int nsteps, const RunArgs *a, const Latency *
  * (EXIT_INPUT; each kind of problem reported for every step before
  * stopping). Allocates each step's buffers, the outputs' included.
  * Returns EXIT_OK or the exit code, reported. */
-static int load_steps(const char *lib, const doccc_model_desc *d, Step *st, int nsteps)
+static int load_steps(const char *lib, const doccc_model_desc *d, Step *st, int nsteps, int timed)
 {
 	int dyn = d->abi_version >= 4 && d->ndims > 0;
 	int bad = 0;
@@ -1249,7 +1666,7 @@ static int load_steps(const char *lib, const doccc_model_desc *d, Step *st, int 
 		const StepArgs *sa = st[s].args;
 		const char *sp = st[s].sp;
 		bad |= check_count(lib, sp, d->ninputs, d->inputs, "input", sa->nin, "-i");
-		if (sa->nout || !sa->nexpect)
+		if (sa->nout || (!sa->nexpect && !timed))
 			bad |= check_count(lib, sp, d->noutputs, d->outputs, "output", sa->nout, "-o");
 		if (sa->nexpect)
 			bad |= check_count(lib, sp, d->noutputs, d->outputs, "output", sa->nexpect, "--expect");
@@ -1411,7 +1828,9 @@ int cmd_run(int argc, char **argv)
 	const doccc_model_desc *d = NULL;
 	Step *st = NULL;
 	int nsteps = 0;             /* entries of st to free */
-	Latency lat = {0, 0};
+	Latency lat = {0, 0, 0};
+	Hook hook;
+	int hooked = 0, dump_failed = 0;
 	char *weights = NULL;
 	int status;
 
@@ -1461,7 +1880,7 @@ int cmd_run(int argc, char **argv)
 		if (nsteps > 1)
 			snprintf(st[s].sp, sizeof st[s].sp, "step %d: ", s + 1);
 	}
-	if ((status = load_steps(a.lib, d, st, nsteps)) != EXIT_OK) {
+	if ((status = load_steps(a.lib, d, st, nsteps, a.repeat > 0 || a.profile || a.trace || a.dumpdir)) != EXIT_OK) {
 		rc = status;
 		goto done;
 	}
@@ -1498,25 +1917,51 @@ int cmd_run(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (run_steps(a.lib, d, model, &a, st, nsteps, &lat) != 0)
+	hooked = 1;
+	if (hook_begin(&hook, a.lib, d, model, &a) != 0)
+		goto done;
+	for (int s = 0; a.dumpdir && s < nsteps; s++)
+		if (!(st[s].dumpdir = step_dir(&a, s)) || mkdir_p(st[s].dumpdir) != 0)
+			goto done;
+	if (run_steps(a.lib, d, model, &a, st, nsteps, &lat, hook.sum ? &hook : NULL) != 0) {
+		dump_failed = 1;
+		goto done;
+	}
+	if (a.trace && write_trace(&hook, a.lib) != 0)
 		goto done;
 	if (a.repeat > 0 && !a.json) {
-		printf("latency: median %.3f ms, min %.3f ms over %d runs", lat.median, lat.min, a.repeat);
+		print_latency("", &lat);
+		printf(" over %d runs", a.repeat);
 		printf(nsteps > 1 ? " of the %d steps\n" : "\n", nsteps);
-		for (int s = 0; nsteps > 1 && s < nsteps; s++)
-			printf("%slatency: median %.3f ms, min %.3f ms\n", st[s].sp, st[s].lat.median, st[s].lat.min);
+		for (int s = 0; nsteps > 1 && s < nsteps; s++) {
+			print_latency(st[s].sp, &st[s].lat);
+			putchar('\n');
+		}
+	}
+	if (a.profile && !a.json) {
+		Buf b = {0};
+		if (put_profile(&b, &hook, 0) != 0) {
+			diag_error(a.lib, "out of memory");
+			goto done;
+		}
+		fputs(b.s, stdout);
+		buf_free(&b);
 	}
 	/* The outputs are written whether or not they match: they are what
 	 * was compared, and a failing CI job wants to keep them. */
 	if (a.nout && write_outputs(st, nsteps, &a) != 0)
 		goto done;
-	if (a.nexpect && check_outputs(st, nsteps, &a, &lat) != 0)
+	if (a.nexpect && check_outputs(st, nsteps, &a, &lat, &hook) != 0)
+		goto done;
+	if (!a.nexpect && a.json && report_latency(st, nsteps, &a, &lat, &hook) != 0)
 		goto done;
 	rc = EXIT_OK;
 
 done:
 	if (model)
 		d->destroy(model);
+	if (hooked)
+		hook_end(&hook, dump_failed);
 	for (int s = 0; s < nsteps; s++) {
 		Step *p = &st[s];
 		for (int k = 0; k < p->nin; k++)
@@ -1532,6 +1977,7 @@ done:
 		free(p->ms);
 		free(p->tabs);
 		free(p->shapes);
+		free(p->dumpdir);
 	}
 	free(st);
 	free(weights);

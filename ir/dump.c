@@ -275,6 +275,8 @@ static void jnode(Buf *b, const Sdfg *g, const Node *n, int depth)
 		buf_quote(b, arena_printf(g->arena, "%s%s", tune_text(g->arena, n->tune),
 		                          n->tune->from == TUNE_TRANSFER ? " transfer" : ""));
 	}
+	if (n->flops > 0) /* a contraction's work, for profiles (ir/passes/expand.c) */
+		buf_printf(b, ", \"flops\": %.17g", n->flops);
 	switch (n->kind) {
 	case N_SEQ:
 		buf_puts(b, ", \"children\": [");

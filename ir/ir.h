@@ -560,6 +560,8 @@ struct Node {
 	GpuPlan *gpu;             /* GPU targets: how the node runs as a kernel (gpu_plan), or NULL */
 	const Tune *tune;         /* a step: its schedule from the tuning database, or NULL */
 	Node *body;               /* an N_SEQ */
+	double flops;             /* a top-level step from a convolution or matrix product: its
+	                           * multiply-adds x 2 (lib_flops), for profiles; else 0 */
 	/* N_BLOCK */
 	LibNode *lib;             /* a library-node block, or NULL */
 	Tasklet *ts;              /* else: tasklets in topological order */
@@ -893,6 +895,7 @@ int pass_integer(PassCtx *c);
 int pass_tuning(PassCtx *c);
 int pass_expand(PassCtx *c);
 int pass_map_fusion(PassCtx *c);
+int pass_perturb(PassCtx *c);
 int pass_schedule(PassCtx *c);
 int pass_gpu_plan(PassCtx *c);
 int pass_memplan(PassCtx *c);
@@ -971,6 +974,9 @@ static inline int pointwise_pixels(int64_t cin, int64_t px, int64_t max_c, int64
 	return cin <= max_c || px >= min_px;
 }
 int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s);
+/* A convolution's or matrix product's multiply-adds x 2 at its sizes; 0
+ * for another library node, or sizes known only at run time. */
+double lib_flops(Sdfg *g, const LibNode *l);
 int tune_candidates(const TuneStep *s, const Target *t, const TuneRules *r, Tune *out, int max);
 const char *tune_text(Arena *a, const Tune *t);
 int tune_parse(const char *text, Tune *t, const char **why);

@@ -39,6 +39,9 @@ static const PassParam tuning_params[] = {
 	{"threads", "int", "0", "the entries timed on this many threads (0: for each step, the most threads timed)", 0,
 	 4096, NULL},
 };
+static const PassParam perturb_params[] = {
+	{"node", "string", "", "the torch node whose step adds 1 to the first element of its first value", 0, 0, NULL},
+};
 static const PassParam expand_params[] = {
 	{"tile_m", "int", "0", "rows of the convolution/GEMM register tile (0: from the category)", 0, 64, NULL},
 	{"tile_n", "int", "0", "columns (output channels) of the register tile (0: from the category)", 0, 256, NULL},
@@ -135,6 +138,8 @@ const Pass pass_table[] = {
 	 1, "expanded", expand_params, COUNTOF(expand_params)},
 	{"map_fusion", "fuse elementwise consumers into the loop nest of their producer", pass_map_fusion, 1, 0, "fused", NULL, 0},
 	{"dce_late", "remove containers and tasklets made dead by fusion", pass_dce, 1, 0, "cleaned", NULL, 0},
+	{"perturb", "for tests of the numerics bisector (doccc compare) only: make one step's value wrong on purpose",
+	 pass_perturb, 0, 0, "perturbed", perturb_params, COUNTOF(perturb_params)},
 	{"schedule", "choose loop schedules for the target: threads, SIMD, unrolling", pass_schedule, 1, 0, "scheduled",
 	 schedule_params, COUNTOF(schedule_params)},
 	{"gpu_plan", "GPU targets: each kernel's form (grid, tiled contraction, cooperative block, block reduction, one "

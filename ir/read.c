@@ -1193,11 +1193,11 @@ static void read_loop(Rd *r, Node *n, const cJSON *o)
 
 static Node *read_node(Rd *r, const cJSON *o, Node *parent)
 {
-	static const char *const seq_keys[] = {"type", "id", "label", "tune", "children", NULL};
-	static const char *const loop_keys[] = {"type", "id", "label", "tune", "var", "lo", "hi", "step", "schedule", "collapse",
-	                                        "par_work", "par_min", "gpu", "body", NULL};
-	static const char *const lib_keys[] = {"type", "id", "label", "tune", "library", NULL};
-	static const char *const ts_keys[] = {"type", "id", "label", "tune", "gpu", "tasklets", NULL};
+	static const char *const seq_keys[] = {"type", "id", "label", "tune", "flops", "children", NULL};
+	static const char *const loop_keys[] = {"type", "id", "label", "tune", "flops", "var", "lo", "hi", "step", "schedule",
+	                                        "collapse", "par_work", "par_min", "gpu", "body", NULL};
+	static const char *const lib_keys[] = {"type", "id", "label", "tune", "flops", "library", NULL};
+	static const char *const ts_keys[] = {"type", "id", "label", "tune", "flops", "gpu", "tasklets", NULL};
 	Sdfg *g = r->g;
 	if (!cJSON_IsObject(o)) {
 		rd_err(r, "expected a node (an object)");
@@ -1224,6 +1224,16 @@ static Node *read_node(Rd *r, const cJSON *o, Node *parent)
 			rd_err(r, "'%s': %s", tune, why);
 		else
 			u->from = tr ? TUNE_TRANSFER : TUNE_OWN, n->tune = u;
+		at_back(r, m);
+	}
+	const cJSON *f = json_get(o, "flops");
+	if (f) {
+		size_t m = at_key(r, "flops");
+		double v = get_double(r, f);
+		if (!(v > 0 && v < 1e30))
+			rd_err(r, "expected a positive number of operations");
+		else
+			n->flops = v;
 		at_back(r, m);
 	}
 	switch (k) {

@@ -14,7 +14,7 @@ Models (fixed-seed random weights, full size):
   gru, gru_b16  the same shapes as a 2-layer GRU (not in the default list)
 
 For every model, target and category: compile build/bench/MODEL.pt2 with doccc,
-run `doccc run --repeat N` (which prints "latency: median X ms, min Y ms over
+run `doccc run --repeat N --json` (whose report gives "latency_ms": median, min and p90 over
 N runs") and check the outputs against eager PyTorch. In the same run: PyTorch
 eager with torch.set_num_threads(1) and with all cores, and torch.compile
 (inductor) in a subprocess with a time limit (skipped with the reason if it
@@ -44,7 +44,13 @@ ROOT = HERE.parent
 BUILD = ROOT / os.environ.get("BUILD", "build")
 DOCCC = Path(os.environ.get("DOCCC") or BUILD / "doccc")
 OUT = ROOT / "build" / "bench"
-LATENCY = re.compile(r"latency: median ([0-9.]+) ms, min ([0-9.]+) ms over (\d+) runs")
+def doccc_latency(r):
+    """(median ms, min ms) from the report of doccc run --repeat N --json, or None."""
+    try:
+        lat = json.loads(r.stdout)["latency_ms"]
+        return float(lat["median"]), float(lat["min"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def time_calls(fn, repeat, warmup):
@@ -199,9 +205,9 @@ def bench_model(args, name):
             outs = [outdir / f"y{i}.npy" for i in range(len(ref))]
             r = subprocess.run([str(DOCCC), "run", str(outdir / f"lib{name}.so"), *ins,
                                 *[a for o in outs for a in ("-o", str(o))],
-                                "--repeat", str(args.repeat), "--warmup", str(args.warmup)],
+                                "--repeat", str(args.repeat), "--warmup", str(args.warmup), "--json"],
                                capture_output=True, text=True)
-            m = LATENCY.search(r.stdout + r.stderr)
+            m = doccc_latency(r)
             if r.returncode != 0 or not m:
                 failed = True
                 rows.append(dict(name=label, error=f"run: exit {r.returncode}: {r.stderr.strip()[-500:]}"))
@@ -209,7 +215,7 @@ def bench_model(args, name):
                 continue
             max_diff = max(float(np.abs(np.load(o).astype(np.float64) - w).max()) for o, w in zip(outs, ref))
             threads = ncpu if target == "openmp" else 1
-            add(label, threads, float(m.group(1)), float(m.group(2)),
+            add(label, threads, m[0], m[1],
                 dict(target=target, category=category, compile_s=round(compile_s, 2),
                      max_abs_diff=max_diff))
 

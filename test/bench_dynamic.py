@@ -46,11 +46,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+import bench  # noqa: E402
 import hostcpu  # noqa: E402
 
 BUILD = ROOT / os.environ.get("BUILD", "build")
 DOCCC = Path(os.environ.get("DOCCC") or BUILD / "doccc")
-LATENCY = re.compile(r"latency: median ([0-9.]+) ms, min ([0-9.]+) ms over (\d+) runs")
 QUICK = os.environ.get("DOCCC_BENCH_QUICK", "") not in ("", "0")
 GOAL = 1.10
 RTOL, ATOL = 1e-4, 1e-5
@@ -128,12 +128,12 @@ def time_lib(lib, ins, nout, outdir, args):
     outs = [outdir / f"y{i}.npy" for i in range(nout)]
     r = subprocess.run([str(DOCCC), "run", str(lib), *[a for p in ins for a in ("-i", str(p))],
                         *[a for o in outs for a in ("-o", str(o))],
-                        "--repeat", str(args.repeat), "--warmup", str(args.warmup)],
+                        "--repeat", str(args.repeat), "--warmup", str(args.warmup), "--json"],
                        capture_output=True, text=True)
-    m = LATENCY.search(r.stdout + r.stderr)
+    m = bench.doccc_latency(r)
     if r.returncode != 0 or not m:
         return f"run: exit {r.returncode}: {r.stderr.strip()[-500:]}"
-    return float(m.group(1)), float(m.group(2)), [np.load(o) for o in outs]
+    return m[0], m[1], [np.load(o) for o in outs]
 
 
 def max_diff(got, ref):

@@ -111,7 +111,6 @@ import bench  # noqa: E402  (stdlib only at import time; torch is imported when 
 import hostcpu  # noqa: E402
 
 DOCCC = bench.DOCCC
-LATENCY = bench.LATENCY
 PEERS = {"onnxruntime": "1.32.0", "openvino": "2026.4.1", "onnx": "1.23.2", "onnxscript": "0.7.2"}
 KEEP = ("torch", "numpy")        # what installing the peers must not change
 ENGINES = ("eager", "ORT", "OpenVINO", "doccc", "doccc tuned")
@@ -490,13 +489,13 @@ class Case:
         outs = [f"{prefix}{i}.npy" for i in range(len(self.ref))]
         r = subprocess.run([str(DOCCC), "run", str(lib), *[a for p in self.ins for a in ("-i", str(p))],
                             *[a for o in outs for a in ("-o", o)], "--threads", str(threads),
-                            "--repeat", str(repeat), "--warmup", str(warmup)], capture_output=True, text=True)
-        m = LATENCY.search(r.stdout + r.stderr)
+                            "--repeat", str(repeat), "--warmup", str(warmup), "--json"], capture_output=True, text=True)
+        m = bench.doccc_latency(r)
         if r.returncode != 0 or not m:
             print(f"  doccc run failed (exit {r.returncode})\n{r.stderr[-2000:]}", flush=True)
             return {"error": f"run: exit {r.returncode}: {r.stderr.strip()[-300:]}"}
         got = load_outputs(prefix, len(self.ref))
-        res = {"median_ms": float(m.group(1)), "min_ms": float(m.group(2))}
+        res = {"median_ms": m[0], "min_ms": m[1]}
         if self.args.int8 and tag == "doccc":   # against the converted program, and the fp32 model
             return dict(res, max_abs_diff=max_diff(got, self.qref), max_abs_diff_fp32=max_diff(got, self.ref))
         return dict(res, max_abs_diff=max_diff(got, self.ref), within_tolerance=within_tolerance(got, self.ref))

@@ -565,7 +565,8 @@ def test_run_repeat_prints_latency(mlp, mlp_lib, tmp_path):
     np.save(x, mlp.x)
     r = doccc_cmd("run", mlp_lib, "-i", x, "-o", tmp_path / "y.npy", "--repeat", "5", "--warmup", "1")
     assert_exit(r, 0)
-    assert re.search(r"latency: median [0-9.]+ ms, min [0-9.]+ ms over 5 runs", r.stdout + r.stderr), \
+    assert re.search(r"latency: median [0-9.]+ (ns|µs|ms|s), min [0-9.]+ (ns|µs|ms|s), p90 [0-9.]+ (ns|µs|ms|s) "
+                     r"over 5 runs", r.stdout + r.stderr), \
         fmt_result(r)
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), mlp.ref[0], rtol=1e-4, atol=1e-5)
 

@@ -301,12 +301,21 @@ def test_bad_tolerance(args, text, mlp_lib, files, tmp_path):
     assert "PASS" not in r.stdout
 
 
-@pytest.mark.parametrize("flag", [["--json"], ["--rtol", "1e-3"], ["--atol", "1e-3"]])
+@pytest.mark.parametrize("flag", [["--rtol", "1e-3"], ["--atol", "1e-3"]])
 def test_comparison_options_need_expect(flag, mlp_lib, files, tmp_path):
     x, _ = files
     y = tmp_path / "y.npy"
     r = doccc_cmd("run", mlp_lib, "-i", x, "-o", y, *flag)
     assert_exit(r, 2, f"{flag[0]} is for comparing the outputs with references: give --expect REF.npy")
+    assert not y.exists()
+
+
+def test_json_needs_a_report(mlp_lib, files, tmp_path):
+    """--json prints a report: of --expect, --repeat or --profile; alone it is a usage error."""
+    x, _ = files
+    y = tmp_path / "y.npy"
+    r = doccc_cmd("run", mlp_lib, "-i", x, "-o", y, "--json")
+    assert_exit(r, 2, "--json prints the report of --expect, --repeat or --profile: give one")
     assert not y.exists()
 
 

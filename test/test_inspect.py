@@ -71,7 +71,7 @@ def check_report(lib, target, device, simulated, external=False):
     hdr = lib.parent / "tiny.h"
     tg, cat, opts, sha, ws = header_facts(hdr)
     macros = parse_header(hdr)
-    assert info["doccc_info"] == 1 and info["abi_version"] == 5, info
+    assert info["doccc_info"] == 1 and info["abi_version"] == 6, info
     assert info["dims"] == [], info
     assert info["format"] == "shared library" and info["member"] is None and info["file"] == str(lib)
     assert info["name"] == "tiny" and info["target"] == tg == target and info["category"] == cat
@@ -123,14 +123,16 @@ ModelDesc = type("ModelDesc", (ctypes.Structure,), {"_fields_": [
     ("output_dims", ctypes.POINTER(ctypes.c_char_p)), ("set_dims", _FN), ("infer_dims", _FN), ("output_shape", _FN),
     ("nstates", ctypes.c_int), ("states", ctypes.POINTER(TensorDesc)), ("state_inplace", ctypes.POINTER(ctypes.c_int)),
     ("reset", _FN), ("get_state", _FN), ("set_state", _FN), ("copy_state", _FN),
-    ("input_written", ctypes.POINTER(ctypes.c_int))]})
+    ("input_written", ctypes.POINTER(ctypes.c_int)),
+    ("nnodes", ctypes.c_int), ("nodes", ctypes.c_void_p), ("set_hook", _FN)]})
 
 
 def check_descriptor(lib, info):
-    """The abi-3 to abi-5 fields of doccc_model (dlopen) agree with inspect's report."""
+    """The abi-3 to abi-6 fields of doccc_model (dlopen) agree with inspect's report."""
     so = ctypes.CDLL(str(lib))
     d = ModelDesc.in_dll(so, "doccc_model")
-    assert d.abi_version == 5
+    assert d.abi_version == 6
+    assert d.nnodes == 0 and not d.nodes and d.set_hook is None  # built without --profile or --values
     assert d.nstates == len(info.get("states", [])) and (d.reset is None) == (d.nstates == 0)
     assert not d.input_written  # no input written in place: NULL
     assert d.ndims == len(info["dims"]) and (d.set_dims is None) == (d.ndims == 0)

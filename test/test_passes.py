@@ -30,7 +30,7 @@ UPDATE = debug_knob("DOCCC_GOLDEN_UPDATE") == "1"
 # The category's own ISA on any machine, not the suite's DOCC_MARCH for this
 # CPU (conftest.py): the cases were made with it.
 NO_MARCH = {"DOCC_MARCH": ""}
-PASSES = ("dce", "fold_constants", "state", "integer", "tuning", "expand", "map_fusion", "dce_late", "schedule", "gpu_plan", "memplan")
+PASSES = ("dce", "fold_constants", "state", "integer", "tuning", "expand", "map_fusion", "dce_late", "perturb", "schedule", "gpu_plan", "memplan")
 
 CASES = sorted(p.name[:-len(".args")] for p in CASES_DIR.glob("*.args"))
 

@@ -296,13 +296,14 @@ def test_run_failure_names_the_step(counter, tmp_path):
 def test_repeat_times_the_sequence_and_each_step(lin):
     r = two_steps(lin, None, None, "--repeat", "3")
     assert_exit(r, 0)
-    assert re.search(r"^latency: median [0-9.]+ ms, min [0-9.]+ ms over 3 runs of the 2 steps$", r.stdout, re.M), r.stdout
+    t = r"[0-9.]+ (?:ns|µs|ms|s)"
+    assert re.search(rf"^latency: median {t}, min {t}, p90 {t} over 3 runs of the 2 steps$", r.stdout, re.M), r.stdout
     for s in (1, 2):
-        assert re.search(rf"^step {s}: latency: median [0-9.]+ ms, min [0-9.]+ ms$", r.stdout, re.M), r.stdout
+        assert re.search(rf"^step {s}: latency: median {t}, min {t}, p90 {t}$", r.stdout, re.M), r.stdout
     rep = json.loads(two_steps(lin, None, None, "--repeat", "3", "--json").stdout)
     assert rep["latency_ms"]["runs"] == 3 and rep["latency_ms"]["min"] > 0
     for s in rep["steps"]:
-        assert set(s["latency_ms"]) == {"median", "min"} and 0 < s["latency_ms"]["min"] <= rep["latency_ms"]["median"]
+        assert set(s["latency_ms"]) == {"median", "min", "p90"} and 0 < s["latency_ms"]["min"] <= rep["latency_ms"]["median"]
 
 
 # ---- errors ------------------------------------------------------------------------

@@ -144,7 +144,7 @@ def test_cache_updated_in_place(decoder, tmp_path):
     assert r.stdout.count("updated in place") >= 4, r.stdout
     r = doccc_cmd("inspect", lib, "--json")
     info = json.loads(r.stdout)
-    assert info["abi_version"] == 5 and len(info["states"]) == 6, info
+    assert info["abi_version"] == 6 and len(info["states"]) == 6, info
 
 
 class Lib:

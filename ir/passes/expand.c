@@ -103,6 +103,7 @@ int pass_expand(PassCtx *c)
 			return -1;
 		seq->parent = root;
 		seq->tune = n->tune;
+		seq->flops = lib_flops(g, l);
 		root->kids[i] = seq;
 	}
 	return 0;

@@ -56,6 +56,34 @@ static int64_t cdim(Sdfg *g, int c, int d)
 	return v;
 }
 
+double lib_flops(Sdfg *g, const LibNode *l)
+{
+	if ((l->op != LIB_CONV && l->op != LIB_GEMM) || l->nin < 2 || l->nout < 1 || l->out[0] < 0 || l->in[1] < 0)
+		return 0;
+	int out = l->out[0], x = l->in[0], w = l->in[1];
+	int64_t sz[MAXDIM + 2];       /* the output's sizes, then K (the input channels of a group), then taps */
+	int n = 0, orank = sdfg_c(g, out)->rank, wrank = sdfg_c(g, w)->rank;
+	for (int d = 0; d < orank; d++)
+		sz[n++] = cdim(g, out, d);
+	if (l->op == LIB_GEMM)
+		sz[n++] = cdim(g, w, wrank - 2);
+	else {
+		int64_t G = lib_int(l, "groups", 1), C = cdim(g, x, 1);
+		sz[n++] = C > 0 && G > 0 ? C / G : -1;
+		int64_t taps = 1;
+		for (int d = 2; d < wrank; d++)
+			taps *= cdim(g, w, d) > 0 ? cdim(g, w, d) : 0;
+		sz[n++] = taps;
+	}
+	double f = 2;
+	for (int i = 0; i < n; i++) {
+		if (sz[i] <= 0)
+			return 0; /* known at run time */
+		f *= (double)sz[i];
+	}
+	return f;
+}
+
 static void text_operand(Buf *b, Sdfg *g, const char *role, int c)
 {
 	if (c < 0) {
@@ -165,7 +193,7 @@ int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s)
 		                       integer ? " int8" : "");
 		s->dims = arena_printf(g->arena, "%lld %lld %lld %lld", (long long)batch, (long long)M, (long long)N,
 		                       (long long)K);
-		s->flops = 2.0 * (double)batch * (double)M * (double)N * (double)K;
+		s->flops = lib_flops(g, l);
 		s->rows = M;
 		return 1;
 	}
@@ -199,7 +227,7 @@ int tune_step(Sdfg *g, const Node *n, const Target *t, TuneStep *s)
 	s->kind = arena_strdup(g->arena, k.s);
 	s->dims = arena_strdup(g->arena, d.s);
 	buf_free(&k), buf_free(&d);
-	s->flops = 2.0 * (double)cdim(g, out, 0) * pix * (double)OC * (double)(C / (G > 0 ? G : 1)) * (double)taps;
+	s->flops = lib_flops(g, l);
 	s->rows = cdim(g, out, 1 + nd);
 	s->cin = C;
 	s->px = (int64_t)pix;

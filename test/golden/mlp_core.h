@@ -21,7 +21,7 @@ extern "C" {
 
 #ifndef DOCCC_MODEL_DESC_H
 #define DOCCC_MODEL_DESC_H
-#define DOCCC_ABI_VERSION 5
+#define DOCCC_ABI_VERSION 6
 #ifdef __cplusplus
 typedef bool doccc_bool;
 #else
@@ -60,6 +60,20 @@ typedef struct {
 	const char *name;
 	int64_t min, max;
 } doccc_dim_desc;
+typedef struct {
+	const char *name;
+	int dtype;
+	int rank;
+	const int64_t *shape;
+	const int64_t *strides;
+} doccc_value_desc;
+typedef struct {
+	const char *name;
+	double flops;
+	int nvalues;
+	const doccc_value_desc *values;
+} doccc_node_desc;
+typedef void (*doccc_node_hook)(void *user, int node, int end, const void *const *values);
 typedef struct {
 	int abi_version;
 	const char *name;
@@ -108,6 +122,9 @@ typedef struct {
 	int (*set_state)(void *model, int state, const void *src, size_t nbytes);
 	int (*copy_state)(void *dst_model, const void *src_model);
 	const int *input_written;
+	int nnodes;
+	const doccc_node_desc *nodes;
+	int (*set_hook)(void *model, doccc_node_hook hook, void *user);
 } doccc_model_desc;
 #endif
 

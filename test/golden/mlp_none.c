@@ -579,7 +579,7 @@ static const char dc_info[] __attribute__((section(".doccc_info"), used)) =
 	"\"doccc_info\": 1,\n"
 	"\"name\": \"mlp\",\n"
 	"\"doccc_version\": \"0.1.0\",\n"
-	"\"abi_version\": 5,\n"
+	"\"abi_version\": 6,\n"
 	"\"target\": \"none\",\n"
 	"\"category\": \"desktop\",\n"
 	"\"march\": \"x86-64-v3\",\n"

@@ -243,6 +243,12 @@ CASES = [
      ["-c", "desktop", "--tuning-db", "@CASES@/tuning.db"]),
     ("tuning_transfer", seq(nn.Conv2d(8, 12, 3, padding=1)), (x(1, 8, 12, 12),), "tuning", "sequential",
      ["-c", "desktop", "--tuning-db", "@CASES@/tuning.db"]),
+    # the bisector's tests' wrong step: the fused chain's step that covers
+    # add, and a convolution's with its ReLU (1 added to element 0 of its value)
+    ("perturb_chain", CHAIN, (x(2, 3),), "perturb", "none",
+     ["--pass-opt", "perturb.enabled=true", "--pass-opt", "perturb.node=add"]),
+    ("perturb_conv", seq(nn.Conv2d(1, 2, 3), nn.ReLU()), (x(1, 1, 4, 4),), "perturb", "none",
+     ["--pass-opt", "perturb.enabled=true", "--pass-opt", "perturb.node=relu"]),
 ]
 
 
@@ -295,10 +301,11 @@ def main():
             r = subprocess.run([str(doccc), str(pt2), *here, "-n", "m", "-o", f"{tmp}/out/", "--dump-sdfg", str(dump)],
                                capture_output=True, text=True, env=env)
             k = table.index(pas) + 1
-            before = sorted(dump.glob(f"{k - 1:02d}-*.json"))
+            # the stage before: the last one written before k (a pass off by default writes none)
+            before = sorted(f for f in dump.glob("*.json") if int(f.name[:2]) < k)[-1:]
             after = sorted(dump.glob(f"{k:02d}-*.json"))
             if not before or not after:
-                sys.exit(f"{name}: doccc wrote no stage {k - 1} and {k}:\n{r.stderr}")
+                sys.exit(f"{name}: doccc wrote no stage before {k}, or not {k}:\n{r.stderr}")
             text = re.sub(r'"hash": "[0-9a-f]*"', '"hash": ""', before[0].read_text(), count=1)
             (HERE / f"{name}.in.json").write_text(text)
             opt_args = ["--pass", pas, *args]
