@@ -24,7 +24,8 @@
  * working directory first; only when all of it succeeded are the outputs
  * moved to their final paths (a rename, or a copy through a temporary name
  * and a rename across file systems), and a failure part-way removes what
- * was written.
+ * was written. Each of these steps names itself on the progress line
+ * (lib/progress.c; nothing when it is off), the weights with their bytes.
  */
 #include <elf.h>
 #include <pthread.h>
@@ -127,6 +128,7 @@ int blob_write(Sdfg *g, Blob *b, Ofile *f)
 		const void *d = sdfg_const_get(g, i); /* while the writer has the one before */
 		if (threaded)
 			writer_wait(&w);
+		progress_bytes(at, (int64_t)b->size); /* what the writer has done */
 		if (held >= 0)
 			sdfg_const_put(g, (int)held);
 		held = -1;
@@ -382,7 +384,7 @@ static int run_tool(const char *dir, const char **argv, int words, const Tool *t
 		if (st > 0) {
 			diag_error(NULL, "%s failed (exit status %d) %s", cmd.s, st, what);
 			if (err && *err)
-				fputs(err, stderr);
+				progress_puts(err);
 			diag_note(NULL, "rerun with -v to see the command and --keep-temps to keep the generated source of %s", nm);
 		} else if (getenv(tl->env)) {
 			diag_note(NULL, "the command comes from %s ('%s')", tl->env, cmd.s);
@@ -392,7 +394,7 @@ static int run_tool(const char *dir, const char **argv, int words, const Tool *t
 		return st > 0 ? 3 : 1;
 	}
 	if (err && *err)
-		fputs(err, stderr); /* warnings */
+		progress_puts(err); /* warnings */
 	free(err);
 	return 0;
 }
@@ -428,10 +430,13 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	int embed = w.size && !a->outweights;
 #define WD(f) arena_printf(ar, "%s/%s", wd, f)
 	const char *wext = WD(arena_printf(ar, "%s.weights", nm));
+	if (w.size)
+		progress_phase("writing %s", a->outweights ? path_base(wext) : "weights");
 	if (embed ? write_weights_object(g, t, &w, WD("weights.o")) : a->outweights ? write_weights_file(g, &w, wext)
 	                                                                          : blob_write(g, &w, NULL))
 		return 1;
 	a->step_ms[0] = now_ms() - t0;
+	progress_phase("emitting %s%s", nm, be->ext);
 	Buf src = {0}, hdr = {0};
 	emit_source(g, t, be->printer, a, &w, &src);
 	emit_h(g, t, a, &hdr);
@@ -463,6 +468,7 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	for (int i = 0; ca[i]; i++)
 		argv_add(&av, ca[i]);
 	argv[av.n] = NULL;
+	progress_phase("compiling %s (%s)", csrc, path_base(argv[words - 1]));
 	if ((rc = run_tool(wd, argv, words, &tc->cc, what, nm)))
 		return rc;
 	double t1 = now_ms();
@@ -487,6 +493,7 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	for (int i = 0; !a->static_lib && i < (int)COUNTOF(tc->libs) && tc->libs[i]; i++)
 		argv_add(&av, tc->libs[i]);
 	argv[av.n] = NULL;
+	progress_phase("%s %s", a->static_lib ? "archiving" : "linking", lib);
 	if ((rc = run_tool(wd, argv, words, lt, a->static_lib ? "making the archive" : "linking", nm)))
 		return rc;
 	if (a->static_lib && spawn_verbose)
@@ -498,6 +505,7 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 #undef WD
 	const char *to[4] = {a->outhdr, a->outsrc, a->outweights, a->outlib};
 	int modes[4] = {0644, 0644, 0644, a->static_lib ? 0644 : 0755};
+	progress_phase("installing %s", path_base(a->outlib));
 	for (int i = 0; i < 4; i++) {
 		if (!from[i])
 			continue;

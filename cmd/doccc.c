@@ -89,6 +89,8 @@ static const char usage_text[] =
 	"                        runs on the GPU; exit 1 if anything is unsupported\n"
 	"      --json            with --check: the same as one JSON object\n"
 	"  -v, --verbose         print each command run\n"
+	"  -q, --quiet           no progress line (shown on a terminal: the phase, the weights'\n"
+	"                        bytes, doccc tune's candidates; DOCC_PROGRESS=0/1 turns it off/on)\n"
 	"      --list-passes | --list-options | --list-ops\n"
 	"  -h, --help | --version\n"
 	"\n"
@@ -206,6 +208,7 @@ static int debug_has(const char *key)
 typedef struct {
 	const char *input, *out, *name, *weights, *dumpdir, *report;
 	int emit_source, external, embed, simulate, check, json;
+	int quiet;           /* -q: no progress line */
 	TargetArgs ta;       /* -t, -c, --march, --options, --pass-opt, ... */
 	const char *shapes[64], *dims[64], *maxdims[64];
 	int nshapes, ndims, nmaxdims;
@@ -248,6 +251,8 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 			return EXIT_OK;
 		} else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
 			spawn_verbose = 1;
+		} else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
+			c->quiet = 1;
 		} else if (!strcmp(s, "--keep-temps")) {
 			tmp_keep = 1;
 		} else if (!strcmp(s, "--emit-source")) {
@@ -578,8 +583,10 @@ static int build(Arena *a, const Cli *c, Options *o, Target *tg, BuildArgs *ba, 
 	}
 	if (rc == 0)
 		cache_store(a, cache, ba);
-	if (tmp_keep)
+	if (tmp_keep) {
+		progress_hide();
 		fprintf(stderr, "doccc: kept working directory %s\n", ba->workdir);
+	}
 	return rc;
 }
 
@@ -604,6 +611,9 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv, int tune)
 	int rc = parse_args(a, &c, argc, argv);
 	if (rc >= 0)
 		return rc;
+	/* the progress line: a compile's and a tune's, not --check's (its
+	 * report is on stdout, on the same terminal) */
+	progress_start(!c.quiet && !c.check);
 	Options o;
 	opt_init(&o, a);
 	o.targets = backend_names();
@@ -667,6 +677,7 @@ int main(int argc, char **argv)
 		rc = compile_main(a, &cmdline, argc - 1, argv + 1, 1);
 	} else
 		rc = compile_main(a, &cmdline, argc, argv, 0);
+	progress_end();
 	/* --help, --list-*, --check print to stdout: a full disk or a closed
 	 * pipe there is an error too (as cproc checks its output). */
 	if (fflush(stdout) != 0 || ferror(stdout)) {
