@@ -159,7 +159,8 @@ static void list_options(void)
 	       "when no option gives one, e.g. x86-64-v3 or native), DOCC_TRIPLE (the triple when no option\n"
 	       "gives one, e.g. aarch64-linux-gnu), DOCC_QEMU (doccc run's emulator for another architecture's\n"
 	       "libraries, default qemu-aarch64), DOCC_CC, DOCC_CXX, DOCC_NVCC,\n"
-	       "DOCC_HIPCC, DOCC_AR (the commands the build runs, a launcher included: DOCC_CC=\"ccache clang\").\n"
+	       "DOCC_HIPCC, DOCC_AR (the commands the build runs, a launcher included: DOCC_CC=\"ccache clang\"),\n"
+	       "DOCC_PROGRESS (0: no progress line; 1: one whatever stderr is; else on a terminal).\n"
 	       "Pass options: see --list-passes.\n");
 }
 
