@@ -28,6 +28,7 @@
  * (lib/progress.c; nothing when it is off), the weights with their bytes.
  */
 #include <elf.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,10 @@ void blob_layout(Sdfg *g, Blob *b)
  * while the main thread makes the next (reading, checking the CRC,
  * packing), which about halves the time per GB. Only the main thread
  * touches the graph (consts.c is not thread-safe); the writer gets a job
- * (padding, then n bytes at d) and hands it back done. */
+ * (padding, then n bytes at d) and hands it back done. It counts the
+ * bytes done in pieces of WRITER_PIECE, which the main thread, waiting
+ * for it, shows on the progress line (a single constant may be a GB). */
+enum { WRITER_PIECE = 64 << 20 };
 typedef struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -64,16 +68,24 @@ typedef struct {
 	const void *d;
 	size_t pad, n;
 	int busy, quit;
+	int64_t from, done;   /* the job's offset in the blob, its bytes done */
+	int64_t total;        /* the blob's size */
 } Writer;
 
 static void writer_do(Writer *w, const void *d, size_t pad, size_t n)
 {
 	static const unsigned char zeros[64];
 	sha256_update(&w->h, zeros, pad);
-	sha256_update(&w->h, d, n);
-	if (w->f) {
+	if (w->f)
 		ofile_write(w->f, zeros, pad);
-		ofile_write(w->f, d, n);
+	for (size_t off = 0; off < n; off += WRITER_PIECE) {
+		size_t k = MIN((size_t)WRITER_PIECE, n - off);
+		sha256_update(&w->h, (const char *)d + off, k);
+		if (w->f)
+			ofile_write(w->f, (const char *)d + off, k);
+		pthread_mutex_lock(&w->mu);
+		w->done = (int64_t)(pad + off + k);
+		pthread_mutex_unlock(&w->mu);
 	}
 }
 
@@ -96,26 +108,45 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* Wait until the writer is idle. */
+/* Wait until the writer is idle; with a progress line, show its bytes
+ * every 100 ms meanwhile. */
 static void writer_wait(Writer *w)
 {
 	pthread_mutex_lock(&w->mu);
-	while (w->busy)
-		pthread_cond_wait(&w->cv, &w->mu);
+	while (w->busy) {
+		if (!progress_active()) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000 * 1000 * 1000)
+			ts.tv_sec++, ts.tv_nsec -= 1000 * 1000 * 1000;
+		if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT && w->busy) {
+			int64_t at = w->from + w->done;
+			pthread_mutex_unlock(&w->mu);
+			progress_bytes(at, w->total);
+			pthread_mutex_lock(&w->mu);
+		}
+	}
 	pthread_mutex_unlock(&w->mu);
 }
 
-static void writer_post(Writer *w, const void *d, size_t pad, size_t n)
+/* Hand the writer a job: pad bytes of zeros, then n at d, starting at
+ * offset from of the blob. */
+static void writer_post(Writer *w, const void *d, size_t pad, size_t n, int64_t from)
 {
 	pthread_mutex_lock(&w->mu);
 	w->d = d, w->pad = pad, w->n = n, w->busy = 1;
+	w->from = from, w->done = 0;
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 }
 
 int blob_write(Sdfg *g, Blob *b, Ofile *f)
 {
-	Writer w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .f = f};
+	Writer w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .f = f, .total = (int64_t)b->size};
 	sha256_init(&w.h);
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, writer_main, &w) == 0; /* else all on this thread */
@@ -137,7 +168,7 @@ int blob_write(Sdfg *g, Blob *b, Ofile *f)
 			break;
 		}
 		if (threaded)
-			writer_post(&w, d, (size_t)pad, (size_t)n);
+			writer_post(&w, d, (size_t)pad, (size_t)n, at);
 		else
 			writer_do(&w, d, (size_t)pad, (size_t)n);
 		held = i;
