@@ -14,9 +14,13 @@ one line, redrawn in place ("\\r", the text, ESC [ K) and erased at the end.
   - doccc tune counts its candidates and names the step it tunes.
 """
 
+import fcntl
 import os
+import re
 import select
+import struct
 import subprocess
+import termios
 
 import pytest
 
@@ -142,16 +146,18 @@ def test_messages_stand_on_their_own_lines(model, tmp_path):
     assert "note:" in plain.stderr and "clang" in plain.stderr, fmt_result(plain)
     norm = lambda s: s.replace(str(tmp_path / "on"), "OUT").replace(str(tmp_path / "plain"), "OUT")
     # the working directory differs from run to run
-    import re
     wd = lambda s: re.sub(r"doccc-[A-Za-z0-9]{6}", "doccc-XXXXXX", norm(s))
     assert wd(render(r.stderr)) == wd(plain.stderr)
     for line in plain.stderr.splitlines():
         assert wd(ERASE + line + "\n") in wd(r.stderr), f"{line!r} not on a line of its own:\n{r.stderr!r}"
 
 
-def run_on_pty(args, env):
-    """Run doccc with its stderr on a pseudo-terminal: (exit status, what it wrote there)."""
+def run_on_pty(args, env, cols=0):
+    """Run doccc with its stderr on a pseudo-terminal (cols wide, when
+    given): (exit status, what it wrote there)."""
     master, slave = os.openpty()
+    if cols:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
     try:
         p = subprocess.Popen([str(doccc_path())] + [str(a) for a in args], stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=slave, env=env)
@@ -181,6 +187,10 @@ def test_terminal(model, tmp_path):
     rc, text = run_on_pty([model, "-o", f"{tmp_path}/a/"], env)
     assert rc == 0 and "\rdoccc: compiling prog.c (" in text and text.endswith(ERASE), repr(text)
     assert render(text) == ""
+    # cut to the terminal's width less one, so that it never wraps
+    rc, text = run_on_pty([model, "-o", f"{tmp_path}/w/"], env, cols=20)
+    drawn = re.findall(r"\r([^\r\n]*?)\033\[K", text)
+    assert rc == 0 and "doccc: compiling pr" in drawn and max(map(len, drawn)) == 19, repr(text)
     rc, text = run_on_pty([model, "-o", f"{tmp_path}/b/", "-q"], env)
     assert rc == 0 and text == "", repr(text)
     rc, text = run_on_pty([model, "-o", f"{tmp_path}/c/"], dict(env, TERM="dumb"))
