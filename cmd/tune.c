@@ -131,7 +131,7 @@ static void build_all(Arena *a, Sdfg *g, int k, const Tune *c, int n, const Opti
 	int running = 0, next = 0;
 	while (next < n || running) {
 		if (next < n && running < jobs) {
-			const char *v = tune_text(a, &c[next]);
+			const char *v = progress_active() ? tune_text(a, &c[next]) : "";
 			progress_detail("candidates %d of %d, building %s", cn->done, cn->total, *v ? v : "the rules' schedule");
 			fflush(NULL);
 			pid_t p = fork();

@@ -303,11 +303,12 @@ static int import_nodes(Imp *m)
 		diag_error(m->path, "graph.nodes: the graph is too large (%d nodes; doccc's limit is %d)", json_len(nodes), DOCC_MAX_NODES);
 		return -1;
 	}
+	int nnodes = json_len(nodes);
 	progress_phase("importing");
 	for (int i = 0; i < json_len(nodes); i++) {
 		cJSON *node = json_at(nodes, i);
 		const char *target = json_str(json_get(node, "target"));
-		progress_detail("node %d of %d", i + 1, json_len(nodes));
+		progress_detail("node %d of %d", i + 1, nnodes);
 		m->nodei = i;
 		m->nodename = json_str(json_get(node, "name"));
 		if (!m->nodename)
