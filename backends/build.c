@@ -24,9 +24,11 @@
  * working directory first; only when all of it succeeded are the outputs
  * moved to their final paths (a rename, or a copy through a temporary name
  * and a rename across file systems), and a failure part-way removes what
- * was written.
+ * was written. Each of these steps names itself on the progress line
+ * (lib/progress.c; nothing when it is off), the weights with their bytes.
  */
 #include <elf.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +56,10 @@ void blob_layout(Sdfg *g, Blob *b)
  * while the main thread makes the next (reading, checking the CRC,
  * packing), which about halves the time per GB. Only the main thread
  * touches the graph (consts.c is not thread-safe); the writer gets a job
- * (padding, then n bytes at d) and hands it back done. */
+ * (padding, then n bytes at d) and hands it back done. It counts the
+ * bytes done in pieces of WRITER_PIECE, which the main thread, waiting
+ * for it, shows on the progress line (a single constant may be a GB). */
+enum { WRITER_PIECE = 64 << 20 };
 typedef struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -63,16 +68,24 @@ typedef struct {
 	const void *d;
 	size_t pad, n;
 	int busy, quit;
+	int64_t from, done;   /* the job's offset in the blob, its bytes done */
+	int64_t total;        /* the blob's size */
 } Writer;
 
 static void writer_do(Writer *w, const void *d, size_t pad, size_t n)
 {
 	static const unsigned char zeros[64];
 	sha256_update(&w->h, zeros, pad);
-	sha256_update(&w->h, d, n);
-	if (w->f) {
+	if (w->f)
 		ofile_write(w->f, zeros, pad);
-		ofile_write(w->f, d, n);
+	for (size_t off = 0; off < n; off += WRITER_PIECE) {
+		size_t k = MIN((size_t)WRITER_PIECE, n - off);
+		sha256_update(&w->h, (const char *)d + off, k);
+		if (w->f)
+			ofile_write(w->f, (const char *)d + off, k);
+		pthread_mutex_lock(&w->mu);
+		w->done = (int64_t)(pad + off + k);
+		pthread_mutex_unlock(&w->mu);
 	}
 }
 
@@ -95,26 +108,45 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* Wait until the writer is idle. */
+/* Wait until the writer is idle; with a progress line, show its bytes
+ * every 100 ms meanwhile. */
 static void writer_wait(Writer *w)
 {
 	pthread_mutex_lock(&w->mu);
-	while (w->busy)
-		pthread_cond_wait(&w->cv, &w->mu);
+	while (w->busy) {
+		if (!progress_active()) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000 * 1000 * 1000)
+			ts.tv_sec++, ts.tv_nsec -= 1000 * 1000 * 1000;
+		if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT && w->busy) {
+			int64_t at = w->from + w->done;
+			pthread_mutex_unlock(&w->mu);
+			progress_bytes(at, w->total);
+			pthread_mutex_lock(&w->mu);
+		}
+	}
 	pthread_mutex_unlock(&w->mu);
 }
 
-static void writer_post(Writer *w, const void *d, size_t pad, size_t n)
+/* Hand the writer a job: pad bytes of zeros, then n at d, starting at
+ * offset from of the blob. */
+static void writer_post(Writer *w, const void *d, size_t pad, size_t n, int64_t from)
 {
 	pthread_mutex_lock(&w->mu);
 	w->d = d, w->pad = pad, w->n = n, w->busy = 1;
+	w->from = from, w->done = 0;
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 }
 
 int blob_write(Sdfg *g, Blob *b, Ofile *f)
 {
-	Writer w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .f = f};
+	Writer w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .f = f, .total = (int64_t)b->size};
 	sha256_init(&w.h);
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, writer_main, &w) == 0; /* else all on this thread */
@@ -127,6 +159,7 @@ int blob_write(Sdfg *g, Blob *b, Ofile *f)
 		const void *d = sdfg_const_get(g, i); /* while the writer has the one before */
 		if (threaded)
 			writer_wait(&w);
+		progress_bytes(at, (int64_t)b->size); /* what the writer has done */
 		if (held >= 0)
 			sdfg_const_put(g, (int)held);
 		held = -1;
@@ -135,7 +168,7 @@ int blob_write(Sdfg *g, Blob *b, Ofile *f)
 			break;
 		}
 		if (threaded)
-			writer_post(&w, d, (size_t)pad, (size_t)n);
+			writer_post(&w, d, (size_t)pad, (size_t)n, at);
 		else
 			writer_do(&w, d, (size_t)pad, (size_t)n);
 		held = i;
@@ -382,7 +415,7 @@ static int run_tool(const char *dir, const char **argv, int words, const Tool *t
 		if (st > 0) {
 			diag_error(NULL, "%s failed (exit status %d) %s", cmd.s, st, what);
 			if (err && *err)
-				fputs(err, stderr);
+				progress_puts(err);
 			diag_note(NULL, "rerun with -v to see the command and --keep-temps to keep the generated source of %s", nm);
 		} else if (getenv(tl->env)) {
 			diag_note(NULL, "the command comes from %s ('%s')", tl->env, cmd.s);
@@ -392,7 +425,7 @@ static int run_tool(const char *dir, const char **argv, int words, const Tool *t
 		return st > 0 ? 3 : 1;
 	}
 	if (err && *err)
-		fputs(err, stderr); /* warnings */
+		progress_puts(err); /* warnings */
 	free(err);
 	return 0;
 }
@@ -431,10 +464,13 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	int embed = w.size && !a->outweights;
 #define WD(f) arena_printf(ar, "%s/%s", wd, f)
 	const char *wext = WD(arena_printf(ar, "%s.weights", nm));
+	if (w.size)
+		progress_phase("writing %s", a->outweights ? path_base(wext) : "weights");
 	if (embed ? write_weights_object(g, t, &w, WD("weights.o")) : a->outweights ? write_weights_file(g, &w, wext)
 	                                                                          : blob_write(g, &w, NULL))
 		return 1;
 	a->step_ms[0] = now_ms() - t0;
+	progress_phase("emitting %s%s", nm, be->ext);
 	Buf src = {0}, hdr = {0};
 	emit_source(g, t, be->printer, a, &w, &src);
 	emit_h(g, t, a, &hdr);
@@ -466,6 +502,7 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	for (int i = 0; ca[i]; i++)
 		argv_add(&av, ca[i]);
 	argv[av.n] = NULL;
+	progress_phase("compiling %s (%s)", csrc, path_base(argv[words - 1]));
 	if ((rc = run_tool(wd, argv, words, &tc->cc, what, nm)))
 		return rc;
 	double t1 = now_ms();
@@ -490,6 +527,7 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 	for (int i = 0; !a->static_lib && i < (int)COUNTOF(tc->libs) && tc->libs[i]; i++)
 		argv_add(&av, tc->libs[i]);
 	argv[av.n] = NULL;
+	progress_phase("%s %s", a->static_lib ? "archiving" : "linking", lib);
 	if ((rc = run_tool(wd, argv, words, lt, a->static_lib ? "making the archive" : "linking", nm)))
 		return rc;
 	if (a->static_lib && spawn_verbose)
@@ -501,6 +539,7 @@ int backend_build(Sdfg *g, const Target *t, BuildArgs *a)
 #undef WD
 	const char *to[4] = {a->outhdr, a->outsrc, a->outweights, a->outlib};
 	int modes[4] = {0644, 0644, 0644, a->static_lib ? 0644 : 0755};
+	progress_phase("installing %s", path_base(a->outlib));
 	for (int i = 0; i < 4; i++) {
 		if (!from[i])
 			continue;

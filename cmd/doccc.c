@@ -94,6 +94,8 @@ static const char usage_text[] =
 	"                        runs on the GPU; exit 1 if anything is unsupported\n"
 	"      --json            with --check: the same as one JSON object\n"
 	"  -v, --verbose         print each command run\n"
+	"  -q, --quiet           no progress line (shown on a terminal: the phase, the weights'\n"
+	"                        bytes, doccc tune's candidates; DOCC_PROGRESS=0/1 turns it off/on)\n"
 	"      --list-passes | --list-options | --list-ops\n"
 	"  -h, --help | --version\n"
 	"\n"
@@ -162,7 +164,8 @@ static void list_options(void)
 	       "when no option gives one, e.g. x86-64-v3 or native), DOCC_TRIPLE (the triple when no option\n"
 	       "gives one, e.g. aarch64-linux-gnu), DOCC_QEMU (doccc run's emulator for another architecture's\n"
 	       "libraries, default qemu-aarch64), DOCC_CC, DOCC_CXX, DOCC_NVCC,\n"
-	       "DOCC_HIPCC, DOCC_AR (the commands the build runs, a launcher included: DOCC_CC=\"ccache clang\").\n"
+	       "DOCC_HIPCC, DOCC_AR (the commands the build runs, a launcher included: DOCC_CC=\"ccache clang\"),\n"
+	       "DOCC_PROGRESS (0: no progress line; 1: one whatever stderr is; else on a terminal).\n"
 	       "Pass options: see --list-passes.\n");
 }
 
@@ -212,6 +215,7 @@ typedef struct {
 	const char *input, *out, *name, *weights, *dumpdir, *report;
 	int emit_source, external, embed, simulate, check, json;
 	int profile, values;  /* --profile, --values: the node table and hook (doccc run --trace, --dump-values) */
+	int quiet;           /* -q: no progress line */
 	TargetArgs ta;       /* -t, -c, --march, --options, --pass-opt, ... */
 	const char *shapes[64], *dims[64], *maxdims[64];
 	int nshapes, ndims, nmaxdims;
@@ -254,6 +258,8 @@ static int parse_args(Arena *a, Cli *c, int argc, char **argv)
 			return EXIT_OK;
 		} else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
 			spawn_verbose = 1;
+		} else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
+			c->quiet = 1;
 		} else if (!strcmp(s, "--keep-temps")) {
 			tmp_keep = 1;
 		} else if (!strcmp(s, "--emit-source")) {
@@ -594,8 +600,10 @@ static int build(Arena *a, const Cli *c, Options *o, Target *tg, BuildArgs *ba, 
 	}
 	if (rc == 0)
 		cache_store(a, cache, ba);
-	if (tmp_keep)
+	if (tmp_keep) {
+		progress_hide();
 		fprintf(stderr, "doccc: kept working directory %s\n", ba->workdir);
+	}
 	return rc;
 }
 
@@ -620,6 +628,9 @@ static int compile_main(Arena *a, Buf *cmdline, int argc, char **argv, int tune)
 	int rc = parse_args(a, &c, argc, argv);
 	if (rc >= 0)
 		return rc;
+	/* the progress line: a compile's and a tune's, not --check's (its
+	 * report is on stdout, on the same terminal) */
+	progress_start(!c.quiet && !c.check);
 	Options o;
 	opt_init(&o, a);
 	o.targets = backend_names();
@@ -685,6 +696,7 @@ int main(int argc, char **argv)
 		rc = compile_main(a, &cmdline, argc - 1, argv + 1, 1);
 	} else
 		rc = compile_main(a, &cmdline, argc, argv, 0);
+	progress_end();
 	/* --help, --list-*, --check print to stdout: a full disk or a closed
 	 * pipe there is an error too (as cproc checks its output). */
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -31,6 +31,10 @@
  * The budget (--tune-budget, default 600 s) stops the tuning before a
  * step that would start past it; the steps left take the nearest tuned
  * step's schedule when the model is compiled (transfer).
+ *
+ * On a terminal the progress line (lib/progress.c) names the step being
+ * tuned and counts the candidates of the whole tuning built so far; the
+ * children building them never draw it.
  */
 #include <errno.h>
 #include <math.h>
@@ -111,20 +115,31 @@ static int build_candidate(Arena *a, Sdfg *g, int k, const Tune *u, const Option
 	return backend_build(g, tg, &ba);
 }
 
+/* The candidates of the whole tuning, for the progress line: how many are
+ * done (built, or failed to) of how many; the step being tuned. */
+typedef struct {
+	int done, total;
+	const char *step;   /* "tuning step 2 of 4, 'conv2d_1' (conv2d 3x3 s1 g1 f32)" */
+} Count;
+
 /* Build the candidates c[0..n) of step k in dirs[], at most jobs at a
  * time; ok[i] set for those built. */
 static void build_all(Arena *a, Sdfg *g, int k, const Tune *c, int n, const Options *o, const Target *tg, char **dirs,
-                      int *ok, int jobs)
+                      int *ok, int jobs, Count *cn)
 {
 	pid_t pids[MAX_CANDIDATES];
 	int running = 0, next = 0;
 	while (next < n || running) {
 		if (next < n && running < jobs) {
+			const char *v = progress_active() ? tune_text(a, &c[next]) : "";
+			progress_detail("candidates %d of %d, building %s", cn->done, cn->total, *v ? v : "the rules' schedule");
 			fflush(NULL);
 			pid_t p = fork();
 			if (p == 0) {
-				/* the child: its messages to its log; _exit, so that the
-				 * parent's temporaries are not removed by our atexit */
+				/* the child: no progress line, its messages to its log;
+				 * _exit, so that the parent's temporaries are not removed
+				 * by our atexit */
+				progress_start(0);
 				FILE *log = freopen(arena_printf(a, "%s.log", dirs[next]), "w", stderr);
 				(void)log;
 				spawn_verbose = 0;
@@ -132,9 +147,10 @@ static void build_all(Arena *a, Sdfg *g, int k, const Tune *c, int n, const Opti
 			}
 			pids[next] = p;
 			ok[next] = 0;
-			if (p < 0)
+			if (p < 0) {
 				diag_warn(NULL, "cannot fork to build a candidate: %s", strerror(errno));
-			else
+				cn->done++;
+			} else
 				running++;
 			next++;
 			continue;
@@ -147,6 +163,8 @@ static void build_all(Arena *a, Sdfg *g, int k, const Tune *c, int n, const Opti
 			if (pids[i] == p) {
 				ok[i] = WIFEXITED(st) && WEXITSTATUS(st) == 0;
 				running--;
+				cn->done++;
+				progress_detail("candidates %d of %d", cn->done, cn->total);
 			}
 	}
 }
@@ -288,17 +306,23 @@ static int pin_consts(Sdfg *g, int k, int pin)
 	return 0;
 }
 
+/* The candidates of step s into c: how many. */
+static int step_candidates(Sdfg *g, const Step *s, const Options *o, const Target *tg, Tune c[MAX_CANDIDATES])
+{
+	PassCtx pc = {g, o, tg, pass_find("expand"), NULL}; /* the rules' forms, from the expand pass's options */
+	TuneRules rules = {pass_bool(&pc, "winograd"), pass_int(&pc, "pointwise_max_channels"),
+	                   pass_int(&pc, "pointwise_min_pixels"), pass_int(&pc, "winograd_max_mb")};
+	return tune_candidates(&s->s, tg, &rules, c, MAX_CANDIDATES);
+}
+
 /* Tune step s: build and time its candidates, store the best. 0; 1 when
  * its cutout cannot run on the harness's inputs (noted, not stored); -1
  * reported. */
 static int tune_one(Arena *a, Sdfg *g, const Step *s, const Options *o, const Target *tg, const Timer *tm, TuneDb *db,
-                    const char *dbpath, int jobs, int idx, int *ncompiled)
+                    const char *dbpath, int jobs, int idx, int *ncompiled, Count *cn)
 {
 	Tune c[MAX_CANDIDATES];
-	PassCtx pc = {g, o, tg, pass_find("expand"), NULL}; /* the rules' forms, from the expand pass's options */
-	TuneRules rules = {pass_bool(&pc, "winograd"), pass_int(&pc, "pointwise_max_channels"),
-	                   pass_int(&pc, "pointwise_min_pixels"), pass_int(&pc, "winograd_max_mb")};
-	int n = tune_candidates(&s->s, tg, &rules, c, MAX_CANDIDATES);
+	int n = step_candidates(g, s, o, tg, c);
 	char **dirs = arena_alloc(a, sizeof(char *) * (size_t)n), **libs = arena_alloc(a, sizeof(char *) * (size_t)n);
 	int ok[MAX_CANDIDATES] = {0};
 	double ns[MAX_CANDIDATES] = {0};
@@ -306,7 +330,7 @@ static int tune_one(Arena *a, Sdfg *g, const Step *s, const Options *o, const Ta
 		dirs[i] = arena_printf(a, "%s/s%d_c%d", tm->dir, idx, i);
 	if (pin_consts(g, s->node, 1))
 		return -1;
-	build_all(a, g, s->node, c, n, o, tg, dirs, ok, jobs);
+	build_all(a, g, s->node, c, n, o, tg, dirs, ok, jobs, cn);
 	pin_consts(g, s->node, 0);
 	int nb = 0;
 	for (int i = 0; i < n; i++) {
@@ -318,11 +342,12 @@ static int tune_one(Arena *a, Sdfg *g, const Step *s, const Options *o, const Ta
 		char *log = file_read(arena_printf(a, "%s.log", dirs[0]), NULL);
 		diag_error(NULL, "step '%s': its cutout with the rules' schedule did not build:", g->root->kids[s->node]->label);
 		if (log)
-			fputs(log, stderr);
+			progress_puts(log);
 		free(log);
 		return -1;
 	}
 	const char *why[MAX_CANDIDATES] = {0};
+	progress_phase("%s: timing %d candidate%s", cn->step, nb, nb == 1 ? "" : "s");
 	if (time_all(a, tm, libs, n, ns, why))
 		return -1;
 	if (ns[0] <= 0 && why[0] && !strncmp(why[0], "run: ", 5)) {
@@ -372,6 +397,7 @@ static int tune_one(Arena *a, Sdfg *g, const Step *s, const Options *o, const Ta
 	} else
 		buf_puts(&m, ", the best of its candidates");
 	buf_printf(&m, "; %d candidates", n);
+	progress_hide(); /* until the next step's */
 	diag_note(NULL, "%s", m.s);
 	buf_free(&m);
 	return rc;
@@ -446,6 +472,13 @@ int cmd_tune(Arena *a, const char *name, const ImportArgs *ia0, Options *o, Targ
 		return EXIT_INPUT;
 	}
 	Timer tm = {arena_printf(a, "%s/harness", dir), ta->runner, threads, ta->ms, dir};
+	Count cn = {0, 0, NULL};
+	for (int i = 0; i < nt; i++) {
+		Tune c[MAX_CANDIDATES];
+		cn.total += step_candidates(g, &steps[i], o, tg, c);
+	}
+	if (nt)
+		progress_phase("compiling the timing harness");
 	const char *hsrc = rt_text("tune_harness.h"), *desc = emit_desc_block();
 	int rc = file_write(arena_printf(a, "%s/harness.c", dir), hsrc, strlen(hsrc)) ||
 	                 file_write(arena_printf(a, "%s/doccc_model.h", dir), desc, strlen(desc))
@@ -456,13 +489,15 @@ int cmd_tune(Arena *a, const char *name, const ImportArgs *ia0, Options *o, Targ
 	for (int i = 0; i < nt && !rc; i++, started++) {
 		if ((now_ms() - start) / 1e3 >= ta->budget)
 			break;
-		if (isatty(2))
-			fprintf(stderr, "doccc tune: step %d of %d (%s)...\n", i + 1, nt, steps[i].s.kind);
-		int r = tune_one(a, g, &steps[i], o, tg, &tm, db, dbpath, ta->jobs, i, &ncompiled);
+		cn.step = arena_printf(a, "tuning step %d of %d, '%s' (%s)", i + 1, nt, g->root->kids[steps[i].node]->label,
+		                       steps[i].s.kind);
+		progress_phase("%s:", cn.step);
+		int r = tune_one(a, g, &steps[i], o, tg, &tm, db, dbpath, ta->jobs, i, &ncompiled, &cn);
 		rc = r < 0;
 		*(r > 0 ? &skipped : &done) += r >= 0;
 	}
 	tunedb_close(db);
+	progress_end();
 	if (rc)
 		return rc == 3 ? EXIT_CC : EXIT_INPUT;
 	diag_note(dbpath, "%d distinct step%s of %d tunable: %d tuned now, in %.1f s (%d candidate%s built, timed on %d "

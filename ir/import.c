@@ -303,9 +303,12 @@ static int import_nodes(Imp *m)
 		diag_error(m->path, "graph.nodes: the graph is too large (%d nodes; doccc's limit is %d)", json_len(nodes), DOCC_MAX_NODES);
 		return -1;
 	}
+	int nnodes = json_len(nodes);
+	progress_phase("importing");
 	for (int i = 0; i < json_len(nodes); i++) {
 		cJSON *node = json_at(nodes, i);
 		const char *target = json_str(json_get(node, "target"));
+		progress_detail("node %d of %d", i + 1, nnodes);
 		m->nodei = i;
 		m->nodename = json_str(json_get(node, "name"));
 		if (!m->nodename)
@@ -613,7 +616,7 @@ static Sdfg *import_dyn(Arena *a, const char *name, const ImportArgs *args)
 			if (sink)
 				buf_puts(sink, msgs.s);
 			else
-				fputs(msgs.s, stderr), fflush(stderr);
+				progress_puts(msgs.s);
 		}
 		buf_free(&msgs);
 		return g;
@@ -644,6 +647,7 @@ static Sdfg *import_once(Arena *a, const char *name, const ImportArgs *args, con
 	char *text = NULL;
 	size_t len = 0;
 	Sdfg *g = NULL;
+	progress_phase("reading %s", path_base(args->path));
 	if (open_input(m, args, &text, &len))
 		goto out;
 	m->ep = json_parse(text, len, files.zip ? arena_printf(a, "%s:models/model.json", args->path) : args->path);

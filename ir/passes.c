@@ -340,10 +340,13 @@ int passes_run(Sdfg *g, const Options *o, const Target *t, const char *dumpdir)
 int passes_run_span(Sdfg *g, const Options *o, const Target *t, const char *dumpdir, int from, int to)
 {
 	DOCC_ASSERT(from >= 0 && from <= to && to <= npasses);
+	if (from < to)
+		progress_phase("running passes");
 	for (int i = from; i < to; i++) {
 		const Pass *p = &pass_table[i];
 		if (!pass_enabled(p, o))
 			continue;
+		progress_detail("(%s)", p->name);
 		if (passes_run_one(g, o, t, p))
 			return -1;
 		if (dumpdir && dump_stage(g, dumpdir, i + 1, p->stage))

@@ -4,8 +4,10 @@
  * Every message is one line, "LOC: KIND: MSG\n", where LOC is whatever the
  * caller knows about the place of the problem ("model.pt2: graph.nodes[3]",
  * "opts.yaml:4:3"); without a location the program name stands in its place
- * ("doccc: error: ..."). Messages go to stderr, or, while a test has called
- * diag_capture(), are appended to the test's buffer instead.
+ * ("doccc: error: ..."). Messages go to stderr (through progress_puts,
+ * which erases a progress line shown and draws it again after), or, while
+ * a test has called diag_capture(), are appended to the test's buffer
+ * instead.
  *
  * Invariants: the error counter counts every diag_error/diag_verror since
  * the last diag_reset(), whatever the sink; warnings and notes are not
@@ -38,9 +40,9 @@ static void diag_vemit(const char *kind, const char *loc, const char *fmt, va_li
 	if (diag_sink)
 		return;
 	/* The line reaches stderr in one write, so that it does not interleave
-	 * with a child process writing to the same stream. */
-	fputs(line.s, stderr);
-	fflush(stderr);
+	 * with a child process writing to the same stream; a progress line
+	 * shown is erased first and drawn again after it. */
+	progress_puts(line.s);
 	buf_free(&line);
 }
 
@@ -100,6 +102,7 @@ void diag_internal(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 	fflush(stdout);
+	progress_hide();
 	fprintf(stderr, "doccc: internal error at %s:%d: ", file, line);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

@@ -347,6 +347,33 @@ extern int tmp_keep;
 /* mkdtemp under $DOCC_TMP (or $TMPDIR, or /tmp), prefix "doccc-"; registered. */
 char *tmp_dir(Arena *a);
 
+/* ---- progress.c: one line of progress on a terminal ------------------------
+ * "doccc: PHASE DETAIL (ELAPSED)" on stderr, redrawn in place ("\r", the
+ * text, "\033[K") and erased by progress_end. On after progress_start(1)
+ * when stderr is a terminal (TERM not dumb); DOCC_PROGRESS=0 never,
+ * DOCC_PROGRESS=1 whatever stderr is; progress_start(0) (-q, --json, a
+ * forked child) always off. Off, nothing is written and each call returns
+ * at once. Main thread only. */
+void progress_start(int allowed);
+int progress_active(void);
+/* A new phase ("compiling model.c (clang)"): drawn now, the detail cleared. */
+void progress_phase(const char *fmt, ...) PRINTF_LIKE(1, 2);
+/* The detail after the phase ("pass expand", "3 of 16"): drawn at most
+ * every 100 ms; progress_bytes sets it to "412 MiB / 1.4 GiB". */
+void progress_detail(const char *fmt, ...) PRINTF_LIKE(1, 2);
+void progress_bytes(int64_t done, int64_t total);
+/* Called while waiting: a phase older than 2 s shows its time. */
+void progress_tick(void);
+/* Anything else written to stderr while the line may be shown: s written
+ * with the line erased before and drawn again after (diag's messages go
+ * through it). progress_hide erases it until the next draw. */
+void progress_puts(const char *s);
+void progress_hide(void);
+void progress_end(void);      /* erase the line and turn progress off */
+void progress_signal(void);   /* erase it from a signal handler (write(2) only) */
+/* n bytes for people: "512 B", "4.0 KiB", "412 MiB", "1.4 GiB". */
+void progress_fmt_bytes(Buf *b, int64_t n);
+
 /* ---- options.c: compilation options (YAML file < CLI flags; env defaults) ----
  * The YAML file (libyaml) is a mapping:
  *   target: openmp            # a backend's name (Options.targets)

@@ -13,7 +13,8 @@
  * runs the child in another directory (the compilers run in the working
  * directory, on relative paths, so that their command lines do not depend
  * on where it is and a compiler cache can hit); the echo then starts with
- * "cd DIR && ". spawn_run_io also gives the child a file as its stdin
+ * "cd DIR && ", and goes through progress_puts (a progress line shown is
+ * erased around it). spawn_run_io also gives the child a file as its stdin
  * and another for its stdout (doccc tune's timing harness, and its runner
  * reading a script). spawn_words splits a command variable (DOCC_CC="ccache
  * clang") into argv words on blanks, without a shell.
@@ -41,6 +42,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -197,8 +199,7 @@ int spawn_run_io(const char *dir, char *const argv[], const char *in, const char
 			spawn_quote(&cmd, argv[i]);
 		}
 		buf_putc(&cmd, '\n');
-		fputs(cmd.s, stderr);
-		fflush(stderr);
+		progress_puts(cmd.s);
 		buf_free(&cmd);
 	}
 
@@ -258,10 +259,16 @@ int spawn_run_io(const char *dir, char *const argv[], const char *in, const char
 		return -1;
 	}
 
-	/* Read the child's stderr to EOF, then reap it. */
+	/* Read the child's stderr to EOF, then reap it; while a progress line
+	 * is shown, wake every 250 ms to tick its time. */
 	Buf out = {0};
 	char chunk[4096];
 	for (;;) {
+		struct pollfd pf = {fds[0], POLLIN, 0};
+		if (progress_active() && poll(&pf, 1, 250) == 0) {
+			progress_tick();
+			continue;
+		}
 		ssize_t n = read(fds[0], chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -337,6 +344,7 @@ static void spawn_stop_child(int sig)
 
 static void tmp_on_signal(int sig)
 {
+	progress_signal();
 	spawn_stop_child(sig);
 	tmp_remove(1);
 	signal(sig, SIG_DFL);

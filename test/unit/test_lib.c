@@ -7,6 +7,7 @@
  * spelled out (known SHA-256 vectors, exact int64 limits, exact
  * "file:line:col" positions), so a wrong implementation fails.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -996,6 +997,76 @@ static void test_options(void)
 	arena_free(a);
 }
 
+/* ---- progress.c ---- */
+
+/* What progress calls between progress_start and progress_end write to
+ * stderr (a file here: DOCC_PROGRESS=1 draws whatever stderr is). */
+static char *progress_capture(int allowed, const char *env, int (*body)(void), int *on)
+{
+	const char *path = tpath("progress.txt");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved = dup(2);
+	CHECK(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	dup2(fd, 2);
+	close(fd);
+	if (env)
+		setenv("DOCC_PROGRESS", env, 1);
+	else
+		unsetenv("DOCC_PROGRESS");
+	progress_start(allowed);
+	*on = body();
+	progress_end();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	unsetenv("DOCC_PROGRESS");
+	CHECK(!progress_active()); /* progress_end turned it off */
+	return file_read(path, NULL);
+}
+
+static int progress_body(void)
+{
+	int on = progress_active();
+	progress_phase("writing %s", "weights");
+	progress_bytes(0, (int64_t)3 << 30);       /* the phase's first detail: drawn */
+	progress_bytes((int64_t)1 << 29, (int64_t)3 << 30); /* 100 ms have not passed: not drawn */
+	progress_puts("msg\n");                     /* erased, written, drawn again (the latest detail) */
+	progress_phase("name '%s'", "a\033[31mb");  /* a name from the model cannot colour the terminal */
+	return on;
+}
+
+static void test_progress(void)
+{
+	Buf b = {0};
+	const int64_t sizes[] = {0, 1023, 1024, 4096, 10 * 1024 - 1, 432013312, (int64_t)1503238553, (int64_t)5 << 40};
+	const char *want[] = {"0 B", "1023 B", "1.0 KiB", "4.0 KiB", "10 KiB", "412 MiB", "1.4 GiB", "5.0 TiB"};
+	for (size_t i = 0; i < COUNTOF(sizes); i++) {
+		b.len = 0;
+		progress_fmt_bytes(&b, sizes[i]);
+		CHECK_STR(b.s, want[i]);
+	}
+	buf_free(&b);
+	int on;
+	char *t = progress_capture(1, "1", progress_body, &on);
+	CHECK(on);
+	CHECK_STR(t, "\rdoccc: writing weights\033[K"
+	             "\rdoccc: writing weights 0 B / 3.0 GiB\033[K"
+	             "\r\033[Kmsg\n"
+	             "\rdoccc: writing weights 512 MiB / 3.0 GiB\033[K"
+	             "\rdoccc: name 'a\\x1b[31mb'\033[K"
+	             "\r\033[K");
+	free(t);
+	/* off: -q and --json (allowed 0), DOCC_PROGRESS=0, or a file that is no
+	 * terminal; progress_puts still writes its text */
+	const char *envs[] = {"1", "0", NULL};
+	for (int i = 0; i < 3; i++) {
+		t = progress_capture(i != 0, envs[i], progress_body, &on);
+		CHECK(!on);
+		CHECK_STR(t, "msg\n");
+		free(t);
+	}
+}
+
 int main(void)
 {
 	snprintf(tdir, sizeof(tdir), "/tmp/doccc-test-XXXXXX");
@@ -1016,6 +1087,7 @@ int main(void)
 	test_spawn();
 	test_spawn_words();
 	test_tmp();
+	test_progress();
 	test_options();
 	diag_capture(NULL);
 	buf_free(&diagbuf);
