@@ -31,7 +31,9 @@ install needed. The libraries run in this process, as a user's would.
 """
 
 import ctypes
+import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -531,14 +533,17 @@ def test_device_simulated(dc, gather):
 
 def test_pip_install(tmp_path):
     """pip installs python/ offline (no index, no build isolation: the
-    setuptools here builds it) and the installed copy imports."""
+    setuptools here builds it) and the installed copy imports. pip builds
+    in the source folder (build/, *.egg-info): a copy of it, not the tree."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "python", src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     target = tmp_path / "site"
     r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-                        "--disable-pip-version-check", "--target", str(target), str(ROOT / "python")],
+                        "--disable-pip-version-check", "--target", str(target), str(src)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, fmt_result(r)
     r = subprocess.run([sys.executable, "-c", "import doccc, sys; print(doccc.__file__, doccc.__version__, "
                         "doccc.load.__doc__ is not None)"],
-                       capture_output=True, text=True, cwd=str(tmp_path), env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
+                       capture_output=True, text=True, cwd=str(tmp_path), env={"PYTHONPATH": str(target), "PATH": os.environ.get("PATH", "")})
     assert r.returncode == 0, fmt_result(r)
     assert r.stdout.startswith(str(target / "doccc" / "__init__.py")) and "True" in r.stdout, r.stdout

@@ -595,7 +595,9 @@ class Model:
         if _is_tensor(a):
             torch = _torch()
             a = a.detach().contiguous()
-            code = next(k for k in DTYPES if _torch_dtype(torch, k) == a.dtype)
+            code = next((k for k in DTYPES if _torch_dtype(torch, k) == a.dtype), None)
+            if code is None:
+                raise TypeError(f"to_device: dtype {a.dtype} is not one of doccc's")
             a = a.view(torch.int16).numpy().view(np.uint16) if code == BF16 else a.numpy()
         else:
             a = np.asarray(a)
