@@ -12,7 +12,6 @@ compiler's offsetof). The header's doccc_bool is not used in the struct:
 every flag there is an int.
 """
 
-import ctypes
 from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int64, c_size_t, c_void_p
 
 import numpy as np

@@ -21,6 +21,7 @@ at a time (one instance per thread runs them in parallel; run releases
 the GIL).
 """
 
+import ctypes
 import json
 import os
 import sys
@@ -121,7 +122,7 @@ class _Library:
         self.path = os.fspath(path)
         # ctypes.CDLL searches the library path for a bare name: make it a path.
         where = self.path if os.sep in self.path else os.path.join(os.curdir, self.path)
-        self.cdll = _desc.ctypes.CDLL(where, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        self.cdll = ctypes.CDLL(where, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         self.desc = _desc.read_desc(self.cdll)
         self.abi = self.desc.abi_version
         d = self.desc
