@@ -6,6 +6,8 @@ The suite drives the compiler only through its command line, as users do:
                                                  asserts exit 0, returns the library path
     run_lib(lib, inputs, *extra)                 doccc run LIB -i in0.npy ... -o out0.npy ...;
                                                  returns the outputs as numpy arrays
+    load_lib(lib, **kw)                          doccc.load(LIB) with the Python loader of
+                                                 python/ (in this process, no .npy files)
     doccc_cmd(*args)                             runs build/doccc, returns CompletedProcess
     parse_header(path)                           the generated header's #define macros
 
@@ -441,6 +443,18 @@ def run_lib(lib, inputs, *extra, noutputs=None, timeout=RUN_TIMEOUT):
         if r.returncode != 0:
             pytest.fail(f"doccc run failed:\n{fmt_result(r)}", pytrace=False)
         return [np.load(p) for p in outs]
+
+
+def load_lib(lib, **kw):
+    """An instance of a doccc library through the repository's Python loader
+    (python/doccc, imported from the tree): m(*arrays) runs it in this
+    process, with no .npy round trip. The tests of `doccc run` itself keep
+    run_lib."""
+    require("numpy")
+    if str(ROOT / "python") not in sys.path:
+        sys.path.insert(0, str(ROOT / "python"))
+    import doccc
+    return doccc.load(lib, **kw)
 
 
 # ---- fixtures -------------------------------------------------------------------
