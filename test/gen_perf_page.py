@@ -137,7 +137,8 @@ def section_peers(d):
                 + ("; tuned " + ", ".join(f"{v:.2f}" for v in gt.values() if v) if any(gt.values()) else "") + "."]
     v = d.get("versions") or {}
     if v:
-        out += ["", "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + "."]
+        out += ["", "Versions: " + ", ".join(str(val) if str(val).startswith(k + " ") else f"{k} {val}"
+                                           for k, val in v.items()) + "."]
     return "\n".join(out)
 
 
