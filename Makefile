@@ -9,7 +9,8 @@
 #   make bench      latency of doccc libraries next to PyTorch; then next to ONNX Runtime and
 #                   OpenVINO (test/bench_peers.py, which pip-installs the pinned peers it lacks);
 #                   then the int8 table (bench-int8); then the dynamic-shape and compile-scaling
-#                   tables; then bench-llm's table
+#                   tables; then bench-llm's table; then writes docs/performance.md (perf-page)
+#   make perf-page  docs/performance.md from the JSON files the benchmarks wrote (test/gen_perf_page.py)
 #   make bench-int8 int8 ResNet-50, MobileNetV2 and BERT-base (PT2E) next to ONNX Runtime and
 #                   OpenVINO int8 (onnxruntime.quantization) and doccc fp32 (test/bench_peers.py --int8)
 #   make bench-llm  tokens/s of a 0.5 B Qwen2-shaped decoder (prefill 128, decode 128, 1 and 2
@@ -170,6 +171,12 @@ bench-only: all
 	$(PYTHON) test/bench_compile.py
 	$(PYTHON) test/bench_ccache.py
 	$(PYTHON) test/bench_llm.py $(BENCH_LLM_FLAGS)
+	$(PYTHON) test/gen_perf_page.py
+
+# docs/performance.md from whichever of build/bench*.json exist (a part that did
+# not run says so on the page); make bench runs it last.
+perf-page:
+	$(PYTHON) test/gen_perf_page.py
 
 # The int8 table: PT2E-quantized models in doccc next to the same models
 # quantized by onnxruntime.quantization in ONNX Runtime and OpenVINO, and
@@ -241,7 +248,7 @@ install: $(BUILD)/doccc
 clean:
 	rm -rf build
 
-.PHONY: all unit build-deps setup setup-sanitizers test demo bench test-only demo-only bench-only \
+.PHONY: all unit build-deps setup setup-sanitizers test demo bench test-only demo-only bench-only perf-page \
 	bench-int8 bench-int8-only bench-llm bench-llm-only \
 	bench-compile bench-compile-only bench-arm bench-arm-only \
 	bench-gpu bench-gpu-build bench-gpu-only bench-gpu-build-only \

@@ -1,6 +1,6 @@
 """examples/pipeline, as a build pipeline runs it.
 
-The README's "In a build pipeline" section points at examples/pipeline/
+docs/pipelines.md (doccc in a build pipeline) points at examples/pipeline/
 Makefile; this runs that Makefile (copied into a temporary folder, so two
 checkouts of it can be told apart) as a make-based build and a CI job would:
   - `make` exports, compiles with -MD and --emit-pkgconfig through ccache,
