@@ -132,6 +132,20 @@ def test_profile_json_flops(net):
         assert (n["gflops"] is None) == (n["flops"] == 0), n
 
 
+def test_python_loader_sees_the_nodes(net):
+    """The Python loader reads the abi-6 node table, and runs the library too."""
+    sys.path.insert(0, str(ROOT / "python"))
+    import doccc
+    np = require("numpy")
+    prof = json.loads(doccc_cmd("run", net["libs"]["profile"], "-i", net["x"], "--profile", "--json").stdout)["profile"]
+    with doccc.load(net["libs"]["profile"]) as m:
+        by_index = sorted(prof["nodes"], key=lambda n: n["node"])
+        assert m.nodes == [(n["name"], float(n["flops"])) for n in by_index]
+        np.testing.assert_allclose(m(np.load(net["x"])), np.load(net["y"]), rtol=1e-4, atol=1e-5)
+    with doccc.load(net["libs"]["plain"]) as m:
+        assert m.nodes == []
+
+
 def test_trace_is_chrome_trace_events(net, tmp_path):
     trace = tmp_path / "t.json"
     r = doccc_cmd("run", net["libs"]["profile"], "-i", net["x"], "--repeat", "3", "--trace", trace, "-q")

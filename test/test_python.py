@@ -127,7 +127,7 @@ def test_small_cnn_matches_eager(dc, exports, target, tmp_path):
     e = exports.get("small_cnn", batch=4)
     lib = compile_model(e.path, target, tmp_path / target, "-c", "desktop", *e.weight_args())
     m = dc.load(lib, threads=2 if target == "openmp" else None)
-    assert m.name == lib.stem[3:] and m.target == target and m.abi_version == 5 and not m.device_resident
+    assert m.name == lib.stem[3:] and m.target == target and m.abi_version == 6 and not m.device_resident
     assert m.info["name"] == m.name and m.info["target"] == target
     assert [(t.name, t.dtype, t.shape) for t in m.inputs] == \
         [(n, "float32", tuple(s)) for n, _, s in e.inputs], (m.inputs, e.inputs)

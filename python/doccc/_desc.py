@@ -12,11 +12,11 @@ compiler's offsetof). The header's doccc_bool is not used in the struct:
 every flag there is an int.
 """
 
-from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int64, c_size_t, c_void_p
+from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_int64, c_size_t, c_void_p
 
 import numpy as np
 
-ABI_VERSION = 5  # DOCCC_ABI_VERSION: the newest this package reads
+ABI_VERSION = 6  # DOCCC_ABI_VERSION: the newest this package reads
 
 # Element types (DOCCC_F32 ...): doccc's name and numpy's dtype. bfloat16
 # has no numpy dtype: it travels as its raw bits in uint16, as in `doccc run`.
@@ -50,7 +50,19 @@ class DimDesc(Structure):
     _fields_ = [("name", c_char_p), ("min", c_int64), ("max", c_int64)]
 
 
+class ValueDesc(Structure):
+    """doccc_value_desc (abi 6): a value a fused node leaves, at element strides."""
+    _fields_ = [("name", c_char_p), ("dtype", c_int), ("rank", c_int),
+                ("shape", POINTER(c_int64)), ("strides", POINTER(c_int64))]
+
+
+class NodeDesc(Structure):
+    """doccc_node_desc (abi 6): a fused node, its torch nodes, flops and values."""
+    _fields_ = [("name", c_char_p), ("flops", c_double), ("nvalues", c_int), ("values", POINTER(ValueDesc))]
+
+
 LOGFN = CFUNCTYPE(None, c_void_p, c_int, c_char_p)
+NODEHOOK = CFUNCTYPE(None, c_void_p, c_int, c_int, POINTER(c_void_p))
 RUNFN = CFUNCTYPE(c_int, c_void_p, POINTER(c_void_p), POINTER(c_void_p))
 
 # The fields in the header's order, each list ending where that abi version's struct ends.
@@ -96,6 +108,10 @@ _FIELDS = {
         ("set_state", CFUNCTYPE(c_int, c_void_p, c_int, c_void_p, c_size_t)),
         ("copy_state", CFUNCTYPE(c_int, c_void_p, c_void_p)),
         ("input_written", POINTER(c_int)),
+    ],
+    6: [
+        ("nnodes", c_int), ("nodes", POINTER(NodeDesc)),
+        ("set_hook", CFUNCTYPE(c_int, c_void_p, NODEHOOK, c_void_p)),
     ],
 }
 

@@ -288,6 +288,17 @@ class Model:
         return json.loads(self._lib.desc.info.decode())
 
     @property
+    def nodes(self):
+        """The fused nodes of a library built with --profile or --values (abi 6),
+        in run order, as (name, flops) pairs: name the torch nodes it covers
+        joined by '+', flops a contraction's work per run (0 for others);
+        [] for a library built without them."""
+        d = self._lib.desc
+        if self._lib.abi < 6 or d.nnodes <= 0 or not d.nodes:
+            return []
+        return [(_desc.text(d.nodes[i].name), d.nodes[i].flops) for i in range(d.nnodes)]
+
+    @property
     def inputs(self):
         return [TensorInfo(_desc.text(t.name), DTYPES[t.dtype][0], _desc.tensor_shape(t)) for t in self._ins]
 
