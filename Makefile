@@ -64,7 +64,7 @@ UNIT_BIN += $(BUILD)/test/gpusim_test
 # toolchain is (sh test/setup.sh --cross; make test's setup runs it), else left out.
 ARM      = aarch64-linux-gnu
 ARM_RUN  = $(BUILD)/$(ARM)/doccc-run
-RUN_SRC  = cmd/run.c lib/arena.c lib/buf.c lib/diag.c lib/file.c lib/hash.c lib/npy.c lib/progress.c lib/spawn.c
+RUN_SRC  = cmd/run.c cmd/cmp.c lib/arena.c lib/buf.c lib/diag.c lib/file.c lib/hash.c lib/npy.c lib/progress.c lib/spawn.c
 ARM_OK   = $(wildcard /usr/$(ARM)/include/stdlib.h /usr/bin/$(ARM)-ld)
 
 all: $(BUILD)/doccc $(if $(word 2,$(ARM_OK)),$(ARM_RUN))

@@ -60,7 +60,7 @@ int cmd_opt(Arena *a, int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
 /* An array against its reference, as doccc run --expect and doccc compare
- * compare them (run.c): |got - ref| <= atol + rtol*|ref| element by
+ * compare them (cmp.c): |got - ref| <= atol + rtol*|ref| element by
  * element (integers and bool exactly, NaN only against NaN). cmp_family:
  * the kind a .npy descr compares as, 0 float ("<u2", bfloat16's bits,
  * too), 1 integer, 2 bool; arrays of two kinds do not compare. cmp_put:
@@ -78,6 +78,7 @@ void cmp_arrays(const char *gd, const void *got, const char *rd, const void *ref
                 Cmp *c);
 void cmp_put(Buf *b, const doccc_tensor_desc *t, const Cmp *c, const char *gd, const void *got, const Npy *ref, int json);
 void cmp_put_num(Buf *b, double v, int digits, int json);
+void cmp_put_shape(Buf *b, int rank, const int64_t *shape);   /* "[2, 3]" */
 /* The file a dump keeps a value called name in: its letters, digits, '_',
  * '-' and '.', anything else as '_', no leading '.', at most 200 bytes,
  * then ".npy" (python -m doccc.reference names its files by the same rule). */

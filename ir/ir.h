@@ -895,10 +895,10 @@ int pass_integer(PassCtx *c);
 int pass_tuning(PassCtx *c);
 int pass_expand(PassCtx *c);
 int pass_map_fusion(PassCtx *c);
-int pass_perturb(PassCtx *c);
 int pass_schedule(PassCtx *c);
 int pass_gpu_plan(PassCtx *c);
 int pass_memplan(PassCtx *c);
+int pass_perturb(PassCtx *c);
 /* memplan.c: the workspace's bytes at run-time dims vals (g->dims order);
  * -1 if they cannot be had. memplan_max_bytes: at the largest dims (-1 if
  * a dim has no bound), and *at_create what create() allocates: that when

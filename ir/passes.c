@@ -138,14 +138,15 @@ const Pass pass_table[] = {
 	 1, "expanded", expand_params, COUNTOF(expand_params)},
 	{"map_fusion", "fuse elementwise consumers into the loop nest of their producer", pass_map_fusion, 1, 0, "fused", NULL, 0},
 	{"dce_late", "remove containers and tasklets made dead by fusion", pass_dce, 1, 0, "cleaned", NULL, 0},
-	{"perturb", "for tests of the numerics bisector (doccc compare) only: make one step's value wrong on purpose",
-	 pass_perturb, 0, 0, "perturbed", perturb_params, COUNTOF(perturb_params)},
 	{"schedule", "choose loop schedules for the target: threads, SIMD, unrolling", pass_schedule, 1, 0, "scheduled",
 	 schedule_params, COUNTOF(schedule_params)},
 	{"gpu_plan", "GPU targets: each kernel's form (grid, tiled contraction, cooperative block, block reduction, one "
 	 "thread), tiles, threads and tensor-core use", pass_gpu_plan, 1, 1, "gpu-planned", gpu_plan_params,
 	 COUNTOF(gpu_plan_params)},
 	{"memplan", "place transients in one arena, reusing memory by liveness", pass_memplan, 1, 1, "planned", NULL, 0},
+	{"perturb", "CPU targets, for tests of the numerics bisector (doccc compare) only: make one step's value wrong on "
+	 "purpose; last, so that the stages before it keep their numbers", pass_perturb, 0, 0, "perturbed", perturb_params,
+	 COUNTOF(perturb_params)},
 };
 const int npasses = COUNTOF(pass_table);
 

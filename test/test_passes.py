@@ -30,7 +30,7 @@ UPDATE = debug_knob("DOCCC_GOLDEN_UPDATE") == "1"
 # The category's own ISA on any machine, not the suite's DOCC_MARCH for this
 # CPU (conftest.py): the cases were made with it.
 NO_MARCH = {"DOCC_MARCH": ""}
-PASSES = ("dce", "fold_constants", "state", "integer", "tuning", "expand", "map_fusion", "dce_late", "perturb", "schedule", "gpu_plan", "memplan")
+PASSES = ("dce", "fold_constants", "state", "integer", "tuning", "expand", "map_fusion", "dce_late", "schedule", "gpu_plan", "memplan", "perturb")
 
 CASES = sorted(p.name[:-len(".args")] for p in CASES_DIR.glob("*.args"))
 
@@ -107,7 +107,8 @@ def test_round_trip_all_stages(tmp_path, target):
         # the C compiler is `true`: the stages are written, the library is not
         doccc_cmd(pt2, "-t", target, "-o", f"{tmp_path}/out/", "--dump-sdfg", dump, env=fake)
         stages = sorted(dump.glob("*.json"))
-        assert [s.name[:2] for s in stages] == [f"{k:02d}" for k in range(len(PASSES) + 1)], stages
+        # every pass's stage but perturb's, the last, which is off by default
+        assert [s.name[:2] for s in stages] == [f"{k:02d}" for k in range(len(PASSES))], stages
         for k, stage in enumerate(stages):
             r = doccc_cmd("opt", stage, env=NO_MARCH)
             assert r.returncode == 0, fmt_result(r)

@@ -331,7 +331,7 @@ def test_usage_errors(lin, tmp_path, args, needle):
 def test_json_needs_expect_in_some_step(lin, tmp_path):
     r = doccc_cmd("run", lin["lib"], "-i", lin["x"][0], "-o", tmp_path / "a.npy", "-o", tmp_path / "b.npy",
                   "--step", "-i", lin["x"][1], "-o", tmp_path / "c.npy", "-o", tmp_path / "d.npy", "--json")
-    assert_exit(r, 2, "--json is for comparing the outputs with references: give --expect REF.npy")
+    assert_exit(r, 2, "--json prints the report of --expect, --repeat or --profile: give one")
 
 
 def test_errors_of_every_step_named(lin, tmp_path):

@@ -12,6 +12,10 @@
  * value computed from it is likely wrong too; a bisector must name this
  * step, not a later one.
  *
+ * It runs last, after the memory plan: the tasklet touches a container
+ * already placed and needs no schedule. CPU targets only (a GPU step's
+ * kernels are planned before it).
+ *
  * A name no step covers, or a step with no such value, is an error: a test
  * that perturbs nothing could not fail.
  */
@@ -69,6 +73,10 @@ int pass_perturb(PassCtx *c)
 	const char *node = pass_str(c, "node");
 	if (!node || !*node)
 		return 0;
+	if (TARGET_IS_GPU(c->tgt)) {
+		diag_error("perturb.node", "the perturb pass is for the CPU targets, not '%s'", c->tgt->name);
+		return -1;
+	}
 	for (int i = 0; i < g->root->nkids; i++) {
 		Node *k = g->root->kids[i];
 		if (!k->label || !covers(k->label, node))
