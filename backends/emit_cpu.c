@@ -824,7 +824,7 @@ static void cpu_emit_file(Em *ep, const BuildArgs *a, const Blob *w)
 		buf_puts(b, "\tm->wscap = dc_prealloc();\n\tif (m->wscap && posix_memalign((void **)&m->ws, 64, m->wscap)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
 	else if (g->arena_size < 4 << 20)
 		buf_puts(b, "\tif (DC_WORKSPACE_SIZE && posix_memalign((void **)&m->ws, 64, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n");
-	else /* 4 MiB or more: 2 MiB pages where the system gives them (README) */
+	else /* 4 MiB or more: 2 MiB pages where the system gives them (docs/c-api.md) */
 		buf_puts(b, "\tif (posix_memalign((void **)&m->ws, 2u << 20, DC_WORKSPACE_SIZE)) {\n\t\tfree(m);\n\t\treturn DOCCC_ERR_NOMEM;\n\t}\n"
 		            "#ifdef MADV_HUGEPAGE\n\tmadvise(m->ws, DC_WORKSPACE_SIZE, MADV_HUGEPAGE);\n#endif\n");
 	if (a->outweights) {

@@ -67,7 +67,7 @@
 #define MAXDIM 8
 
 /* ---- limits -----------------------------------------------------------------
- * What doccc accepts, documented in README.md ("Limits") and doccc(1). Import
+ * What doccc accepts, documented in docs/large-models.md ("Limits") and doccc(1). Import
  * rejects a program past one with "too large" and the place, so every size
  * later phases compute (a container's bytes, the arena, the weight blob: at
  * most DOCC_MAX_NODES * 4 tensors of DOCC_MAX_TENSOR_BYTES each) fits in an

@@ -534,7 +534,7 @@ def test_sim_descriptor(residency, builds):
     lib, _ = builds("convnet-sim")
     assert device_resident(lib)
     assert parse_header(header_of(lib))["CONVNET_DEVICE_BACKEND"] == '"cuda"'
-    assert (res["abi"], res["resident"], res["backend"], res["simulated"]) == (5, 1, "cuda", 1), info
+    assert (res["abi"], res["resident"], res["backend"], res["simulated"]) == (6, 1, "cuda", 1), info
     assert res["weights_embedded"] == 1 and res["has_device_entries"], info
 
 

@@ -1,6 +1,6 @@
 """Hardening of the graph importer: programs that break doccc's limits or the
 IR's assumptions are rejected at import with a located message and exit 1,
-leaving nothing in the output folder (README "Limits").
+leaving nothing in the output folder (docs/large-models.md, "Limits").
 
 Each test edits the model.json of a real .pt2 export (an MLP: nodes linear,
 relu, linear_1 on input x [2, 8]; a convolution, batch norm, ReLU and max

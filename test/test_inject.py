@@ -324,7 +324,7 @@ def test_payload_in_every_name(clean, tmp_path, kind):
 
 
 # A NUL cannot be part of a name: doccc's JSON reader refuses the escape
-# \u0000 (README, Limits), so a model holding one is rejected where it is.
+# \u0000 (docs/large-models.md, Limits), so a model holding one is rejected where it is.
 NUL_PAYLOAD = "nu\u0000l */ system(\"touch PWNED\"); /*"
 
 
