@@ -974,31 +974,20 @@ static int fixed_layout(const Container *c)
 	return !c->offset || (ex_isint(c->offset, &v) && v == 0);
 }
 
-/* The values of top-level node i: the root containers it writes that carry
- * a torch name and that the caller or a later node sees (outputs, states,
- * inputs written in place, transients a later node touches), of constant
- * layout (with run-time dims a value's sizes are not in a table). A
- * packing buffer or a fused intermediate kept in registers is none. */
+/* The values of top-level node i (sdfg_step_values) of constant layout:
+ * with run-time dims a value's sizes are not in a table. */
 int emit_node_values(Em *e, int i, int *ids, int max)
 {
 	Sdfg *g = e->g;
-	Node *k = g->root->kids[i];
-	unsigned char *set = calloc((size_t)g->ncs + 1, 1), *later = calloc((size_t)g->ncs + 1, 1);
-	DOCC_ASSERT(set && later);
-	emit_touched(g, k, set);
-	for (int j = i + 1; j < g->root->nkids; j++)
-		emit_touched(g, g->root->kids[j], later);
-	int n = 0;
-	for (int c = 0; c < g->ncs && n < max; c++) {
-		Container *ct = &g->cs[c];
-		int seen = ct->kind == CK_OUTPUT || ct->kind == CK_STATE || (ct->kind == CK_INPUT && ct->written) ||
-		           (ct->kind == CK_TRANSIENT && later[c]);
-		if (set[c] && seen && !ct->dead && ct->origin && *ct->origin && fixed_layout(ct) && node_writes(g, k, c))
-			ids[n++] = c;
+	if (!e->last_reads) {
+		e->last_reads = arena_alloc(g->arena, sizeof(int) * (size_t)(g->ncs + 1));
+		sdfg_last_reads(g, e->last_reads);
 	}
-	free(set);
-	free(later);
-	return n;
+	int n = sdfg_step_values(g, i, e->last_reads, ids, max), k = 0;
+	for (int v = 0; v < n; v++)
+		if (fixed_layout(sdfg_c(g, ids[v])))
+			ids[k++] = ids[v];
+	return k;
 }
 
 void emit_hook_type(Em *e)

@@ -64,6 +64,7 @@ struct Em {
 	int profile;
 	int hooks;          /* BuildArgs.hooks: the node table, set_hook and the calls around each step */
 	int values;         /* BuildArgs.values: the calls after a step pass its values */
+	int *last_reads;    /* --values: sdfg_last_reads, made by the first emit_node_values */
 	Buf *kern;          /* kernel functions, emitted before forward */
 	int nkern;
 	int wmma;           /* GPU: a kernel uses tensor cores (CUDA wmma) */
@@ -109,8 +110,8 @@ void emit_touched(Sdfg *g, Node *n, unsigned char *set);
 const char *emit_step(Em *e, Node *k, const unsigned char *set);
 void emit_replace_all(Buf *out, const char *s, const char *from, const char *to);
 void emit_desc_tables(Em *e);
-/* --values: the values top-level node i leaves (emit.c says which), at
- * most max container ids; their count. emit_node_table: the descriptor's
+/* --values: the values top-level node i leaves (sdfg_step_values) of
+ * constant layout, at most max container ids; their count. emit_node_table: the descriptor's
  * node table dc_nodes and dc_set_hook (model type NAME_t with a member
  * hook of type dc_hook_t, which emit_hook_type prints). */
 int emit_node_values(Em *e, int i, int *ids, int max);

@@ -780,6 +780,16 @@ void sdfg_walk(Sdfg *g, Node *n, NodeFn fn, void *ctx);
 int node_reads(Sdfg *g, Node *n, int c);
 int node_writes(Sdfg *g, Node *n, int c);
 int sdfg_root_of(Sdfg *g, int c);           /* base of a view, else c */
+/* last[c] (g->ncs entries): the last top-level step that reads container c
+ * (a root; a read through a view counts for its base), -1 where none does.
+ * sdfg_step_values: the values top-level step i leaves, the root
+ * containers it writes that carry a torch name (origin) and that the
+ * caller or a later step sees (outputs, states, inputs written in place,
+ * transients a later step reads: last from sdfg_last_reads), in id order;
+ * at most max, their count. Profiles' value dumps (the backend) and the
+ * perturb pass take them. */
+void sdfg_last_reads(Sdfg *g, int *last);
+int sdfg_step_values(Sdfg *g, int i, const int *last, int *ids, int max);
 
 /* verify.c: structural checks. Reports "sdfg 'name': <stage>: ..." through
  * diag and returns the number of problems (internal errors). sdfg_verify_at

@@ -627,3 +627,50 @@ static int touches(Sdfg *g, Node *n, int root, int wr)
 
 int node_reads(Sdfg *g, Node *n, int c) { return touches(g, n, sdfg_root_of(g, c), 0); }
 int node_writes(Sdfg *g, Node *n, int c) { return touches(g, n, sdfg_root_of(g, c), 1); }
+
+/* last[root of c] = step for every container subtree n reads (as touches counts reads). */
+static void mark_reads(Sdfg *g, Node *n, int step, int *last)
+{
+	if (!n) return;
+	switch (n->kind) {
+	case N_SEQ:
+		for (int i = 0; i < n->nkids; i++) mark_reads(g, n->kids[i], step, last);
+		return;
+	case N_MAP:
+	case N_FOR:
+		mark_reads(g, n->body, step, last);
+		return;
+	case N_BLOCK:
+		if (n->lib) {
+			for (int i = 0; i < n->lib->nin; i++)
+				if (n->lib->in[i] >= 0) last[sdfg_root_of(g, n->lib->in[i])] = step;
+			return;
+		}
+		for (int t = 0; t < n->nts; t++) {
+			const Tasklet *k = &n->ts[t];
+			if (k->store && k->wcr != W_NONE) last[sdfg_root_of(g, k->out.data)] = step;
+			for (int i = 0; i < k->nin; i++)
+				if (k->in[i].kind == OPD_MEM) last[sdfg_root_of(g, k->in[i].m.data)] = step;
+		}
+		return;
+	}
+}
+
+void sdfg_last_reads(Sdfg *g, int *last)
+{
+	for (int c = 0; c < g->ncs; c++) last[c] = -1;
+	for (int i = 0; i < g->root->nkids; i++) mark_reads(g, g->root->kids[i], i, last);
+}
+
+int sdfg_step_values(Sdfg *g, int i, const int *last, int *ids, int max)
+{
+	Node *k = g->root->kids[i];
+	int n = 0;
+	for (int c = 0; c < g->ncs && n < max; c++) {
+		const Container *ct = &g->cs[c];
+		int seen = ct->kind == CK_OUTPUT || ct->kind == CK_STATE || (ct->kind == CK_INPUT && ct->written) ||
+		           (ct->kind == CK_TRANSIENT && last[c] > i);
+		if (seen && !ct->dead && ct->origin && *ct->origin && node_writes(g, k, c)) ids[n++] = c;
+	}
+	return n;
+}

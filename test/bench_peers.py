@@ -648,16 +648,6 @@ def print_report(rows, threads, peak, peak_lines, int8=False):
     return geo, short
 
 
-def cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def ints(s):
     return [int(x) for x in s.split(",") if x]
 
@@ -751,7 +741,7 @@ def main():
     result = dict(rows=rows, geomean_ratio={str(t): g for t, g in geo.items()},
                   short_of_0_9=[f"{r['model']}_b{r['batch']}_t{r['threads']}" for r in short],
                   peak_gflops={str(t): g for t, g in peak.items()}, peak_lines=peak_lines,
-                  machine=platform.machine(), cpu=cpu_model(), cores=os.cpu_count(),
+                  machine=platform.machine(), cpu=hostcpu.cpu_model(), cores=os.cpu_count(),
                   versions=dict(torch=torch.__version__, numpy=dist_version("numpy"),
                                 **{n: dist_version(n) for n in PEERS}, doccc=bench.doccc_version()),
                   category=args.category, march=args.march, int8=args.int8, batches=args.batches, threads=args.threads, repeat=args.repeat,

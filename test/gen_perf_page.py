@@ -29,6 +29,9 @@ import math
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hostcpu  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SOURCES = {  # section key: path under --build
@@ -86,20 +89,10 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
 
 
-def cpu_of_this_machine():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "an unnamed CPU"
-
-
 def machine_line(data):
     p = data.get("peers") or data.get("int8")
     if p:
-        cpu, cores = p.get("cpu") or cpu_of_this_machine(), p.get("cores")
+        cpu, cores = p.get("cpu") or hostcpu.cpu_model(), p.get("cores")
         peak = p.get("peak_gflops") or {}
         unit = "GOP/s (int8)" if p is data.get("int8") and not data.get("peers") else "GFLOP/s"
         peaks = ", ".join(f"{float(v):.0f}{' ' + unit if i == 0 else ''} on {t} thread{'s' if str(t) != '1' else ''}"
@@ -107,7 +100,7 @@ def machine_line(data):
         s = f"{cpu}, {cores} cores" if cores else cpu
         return s + (f"; measured fp32 FMA peak {peaks} (test/bench_peak.c)" if peaks else
                     "; peak not measured in this run")
-    return f"{cpu_of_this_machine()}; peak not measured in this run (it comes with bench-peers.json)"
+    return f"{hostcpu.cpu_model()}; peak not measured in this run (it comes with bench-peers.json)"
 
 
 def section_peers(d):

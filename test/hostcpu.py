@@ -21,6 +21,17 @@ LEVELS = (
 CATEGORY_LEVEL = {"edge": "x86-64-v2", "desktop": "x86-64-v3", "server": "x86-64-v4"}
 
 
+def cpu_model(cpuinfo="/proc/cpuinfo"):
+    """The processor's name ("model name" in cpuinfo), or "an unnamed CPU"."""
+    try:
+        for line in Path(cpuinfo).read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "an unnamed CPU"
+
+
 def cpu_flags(cpuinfo="/proc/cpuinfo"):
     """The flags of the first processor in cpuinfo, or None where there is none (not Linux on x86)."""
     try:

@@ -6,11 +6,9 @@
  * switches it on for the top-level step whose label names the torch node
  * NAME among the nodes it covers ("conv2d_1+relu_1" covers relu_1). After
  * the step's own work, a tasklet adds 1 to the first element of its first
- * value: the first container it writes, in id order, that carries a torch
- * name and that a later step or the caller reads (an output, a state, or a
- * transient a later step reads). So the step's value is wrong, and every
- * value computed from it is likely wrong too; a bisector must name this
- * step, not a later one.
+ * value (sdfg_step_values: what --values dumps), a bool's aside. So the
+ * step's value is wrong, and every value computed from it is likely wrong
+ * too; a bisector must name this step, not a later one.
  *
  * It runs last, after the memory plan: the tasklet touches a container
  * already placed and needs no schedule. CPU targets only (a GPU step's
@@ -35,21 +33,16 @@ static int covers(const char *label, const char *node)
 	return 0;
 }
 
-/* The step's first value (see above), or -1. */
-static int first_value(Sdfg *g, int step)
+/* The step's first value that is not a bool (sdfg_step_values), or -1. */
+static int first_value(Sdfg *g, Arena *scratch, int step)
 {
-	Node *k = g->root->kids[step];
-	for (int c = 0; c < g->ncs; c++) {
-		Container *ct = &g->cs[c];
-		if (ct->dead || ct->kind == CK_VIEW || ct->kind == CK_CONST || ct->kind == CK_LOCAL || ct->dt == DT_BOOL ||
-		    !ct->origin || !*ct->origin || !node_writes(g, k, c))
-			continue;
-		int seen = ct->kind != CK_TRANSIENT;
-		for (int j = step + 1; j < g->root->nkids && !seen; j++)
-			seen = node_reads(g, g->root->kids[j], c);
-		if (seen)
-			return c;
-	}
+	int *last = arena_alloc(scratch, sizeof(int) * (size_t)(g->ncs + 1));
+	int *ids = arena_alloc(scratch, sizeof(int) * (size_t)(g->ncs + 1));
+	sdfg_last_reads(g, last);
+	int n = sdfg_step_values(g, step, last, ids, g->ncs);
+	for (int v = 0; v < n; v++)
+		if (sdfg_c(g, ids[v])->dt != DT_BOOL)
+			return ids[v];
 	return -1;
 }
 
@@ -81,7 +74,7 @@ int pass_perturb(PassCtx *c)
 		Node *k = g->root->kids[i];
 		if (!k->label || !covers(k->label, node))
 			continue;
-		int v = first_value(g, i);
+		int v = first_value(g, c->scratch, i);
 		if (v < 0) {
 			diag_error("perturb.node", "the step '%s' that covers '%s' leaves no value to perturb", k->label, node);
 			return -1;
